@@ -1,0 +1,21 @@
+# Newcomer entry points: `make demo` and `make test` install what they need, then run.
+PY ?= python3
+export PYTHONDONTWRITEBYTECODE = 1
+
+.PHONY: setup demo test lint progs roms fuzz bench eval
+
+setup:
+	@bash scripts/setup.sh
+
+progs: setup
+	@$(MAKE) -s -C xdp_progs
+
+demo: setup progs
+	@bash scripts/demo.sh
+
+lint: setup
+	@$(PY) -m ruff check compiler tests
+	@$(PY) -m ruff format --check compiler tests 2>/dev/null || true
+
+test: setup progs lint
+	@$(PY) -m pytest -q -n 2 tests

@@ -1,0 +1,91 @@
+"""Hardware parameters of Sephirot and its board: the one place they are defined (see docs/execution_contract.md)."""
+
+from __future__ import annotations
+
+# --- core shape -------------------------------------------------------------------------------------------
+LANES = 4
+IMEM_ROWS = 256
+NUM_REGS = 16  # r0-r10 as in eBPF, r11-r15 extra physical registers for renaming
+FP_REG = 10  # read-only frame pointer
+STACK_SIZE = 512
+CYCLE_LIMIT = 100_000  # a packet still running after this many cycles ends with XDP_ABORTED
+CLOCK_MHZ = 156.25
+
+# --- data address space (32-bit addresses in 64-bit registers; bits 63:32 of a pointer are zero) ----------
+REGION_SHIFT = 28  # the region is addr[31:28]
+STACK_BASE = 0x1000_0000
+STACK_TOP = STACK_BASE + STACK_SIZE  # initial r10
+CTX_BASE = 0x2000_0000  # xdp_md, initial r1
+CTX_SIZE = 24
+PKT_BASE = 0x3000_0000  # start of the packet buffer (headroom first)
+PKT_BUF_SIZE = 4096
+PKT_HEADROOM = 256  # initial data = PKT_BASE + PKT_HEADROOM
+PKT_MAX_LEN = 2048  # longest frame the input queue accepts
+PKT_MIN_LEN = 60  # shorter frames are dropped by the MAC (runts) before the core sees them
+MAP_BASE = 0x4000_0000  # map memory (values are dereferenceable here)
+MAP_MEM_BYTES = 1 << 20
+MAP_HANDLE_BASE = 0x5000_0000  # lddw map references: MAP_HANDLE_BASE + map id (not dereferenceable)
+
+# xdp_md field offsets (u32 each), as in linux/bpf.h.
+CTX_FIELDS = {
+    "data": 0,
+    "data_end": 4,
+    "data_meta": 8,
+    "ingress_ifindex": 12,
+    "rx_queue_index": 16,
+    "egress_ifindex": 20,
+}
+
+# --- XDP actions --------------------------------------------------------------------------------------------
+XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT = 0, 1, 2, 3, 4
+ACTION_NAMES = {0: "ABORTED", 1: "DROP", 2: "PASS", 3: "TX", 4: "REDIRECT"}
+
+# Why a packet was aborted by the hardware (reported beside XDP_ABORTED; the kernel never reaches these).
+FAULT_NONE, FAULT_ILLEGAL, FAULT_ACCESS, FAULT_RUNAWAY, FAULT_HELPER = 0, 1, 2, 3, 4
+FAULT_NAMES = {0: "none", 1: "illegal instruction", 2: "access fault", 3: "cycle limit", 4: "helper fault"}
+
+# --- helper functions implemented in hardware (Linux helper ids) -----------------------------------------------
+HELPERS = {
+    1: "map_lookup_elem",
+    2: "map_update_elem",
+    3: "map_delete_elem",
+    5: "ktime_get_ns",
+    6: "trace_printk",
+    7: "get_prandom_u32",
+    8: "get_smp_processor_id",
+    23: "redirect",
+    28: "csum_diff",
+    44: "xdp_adjust_head",
+    51: "redirect_map",
+    54: "xdp_adjust_meta",
+    65: "xdp_adjust_tail",
+}
+HELPER_IDS = {name: num for num, name in HELPERS.items()}
+
+# --- map types (Linux enum bpf_map_type) the hardware maps module implements ------------------------------------
+MAP_TYPES = {
+    1: "hash",
+    2: "array",
+    5: "percpu_hash",
+    6: "percpu_array",
+    9: "lru_hash",
+    11: "lpm_trie",
+    14: "devmap",
+    25: "devmap_hash",
+}
+MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
+
+# --- cycle model (docs/execution_contract.md, section "Cycles") --------------------------------------------------
+CYCLES_PER_ROW = 1
+TAKEN_BRANCH_PENALTY = 1  # the row fetched behind a taken branch is discarded
+CONDITIONAL_EXIT_PENALTY = 1  # an exit preceded in its row by a branch lane is not seen at fetch
+INPUT_BYTES_PER_CYCLE = 32  # input queue frame width
+
+# --- AXI-Lite register map (../shared/design.md section 6 plus extensions) -------------------------------------
+AXI_IMEM_BASE = 0x8000_0000  # + (row << 8); lane k low word at +8k, high word at +8k+4; +0xFF commit
+AXI_IMEM_COMMIT = 0xFF
+AXI_MAPS_BASE = 0x8001_0000
+AXI_MAPS_COMMIT = 0xFF
+AXI_CNT_RX = 0x8002_0002
+AXI_CNT_TX = 0x8002_0003
+AXI_CNT_DROP = 0x8002_0004
