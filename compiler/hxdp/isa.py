@@ -109,6 +109,8 @@ def _off(off: int) -> str:
 
 def disasm(insn: Insn, nxt: Insn | None = None) -> str:
     """Render one instruction in llvm-objdump's BPF syntax (clang 14); extensions in the same style."""
+    if insn.is_nop:
+        return "nop"
     try:
         info = insn.info
     except IsaError:
