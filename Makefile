@@ -15,7 +15,6 @@ demo: setup progs
 
 lint: setup
 	@$(PY) -m ruff check compiler tests
-	@$(PY) -m ruff format --check compiler tests 2>/dev/null || true
 
 test: setup progs lint
 	@$(PY) -m pytest -q -n 2 tests
