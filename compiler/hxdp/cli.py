@@ -18,6 +18,8 @@ COMMAND_MODULES = (
     "hxdp.cmd_exec",
     "hxdp.cmd_run",
     "hxdp.cmd_kernel",
+    "hxdp.cmd_diff",
+    "hxdp.cmd_baseline",
 )
 
 

@@ -1,0 +1,51 @@
+"""`hxdp diff`: compile a program, run it on an engine and in the kernel, and report the first divergence."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .diff import ENGINES, run_diff
+from .errors import HxdpError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("diff", help="differential test of an engine against Linux XDP on a pcap")
+    p.add_argument("obj", help="clang-compiled XDP object (.o)")
+    p.add_argument("--pcap", required=True, help="input packets")
+    p.add_argument("--maps", help="initial map configuration (JSON)")
+    p.add_argument("--engine", choices=ENGINES, default="vliw-model")
+    p.add_argument("--section")
+    p.add_argument("--prog")
+    p.add_argument("--ingress-ifindex", type=int, default=1)
+    p.add_argument("--repro", default="hxdp-repro", help="folder for a reproducer on divergence")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .pcap import read_pcap
+
+    cfg = None
+    if args.maps:
+        try:
+            with open(args.maps) as fh:
+                cfg = json.load(fh)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise HxdpError(f"{args.maps}: cannot read map configuration: {exc}") from None
+    packets = read_pcap(args.pcap)
+    report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
+                      ingress_ifindex=args.ingress_ifindex, repro_dir=args.repro)
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=1, default=str)
+        print()
+    elif report.ok:
+        counts = ", ".join(f"{k}: {v}" for k, v in sorted(report.actions.items()))
+        print(f"{args.obj}: {report.packets} packets identical to the kernel on {args.engine} (actions {counts})")
+    else:
+        assert report.divergence is not None
+        print(report.divergence.render())
+        if report.repro:
+            print(f"reproducer written to {report.repro}/")
+    return 0 if report.ok else 1
