@@ -139,7 +139,7 @@ def disasm(insn: Insn, nxt: Insn | None = None) -> str:
         rhs = _reg(info.width, s) if info.src_reg else str(imm)
         return f"if {_reg(info.width, d)} {sym} {rhs} goto {_off(off)}"
     if k == "ja":
-        return f"goto {_off(off if info.op == 'ja' else imm)}"
+        return f"goto {_off(off)}" if info.op == "ja" else f"gotol {_off(imm)}"
     if k == "call":
         return f"call {imm}"
     if k == "exit":
@@ -147,6 +147,8 @@ def disasm(insn: Insn, nxt: Insn | None = None) -> str:
     if k == "exit_action":
         return f"exit {imm}"
     if k == "lddw":
+        if s != T.PSEUDO_IMM64:
+            return f"ld_pseudo\tr{d}, {s}, {imm}"
         value = lddw_value(insn, nxt) if nxt is not None else imm & 0xFFFFFFFF
         return f"r{d} = {value if value < (1 << 63) else value - (1 << 64)} ll"
     if k in ("ldx", "ldxsx", "ldx6"):
@@ -159,23 +161,29 @@ def disasm(insn: Insn, nxt: Insn | None = None) -> str:
         return f"{_mem(info.op, d, off)} = r{s}"
     if k == "atomic":
         aop = T.ATOMIC_OPS.get(imm)
-        width = 64 if info.op == "dw" else 32
-        mem = _mem(info.op, d, off)
-        src = _reg(width, s)
         if aop is None:
             return f".insn 0x{insn.to_u64():016x}  # unknown atomic op {imm:#x}"
+        width = 64 if info.op == "dw" else 32
+        mem = _mem(info.op, d, off)  # "*(u64 *)(r1 - 8)"
+        ptr = mem[2:-1]  # "u64 *)(r1 - 8"
+        addr = mem[mem.index("(r") + 1 : -1]  # "r1 - 8"
+        src = _reg(width, s)
         base = aop.removeprefix("fetch_")
-        sym = {"add": "+", "or": "|", "and": "&", "xor": "^"}.get(base)
         if aop == "xchg":
-            return f"{src} = xchg_{'64' if width == 64 else '32_32'}({_mem(info.op, d, off)[2:-1]}, {src})"
+            return f"{src} = xchg_64({addr}, {src})" if width == 64 else f"{src} = xchg32_32({addr}, {src})"
         if aop == "cmpxchg":
-            r0 = "r0" if width == 64 else "w0"
-            return f"{r0} = cmpxchg_{'64' if width == 64 else '32_32'}({mem[2:-1]}, {r0}, {src})"
+            if width == 64:
+                return f"r0 = cmpxchg_64({addr}, r0, {src})"
+            return f"w0 = cmpxchg32_32({addr}, w0, {src})"
         if aop.startswith("fetch_"):
-            return f"{src} = atomic_fetch_{base}(({mem[2:-1]}), {src})"
+            return f"{src} = atomic_fetch_{base}(({ptr}), {src})"
+        sym = {"add": "+", "or": "|", "and": "&", "xor": "^"}[base]
         return f"lock {mem} {sym}= {src}"
     if k == "legacy_ld":
-        return f"r0 = {info.name}(r{s} + {imm})"
+        where = f"r{s}" if info.op == "ind" else str(imm)
+        if info.op == "ind" and imm:
+            where = f"r{s} + {imm}"
+        return f"r0 = *(u{info.width * 8} *)skb[{where}]"
     return f".insn 0x{insn.to_u64():016x}"
 
 
