@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from . import isa_table as T
@@ -107,8 +108,12 @@ def _off(off: int) -> str:
     return f"+{off}" if off >= 0 else f"{off}"
 
 
-def disasm(insn: Insn, nxt: Insn | None = None) -> str:
-    """Render one instruction in llvm-objdump's BPF syntax (clang 14); extensions in the same style."""
+def disasm(insn: Insn, nxt: Insn | None = None, maps: Sequence[str] | None = None) -> str:
+    """Render one instruction in llvm-objdump's BPF syntax (clang 14); extensions in the same style.
+
+    With `maps` (map names by index), resolved lddw map references print as `r1 = map[name] ll` and
+    `r1 = map[name] + off ll` instead of llvm-objdump's `ld_pseudo` form.
+    """
     if insn.is_nop:
         return "nop"
     try:
@@ -147,6 +152,9 @@ def disasm(insn: Insn, nxt: Insn | None = None) -> str:
     if k == "exit_action":
         return f"exit {imm}"
     if k == "lddw":
+        if maps is not None and s in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE) and 0 <= imm < len(maps):
+            extra = f" + {nxt.imm & 0xFFFFFFFF}" if s == T.PSEUDO_MAP_VALUE and nxt is not None else ""
+            return f"r{d} = map[{maps[imm]}]{extra} ll"
         if s != T.PSEUDO_IMM64:
             return f"ld_pseudo\tr{d}, {s}, {imm}"
         value = lddw_value(insn, nxt) if nxt is not None else imm & 0xFFFFFFFF
@@ -187,14 +195,14 @@ def disasm(insn: Insn, nxt: Insn | None = None) -> str:
     return f".insn 0x{insn.to_u64():016x}"
 
 
-def disasm_program(insns: list[Insn]) -> list[str]:
+def disasm_program(insns: list[Insn], maps: Sequence[str] | None = None) -> list[str]:
     """One line per instruction slot, lddw taking two slots (the second line is empty)."""
     out: list[str] = []
     i = 0
     while i < len(insns):
         ins = insns[i]
         if ins.opcode == 0x18 and i + 1 < len(insns):
-            out.append(disasm(ins, insns[i + 1]))
+            out.append(disasm(ins, insns[i + 1], maps))
             out.append("")
             i += 2
             continue

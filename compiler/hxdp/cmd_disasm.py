@@ -1,0 +1,126 @@
+"""`hxdp disasm`: list an object's instructions like llvm-objdump -d, or a ROM's rows lane by lane."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from . import isa_table as T
+from .elf import BpfObject
+from .errors import HxdpError
+from .isa import Insn, disasm, disasm_program
+from .rom import Rom
+
+LANE_WIDTH = 34
+
+
+def _hex(insns: list[Insn]) -> str:
+    return " ".join(f"{b:02x}" for ins in insns for b in ins.to_bytes())
+
+
+def disasm_object_lines(path: str, section: str | None = None, prog: str | None = None) -> list[str]:
+    """llvm-objdump -d style listing of the object's code (raw, before relocation), optionally one section/prog."""
+    obj = BpfObject(path)
+    if section is not None or prog is not None:
+        funcs_by_sec = {}
+        f = obj.select(section, prog)
+        funcs_by_sec[f.section.index] = [f]
+    else:
+        funcs_by_sec = obj.functions
+    lines = [f"{path}:\tfile format elf64-bpf"]
+    for idx in sorted(funcs_by_sec):
+        sec = obj.sections[idx]
+        lines += ["", f"Disassembly of section {sec.name}:"]
+        for func in funcs_by_sec[idx]:
+            lines += ["", f"{func.start:016x} <{func.name}>:"]
+            data = sec.data[func.start : func.start + func.size]
+            insns = [Insn.from_bytes(data[i : i + 8]) for i in range(0, len(data), 8)]
+            slot = 0
+            while slot < len(insns):
+                ins = insns[slot]
+                num = (func.start // 8) + slot
+                if ins.opcode == 0x18 and slot + 1 < len(insns):
+                    lines.append(f"{num:8d}:\t{_hex(insns[slot:slot + 2])}\t{disasm(ins, insns[slot + 1])}")
+                    slot += 2
+                    continue
+                lines.append(f"{num:8d}:\t{_hex([ins])}\t{disasm(ins)}")
+                slot += 1
+    return lines
+
+
+def disasm_linked_lines(path: str, section: str | None = None, prog: str | None = None) -> list[str]:
+    """The program as load_program links it: subprograms appended, map references by name."""
+    from .elf import load_program
+
+    program = load_program(path, section, prog)
+    names = [m.name for m in program.maps]
+    text = disasm_program(program.insns, names)
+    lines = [f"{path}: {program.section}:{program.name}, {len(program.insns)} slots, license {program.license!r}"]
+    for i, m in enumerate(program.maps):
+        lines.append(f"  map {i} {m.name}: type {m.type}, key {m.key_size}, value {m.value_size}, "
+                     f"entries {m.max_entries}, flags 0x{m.flags:x}")
+    for slot, line in enumerate(text):
+        if slot in program.functions:
+            lines.append(f"<{program.functions[slot]}>:")
+        if line:
+            width = 2 if program.insns[slot].opcode == 0x18 else 1
+            lines.append(f"{slot:8d}:\t{_hex(program.insns[slot : slot + width])}\t{line}")
+    return lines
+
+
+def rom_lane_text(row: list[Insn], lane: int, row_index: int) -> str:
+    ins = row[lane]
+    if lane > 0 and row[lane - 1].opcode == 0x18 and not row[lane - 1].is_nop:
+        return "(lddw high half)"
+    if ins.is_nop:
+        return "nop"
+    text = disasm(ins, row[lane + 1] if ins.opcode == 0x18 and lane + 1 < len(row) else None)
+    info = T.OPCODES.get(ins.opcode)
+    if info is not None and info.kind in ("jmp", "ja"):
+        rel = ins.off if info.op != "gotol" else ins.imm
+        text += f" <row {row_index + 1 + rel}>"
+    return text
+
+
+def disasm_rom_lines(rom: Rom) -> list[str]:
+    header = f"{'row':>4}  " + "".join(f"{'lane ' + str(k):<{LANE_WIDTH}}" for k in range(rom.lanes))
+    lines = [header.rstrip()]
+    for r, row in enumerate(rom.rows):
+        cols = [rom_lane_text(row, k, r) for k in range(rom.lanes)]
+        lines.append((f"{r:4d}  " + "".join(f"{c:<{LANE_WIDTH}}" for c in cols)).rstrip())
+    return lines
+
+
+def _is_elf(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError as exc:
+        raise HxdpError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    if _is_elf(args.file):
+        if args.linked:
+            lines = disasm_linked_lines(args.file, args.section, args.prog)
+        else:
+            lines = disasm_object_lines(args.file, args.section, args.prog)
+    else:
+        if args.section or args.prog or args.linked:
+            raise HxdpError(f"{args.file}: --section/--prog/--linked apply to ELF objects, not ROMs")
+        lines = disasm_rom_lines(Rom.load(Path(args.file)))
+    out.write("\n".join(lines) + "\n")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("disasm", help="disassemble a BPF object (like llvm-objdump -d) or a ROM (by rows)",
+                              description=__doc__)
+    p.add_argument("file", metavar="OBJ|ROM", help="clang-compiled BPF object or ROM text file")
+    p.add_argument("--section", help="only this program section")
+    p.add_argument("--prog", help="only this program (function symbol)")
+    p.add_argument("--linked", action="store_true",
+                   help="show the program as loaded: subprograms linked, map references by name")
+    p.set_defaults(func=run)
