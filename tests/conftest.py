@@ -1,0 +1,41 @@
+"""Shared test helpers: compiling the C test objects under tests/data/elf with clang."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+ELF_SOURCES = DATA / "elf"
+
+
+def clang() -> str | None:
+    return shutil.which("clang") or shutil.which("clang-14")
+
+
+def bpf_cflags() -> list[str]:
+    return ["-O2", "-g", "-target", "bpf", "-mcpu=v3", f"-I/usr/include/{platform.machine()}-linux-gnu"]
+
+
+def compile_bpf(src_path: str | Path, out_dir: str | Path) -> Path:
+    """Compile one C file to a BPF object in out_dir (clang -O2 -g -target bpf -mcpu=v3); returns the object."""
+    cc = clang()
+    if cc is None:
+        pytest.skip("clang is not installed")
+    src = Path(src_path)
+    out = Path(out_dir) / (src.stem + ".o")
+    proc = subprocess.run([cc, *bpf_cflags(), "-c", str(src), "-o", str(out)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"clang failed on {src}:\n{proc.stderr}")
+    return out
+
+
+@pytest.fixture(scope="session")
+def elf_objects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every tests/data/elf/*.c compiled once per session: {stem: object path}."""
+    out_dir = tmp_path_factory.mktemp("elf")
+    return {src.stem: compile_bpf(src, out_dir) for src in sorted(ELF_SOURCES.glob("*.c"))}
