@@ -1,0 +1,245 @@
+"""ELF loader: programs, maps (BTF and legacy), global data, relocations, bpf-to-bpf calls, malformed inputs."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import clang
+from elftools.elf.elffile import ELFFile
+from hxdp import isa_table as T
+from hxdp.elf import R_BPF_64_64, list_programs, load_maps, load_program
+from hxdp.errors import ElfError, HxdpError
+from hxdp.program import Program
+
+
+def _maps(prog: Program) -> dict[str, tuple[int, int, int, int, int]]:
+    return {m.name: (m.type, m.key_size, m.value_size, m.max_entries, m.flags) for m in prog.maps}
+
+
+def _map_refs(prog: Program) -> list[tuple[int, str, int]]:
+    """(slot, map name, offset) of each resolved lddw map reference."""
+    out = []
+    for i, ins in enumerate(prog.insns):
+        if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE):
+            off = prog.insns[i + 1].imm if ins.src == T.PSEUDO_MAP_VALUE else -1
+            out.append((i, prog.maps[ins.imm].name, off))
+    return out
+
+
+def _relocated_symbols(obj: Path, section: str) -> list[str]:
+    with open(obj, "rb") as fh:
+        elf = ELFFile(fh)
+        rel = elf.get_section_by_name(".rel" + section)
+        symtab = elf.get_section_by_name(".symtab")
+        return [symtab.get_symbol(r["r_info_sym"]).name for r in rel.iter_relocations()]
+
+
+def test_btf_maps(elf_objects: dict[str, Path]) -> None:
+    prog = load_program(elf_objects["maps_btf"])
+    assert prog.name == "use_maps" and prog.section == "xdp" and prog.license == "GPL"
+    assert _maps(prog) == {
+        "flows": (1, 16, 8, 1024, 0),  # struct flow_key is 16 bytes with padding
+        "counters": (2, 4, 24, 16, 0),  # key_size/value_size form
+        "percpu": (6, 4, 8, 4, 0),
+        "routes": (11, 8, 4, 256, 1),  # BPF_F_NO_PREALLOC
+        "ports": (14, 4, 4, 8, 0),
+        "macs": (9, 8, 6, 128, 0),  # __u8[6] value
+    }
+    assert all(m.section == ".maps" and m.initial is None for m in prog.maps)
+    # every map reference in the code points at the map named by its relocation, in order
+    refs = [name for _slot, name, _off in _map_refs(prog)]
+    assert refs == _relocated_symbols(elf_objects["maps_btf"], "xdp")
+    assert set(refs) == {"flows", "counters", "percpu", "routes", "ports", "macs"}
+
+
+def test_legacy_maps(elf_objects: dict[str, Path]) -> None:
+    prog = load_program(elf_objects["maps_legacy"])
+    assert _maps(prog) == {"rxcnt": (6, 4, 8, 256, 0), "blacklist": (1, 4, 8, 10000, 1)}
+    assert [m.section for m in prog.maps] == ["maps", "maps"]
+    assert prog.license == "Dual BSD/GPL"
+    assert [(n, o) for _s, n, o in _map_refs(prog)] == [("rxcnt", -1), ("blacklist", -1)]
+    assert load_maps(elf_objects["maps_legacy"]) == prog.maps
+
+
+def test_global_data(elf_objects: dict[str, Path]) -> None:
+    obj = elf_objects["globals"]
+    prog = load_program(obj)
+    by_name = {m.name: m for m in prog.maps}
+    with open(obj, "rb") as fh:
+        elf = ELFFile(fh)
+        data = elf.get_section_by_name(".data").data()
+        rodata = elf.get_section_by_name(".rodata").data()
+        bss_size = elf.get_section_by_name(".bss")["sh_size"]
+        symtab = elf.get_section_by_name(".symtab")
+        sym_off = {s.name: s["st_value"] for s in symtab.iter_symbols()}
+    assert by_name[".data"].initial == data and by_name[".data"].value_size == len(data)
+    assert by_name[".rodata"].initial == rodata and b"hxdp says hi\0" in rodata
+    assert by_name[".bss"].initial == bytes(bss_size)
+    for m in by_name.values():
+        assert (m.type, m.key_size, m.max_entries) == (2, 4, 1)
+    assert by_name[".rodata"].flags & 0x80  # BPF_F_RDONLY_PROG
+    assert struct.unpack_from("<i", data, sym_off["packets"])[0] == 100
+    assert struct.unpack_from("<I", rodata, sym_off["drop_port"])[0] == 53
+    refs = {(n, o) for _s, n, o in _map_refs(prog)}
+    assert (".data", sym_off["packets"]) in refs
+    assert (".bss", sym_off["bytes_seen"]) in refs
+    assert (".rodata", sym_off["drop_port"]) in refs
+    # the static variable is reached through the section symbol, its offset taken from the lddw imm
+    hidden = [o for n, o in refs if n == ".data" and o != sym_off["packets"]]
+    assert hidden and all(0 < o < len(data) for o in hidden)
+    assert struct.unpack_from("<I", data, hidden[0])[0] == 0x1234
+    # strings: the format string of bpf_printk lives in read-only data at the offset the code uses
+    assert any(n == ".rodata" and rodata[o:].startswith(b"len %u\0") for n, o in refs)
+
+
+def _call_targets(prog: Program) -> list[tuple[int, str]]:
+    out = []
+    for i, ins in enumerate(prog.insns):
+        if ins.opcode == 0x85 and ins.src == T.CALL_LOCAL:
+            out.append((i, prog.functions[i + 1 + ins.imm]))
+    return out
+
+
+def test_subprograms_linked(elf_objects: dict[str, Path]) -> None:
+    obj = elf_objects["subprogs"]
+    main = load_program(obj, prog="calls_main")
+    assert main.functions[0] == "calls_main"
+    assert sorted(main.functions.values()) == ["calls_main", "global_pick", "mix", "twice_mix"]
+    targets = _call_targets(main)
+    owner = {}
+    starts = sorted(main.functions)
+    for i in range(len(main.insns)):
+        owner[i] = main.functions[max(s for s in starts if s <= i)]
+    calls = sorted((owner[i], callee) for i, callee in targets)
+    assert calls == [("calls_main", "global_pick"), ("calls_main", "twice_mix"), ("twice_mix", "mix"),
+                     ("twice_mix", "mix")]
+    # each function is copied whole and ends with exit
+    for s in starts:
+        end = min([t for t in starts if t > s] + [len(main.insns)])
+        assert main.insns[end - 1].opcode == 0x95
+    alt = load_program(obj, section="xdp/alt")
+    assert alt.name == "calls_alt" and sorted(alt.functions.values()) == ["calls_alt", "global_pick", "mix"]
+    assert sorted(c for _i, c in _call_targets(alt)) == ["global_pick", "mix"]
+
+
+def test_program_selection(elf_objects: dict[str, Path]) -> None:
+    obj = elf_objects["two_progs"]
+    assert list_programs(obj) == [("xdp", "first_drop"), ("xdp", "second_pass"), ("xdp.frags", "frags_prog")]
+    with pytest.raises(ElfError, match="3 programs .*choose one with --section or --prog"):
+        load_program(obj)
+    with pytest.raises(ElfError, match="2 programs"):
+        load_program(obj, section="xdp")
+    first = load_program(obj, prog="first_drop")
+    assert (first.section, first.name) == ("xdp", "first_drop")
+    assert [(i.opcode, i.imm) for i in first.insns] == [(0xB4, 1), (0x95, 0)]  # w0 = XDP_DROP; exit
+    assert load_program(obj, section="xdp", prog="second_pass").name == "second_pass"
+    assert load_program(obj, section="xdp.frags").name == "frags_prog"
+    with pytest.raises(ElfError, match="no program 'nope'"):
+        load_program(obj, prog="nope")
+    with pytest.raises(ElfError, match="no section 'xdp/none'"):
+        load_program(obj, section="xdp/none")
+    with pytest.raises(ElfError, match="not executable"):
+        load_program(obj, section="license")
+    legacy = elf_objects["legacy_section"]
+    assert list_programs(legacy) == [("prog", "legacy_name")]
+    assert load_program(legacy).section == "prog"
+
+
+def _assert_one_line(exc: pytest.ExceptionInfo[HxdpError], path: Path) -> None:
+    msg = str(exc.value)
+    assert "\n" not in msg and str(path) in msg
+
+
+def test_random_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "random.o"
+    path.write_bytes(random.Random(1).randbytes(4096))
+    with pytest.raises(ElfError, match="not an ELF file") as exc:
+        load_program(path)
+    _assert_one_line(exc, path)
+
+
+def test_truncated(elf_objects: dict[str, Path], tmp_path: Path) -> None:
+    data = elf_objects["maps_btf"].read_bytes()
+    for cut in (10, 63, 200, len(data) // 2, len(data) - 1):
+        path = tmp_path / f"cut{cut}.o"
+        path.write_bytes(data[:cut])
+        with pytest.raises(ElfError, match="truncated") as exc:
+            load_program(path)
+        _assert_one_line(exc, path)
+
+
+def test_x86_object(tmp_path: Path) -> None:
+    cc = clang()
+    if cc is None:
+        pytest.skip("clang is not installed")
+    src = tmp_path / "x86.c"
+    src.write_text("int f(int x) { return x + 1; }\n")
+    obj = tmp_path / "x86.o"
+    subprocess.run([cc, "-O2", "-target", "x86_64-linux-gnu", "-c", str(src), "-o", str(obj)], check=True)
+    with pytest.raises(ElfError, match=r"not a BPF object \(e_machine 62") as exc:
+        load_program(obj)
+    _assert_one_line(exc, obj)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ElfError, match="cannot read"):
+        load_program(tmp_path / "absent.o")
+
+
+def _patch_reloc_type(src: Path, dst: Path, section: str, new_type: int) -> int:
+    """Copy src to dst with the first relocation of .rel<section> changed to new_type; returns its offset."""
+    data = bytearray(src.read_bytes())
+    with open(src, "rb") as fh:
+        elf = ELFFile(fh)
+        rel = elf.get_section_by_name(".rel" + section)
+        first = next(rel.iter_relocations())
+        assert first["r_info_type"] == R_BPF_64_64
+        entry = rel["sh_offset"]
+    struct.pack_into("<I", data, entry + 8, new_type)  # r_info low word = type (little-endian ELF64)
+    dst.write_bytes(bytes(data))
+    return first["r_offset"]
+
+
+def test_unsupported_relocation(elf_objects: dict[str, Path], tmp_path: Path) -> None:
+    bad = tmp_path / "badrel.o"
+    offset = _patch_reloc_type(elf_objects["maps_legacy"], bad, "xdp", 2)
+    with pytest.raises(ElfError, match=f"unsupported relocation R_BPF_64_ABS64 at xdp\\+0x{offset:x}") as exc:
+        load_program(bad)
+    _assert_one_line(exc, bad)
+
+
+def test_unknown_map_type(elf_objects: dict[str, Path], tmp_path: Path) -> None:
+    src = elf_objects["maps_legacy"]
+    data = bytearray(src.read_bytes())
+    with open(src, "rb") as fh:
+        maps = ELFFile(fh).get_section_by_name("maps")
+        struct.pack_into("<I", data, maps["sh_offset"], 999)  # first map's type
+    bad = tmp_path / "badmap.o"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ElfError, match="map 'rxcnt': unknown map type 999") as exc:
+        load_program(bad)
+    _assert_one_line(exc, bad)
+
+
+def test_extern_refused(elf_objects: dict[str, Path]) -> None:
+    with pytest.raises(ElfError, match="extern symbol 'LINUX_KERNEL_VERSION'"):
+        load_program(elf_objects["extern_ksym"])
+
+
+def test_btf_maps_need_btf(tmp_path: Path) -> None:
+    cc = clang()
+    if cc is None or shutil.which("llvm-objcopy") is None:
+        pytest.skip("clang/llvm-objcopy not installed")
+    src = Path(__file__).parent / "data" / "elf" / "maps_btf.c"
+    obj = tmp_path / "nobtf.o"
+    flags = ["-O2", "-target", "bpf", "-mcpu=v3", f"-I/usr/include/{os.uname().machine}-linux-gnu"]
+    subprocess.run([cc, *flags, "-g", "-c", str(src), "-o", str(obj)], check=True)
+    subprocess.run(["llvm-objcopy", "--remove-section=.BTF", "--remove-section=.rel.BTF", str(obj)], check=True)
+    with pytest.raises(ElfError, match=r"need the \.BTF section"):
+        load_program(obj)
