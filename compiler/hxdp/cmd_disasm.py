@@ -101,7 +101,7 @@ def _is_elf(path: str) -> bool:
         raise HxdpError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if _is_elf(args.file):
         if args.linked:
             lines = disasm_linked_lines(args.file, args.section, args.prog)
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         if args.section or args.prog or args.linked:
             raise HxdpError(f"{args.file}: --section/--prog/--linked apply to ELF objects, not ROMs")
         lines = disasm_rom_lines(Rom.load(Path(args.file)))
-    out.write("\n".join(lines) + "\n")
+    (out or sys.stdout).write("\n".join(lines) + "\n")
     return 0
 
 
