@@ -1,0 +1,856 @@
+"""Linux XDP performance baseline: BPF_PROG_TEST_RUN timing and native XDP through the veth driver in a netns."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import json
+import math
+import os
+import platform
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .errors import HxdpError, KernelUnavailable, PcapError
+
+SEPHIROT_MHZ = 156.25
+BPF_PROG_TYPE_XDP = 6
+BPF_XDP = 37  # enum bpf_attach_type
+BPF_F_TEST_XDP_LIVE_FRAMES = 1 << 1
+XDP_FLAGS_DRV_MODE = 1 << 2
+CLONE_NEWNET = 0x40000000
+NS_PREFIX = "hxb"  # namespaces are named hxb-<pid>-<random>; stale ones (dead pid) are removed on start
+ACTIONS = {0: "ABORTED", 1: "DROP", 2: "PASS", 3: "TX", 4: "REDIRECT"}
+MODES = ("test_run", "veth_live", "veth_native")
+MODE_TITLES = {
+    "test_run": "BPF_PROG_TEST_RUN (JIT, no driver)",
+    "veth_live": "live frames through veth driver",
+    "veth_native": "native XDP on veth, fed by XDP_TX injector",
+}
+# Map types whose values are per CPU (value replicated for every possible CPU).
+PERCPU_MAP_TYPES = {5, 6, 10, 21}  # PERCPU_HASH, PERCPU_ARRAY, LRU_PERCPU_HASH, PERCPU_CGROUP_STORAGE
+DEVMAP_TYPES = {14, 17}  # DEVMAP, DEVMAP_HASH
+
+
+class BaselineError(HxdpError):
+    """The baseline could not be measured (loading, maps, namespaces, attach)."""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# libbpf through ctypes (own minimal loader: the kernel oracle has no live-frames / attach entry points)
+# --------------------------------------------------------------------------------------------------------------
+
+
+class TestRunOpts(ctypes.Structure):
+    """struct bpf_test_run_opts (libbpf 1.x)."""
+
+    __test__ = False  # not a pytest class
+    _fields_ = [
+        ("sz", ctypes.c_size_t),
+        ("data_in", ctypes.c_void_p),
+        ("data_out", ctypes.c_void_p),
+        ("data_size_in", ctypes.c_uint32),
+        ("data_size_out", ctypes.c_uint32),
+        ("ctx_in", ctypes.c_void_p),
+        ("ctx_out", ctypes.c_void_p),
+        ("ctx_size_in", ctypes.c_uint32),
+        ("ctx_size_out", ctypes.c_uint32),
+        ("retval", ctypes.c_uint32),
+        ("repeat", ctypes.c_int),
+        ("duration", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
+        ("cpu", ctypes.c_uint32),
+        ("batch_size", ctypes.c_uint32),
+    ]
+
+
+class XdpMd(ctypes.Structure):
+    """struct xdp_md, the context given to an XDP test run."""
+
+    _fields_ = [
+        ("data", ctypes.c_uint32),
+        ("data_end", ctypes.c_uint32),
+        ("data_meta", ctypes.c_uint32),
+        ("ingress_ifindex", ctypes.c_uint32),
+        ("rx_queue_index", ctypes.c_uint32),
+        ("egress_ifindex", ctypes.c_uint32),
+    ]
+
+
+_PRINT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+_lib_lock = threading.Lock()
+_lib: ctypes.CDLL | None = None
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+_libbpf_log: list[str] = []
+
+
+@_PRINT_FN
+def _libbpf_print(level: int, fmt: bytes, args: int) -> int:
+    buf = ctypes.create_string_buffer(1024)
+    _libc.vsnprintf(buf, ctypes.c_size_t(len(buf)), ctypes.c_char_p(fmt), ctypes.c_void_p(args))
+    _libbpf_log.append(buf.value.decode(errors="replace"))
+    del _libbpf_log[:-200]
+    return 0
+
+
+def libbpf() -> ctypes.CDLL:
+    """The libbpf shared library with the prototypes used here (loaded once)."""
+    global _lib
+    with _lib_lock:
+        if _lib is not None:
+            return _lib
+        name = ctypes.util.find_library("bpf") or "libbpf.so.1"
+        try:
+            lib = ctypes.CDLL(name, use_errno=True)
+        except OSError as exc:
+            raise KernelUnavailable(f"libbpf shared library not found ({name}): {exc}") from exc
+        vp, cp, i, u32 = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint32
+        protos = {
+            "libbpf_set_print": (vp, [_PRINT_FN]),
+            "bpf_object__open_file": (vp, [cp, vp]),
+            "bpf_object__load": (i, [vp]),
+            "bpf_object__close": (None, [vp]),
+            "bpf_object__next_program": (vp, [vp, vp]),
+            "bpf_object__next_map": (vp, [vp, vp]),
+            "bpf_program__name": (cp, [vp]),
+            "bpf_program__section_name": (cp, [vp]),
+            "bpf_program__set_autoload": (i, [vp, ctypes.c_bool]),
+            "bpf_program__set_type": (i, [vp, i]),
+            "bpf_program__set_expected_attach_type": (i, [vp, i]),
+            "bpf_program__fd": (i, [vp]),
+            "bpf_map__name": (cp, [vp]),
+            "bpf_map__fd": (i, [vp]),
+            "bpf_map__type": (i, [vp]),
+            "bpf_map__key_size": (u32, [vp]),
+            "bpf_map__value_size": (u32, [vp]),
+            "bpf_map__is_internal": (ctypes.c_bool, [vp]),
+            "bpf_map__set_initial_value": (i, [vp, vp, ctypes.c_size_t]),
+            "bpf_map_update_elem": (i, [i, vp, vp, ctypes.c_uint64]),
+            "bpf_prog_test_run_opts": (i, [i, ctypes.POINTER(TestRunOpts)]),
+            "bpf_prog_load": (i, [i, cp, cp, vp, ctypes.c_size_t, vp]),
+            "bpf_xdp_attach": (i, [i, i, u32, vp]),
+            "bpf_xdp_detach": (i, [i, u32, vp]),
+            "libbpf_num_possible_cpus": (i, []),
+        }
+        for fname, (res, args) in protos.items():
+            fn = getattr(lib, fname)
+            fn.restype = res
+            fn.argtypes = args
+        lib.libbpf_set_print(_libbpf_print)
+        _lib = lib
+        return lib
+
+
+def _errno_text(ret: int) -> str:
+    err = -ret if ret < 0 else ctypes.get_errno()
+    return f"{os.strerror(err)} (errno {err})"
+
+
+def _log_tail(lines: int = 12) -> str:
+    text = "".join(_libbpf_log[-lines:]).strip().replace("\n", " | ")
+    return f"; libbpf: {text}" if text else ""
+
+
+def available() -> tuple[bool, str]:
+    """Whether bpf() lets this process load and test-run an XDP program, and why not."""
+    try:
+        fd = load_raw_xdp(1, "hxdp_probe")
+    except HxdpError as exc:
+        return False, str(exc)
+    os.close(fd)
+    return True, "ok"
+
+
+def load_raw_xdp(action: int, name: str = "hxdp_raw") -> int:
+    """Load `r0 = action; exit` as an XDP program (the sink and the injector); returns the program fd."""
+    lib = libbpf()
+    insns = struct.pack("<BBhi", 0xB7, 0, 0, action) + struct.pack("<BBhi", 0x95, 0, 0, 0)
+    buf = ctypes.create_string_buffer(insns, len(insns))
+    _libbpf_log.clear()
+    fd = lib.bpf_prog_load(BPF_PROG_TYPE_XDP, name.encode(), b"GPL", buf, 2, None)
+    if fd < 0:
+        raise KernelUnavailable(f"bpf() refused to load an XDP program: {_errno_text(fd)}")
+    return fd
+
+
+@dataclass
+class RunOutcome:
+    """One BPF_PROG_TEST_RUN call: the program's action, the kernel's average and the wall clock per packet."""
+
+    retval: int
+    kernel_ns: float  # the kernel's average, rounded down by the kernel to whole ns
+    wall_ns: float  # wall clock around the syscall divided by repeat
+
+
+def test_run(prog_fd: int, packet: bytes, repeat: int, *, live: bool = False, ingress_ifindex: int = 0,
+             batch_size: int = 64) -> RunOutcome:
+    """Run the program `repeat` times on `packet`; live=True sends frames through the driver (live frames)."""
+    lib = libbpf()
+    data = ctypes.create_string_buffer(packet, len(packet))
+    opts = TestRunOpts()
+    opts.sz = ctypes.sizeof(TestRunOpts)
+    opts.data_in = ctypes.cast(data, ctypes.c_void_p)
+    opts.data_size_in = len(packet)
+    opts.repeat = repeat
+    out = None
+    ctx = None
+    if live:
+        ctx = XdpMd(data_end=len(packet), ingress_ifindex=ingress_ifindex)  # the kernel wants data_end == size
+        opts.ctx_in = ctypes.cast(ctypes.pointer(ctx), ctypes.c_void_p)
+        opts.ctx_size_in = ctypes.sizeof(XdpMd)
+        opts.flags = BPF_F_TEST_XDP_LIVE_FRAMES
+        opts.batch_size = batch_size
+    else:
+        out = ctypes.create_string_buffer(len(packet) + 4096)
+        opts.data_out = ctypes.cast(out, ctypes.c_void_p)
+        opts.data_size_out = len(out)
+    t0 = time.perf_counter_ns()
+    ret = lib.bpf_prog_test_run_opts(prog_fd, ctypes.byref(opts))
+    t1 = time.perf_counter_ns()
+    if ret < 0:
+        err = -ret
+        if err == errno.EINTR:
+            raise KeyboardInterrupt
+        where = "live-frames" if live else "test"
+        raise BaselineError(f"BPF_PROG_TEST_RUN ({where} mode, {len(packet)}-byte packet) failed: {_errno_text(ret)}")
+    return RunOutcome(retval=opts.retval, kernel_ns=float(opts.duration), wall_ns=(t1 - t0) / repeat)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# object loading and map configuration
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class MapInfo:
+    name: str
+    fd: int
+    type: int
+    key_size: int
+    value_size: int
+    internal: bool
+    handle: int  # struct bpf_map *
+
+
+class BpfObject:
+    """An ELF object opened and loaded by libbpf with one XDP program selected (context manager)."""
+
+    def __init__(self, path: str | os.PathLike[str], section: str | None = None, prog: str | None = None,
+                 config: dict | None = None) -> None:
+        self.path = str(path)
+        if not Path(self.path).is_file():
+            raise BaselineError(f"{self.path}: no such object file")
+        lib = libbpf()
+        _libbpf_log.clear()
+        self._obj = lib.bpf_object__open_file(self.path.encode(), None)
+        if not self._obj:
+            raise BaselineError(f"{self.path}: libbpf cannot open the object: {_errno_text(0)}{_log_tail()}")
+        try:
+            self._select(section, prog)
+            self.maps = self._maps()
+            if config:
+                self._set_initial_globals(config)
+            _libbpf_log.clear()
+            ret = lib.bpf_object__load(self._obj)
+            if ret < 0:
+                raise BaselineError(f"{self.path}: program {self.name} refused by the kernel: {_errno_text(ret)}"
+                                    f"{_log_tail()}")
+            self.fd = lib.bpf_program__fd(self._prog)
+            for m in self.maps.values():
+                m.fd = lib.bpf_map__fd(ctypes.c_void_p(m.handle))
+        except BaseException:
+            self.close()
+            raise
+
+    def _select(self, section: str | None, prog: str | None) -> None:
+        lib = libbpf()
+        progs: list[tuple[int, str, str]] = []
+        p = lib.bpf_object__next_program(self._obj, None)
+        while p:
+            progs.append((p, lib.bpf_program__name(p).decode(), lib.bpf_program__section_name(p).decode()))
+            p = lib.bpf_object__next_program(self._obj, p)
+        chosen = [x for x in progs if (section is None or x[2] == section) and (prog is None or x[1] == prog)]
+        if section is None and prog is None:
+            chosen = [x for x in progs if x[2].startswith("xdp")] or progs
+        if not chosen:
+            have = ", ".join(f"{s}:{n}" for _, n, s in progs) or "none"
+            raise BaselineError(f"{self.path}: no program matches section={section} prog={prog} (has {have})")
+        self._prog, self.name, self.section = chosen[0]
+        for p, _, _ in progs:
+            lib.bpf_program__set_autoload(p, p == self._prog)
+        lib.bpf_program__set_type(self._prog, BPF_PROG_TYPE_XDP)
+        lib.bpf_program__set_expected_attach_type(self._prog, BPF_XDP)
+
+    def _maps(self) -> dict[str, MapInfo]:
+        lib = libbpf()
+        maps: dict[str, MapInfo] = {}
+        m = lib.bpf_object__next_map(self._obj, None)
+        while m:
+            name = lib.bpf_map__name(m).decode()
+            maps[name] = MapInfo(name, -1, lib.bpf_map__type(m), lib.bpf_map__key_size(m),
+                                 lib.bpf_map__value_size(m), bool(lib.bpf_map__is_internal(m)), m)
+            m = lib.bpf_object__next_map(self._obj, m)
+        return maps
+
+    def find_map(self, name: str) -> MapInfo:
+        if name in self.maps:
+            return self.maps[name]
+        # global data: the config may say ".data" where libbpf says "<obj>.data"
+        hits = [m for m in self.maps.values() if m.internal and "." in name and m.name.endswith(name)]
+        if len(hits) == 1:
+            return hits[0]
+        raise BaselineError(f"{self.path}: the maps file names map {name!r}, the object has "
+                            f"{', '.join(self.maps) or 'no maps'}")
+
+    def _set_initial_globals(self, config: dict) -> None:
+        lib = libbpf()
+        for name, entries in config.get("maps", {}).items():
+            m = self.find_map(name)
+            if not m.internal:
+                continue
+            for e in entries:
+                value = bytes.fromhex(e["value"])
+                if len(value) != m.value_size:
+                    raise BaselineError(f"{self.path}: map {name}: value of {len(value)} bytes, map holds "
+                                        f"{m.value_size}")
+                buf = ctypes.create_string_buffer(value, len(value))
+                ret = lib.bpf_map__set_initial_value(ctypes.c_void_p(m.handle), buf, len(value))
+                if ret < 0:
+                    raise BaselineError(f"{self.path}: map {name}: cannot set the initial value: {_errno_text(ret)}")
+
+    def apply_config(self, config: dict | None, devmap_ifindex: int | None = None) -> list[str]:
+        """Write the maps file's entries; devmap targets are replaced by devmap_ifindex (devices of this netns).
+
+        Returns notes on what was rewritten."""
+        notes: list[str] = []
+        if not config:
+            return notes
+        lib = libbpf()
+        ncpus = max(1, lib.libbpf_num_possible_cpus())
+        for name, entries in config.get("maps", {}).items():
+            m = self.find_map(name)
+            if m.internal:
+                continue  # set before load
+            for e in entries:
+                key = bytes.fromhex(e["key"])
+                value = bytes.fromhex(e["value"])
+                if len(key) != m.key_size or len(value) != m.value_size:
+                    raise BaselineError(f"{self.path}: map {name}: entry of {len(key)}/{len(value)} bytes, map has "
+                                        f"key {m.key_size} value {m.value_size} bytes")
+                if m.type in DEVMAP_TYPES and devmap_ifindex is not None:
+                    old = struct.unpack_from("<I", value)[0]
+                    value = struct.pack("<I", devmap_ifindex) + bytes(len(value) - 4)
+                    notes.append(f"{name}[{key.hex()}]: ifindex {old} -> {devmap_ifindex}")
+                if m.type in PERCPU_MAP_TYPES:
+                    slot = (m.value_size + 7) // 8 * 8
+                    value = (value + bytes(slot - len(value))) * ncpus
+                kbuf = ctypes.create_string_buffer(key, max(1, len(key)))
+                vbuf = ctypes.create_string_buffer(value, max(1, len(value)))
+                ret = lib.bpf_map_update_elem(m.fd, kbuf, vbuf, 0)
+                if ret < 0:
+                    raise BaselineError(f"{self.path}: map {name}: update of key {key.hex()} failed: "
+                                        f"{_errno_text(ret)}")
+        return notes
+
+    def close(self) -> None:
+        if getattr(self, "_obj", None):
+            libbpf().bpf_object__close(self._obj)
+            self._obj = None
+
+    def __enter__(self) -> BpfObject:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def load_config(path: str | os.PathLike[str] | None) -> dict | None:
+    """Read an initial map configuration file ({"maps": {name: [{"key": hex, "value": hex}]}})."""
+    if path is None:
+        return None
+    try:
+        cfg = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise BaselineError(f"{path}: cannot read the maps file: {exc}") from exc
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("maps", {}), dict):
+        raise BaselineError(f"{path}: a maps file is an object {{\"maps\": {{name: [entries]}}}}")
+    return cfg
+
+
+# --------------------------------------------------------------------------------------------------------------
+# pcap
+# --------------------------------------------------------------------------------------------------------------
+
+
+def read_pcap(path: str | os.PathLike[str]) -> list[bytes]:
+    """The frames of a classic pcap file (either byte order, us or ns timestamps)."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise PcapError(f"{path}: {exc.strerror}") from exc
+    if len(raw) < 24:
+        raise PcapError(f"{path}: too short for a pcap header")
+    magic = raw[:4]
+    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
+        end = "<"
+    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
+        end = ">"
+    else:
+        raise PcapError(f"{path}: not a pcap file (magic {magic.hex()}; pcapng is not supported)")
+    linktype = struct.unpack_from(end + "I", raw, 20)[0]
+    if linktype != 1:
+        raise PcapError(f"{path}: link type {linktype}, expected Ethernet (1)")
+    frames: list[bytes] = []
+    off = 24
+    while off < len(raw):
+        if off + 16 > len(raw):
+            raise PcapError(f"{path}: truncated record header at byte {off}")
+        incl = struct.unpack_from(end + "I", raw, off + 8)[0]
+        if off + 16 + incl > len(raw):
+            raise PcapError(f"{path}: truncated packet {len(frames)} at byte {off}")
+        frames.append(raw[off + 16: off + 16 + incl])
+        off += 16 + incl
+    if not frames:
+        raise PcapError(f"{path}: no packets")
+    return frames
+
+
+def distinct_packets(frames: list[bytes], limit: int) -> list[tuple[bytes, int]]:
+    """The first `limit` distinct frames, in order of first appearance, with how often each occurs overall."""
+    counts: dict[bytes, int] = {}
+    for f in frames:
+        counts[f] = counts.get(f, 0) + 1
+    return list(counts.items())[:limit]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# network namespace with a veth pair, removed on exit and on signals
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    ip = shutil.which("ip") or "/usr/sbin/ip"
+    res = subprocess.run([ip, *args], capture_output=True, text=True, timeout=30)
+    if check and res.returncode != 0:
+        raise BaselineError(f"ip {' '.join(args)}: {res.stderr.strip() or 'failed'}")
+    return res
+
+
+def list_namespaces() -> list[str]:
+    res = _ip("netns", "list", check=False)
+    return [line.split()[0] for line in res.stdout.splitlines() if line.strip()]
+
+
+def remove_stale_namespaces() -> list[str]:
+    """Remove namespaces left by a baseline process that died without cleaning up (hxb-<pid>-*, pid gone)."""
+    removed = []
+    for ns in list_namespaces():
+        parts = ns.split("-")
+        if len(parts) == 3 and parts[0] == NS_PREFIX and parts[1].isdigit():
+            if not Path(f"/proc/{parts[1]}").exists():
+                _ip("netns", "del", ns, check=False)
+                removed.append(ns)
+    return removed
+
+
+@contextlib.contextmanager
+def _signals_raise() -> Iterator[None]:
+    """Turn SIGTERM/SIGHUP into SystemExit (SIGINT already raises KeyboardInterrupt) so cleanup runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    old_int = signal.getsignal(signal.SIGINT)
+    if old_int in (signal.SIG_IGN, signal.SIG_DFL, None):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        signal.signal(signal.SIGINT, old_int if old_int is not None else signal.SIG_DFL)
+
+
+class VethLab:
+    """A network namespace holding a veth pair `a` <-> `b`, entered by this thread while the lab is open.
+
+    Everything is removed on exit, including on KeyboardInterrupt/SystemExit (signals are turned into
+    exceptions while the lab is open)."""
+
+    def __init__(self) -> None:
+        token = secrets.token_hex(2)
+        self.ns = f"{NS_PREFIX}-{os.getpid()}-{token}"
+        self.a = f"hxba{token}"
+        self.b = f"hxbb{token}"
+        # a second pair without traffic: programs attached there stay in the kernel's XDP dispatcher, so a test
+        # run with repeat > 1 does not rebuild the dispatcher (about 20 ms of RCU sync per call, wall clock only)
+        self.park = (f"hxbc{token}", f"hxbd{token}")
+        self.ifindex_a = 0
+        self.ifindex_b = 0
+        self.park_ifindex: list[int] = []
+        self._home_fd: int | None = None
+        self._created = False
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> VethLab:
+        self._stack.enter_context(_signals_raise())
+        try:
+            remove_stale_namespaces()
+            self._created = True  # from here on, cleanup tries to delete the namespace
+            _ip("netns", "add", self.ns)
+            _ip("-n", self.ns, "link", "add", self.a, "type", "veth", "peer", "name", self.b)
+            _ip("-n", self.ns, "link", "add", self.park[0], "type", "veth", "peer", "name", self.park[1])
+            for dev in ("lo", self.a, self.b, *self.park):
+                _ip("-n", self.ns, "link", "set", dev, "up")
+            self._enter_ns()
+            self.ifindex_a = socket.if_nametoindex(self.a)
+            self.ifindex_b = socket.if_nametoindex(self.b)
+            self.park_ifindex = [socket.if_nametoindex(d) for d in self.park]
+        except BaseException:
+            self.cleanup()
+            raise
+        return self
+
+    def _enter_ns(self) -> None:
+        self._home_fd = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+        fd = os.open(f"/run/netns/{self.ns}", os.O_RDONLY)
+        try:
+            if _libc.setns(fd, CLONE_NEWNET) != 0:
+                raise BaselineError(f"setns into {self.ns} failed: {_errno_text(0)}")
+        finally:
+            os.close(fd)
+
+    def _leave_ns(self) -> None:
+        if self._home_fd is not None:
+            _libc.setns(self._home_fd, CLONE_NEWNET)
+            os.close(self._home_fd)
+            self._home_fd = None
+
+    def rx_packets(self, dev: str) -> int:
+        """Received packets of a device of the lab (XDP-processed frames count on veth)."""
+        res = _ip("-n", self.ns, "-j", "-s", "link", "show", "dev", dev)
+        return int(json.loads(res.stdout)[0]["stats64"]["rx"]["packets"])
+
+    def cleanup(self) -> None:
+        blocked = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+        try:
+            self._leave_ns()
+            if self._created:
+                _ip("-n", self.ns, "link", "del", self.a, check=False)
+                _ip("-n", self.ns, "link", "del", self.park[0], check=False)
+                _ip("netns", "del", self.ns, check=False)
+                self._created = False
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+            self._stack.close()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+
+@contextlib.contextmanager
+def xdp_attached(ifindex: int, prog_fd: int) -> Iterator[None]:
+    """Attach a program in native (driver) mode for the duration of the block."""
+    lib = libbpf()
+    ret = lib.bpf_xdp_attach(ifindex, prog_fd, XDP_FLAGS_DRV_MODE, None)
+    if ret < 0:
+        raise BaselineError(f"native XDP attach to ifindex {ifindex} failed: {_errno_text(ret)}")
+    try:
+        yield
+    finally:
+        lib.bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, None)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# measurements
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PacketResult:
+    """The medians of K runs of one mode on one distinct packet."""
+
+    index: int  # first position in the pcap
+    length: int
+    count: int  # occurrences in the pcap (the weight)
+    action: str
+    ns_per_packet: float  # kernel's average (test_run, veth_live); wall clock for veth_native
+    wall_ns_per_packet: float
+    runs_ns: list[float] = field(default_factory=list)
+    runs_wall_ns: list[float] = field(default_factory=list)
+    delivered: float | None = None  # veth_native: frames counted on the attached side / frames injected
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    ns_per_packet: float  # weighted over the measured packets by their pcap counts
+    wall_ns_per_packet: float
+    mpps: float  # 1000 / wall-clock ns (veth_native: frames received by the attached side per second)
+    sephirot_ratio: float | None = None  # Sephirot Mpps / this Mpps
+    packets: list[PacketResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BaselineResult:
+    program: str
+    object: str
+    section: str
+    pcap: str
+    maps: str | None
+    repeat: int
+    runs: int
+    sephirot_cycles: float | None
+    sephirot_mpps: float | None
+    modes: list[ModeResult] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Options:
+    repeat: int = 1_000_000
+    runs: int = 5
+    max_packets: int = 4
+    batch_size: int = 64
+    veth: bool = True
+    native: bool = True
+    cpu: int | None = 0
+    sephirot_cycles: float | None = None
+
+
+def _weighted(values: list[tuple[float, int]]) -> float:
+    total = sum(c for _, c in values)
+    return sum(v * c for v, c in values) / total if total else math.nan
+
+
+def _action(retval: int) -> str:
+    return ACTIONS.get(retval, str(retval))
+
+
+def _measure(mode: str, packets: list[tuple[int, bytes, int]], runs: int,
+             one: Callable[[bytes], tuple[int | None, float, float, float | None]]) -> ModeResult:
+    results: list[PacketResult] = []
+    for index, pkt, count in packets:
+        ks, ws, delivered = [], [], []
+        action = ""
+        for _ in range(runs):
+            retval, kns, wns, frac = one(pkt)
+            ks.append(kns)
+            ws.append(wns)
+            if frac is not None:
+                delivered.append(frac)
+            action = _action(retval) if retval is not None else "-"
+        results.append(PacketResult(index, len(pkt), count, action, statistics.median(ks), statistics.median(ws),
+                                    ks, ws, statistics.median(delivered) if delivered else None))
+    ns = _weighted([(r.ns_per_packet, r.count) for r in results])
+    wall = _weighted([(r.wall_ns_per_packet, r.count) for r in results])
+    return ModeResult(mode, ns, wall, 1000.0 / wall if wall > 0 else math.nan, packets=results)
+
+
+@contextlib.contextmanager
+def _pinned(cpu: int | None) -> Iterator[None]:
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    old = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError as exc:
+        raise BaselineError(f"cannot pin to CPU {cpu}: {exc.strerror}") from exc
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, old)
+
+
+def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, maps: str | None = None,
+                 options: Options | None = None, progress: Callable[[str], None] | None = None) -> BaselineResult:
+    """Measure one program: test_run always; veth_live and veth_native unless options.veth is False."""
+    opt = options or Options()
+    if opt.repeat < 2 or opt.runs < 1 or opt.max_packets < 1:
+        raise BaselineError("--repeat must be at least 2, --runs and --max-packets positive")
+    say = progress or (lambda msg: None)
+    config = load_config(maps)
+    frames = read_pcap(pcap)
+    for i, f in enumerate(frames):
+        if len(f) < 14:
+            raise PcapError(f"{pcap}: packet {i} is {len(f)} bytes, shorter than an Ethernet header")
+    first_index: dict[bytes, int] = {}
+    for i, f in enumerate(frames):
+        first_index.setdefault(f, i)
+    packets = [(first_index[p], p, c) for p, c in distinct_packets(frames, opt.max_packets)]
+    ok, why = available()
+    if not ok:
+        raise KernelUnavailable(why)
+    sephirot_mpps = SEPHIROT_MHZ / opt.sephirot_cycles if opt.sephirot_cycles else None
+    with _pinned(opt.cpu), contextlib.ExitStack() as stack:
+        lab: VethLab | None = stack.enter_context(VethLab()) if opt.veth else None
+        obj = stack.enter_context(BpfObject(obj_path, section=section, config=config))
+        result = BaselineResult(obj.name, obj_path, obj.section, pcap, maps, opt.repeat, opt.runs,
+                                opt.sephirot_cycles, sephirot_mpps)
+        # devmap entries name devices of the config's machine: point them at the measured program's ingress
+        notes = obj.apply_config(config, devmap_ifindex=lab.ifindex_a if lab else 1)
+        with contextlib.ExitStack() as parked:
+            if lab:
+                parked.enter_context(xdp_attached(lab.park_ifindex[0], obj.fd))
+            else:
+                notes.append("no device to park the program on: the wall clock includes the kernel's XDP "
+                             "dispatcher update (tens of ms per call)")
+            say(f"{obj.name}: test_run")
+
+            def run_plain(pkt: bytes) -> tuple[int, float, float, None]:
+                r = test_run(obj.fd, pkt, opt.repeat)
+                return r.retval, r.kernel_ns, r.wall_ns, None
+
+            m = _measure("test_run", packets, opt.runs, run_plain)
+            m.notes = notes
+            result.modes.append(m)
+            if lab:
+                _live_mode(result, obj, lab, packets, opt, say)
+        if lab is None:
+            result.skipped["veth_live"] = result.skipped["veth_native"] = "--no-veth"
+        elif not opt.native:
+            result.skipped["veth_native"] = "disabled"
+        else:
+            _native_mode(result, obj, lab, packets, config, opt, say)
+    for m in result.modes:
+        if sephirot_mpps and m.mpps > 0:
+            m.sephirot_ratio = sephirot_mpps / m.mpps
+    return result
+
+
+def _live_mode(result: BaselineResult, obj: BpfObject, lab: VethLab, packets: list[tuple[int, bytes, int]],
+               opt: Options, say: Callable[[str], None]) -> None:
+    """Live frames: the program runs on frames 'received' by a; XDP_TX/redirected frames go through the driver."""
+    say(f"{obj.name}: veth_live")
+    sink = load_raw_xdp(1, "hxdp_sink")  # XDP_DROP on b gives the veth its NAPI receive path
+    try:
+        with xdp_attached(lab.ifindex_b, sink):
+
+            def run_live(pkt: bytes) -> tuple[None, float, float, None]:
+                r = test_run(obj.fd, pkt, opt.repeat, live=True, ingress_ifindex=lab.ifindex_a,
+                             batch_size=opt.batch_size)
+                return None, r.kernel_ns, r.wall_ns, None
+
+            m = _measure("veth_live", packets, opt.runs, run_live)
+        m.notes.append(f"ingress {lab.a}; XDP_TX and redirected frames cross the veth to {lab.b} (XDP_DROP sink)")
+        _copy_actions(result.modes[0], m)
+        result.modes.append(m)
+    except BaselineError as exc:
+        result.skipped["veth_live"] = str(exc)
+    finally:
+        os.close(sink)
+
+
+def _native_mode(result: BaselineResult, obj: BpfObject, lab: VethLab, packets: list[tuple[int, bytes, int]],
+                 config: dict | None, opt: Options, say: Callable[[str], None]) -> None:
+    """The program attached in native mode to b, fed through the veth by an XDP_TX program test-run live on a."""
+    say(f"{obj.name}: veth_native")
+    sink = load_raw_xdp(1, "hxdp_sink")  # receives on a what the program sends back (XDP_TX, redirect)
+    injector = load_raw_xdp(3, "hxdp_inject")  # live frames: XDP_TX sends each frame out of a, into b
+    try:
+        notes = obj.apply_config(config, devmap_ifindex=lab.ifindex_b)
+        with xdp_attached(lab.park_ifindex[1], injector), xdp_attached(lab.ifindex_a, sink), \
+                xdp_attached(lab.ifindex_b, obj.fd):
+
+            def run_native(pkt: bytes) -> tuple[None, float, float, float]:
+                before = lab.rx_packets(lab.b)
+                r = test_run(injector, pkt, opt.repeat, live=True, ingress_ifindex=lab.ifindex_a,
+                             batch_size=opt.batch_size)
+                got = lab.rx_packets(lab.b) - before
+                if got <= 0:
+                    raise BaselineError(f"no frame reached {lab.b} (the injector sent {opt.repeat})")
+                ns = r.wall_ns * opt.repeat / got
+                return None, ns, ns, got / opt.repeat
+
+            m = _measure("veth_native", packets, opt.runs, run_native)
+        m.notes = notes + [f"program attached (native) to {lab.b}, fed by an XDP_TX injector test-run live on "
+                           f"{lab.a} (same CPU); XDP_DROP sink on {lab.a}; ns = wall clock / frames received by "
+                           f"{lab.b}"]
+        _copy_actions(result.modes[0], m)
+        result.modes.append(m)
+    except BaselineError as exc:
+        result.skipped["veth_native"] = str(exc)
+    finally:
+        os.close(sink)
+        os.close(injector)
+
+
+def _copy_actions(src: ModeResult, dst: ModeResult) -> None:
+    """Live modes do not return the action: show the one the plain test run saw for the same packet."""
+    for s, d in zip(src.packets, dst.packets, strict=True):
+        d.action = s.action
+
+
+# --------------------------------------------------------------------------------------------------------------
+# output
+# --------------------------------------------------------------------------------------------------------------
+
+
+def format_table(results: list[BaselineResult]) -> str:
+    """A text table: program, mode, ns/packet (kernel and wall), Mpps, actions, Sephirot ratio."""
+    seph = any(r.sephirot_mpps for r in results)
+    head = ["program", "mode", "ns/pkt", "wall ns/pkt", "Mpps", "action"]
+    if seph:
+        head += ["Sephirot Mpps", "Sephirot/Linux"]
+    rows = [head]
+    for r in results:
+        for m in r.modes:
+            actions = ",".join(sorted({p.action for p in m.packets}))
+            row = [r.program, m.mode, f"{m.ns_per_packet:.1f}", f"{m.wall_ns_per_packet:.1f}", f"{m.mpps:.2f}",
+                   actions]
+            if seph:
+                row += [f"{r.sephirot_mpps:.2f}" if r.sephirot_mpps else "-",
+                        f"{m.sephirot_ratio:.2f}x" if m.sephirot_ratio else "-"]
+            rows.append(row)
+        for mode, why in r.skipped.items():
+            rows.append([r.program, mode, "skipped: " + why[:70]] + [""] * (len(head) - 3))
+    widths = [max(len(row[i]) for row in rows if not row[2].startswith("skipped")) for i in range(len(head))]
+    lines = []
+    for n, row in enumerate(rows):
+        if row[2].startswith("skipped"):
+            lines.append(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}")
+        else:
+            lines.append("  ".join(c.ljust(w) if i < 2 or i == 5 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip())
+        if n == 0:
+            lines.append("-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def environment() -> dict:
+    """What the numbers were measured on."""
+    jit = None
+    with contextlib.suppress(OSError, ValueError):
+        jit = int(Path("/proc/sys/net/core/bpf_jit_enable").read_text())
+    return {"kernel": platform.release(), "machine": platform.machine(), "cpus": os.cpu_count(), "bpf_jit_enable": jit,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def to_json(results: list[BaselineResult], extra: dict | None = None) -> str:
+    doc = {"format": "hxdp-baseline", "version": 1, "environment": environment(),
+           "modes": MODE_TITLES, "results": [r.to_dict() for r in results]}
+    if extra:
+        doc.update(extra)
+    return json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n"
