@@ -39,9 +39,7 @@ MODE_TITLES = {
     "veth_live": "live frames through veth driver",
     "veth_native": "native XDP on veth, fed by XDP_TX injector",
 }
-# Map types whose values are per CPU (value replicated for every possible CPU).
-PERCPU_MAP_TYPES = {5, 6, 10, 21}  # PERCPU_HASH, PERCPU_ARRAY, LRU_PERCPU_HASH, PERCPU_CGROUP_STORAGE
-DEVMAP_TYPES = {14, 17}  # DEVMAP, DEVMAP_HASH
+DEVMAP_TYPES = {14, 25}  # DEVMAP, DEVMAP_HASH
 
 
 class BaselineError(HxdpError):
@@ -49,7 +47,8 @@ class BaselineError(HxdpError):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# libbpf through ctypes (own minimal loader: the kernel oracle has no live-frames / attach entry points)
+# libbpf through ctypes for what the kernel oracle (hxdp.kernel, which loads the object) does not do:
+# live-frames test runs, native attach, and the two raw helper programs (sink, injector)
 # --------------------------------------------------------------------------------------------------------------
 
 
@@ -89,20 +88,9 @@ class XdpMd(ctypes.Structure):
     ]
 
 
-_PRINT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 _lib_lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-_libbpf_log: list[str] = []
-
-
-@_PRINT_FN
-def _libbpf_print(level: int, fmt: bytes, args: int) -> int:
-    buf = ctypes.create_string_buffer(1024)
-    _libc.vsnprintf(buf, ctypes.c_size_t(len(buf)), ctypes.c_char_p(fmt), ctypes.c_void_p(args))
-    _libbpf_log.append(buf.value.decode(errors="replace"))
-    del _libbpf_log[:-200]
-    return 0
 
 
 def libbpf() -> ctypes.CDLL:
@@ -118,37 +106,15 @@ def libbpf() -> ctypes.CDLL:
             raise KernelUnavailable(f"libbpf shared library not found ({name}): {exc}") from exc
         vp, cp, i, u32 = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint32
         protos = {
-            "libbpf_set_print": (vp, [_PRINT_FN]),
-            "bpf_object__open_file": (vp, [cp, vp]),
-            "bpf_object__load": (i, [vp]),
-            "bpf_object__close": (None, [vp]),
-            "bpf_object__next_program": (vp, [vp, vp]),
-            "bpf_object__next_map": (vp, [vp, vp]),
-            "bpf_program__name": (cp, [vp]),
-            "bpf_program__section_name": (cp, [vp]),
-            "bpf_program__set_autoload": (i, [vp, ctypes.c_bool]),
-            "bpf_program__set_type": (i, [vp, i]),
-            "bpf_program__set_expected_attach_type": (i, [vp, i]),
-            "bpf_program__fd": (i, [vp]),
-            "bpf_map__name": (cp, [vp]),
-            "bpf_map__fd": (i, [vp]),
-            "bpf_map__type": (i, [vp]),
-            "bpf_map__key_size": (u32, [vp]),
-            "bpf_map__value_size": (u32, [vp]),
-            "bpf_map__is_internal": (ctypes.c_bool, [vp]),
-            "bpf_map__set_initial_value": (i, [vp, vp, ctypes.c_size_t]),
-            "bpf_map_update_elem": (i, [i, vp, vp, ctypes.c_uint64]),
             "bpf_prog_test_run_opts": (i, [i, ctypes.POINTER(TestRunOpts)]),
             "bpf_prog_load": (i, [i, cp, cp, vp, ctypes.c_size_t, vp]),
             "bpf_xdp_attach": (i, [i, i, u32, vp]),
             "bpf_xdp_detach": (i, [i, u32, vp]),
-            "libbpf_num_possible_cpus": (i, []),
         }
         for fname, (res, args) in protos.items():
             fn = getattr(lib, fname)
             fn.restype = res
             fn.argtypes = args
-        lib.libbpf_set_print(_libbpf_print)
         _lib = lib
         return lib
 
@@ -158,19 +124,11 @@ def _errno_text(ret: int) -> str:
     return f"{os.strerror(err)} (errno {err})"
 
 
-def _log_tail(lines: int = 12) -> str:
-    text = "".join(_libbpf_log[-lines:]).strip().replace("\n", " | ")
-    return f"; libbpf: {text}" if text else ""
-
-
 def available() -> tuple[bool, str]:
-    """Whether bpf() lets this process load and test-run an XDP program, and why not."""
-    try:
-        fd = load_raw_xdp(1, "hxdp_probe")
-    except HxdpError as exc:
-        return False, str(exc)
-    os.close(fd)
-    return True, "ok"
+    """Whether bpf() lets this process load and test-run an XDP program, and why not (the kernel oracle's probe)."""
+    from .kernel import available as kernel_available
+
+    return kernel_available()
 
 
 def load_raw_xdp(action: int, name: str = "hxdp_raw") -> int:
@@ -178,7 +136,6 @@ def load_raw_xdp(action: int, name: str = "hxdp_raw") -> int:
     lib = libbpf()
     insns = struct.pack("<BBhi", 0xB7, 0, 0, action) + struct.pack("<BBhi", 0x95, 0, 0, 0)
     buf = ctypes.create_string_buffer(insns, len(insns))
-    _libbpf_log.clear()
     fd = lib.bpf_prog_load(BPF_PROG_TYPE_XDP, name.encode(), b"GPL", buf, 2, None)
     if fd < 0:
         raise KernelUnavailable(f"bpf() refused to load an XDP program: {_errno_text(fd)}")
@@ -233,141 +190,44 @@ def test_run(prog_fd: int, packet: bytes, repeat: int, *, live: bool = False, in
 # --------------------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class MapInfo:
-    name: str
-    fd: int
-    type: int
-    key_size: int
-    value_size: int
-    internal: bool
-    handle: int  # struct bpf_map *
-
-
 class BpfObject:
-    """An ELF object opened and loaded by libbpf with one XDP program selected (context manager)."""
+    """The program under test, loaded by the kernel oracle (hxdp.kernel.KernelProgram); a context manager."""
 
-    def __init__(self, path: str | os.PathLike[str], section: str | None = None, prog: str | None = None,
-                 config: dict | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], section: str | None = None, prog: str | None = None) -> None:
+        from .kernel import KernelProgram
+
         self.path = str(path)
-        if not Path(self.path).is_file():
-            raise BaselineError(f"{self.path}: no such object file")
-        lib = libbpf()
-        _libbpf_log.clear()
-        self._obj = lib.bpf_object__open_file(self.path.encode(), None)
-        if not self._obj:
-            raise BaselineError(f"{self.path}: libbpf cannot open the object: {_errno_text(0)}{_log_tail()}")
-        try:
-            self._select(section, prog)
-            self.maps = self._maps()
-            if config:
-                self._set_initial_globals(config)
-            _libbpf_log.clear()
-            ret = lib.bpf_object__load(self._obj)
-            if ret < 0:
-                raise BaselineError(f"{self.path}: program {self.name} refused by the kernel: {_errno_text(ret)}"
-                                    f"{_log_tail()}")
-            self.fd = lib.bpf_program__fd(self._prog)
-            for m in self.maps.values():
-                m.fd = lib.bpf_map__fd(ctypes.c_void_p(m.handle))
-        except BaseException:
-            self.close()
-            raise
-
-    def _select(self, section: str | None, prog: str | None) -> None:
-        lib = libbpf()
-        progs: list[tuple[int, str, str]] = []
-        p = lib.bpf_object__next_program(self._obj, None)
-        while p:
-            progs.append((p, lib.bpf_program__name(p).decode(), lib.bpf_program__section_name(p).decode()))
-            p = lib.bpf_object__next_program(self._obj, p)
-        chosen = [x for x in progs if (section is None or x[2] == section) and (prog is None or x[1] == prog)]
-        if section is None and prog is None:
-            chosen = [x for x in progs if x[2].startswith("xdp")] or progs
-        if not chosen:
-            have = ", ".join(f"{s}:{n}" for _, n, s in progs) or "none"
-            raise BaselineError(f"{self.path}: no program matches section={section} prog={prog} (has {have})")
-        self._prog, self.name, self.section = chosen[0]
-        for p, _, _ in progs:
-            lib.bpf_program__set_autoload(p, p == self._prog)
-        lib.bpf_program__set_type(self._prog, BPF_PROG_TYPE_XDP)
-        lib.bpf_program__set_expected_attach_type(self._prog, BPF_XDP)
-
-    def _maps(self) -> dict[str, MapInfo]:
-        lib = libbpf()
-        maps: dict[str, MapInfo] = {}
-        m = lib.bpf_object__next_map(self._obj, None)
-        while m:
-            name = lib.bpf_map__name(m).decode()
-            maps[name] = MapInfo(name, -1, lib.bpf_map__type(m), lib.bpf_map__key_size(m),
-                                 lib.bpf_map__value_size(m), bool(lib.bpf_map__is_internal(m)), m)
-            m = lib.bpf_object__next_map(self._obj, m)
-        return maps
-
-    def find_map(self, name: str) -> MapInfo:
-        if name in self.maps:
-            return self.maps[name]
-        # global data: the config may say ".data" where libbpf says "<obj>.data"
-        hits = [m for m in self.maps.values() if m.internal and "." in name and m.name.endswith(name)]
-        if len(hits) == 1:
-            return hits[0]
-        raise BaselineError(f"{self.path}: the maps file names map {name!r}, the object has "
-                            f"{', '.join(self.maps) or 'no maps'}")
-
-    def _set_initial_globals(self, config: dict) -> None:
-        lib = libbpf()
-        for name, entries in config.get("maps", {}).items():
-            m = self.find_map(name)
-            if not m.internal:
-                continue
-            for e in entries:
-                value = bytes.fromhex(e["value"])
-                if len(value) != m.value_size:
-                    raise BaselineError(f"{self.path}: map {name}: value of {len(value)} bytes, map holds "
-                                        f"{m.value_size}")
-                buf = ctypes.create_string_buffer(value, len(value))
-                ret = lib.bpf_map__set_initial_value(ctypes.c_void_p(m.handle), buf, len(value))
-                if ret < 0:
-                    raise BaselineError(f"{self.path}: map {name}: cannot set the initial value: {_errno_text(ret)}")
+        self.kp = KernelProgram(path, section, prog)
+        self.fd: int = self.kp.prog_fd
+        self.name: str = self.kp.name
+        self.section: str = self.kp.section
 
     def apply_config(self, config: dict | None, devmap_ifindex: int | None = None) -> list[str]:
-        """Write the maps file's entries; devmap targets are replaced by devmap_ifindex (devices of this netns).
+        """Write the maps file's entries; devmap targets become devmap_ifindex (a device of this namespace).
 
         Returns notes on what was rewritten."""
         notes: list[str] = []
         if not config:
             return notes
-        lib = libbpf()
-        ncpus = max(1, lib.libbpf_num_possible_cpus())
+        cfg: dict = {"maps": {}}
         for name, entries in config.get("maps", {}).items():
-            m = self.find_map(name)
-            if m.internal:
-                continue  # set before load
-            for e in entries:
-                key = bytes.fromhex(e["key"])
-                value = bytes.fromhex(e["value"])
-                if len(key) != m.key_size or len(value) != m.value_size:
-                    raise BaselineError(f"{self.path}: map {name}: entry of {len(key)}/{len(value)} bytes, map has "
-                                        f"key {m.key_size} value {m.value_size} bytes")
-                if m.type in DEVMAP_TYPES and devmap_ifindex is not None:
-                    old = struct.unpack_from("<I", value)[0]
-                    value = struct.pack("<I", devmap_ifindex) + bytes(len(value) - 4)
-                    notes.append(f"{name}[{key.hex()}]: ifindex {old} -> {devmap_ifindex}")
-                if m.type in PERCPU_MAP_TYPES:
-                    slot = (m.value_size + 7) // 8 * 8
-                    value = (value + bytes(slot - len(value))) * ncpus
-                kbuf = ctypes.create_string_buffer(key, max(1, len(key)))
-                vbuf = ctypes.create_string_buffer(value, max(1, len(value)))
-                ret = lib.bpf_map_update_elem(m.fd, kbuf, vbuf, 0)
-                if ret < 0:
-                    raise BaselineError(f"{self.path}: map {name}: update of key {key.hex()} failed: "
-                                        f"{_errno_text(ret)}")
+            m = self.kp.map(name)
+            if m.type in DEVMAP_TYPES and devmap_ifindex is not None and isinstance(entries, list):
+                new = []
+                for e in entries:
+                    value = bytes.fromhex(e["value"])
+                    if len(value) >= 4:
+                        old = struct.unpack_from("<I", value)[0]
+                        value = struct.pack("<I", devmap_ifindex) + bytes(len(value) - 4)  # no devmap program
+                        notes.append(f"{name}[{e['key']}]: ifindex {old} -> {devmap_ifindex}")
+                    new.append({"key": e["key"], "value": value.hex()})
+                entries = new
+            cfg["maps"][name] = entries
+        self.kp.apply_config(cfg)
         return notes
 
     def close(self) -> None:
-        if getattr(self, "_obj", None):
-            libbpf().bpf_object__close(self._obj)
-            self._obj = None
+        self.kp.close()
 
     def __enter__(self) -> BpfObject:
         return self
@@ -604,6 +464,7 @@ class ModeResult:
     ns_per_packet: float  # weighted over the measured packets by their pcap counts
     wall_ns_per_packet: float
     mpps: float  # 1000 / wall-clock ns (veth_native: frames received by the attached side per second)
+    mpps_from: str = "wall"  # "wall" or "kernel" (the kernel's average, when the wall clock is not usable)
     sephirot_ratio: float | None = None  # Sephirot Mpps / this Mpps
     packets: list[PacketResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -684,7 +545,8 @@ def _pinned(cpu: int | None) -> Iterator[None]:
         os.sched_setaffinity(0, old)
 
 
-def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, maps: str | None = None,
+def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, prog: str | None = None,
+                 maps: str | None = None,
                  options: Options | None = None, progress: Callable[[str], None] | None = None) -> BaselineResult:
     """Measure one program: test_run always; veth_live and veth_native unless options.veth is False."""
     opt = options or Options()
@@ -706,7 +568,7 @@ def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, maps: 
     sephirot_mpps = SEPHIROT_MHZ / opt.sephirot_cycles if opt.sephirot_cycles else None
     with _pinned(opt.cpu), contextlib.ExitStack() as stack:
         lab: VethLab | None = stack.enter_context(VethLab()) if opt.veth else None
-        obj = stack.enter_context(BpfObject(obj_path, section=section, config=config))
+        obj = stack.enter_context(BpfObject(obj_path, section=section, prog=prog))
         result = BaselineResult(obj.name, obj_path, obj.section, pcap, maps, opt.repeat, opt.runs,
                                 opt.sephirot_cycles, sephirot_mpps)
         # devmap entries name devices of the config's machine: point them at the measured program's ingress
@@ -714,16 +576,20 @@ def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, maps: 
         with contextlib.ExitStack() as parked:
             if lab:
                 parked.enter_context(xdp_attached(lab.park_ifindex[0], obj.fd))
-            else:
-                notes.append("no device to park the program on: the wall clock includes the kernel's XDP "
-                             "dispatcher update (tens of ms per call)")
             say(f"{obj.name}: test_run")
+            if not lab:
+                fixed_ns = statistics.median(test_run(obj.fd, packets[0][1], 2).wall_ns * 2 for _ in range(3))
+                notes.append(f"no device to park the program on: each call pays {fixed_ns / 1e6:.1f} ms of XDP "
+                             "dispatcher update (median of three repeat=2 calls), included in the wall clock; "
+                             "Mpps from the kernel's average")
 
             def run_plain(pkt: bytes) -> tuple[int, float, float, None]:
                 r = test_run(obj.fd, pkt, opt.repeat)
                 return r.retval, r.kernel_ns, r.wall_ns, None
 
             m = _measure("test_run", packets, opt.runs, run_plain)
+            if not lab:
+                m.mpps, m.mpps_from = 1000.0 / m.ns_per_packet if m.ns_per_packet > 0 else math.nan, "kernel"
             m.notes = notes
             result.modes.append(m)
             if lab:
