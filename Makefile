@@ -11,10 +11,13 @@ progs: setup
 	@$(MAKE) -s -C xdp_progs
 
 demo: setup progs
-	@bash scripts/demo.sh
+	@$(PY) scripts/demo.py
 
 lint: setup
 	@$(PY) -m ruff check compiler tests
 
 test: setup progs lint
 	@$(PY) -m pytest -q -n 2 tests
+
+roms: setup progs
+	@$(PY) -c "from hxdp.suite import build_roms; [print(p) for p in build_roms()]"
