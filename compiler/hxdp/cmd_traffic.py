@@ -1,0 +1,41 @@
+"""`hxdp traffic`: write synthetic pcaps like the evaluation traces, or summarise any pcap (--info)."""
+
+from __future__ import annotations
+
+import argparse
+
+from .errors import HxdpError
+from .pcap import read_pcap_file, write_pcap
+from .traffic import DEFAULT_GAP, DEFAULT_START, PROTO_CHOICES, format_summary, generate, summarise, timestamps
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.info:
+        for name in [args.info, *([args.out] if args.out else [])]:
+            pf = read_pcap_file(name)
+            print("\n".join(format_summary(name, pf, summarise(pf))))
+        return 0
+    if not args.out:
+        raise HxdpError("give an output file OUT.pcap (or --info IN.pcap)")
+    packets = generate(args.flows, args.count, args.size, args.proto, args.seed)
+    write_pcap(args.out, packets, timestamps(len(packets), args.start, args.gap), nanosecond=args.nanosecond)
+    print(f"{args.out}: {len(packets)} packets, {min(args.flows, args.count)} flows, {args.size} bytes, {args.proto}, "
+          f"seed {args.seed}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("traffic", help="generate pcaps (flows, sizes, protocols) or summarise one (--info)",
+                              description=__doc__)
+    p.add_argument("out", nargs="?", metavar="OUT.pcap", help="pcap file to write")
+    p.add_argument("--flows", type=int, default=1, help="number of distinct flows (default 1)")
+    p.add_argument("--count", type=int, default=1, help="number of packets (default 1)")
+    p.add_argument("--size", type=int, default=64,
+                   help="frame length in bytes as captured, without FCS (default 64, like the reference traces)")
+    p.add_argument("--proto", choices=PROTO_CHOICES, default="udp", help="protocol (mix cycles over all; default udp)")
+    p.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same file")
+    p.add_argument("--start", type=float, default=DEFAULT_START, help="timestamp of the first packet (s)")
+    p.add_argument("--gap", type=float, default=DEFAULT_GAP, help="seconds between packets")
+    p.add_argument("--nanosecond", action="store_true", help="write a nanosecond-resolution pcap")
+    p.add_argument("--info", metavar="IN.pcap", help="summarise a pcap instead of writing one")
+    p.set_defaults(func=run)

@@ -1,0 +1,203 @@
+"""Synthetic traffic like the hXDP evaluation traces (scapy), and a summary of any pcap.
+
+Conventions measured on ../shared/reference/traces: `size` is the captured frame length (no FCS: the "64 bytes"
+traces hold 64-byte frames, IPv4 total length 50); Ethernet addresses, IPv4 addresses and UDP ports are uniformly
+random; IPv4 id 1, TTL 64, no flags, valid checksums; the payload is "sal" repeated, the remainder filled with
+".". Every packet of a flow is identical; packets cycle through the flows (packet i belongs to flow i % flows).
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+
+from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.packet import Packet, Raw
+
+from .errors import HxdpError
+from .pcap import PcapFile
+
+PROTOS = ("udp", "tcp", "icmp", "ipv6", "vlan")
+PROTO_CHOICES = (*PROTOS, "mix")
+HEADER_BYTES = {"udp": 14 + 20 + 8, "tcp": 14 + 20 + 20, "icmp": 14 + 20 + 8, "ipv6": 14 + 40 + 8,
+                "vlan": 14 + 4 + 20 + 8}
+MAX_FRAME = 9018  # jumbo frame
+DEFAULT_START = 1_600_000_000.0
+DEFAULT_GAP = 1e-6  # seconds between packets
+
+
+class TrafficError(HxdpError):
+    """Traffic parameters that cannot be generated."""
+
+
+def payload(n: int) -> bytes:
+    return b"sal" * (n // 3) + b"." * (n % 3)
+
+
+def _mac(rng: random.Random) -> str:
+    return ":".join(f"{rng.randrange(256):02x}" for _ in range(6))
+
+
+def _ip4(rng: random.Random) -> str:
+    return ".".join(str(rng.randrange(256)) for _ in range(4))
+
+
+def _ip6(rng: random.Random) -> str:
+    words = [0x2001, 0x0DB8] + [rng.randrange(65536) for _ in range(6)]
+    return ":".join(f"{w:x}" for w in words)
+
+
+def flow_packet(proto: str, size: int, rng: random.Random) -> bytes:
+    """One frame of a new random flow of the given protocol, exactly `size` bytes long."""
+    if proto not in PROTOS:
+        raise TrafficError(f"unknown protocol {proto!r} (choose from {', '.join(PROTO_CHOICES)})")
+    need = HEADER_BYTES[proto]
+    if size < need:
+        raise TrafficError(f"--size {size} is smaller than the {need}-byte headers of a {proto} packet")
+    if size > MAX_FRAME:
+        raise TrafficError(f"--size {size} exceeds the largest frame ({MAX_FRAME} bytes)")
+    eth = Ether(src=_mac(rng), dst=_mac(rng))
+    sport, dport = rng.randrange(1, 65536), rng.randrange(1, 65536)
+    body = payload(size - need)
+    pkt: Packet
+    if proto == "udp":
+        pkt = eth / IP(src=_ip4(rng), dst=_ip4(rng), id=1, ttl=64) / UDP(sport=sport, dport=dport) / Raw(body)
+    elif proto == "tcp":
+        tcp = TCP(sport=sport, dport=dport, flags="A", seq=rng.randrange(1 << 32), ack=rng.randrange(1 << 32),
+                  window=65535)
+        pkt = eth / IP(src=_ip4(rng), dst=_ip4(rng), id=1, ttl=64) / tcp / Raw(body)
+    elif proto == "icmp":
+        icmp = ICMP(type=8, code=0, id=rng.randrange(65536), seq=1)
+        pkt = eth / IP(src=_ip4(rng), dst=_ip4(rng), id=1, ttl=64) / icmp / Raw(body)
+    elif proto == "ipv6":
+        pkt = eth / IPv6(src=_ip6(rng), dst=_ip6(rng), hlim=64) / UDP(sport=sport, dport=dport) / Raw(body)
+    else:  # vlan
+        vlan = Dot1Q(vlan=rng.randrange(1, 4095))
+        pkt = eth / vlan / IP(src=_ip4(rng), dst=_ip4(rng), id=1, ttl=64) / UDP(sport=sport, dport=dport) / Raw(body)
+    frame = bytes(pkt)
+    assert len(frame) == size, (proto, size, len(frame))
+    return frame
+
+
+def generate(flows: int, count: int, size: int, proto: str = "udp", seed: int = 0) -> list[bytes]:
+    """`count` frames of `size` bytes cycling over `flows` random flows; the same seed gives the same bytes."""
+    if flows < 1:
+        raise TrafficError(f"--flows must be at least 1, got {flows}")
+    if count < 0:
+        raise TrafficError(f"--count must not be negative, got {count}")
+    if proto not in PROTO_CHOICES:
+        raise TrafficError(f"unknown protocol {proto!r} (choose from {', '.join(PROTO_CHOICES)})")
+    rng = random.Random(seed)
+    n = min(flows, count) if count else 0
+    templates = []
+    for i in range(n):
+        p = PROTOS[i % len(PROTOS)] if proto == "mix" else proto
+        templates.append(flow_packet(p, size, rng))
+    return [templates[i % n] for i in range(count)]
+
+
+def timestamps(count: int, start: float = DEFAULT_START, gap: float = DEFAULT_GAP) -> list[float]:
+    return [start + i * gap for i in range(count)]
+
+
+# --- summary of a pcap -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class FrameInfo:
+    """What the summary needs from one Ethernet frame."""
+
+    proto: str  # udp, tcp, icmp, icmpv6, ipv4-other, ipv6-other, arp, other, runt
+    vlan: bool
+    flow: tuple = ()
+    network: str = "other"  # ipv4, ipv6, arp, other
+
+
+def classify(frame: bytes) -> FrameInfo:
+    """Protocol and 5-tuple of an Ethernet frame (without scapy: fast on long traces)."""
+    if len(frame) < 14:
+        return FrameInfo("runt", False)
+    etype = struct.unpack_from("!H", frame, 12)[0]
+    off, vlan = 14, False
+    while etype in (0x8100, 0x88A8) and len(frame) >= off + 4:
+        vlan = True
+        etype = struct.unpack_from("!H", frame, off + 2)[0]
+        off += 4
+    if etype == 0x0806:
+        return FrameInfo("arp", vlan, network="arp")
+    if etype == 0x0800 and len(frame) >= off + 20:
+        ihl = (frame[off] & 0xF) * 4
+        l4, src, dst = frame[off + 9], frame[off + 12 : off + 16], frame[off + 16 : off + 20]
+        return _l4(frame, off + ihl, l4, src, dst, vlan, 1, "ipv4")
+    if etype == 0x86DD and len(frame) >= off + 40:
+        l4, src, dst = frame[off + 6], frame[off + 8 : off + 24], frame[off + 24 : off + 40]
+        return _l4(frame, off + 40, l4, src, dst, vlan, 58, "ipv6")
+    return FrameInfo("other", vlan)
+
+
+def _l4(frame: bytes, off: int, l4: int, src: bytes, dst: bytes, vlan: bool, icmp: int, net: str) -> FrameInfo:
+    if l4 in (6, 17) and len(frame) >= off + 4:
+        sport, dport = struct.unpack_from("!HH", frame, off)
+        return FrameInfo("tcp" if l4 == 6 else "udp", vlan, (src, dst, l4, sport, dport), net)
+    if l4 == icmp:
+        return FrameInfo("icmp" if icmp == 1 else "icmpv6", vlan, (src, dst, l4), net)
+    return FrameInfo(f"{net}-other", vlan, (src, dst, l4), net)
+
+
+@dataclass
+class Summary:
+    """Counts over a pcap."""
+
+    packets: int = 0
+    bytes: int = 0
+    sizes: Counter = field(default_factory=Counter)
+    protos: Counter = field(default_factory=Counter)
+    networks: Counter = field(default_factory=Counter)
+    vlan: int = 0
+    flows: int = 0
+    snapped: int = 0
+    duration_s: float = 0.0
+
+
+def summarise(pf: PcapFile) -> Summary:
+    s = Summary()
+    flows = set()
+    for r in pf.records:
+        s.packets += 1
+        s.bytes += len(r.data)
+        s.sizes[len(r.data)] += 1
+        s.snapped += r.orig_len > len(r.data)
+        info = classify(r.data)
+        s.protos[info.proto] += 1
+        s.networks[info.network] += 1
+        s.vlan += info.vlan
+        if info.flow:
+            flows.add(info.flow)
+    s.flows = len(flows)
+    if pf.records:
+        s.duration_s = (pf.records[-1].ts_ns - pf.records[0].ts_ns) / 1e9
+    return s
+
+
+def format_summary(name: str, pf: PcapFile, s: Summary) -> list[str]:
+    sizes = ", ".join(f"{k}: {v}" for k, v in sorted(s.sizes.items())[:12])
+    if len(s.sizes) > 12:
+        sizes += f", ... ({len(s.sizes)} sizes)"
+    lines = [
+        f"file:      {name}",
+        f"format:    pcap, {'nanosecond' if pf.nanosecond else 'microsecond'} timestamps, link type {pf.linktype}"
+        f"{' (Ethernet)' if pf.linktype == 1 else ''}, snaplen {pf.snaplen}",
+        f"packets:   {s.packets} ({s.bytes} bytes, duration {s.duration_s:.6f} s)",
+        f"sizes:     {sizes or '-'}",
+        f"network:   {', '.join(f'{k} {v}' for k, v in s.networks.most_common()) or '-'}",
+        f"protocols: {', '.join(f'{k} {v}' for k, v in s.protos.most_common()) or '-'}",
+        f"vlan:      {s.vlan}",
+        f"flows:     {s.flows}",
+    ]
+    if s.snapped:
+        lines.append(f"snapped:   {s.snapped} packets captured shorter than on the wire")
+    return lines
