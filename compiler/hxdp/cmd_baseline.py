@@ -66,3 +66,10 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         write_atomic(args.json, to_json([result]))
     return 0
+
+
+if __name__ == "__main__":  # `python -m hxdp.cmd_baseline ...`, usable before cli.py lists this module
+    _parser = argparse.ArgumentParser(prog="hxdp")
+    register(_parser.add_subparsers())
+    _args = _parser.parse_args(["baseline", *sys.argv[1:]])
+    sys.exit(_args.func(_args))

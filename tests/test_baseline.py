@@ -1,0 +1,213 @@
+"""hxdp baseline: pcap reading, table/JSON output, test-run timing, the veth modes and their cleanup on signals."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hxdp import baseline
+from hxdp.errors import PcapError
+
+DATA = Path(__file__).parent / "data" / "baseline"
+
+
+def _frame(src_last: int, length: int = 64) -> bytes:
+    eth = bytes.fromhex("020000000002") + bytes([2, 0, 0, 0, 0, src_last]) + b"\x08\x00"
+    ip = bytes.fromhex("4500") + struct.pack(">H", length - 14) + bytes(5) + b"\x11" + bytes(2) + bytes([10, 0, 0, 1])
+    ip += bytes([10, 0, 0, 2])
+    return (eth + ip).ljust(length, b"\x00")
+
+
+def write_pcap(path: Path, frames: list[bytes]) -> Path:
+    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    for i, f in enumerate(frames):
+        out += struct.pack("<IIII", i, 0, len(f), len(f)) + f
+    path.write_bytes(out)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------- no kernel needed
+
+
+def test_read_pcap_and_distinct_packets(tmp_path: Path) -> None:
+    a, b = _frame(1), _frame(2, 100)
+    frames = baseline.read_pcap(write_pcap(tmp_path / "t.pcap", [a, b, a, a]))
+    assert frames == [a, b, a, a]
+    assert baseline.distinct_packets(frames, 8) == [(a, 3), (b, 1)]
+    assert baseline.distinct_packets(frames, 1) == [(a, 3)]
+    raw = (tmp_path / "t.pcap").read_bytes()
+    (tmp_path / "cut.pcap").write_bytes(raw[:-5])
+    with pytest.raises(PcapError, match="truncated packet 3"):
+        baseline.read_pcap(tmp_path / "cut.pcap")
+    (tmp_path / "bad.pcap").write_bytes(b"\x0a\x0d\x0d\x0a" + bytes(40))
+    with pytest.raises(PcapError, match="not a pcap"):
+        baseline.read_pcap(tmp_path / "bad.pcap")
+
+
+def test_table_and_json_show_the_sephirot_ratio() -> None:
+    m = baseline.ModeResult("test_run", 10.0, 12.5, 80.0, sephirot_ratio=None)
+    r = baseline.BaselineResult("p", "p.o", "xdp", "t.pcap", None, 10, 1, 5.0, 156.25 / 5.0, modes=[m],
+                                skipped={"veth_native": "disabled"})
+    m.sephirot_ratio = r.sephirot_mpps / m.mpps
+    text = baseline.format_table([r])
+    assert "Sephirot/Linux" in text and "31.25" in text and "0.39x" in text
+    assert "veth_native  skipped: disabled" in text
+    doc = json.loads(baseline.to_json([r]))
+    assert doc["format"] == "hxdp-baseline"
+    assert doc["results"][0]["modes"][0]["sephirot_ratio"] == pytest.approx(31.25 / 80.0)
+    assert doc["environment"]["kernel"]
+
+
+# ---------------------------------------------------------------------------------------------- kernel
+
+
+def _need_kernel() -> None:
+    ok, why = baseline.available()
+    if not ok:
+        pytest.skip(f"bpf() unavailable: {why}")
+
+
+def _need_netns() -> None:
+    _need_kernel()
+    if shutil.which("ip") is None:
+        pytest.skip("iproute2 `ip` not installed")
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces need root")
+
+
+@pytest.fixture(scope="module")
+def objs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    clang = shutil.which("clang") or shutil.which("clang-14")
+    if clang is None:
+        pytest.skip("clang not installed")
+    out = tmp_path_factory.mktemp("baseline_objs")
+    inc = [f"-I/usr/include/{os.uname().machine}-linux-gnu"]
+    objs = {}
+    for src in sorted(DATA.glob("*.c")):
+        obj = out / (src.stem + ".o")
+        subprocess.run([clang, "-O2", "-g", "-target", "bpf", *inc, "-c", str(src), "-o", str(obj)], check=True)
+        objs[src.stem] = obj
+    return objs
+
+
+@pytest.fixture()
+def pcap(tmp_path: Path) -> Path:
+    return write_pcap(tmp_path / "t.pcap", [_frame(1), _frame(2), _frame(1)])
+
+
+def _leftovers(pid: int) -> list[str]:
+    """Namespaces the baseline process `pid` created (named hxb-<pid>-<token>; its veths live inside them)."""
+    return [n for n in baseline.list_namespaces() if n.startswith(f"{baseline.NS_PREFIX}-{pid}-")]
+
+
+def _links_with_prefix() -> list[str]:
+    """Baseline veths visible in this (root) namespace: there must never be any."""
+    out = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True).stdout
+    return [line.split(":")[1].strip() for line in out.splitlines() if ": hxb" in line]
+
+
+def _finite_positive(x: float) -> bool:
+    return math.isfinite(x) and x > 0
+
+
+@pytest.mark.kernel
+def test_test_run_timing_is_plausible(objs: dict[str, Path], pcap: Path) -> None:
+    _need_kernel()
+    opt = baseline.Options(repeat=20_000, runs=2, veth=False)
+    r = baseline.run_baseline(str(objs["xdp_drop"]), str(pcap), options=opt)
+    assert [m.mode for m in r.modes] == ["test_run"]
+    m = r.modes[0]
+    assert len(m.packets) == 2 and [p.count for p in m.packets] == [2, 1]
+    assert {p.action for p in m.packets} == {"DROP"}
+    assert all(_finite_positive(p.wall_ns_per_packet) and p.ns_per_packet >= 0 for p in m.packets)
+    assert all(len(p.runs_ns) == 2 for p in m.packets)
+    assert _finite_positive(m.wall_ns_per_packet) and _finite_positive(m.mpps)
+    assert r.skipped == {"veth_live": "--no-veth", "veth_native": "--no-veth"}
+
+
+@pytest.mark.kernel
+def test_veth_modes_measure_and_clean_up(objs: dict[str, Path], pcap: Path) -> None:
+    _need_netns()
+    opt = baseline.Options(repeat=20_000, runs=1, max_packets=1, sephirot_cycles=10.0)
+    r = baseline.run_baseline(str(objs["xdp_tx"]), str(pcap), options=opt)
+    assert r.skipped == {}, r.skipped
+    assert [m.mode for m in r.modes] == list(baseline.MODES)
+    for m in r.modes:
+        assert _finite_positive(m.ns_per_packet) or m.mode == "test_run"
+        assert _finite_positive(m.wall_ns_per_packet) and _finite_positive(m.mpps), m
+        assert m.sephirot_ratio == pytest.approx(15.625 / m.mpps)
+        assert [p.action for p in m.packets] == ["TX"]
+    native = r.modes[2].packets[0]
+    assert native.delivered is not None and 0.5 < native.delivered <= 1.0  # frames seen by the attached veth
+    assert _leftovers(os.getpid()) == [] and _links_with_prefix() == []
+
+
+@pytest.mark.kernel
+def test_redirect_through_devmap_is_pointed_at_the_veth(objs: dict[str, Path], pcap: Path) -> None:
+    _need_netns()
+    opt = baseline.Options(repeat=10_000, runs=1, max_packets=1)
+    r = baseline.run_baseline(str(objs["xdp_redirect"]), str(pcap), maps=str(DATA / "xdp_redirect.json"),
+                              options=opt)
+    assert r.skipped == {}, r.skipped
+    assert all(m.packets[0].action == "REDIRECT" for m in r.modes)
+    assert any("tx_port[00000000]: ifindex 1 ->" in n for n in r.modes[0].notes)
+    assert r.modes[2].packets[0].delivered and r.modes[2].packets[0].delivered > 0.5
+    assert _leftovers(os.getpid()) == []
+
+
+@pytest.mark.kernel
+def test_bad_maps_file_is_reported_and_cleans_up(objs: dict[str, Path], pcap: Path, tmp_path: Path) -> None:
+    _need_netns()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"maps": {"no_such_map": []}}))
+    with pytest.raises(baseline.HxdpError, match="no_such_map"):
+        baseline.run_baseline(str(objs["xdp_redirect"]), str(pcap), maps=str(bad),
+                              options=baseline.Options(repeat=100, runs=1))
+    assert _leftovers(os.getpid()) == []
+
+
+@pytest.mark.kernel
+def test_stale_namespace_of_a_dead_process_is_removed() -> None:
+    _need_netns()
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    name = f"{baseline.NS_PREFIX}-{child.pid}-dead"
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        assert name in baseline.remove_stale_namespaces()
+        assert name not in baseline.list_namespaces()
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_tool_removes_its_namespace(objs: dict[str, Path], pcap: Path, sig: int) -> None:
+    _need_netns()
+    cmd = [sys.executable, "-m", "hxdp.cmd_baseline", str(objs["xdp_tx"]), "--pcap", str(pcap),
+           "--repeat", "2000000", "--runs", "1000", "-q"]
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not _leftovers(child.pid):
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the tool never created its namespace"
+            time.sleep(0.05)
+        time.sleep(0.5)  # let it get into a measurement
+        child.send_signal(sig)
+        _, err = child.communicate(timeout=15)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == (130 if sig == signal.SIGINT else 128 + sig), err
+    assert _leftovers(child.pid) == [] and _links_with_prefix() == []
