@@ -46,9 +46,9 @@ def test_read_pcap_and_distinct_packets(tmp_path: Path) -> None:
     assert baseline.distinct_packets(frames, 1) == [(a, 3)]
     raw = (tmp_path / "t.pcap").read_bytes()
     (tmp_path / "cut.pcap").write_bytes(raw[:-5])
-    with pytest.raises(PcapError, match="truncated packet 3"):
+    with pytest.raises(PcapError, match="packet 3"):
         baseline.read_pcap(tmp_path / "cut.pcap")
-    (tmp_path / "bad.pcap").write_bytes(b"\x0a\x0d\x0d\x0a" + bytes(40))
+    (tmp_path / "bad.pcap").write_bytes(b"\x01\x02\x03\x04" + bytes(40))
     with pytest.raises(PcapError, match="not a pcap"):
         baseline.read_pcap(tmp_path / "bad.pcap")
 

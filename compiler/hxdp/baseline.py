@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import HxdpError, KernelUnavailable, PcapError
+from .pcap import read_pcap
 
 SEPHIROT_MHZ = 156.25
 BPF_PROG_TYPE_XDP = 6
@@ -250,41 +251,8 @@ def load_config(path: str | os.PathLike[str] | None) -> dict | None:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# pcap
+# traffic (read with hxdp.pcap)
 # --------------------------------------------------------------------------------------------------------------
-
-
-def read_pcap(path: str | os.PathLike[str]) -> list[bytes]:
-    """The frames of a classic pcap file (either byte order, us or ns timestamps)."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise PcapError(f"{path}: {exc.strerror}") from exc
-    if len(raw) < 24:
-        raise PcapError(f"{path}: too short for a pcap header")
-    magic = raw[:4]
-    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
-        end = "<"
-    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
-        end = ">"
-    else:
-        raise PcapError(f"{path}: not a pcap file (magic {magic.hex()}; pcapng is not supported)")
-    linktype = struct.unpack_from(end + "I", raw, 20)[0]
-    if linktype != 1:
-        raise PcapError(f"{path}: link type {linktype}, expected Ethernet (1)")
-    frames: list[bytes] = []
-    off = 24
-    while off < len(raw):
-        if off + 16 > len(raw):
-            raise PcapError(f"{path}: truncated record header at byte {off}")
-        incl = struct.unpack_from(end + "I", raw, off + 8)[0]
-        if off + 16 + incl > len(raw):
-            raise PcapError(f"{path}: truncated packet {len(frames)} at byte {off}")
-        frames.append(raw[off + 16: off + 16 + incl])
-        off += 16 + incl
-    if not frames:
-        raise PcapError(f"{path}: no packets")
-    return frames
 
 
 def distinct_packets(frames: list[bytes], limit: int) -> list[tuple[bytes, int]]:
