@@ -17,7 +17,6 @@ M64 = (1 << 64) - 1
 M32 = 0xFFFFFFFF
 EINVAL, EACCES = 22, 13
 META_MAX = 255  # type_max(skb_shared_info.meta_len): metadata up to 252 bytes (multiple of 4)
-CSUM_DIFF_MAX = 512  # sizeof(bpf_csum_diff scratch): from_size + to_size limit
 BPF_F_BROADCAST, BPF_F_EXCLUDE_INGRESS = 1 << 3, 1 << 4
 XDP_ACTION_MASK = 0x3
 PRANDOM_SEED = 0x2545F491
@@ -99,7 +98,7 @@ def csum_from32to16(s: int) -> int:
 
 
 def csum_diff(frm: bytes, to: bytes, seed: int) -> int:
-    """bpf_csum_diff after Linux 6.13 (folded to 16 bits; the seed alone when both sizes are 0)."""
+    """bpf_csum_diff since Linux 6.13: the result is always folded to 16 bits (csum_from32to16)."""
     seed &= M32
     if frm and to:
         return csum_from32to16(csum_sub(csum_partial(to, seed), csum_partial(frm, 0)))
@@ -107,7 +106,7 @@ def csum_diff(frm: bytes, to: bytes, seed: int) -> int:
         return csum_from32to16(csum_partial(to, seed))
     if frm:
         return csum_from32to16(~csum_partial(frm, ~seed & M32) & M32)
-    return seed
+    return csum_from32to16(seed)
 
 
 def xorshift32(x: int) -> int:
@@ -179,9 +178,7 @@ class HelperEnv:
             return params.XDP_REDIRECT, lat
         if name == "csum_diff":
             fsz, tsz = r2 & M32, r4 & M32
-            lat = helper_latency(helper_id, size=min(fsz + tsz, CSUM_DIFF_MAX))
-            if (fsz | tsz) & 3 or fsz + tsz > CSUM_DIFF_MAX:
-                return (-EINVAL) & M64, lat
+            lat = helper_latency(helper_id, size=fsz + tsz)
             return csum_diff(mem.read(r1, fsz), mem.read(r3, tsz), r5), lat
         if name == "xdp_adjust_head":
             offset = s32(r2)
