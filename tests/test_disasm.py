@@ -77,7 +77,7 @@ def test_disasm_section_and_prog(elf_objects: dict[str, Path], capsys: pytest.Ca
 
 def test_disasm_linked_names_maps(elf_objects: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     text = hxdp_disasm(str(elf_objects["globals"]), "--linked", capsys=capsys)
-    assert "r1 = map[.data] + 0 ll" in text and "map[.bss]" in text and "map[.rodata]" in text
+    assert "r1 = map[globals.data] + 0 ll" in text and "map[globals.bss]" in text and "map[globals.rodata]" in text
 
 
 def test_disasm_rom_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

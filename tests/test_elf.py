@@ -13,7 +13,7 @@ import pytest
 from conftest import clang
 from elftools.elf.elffile import ELFFile
 from hxdp import isa_table as T
-from hxdp.elf import R_BPF_64_64, list_programs, load_maps, load_program
+from hxdp.elf import R_BPF_64_64, libbpf_data_map_name, list_programs, load_maps, load_program
 from hxdp.errors import ElfError, HxdpError
 from hxdp.program import Program
 
@@ -70,7 +70,10 @@ def test_legacy_maps(elf_objects: dict[str, Path]) -> None:
 def test_global_data(elf_objects: dict[str, Path]) -> None:
     obj = elf_objects["globals"]
     prog = load_program(obj)
-    by_name = {m.name: m for m in prog.maps}
+    by_name = {m.section: m for m in prog.maps}
+    # named as libbpf names them (what the kernel and bpftool show)
+    assert {m.name: m.section for m in prog.maps} == {"globals.data": ".data", "globals.rodata": ".rodata",
+                                                     "globals.bss": ".bss"}
     with open(obj, "rb") as fh:
         elf = ELFFile(fh)
         data = elf.get_section_by_name(".data").data()
@@ -86,7 +89,7 @@ def test_global_data(elf_objects: dict[str, Path]) -> None:
     assert by_name[".rodata"].flags & 0x80  # BPF_F_RDONLY_PROG
     assert struct.unpack_from("<i", data, sym_off["packets"])[0] == 100
     assert struct.unpack_from("<I", rodata, sym_off["drop_port"])[0] == 53
-    refs = {(n, o) for _s, n, o in _map_refs(prog)}
+    refs = {(n.removeprefix("globals"), o) for _s, n, o in _map_refs(prog)}
     assert (".data", sym_off["packets"]) in refs
     assert (".bss", sym_off["bytes_seen"]) in refs
     assert (".rodata", sym_off["drop_port"]) in refs
@@ -96,6 +99,13 @@ def test_global_data(elf_objects: dict[str, Path]) -> None:
     assert struct.unpack_from("<I", data, hidden[0])[0] == 0x1234
     # strings: the format string of bpf_printk lives in read-only data at the offset the code uses
     assert any(n == ".rodata" and rodata[o:].startswith(b"len %u\0") for n, o in refs)
+
+
+def test_libbpf_data_map_names() -> None:
+    assert libbpf_data_map_name("/x/globals.o", ".rodata") == "globals.rodata"
+    assert libbpf_data_map_name("xdp_router_ipv4.bpf.o", ".data") == "xdp_rout.data"
+    assert libbpf_data_map_name("a-b.o", ".bss") == "a_b.bss"
+    assert libbpf_data_map_name("prog.o", ".rodata.str1.1") == ".rodata.str1.1"
 
 
 def _call_targets(prog: Program) -> list[tuple[int, str]]:
@@ -243,3 +253,24 @@ def test_btf_maps_need_btf(tmp_path: Path) -> None:
     subprocess.run(["llvm-objcopy", "--remove-section=.BTF", "--remove-section=.rel.BTF", str(obj)], check=True)
     with pytest.raises(ElfError, match=r"need the \.BTF section"):
         load_program(obj)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("name", ["maps_btf", "globals", "atomics", "subprogs"])
+def test_maps_agree_with_libbpf(elf_objects: dict[str, Path], name: str) -> None:
+    """The loader's map list (names, types, sizes, entries) is what libbpf creates in the kernel."""
+    from hxdp import kernel
+
+    ok, reason = kernel.available()
+    if not ok:
+        pytest.skip(f"kernel oracle unavailable: {reason}")
+    obj = elf_objects[name]
+    prog = next(p for _s, p in list_programs(obj))
+    ours = {m.name: (m.type, m.key_size, m.value_size, m.max_entries) for m in load_program(obj, prog=prog).maps}
+    with kernel.KernelProgram(obj, prog=prog) as kp:
+        theirs = {m.name: (m.type, m.key_size, m.value_size, m.max_entries) for m in kp.maps.values()}
+        dump = kp.dump()
+    assert ours == theirs
+    for m in load_program(obj, prog=prog).maps:  # global data starts with the object's initial bytes
+        if m.initial is not None:
+            assert dump[m.name] == {bytes(4): m.initial}

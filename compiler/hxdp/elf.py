@@ -84,6 +84,16 @@ def _is_global_data(name: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in GLOBAL_DATA_PREFIXES)
 
 
+def libbpf_data_map_name(obj_path: str, section: str) -> str:
+    """The name libbpf (and so the kernel, bpftool) gives the map of a global data section: "prog.rodata"."""
+    obj_name = os.path.basename(obj_path).split(".", 1)[0]
+    obj_len = 16  # BPF_OBJ_NAME_LEN
+    sfx_len = min(max(7, len(section)), obj_len - 1)
+    pfx_len = 0 if "." in section[1:] else min(obj_len - sfx_len - 1, len(obj_name))
+    name = obj_name[:pfx_len] + section[:sfx_len]
+    return "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+
+
 def _is_xdp_section(name: str) -> bool:
     return name.startswith("xdp")
 
@@ -238,7 +248,8 @@ class BpfObject:
                 flags = BPF_F_MMAPABLE | (BPF_F_RDONLY_PROG if sec.name.startswith(".rodata") else 0)
                 initial = sec.data if sec.type != "SHT_NOBITS" else bytes(sec.size)
                 self._data_map[sec.index] = len(self.maps)
-                self._add_map(MapDef(sec.name, MAP_TYPE_ARRAY, 4, sec.size, 1, flags, initial=bytes(initial),
+                name = libbpf_data_map_name(self.path, sec.name)
+                self._add_map(MapDef(name, MAP_TYPE_ARRAY, 4, sec.size, 1, flags, initial=bytes(initial),
                                      section=sec.name), None)
 
     def _btf_map_def(self, name: str, type_id: int) -> MapDef:
