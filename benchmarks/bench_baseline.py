@@ -1,0 +1,115 @@
+"""Linux XDP baseline of the xdp_progs/ suite: `python benchmarks/bench_baseline.py` -> benchmarks/out/baseline.json.
+
+Every built object (xdp_progs/build/NAME.o) is measured by `hxdp.baseline` with its traffic
+(xdp_progs/traffic/NAME.pcap, or a generated 64-byte UDP trace when the program has none) and its initial maps
+(xdp_progs/maps/NAME.json when present). With --sephirot FILE (JSON {"NAME": cycles_per_packet, ...} or a list of
+{"program": NAME, "cycles_per_packet": C}) the table gets the Sephirot Mpps (156.25 / C) and the Sephirot/Linux
+ratio of each mode. Needs root (bpf(), network namespaces).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from hxdp import baseline
+from hxdp.atomic_write import write_atomic
+from hxdp.errors import HxdpError
+from hxdp.pcap import write_pcap
+from hxdp.suite import PROGS_DIR, programs
+from hxdp.traffic import generate
+
+OUT_DIR = Path(__file__).resolve().parent / "out"
+
+
+def sephirot_cycles(path: str | None) -> dict[str, float]:
+    """Cycles/packet per program name from a Sephirot results file (see the module docstring)."""
+    if not path:
+        return {}
+    doc = json.loads(Path(path).read_text())
+    if isinstance(doc, dict) and "results" in doc:
+        doc = doc["results"]
+    out: dict[str, float] = {}
+    if isinstance(doc, dict):
+        for name, v in doc.items():
+            c = v.get("cycles_per_packet") if isinstance(v, dict) else v
+            if isinstance(c, int | float) and c > 0:
+                out[name] = float(c)
+    elif isinstance(doc, list):
+        for item in doc:
+            name = item.get("program") or item.get("name")
+            c = item.get("cycles_per_packet") or item.get("cycles")
+            if name and isinstance(c, int | float) and c > 0:
+                out[name] = float(c)
+    return out
+
+
+def default_pcap(out_dir: Path) -> Path:
+    """A 64-byte UDP trace over 4 flows, for programs without their own traffic."""
+    path = out_dir / "default_udp_64B.pcap"
+    write_pcap(path, generate(flows=4, count=16, size=64, proto="udp", seed=1))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--progs", type=Path, default=PROGS_DIR, help="the suite folder (default xdp_progs/)")
+    ap.add_argument("--only", nargs="*", help="program names to measure (default: all built)")
+    ap.add_argument("--out", type=Path, default=OUT_DIR / "baseline.json")
+    ap.add_argument("--repeat", type=int, default=1_000_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--max-packets", type=int, default=4)
+    ap.add_argument("--sephirot", help="Sephirot cycles/packet per program (JSON)")
+    ap.add_argument("--no-veth", action="store_true", help="BPF_PROG_TEST_RUN only")
+    ap.add_argument("--no-native", action="store_true", help="skip the attached native-XDP mode")
+    args = ap.parse_args(argv)
+
+    ok, why = baseline.available()
+    if not ok:
+        print(f"bench_baseline: bpf() unavailable: {why}", file=sys.stderr)
+        return 1
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    cycles = sephirot_cycles(args.sephirot)
+    fallback: Path | None = None
+    results: list[baseline.BaselineResult] = []
+    failures: dict[str, str] = {}
+    suite = [p for p in programs(args.progs) if not args.only or p.name in args.only]
+    t0 = time.monotonic()
+    for prog in suite:
+        if not prog.obj.exists():
+            failures[prog.name] = f"{prog.obj} not built (make progs)"
+            continue
+        if prog.traffic.exists():
+            pcap = prog.traffic
+        else:
+            fallback = fallback or default_pcap(args.out.parent)
+            pcap = fallback
+        opt = baseline.Options(repeat=args.repeat, runs=args.runs, max_packets=args.max_packets,
+                               veth=not args.no_veth, native=not args.no_native,
+                               sephirot_cycles=cycles.get(prog.name))
+        print(f"... {prog.name} ({pcap.name})", file=sys.stderr, flush=True)
+        try:
+            r = baseline.run_baseline(str(prog.obj), str(pcap), maps=str(prog.maps) if prog.maps.exists() else None,
+                                      options=opt)
+        except HxdpError as exc:
+            failures[prog.name] = str(exc)
+            print(f"    failed: {exc}", file=sys.stderr)
+            continue
+        r.program = prog.name  # the suite's name (the object's function name may differ)
+        results.append(r)
+    elapsed = time.monotonic() - t0
+    print(baseline.format_table(results))
+    for name, why in failures.items():
+        print(f"{name}: not measured: {why}")
+    extra = {"suite": str(args.progs), "elapsed_s": round(elapsed, 1), "failures": failures,
+             "sephirot_source": args.sephirot}
+    write_atomic(args.out, baseline.to_json(results, extra))
+    print(f"wrote {args.out} ({len(results)} programs, {elapsed:.0f} s)")
+    return 0 if results else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
