@@ -46,8 +46,19 @@ def hxdp_disasm(*args: str, capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_disasm_matches_llvm_objdump(elf_objects: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert _compare_all(elf_objects, capsys) > 150
+
+
+def test_disasm_matches_llvm_objdump_on_xdp_progs(xdp_prog_objects: dict[str, Path],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    if not xdp_prog_objects:
+        pytest.skip("no xdp_progs/*.c in this checkout")
+    assert _compare_all(xdp_prog_objects, capsys) > 10 * len(xdp_prog_objects)
+
+
+def _compare_all(objects: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> int:
     checked = 0
-    for name, obj in elf_objects.items():
+    for name, obj in objects.items():
         ours = parse_listing(hxdp_disasm(str(obj), capsys=capsys))
         ref = parse_listing(objdump(obj))
         alu32 = None
@@ -62,7 +73,7 @@ def test_disasm_matches_llvm_objdump(elf_objects: dict[str, Path], capsys: pytes
                 ref_text = alu32[key][1]
             assert text == ref_text, f"{name} {key}: {text!r} != llvm-objdump {ref_text!r}"
             checked += 1
-    assert checked > 150
+    return checked
 
 
 def test_disasm_section_and_prog(elf_objects: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

@@ -274,3 +274,18 @@ def test_maps_agree_with_libbpf(elf_objects: dict[str, Path], name: str) -> None
     for m in load_program(obj, prog=prog).maps:  # global data starts with the object's initial bytes
         if m.initial is not None:
             assert dump[m.name] == {bytes(4): m.initial}
+
+
+def test_every_xdp_prog_loads(xdp_prog_objects: dict[str, Path]) -> None:
+    """The project's own programs load; every map reference and call lands on a map or a function start."""
+    for name, obj in xdp_prog_objects.items():
+        for section, fn in list_programs(obj):
+            prog = load_program(obj, section=section, prog=fn)
+            assert prog.insns and prog.insns[-1].opcode in (0x95, 0x05), name  # ends with exit or a jump back
+            for i, ins in enumerate(prog.insns):
+                if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE):
+                    assert 0 <= ins.imm < len(prog.maps), (name, i)
+                    if ins.src == T.PSEUDO_MAP_VALUE:
+                        assert 0 <= prog.insns[i + 1].imm < prog.maps[ins.imm].value_size, (name, i)
+                if ins.opcode == 0x85 and ins.src == T.CALL_LOCAL:
+                    assert i + 1 + ins.imm in prog.functions, (name, i)
