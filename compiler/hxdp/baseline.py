@@ -1,4 +1,25 @@
-"""Linux XDP performance baseline: BPF_PROG_TEST_RUN timing and native XDP through the veth driver in a netns."""
+"""Linux XDP performance baseline: BPF_PROG_TEST_RUN timing and native XDP through the veth driver in a netns.
+
+Modes (each measured per distinct packet of the pcap, the first --max-packets of them, medians of --runs runs,
+then averaged with the packets' weights in the pcap):
+- test_run: BPF_PROG_TEST_RUN with `repeat` (JIT as configured, bpf_jit_enable is recorded). The kernel's average
+  is rounded down to whole ns, so the wall clock around the syscall is reported too and gives the Mpps.
+  A test run with repeat > 1 puts the program into the kernel's XDP dispatcher and takes it out again, which
+  costs 15-30 ms of RCU synchronisation per call (wall clock only): the program is therefore kept attached to a
+  spare veth ("parked") while it is timed, so that the dispatcher already holds it. Without veth (--no-veth)
+  the wall clock includes that cost and the Mpps come from the kernel's average.
+- veth_live: live-frames test run (BPF_F_TEST_XDP_LIVE_FRAMES, batch_size) in the tool's namespace with an
+  xdp_md naming veth `a` as the ingress: XDP_TX and redirected frames go through the veth driver to `b`, where an
+  XDP_DROP sink gives them the NAPI receive path; XDP_PASS frames enter the network stack of the namespace.
+- veth_native: the program attached in native mode to `b`, fed through the veth by an injector (r0 = XDP_TX)
+  test-run in live-frames mode on `a`; `a` has the XDP_DROP sink for what the program sends back. Injector and
+  receiver run on the same CPU (the veth NAPI runs in the injector's softirq). ns/packet = wall clock of the
+  injection / frames counted on `b` (rx_packets), `delivered` = counted / injected.
+Devmap entries of the maps file are pointed at the device the program runs on (test_run, veth_live: `a`;
+veth_native: `b`): the ifindexes of the file belong to another machine. The namespace (hxb-<pid>-<token>) holds
+both veth pairs and is deleted on exit, on exceptions and on SIGINT/SIGTERM/SIGHUP; namespaces of dead baseline
+processes are removed when the next one starts. The object is loaded by the kernel oracle (hxdp.kernel).
+"""
 
 from __future__ import annotations
 
@@ -28,7 +49,6 @@ from .pcap import read_pcap
 
 SEPHIROT_MHZ = 156.25
 BPF_PROG_TYPE_XDP = 6
-BPF_XDP = 37  # enum bpf_attach_type
 BPF_F_TEST_XDP_LIVE_FRAMES = 1 << 1
 XDP_FLAGS_DRV_MODE = 1 << 2
 CLONE_NEWNET = 0x40000000
