@@ -1,0 +1,152 @@
+"""The parallelizing compiler: eBPF program -> VLIW ROM (CFG, reduction, ISA extensions, scheduling, verify)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, fields
+
+from .. import isa_table as T
+from .. import params
+from ..errors import CompileError, HxdpError
+from ..isa import Insn
+from ..maps import MapLayout
+from ..program import Program
+from ..rom import Rom
+from . import extend, reduce
+from .cfg import Cfg, build_cfg
+from .regalloc import allocate
+from .schedule import emit, schedule
+from .verify import verify_rom
+
+__all__ = ["CompileError", "CompileOptions", "CompileResult", "compile_insns", "compile_program"]
+
+
+@dataclass
+class CompileOptions:
+    """Every pass can be switched off for the evaluation (paper Fig. 7-9)."""
+
+    lanes: int = params.LANES
+    bounds: bool = True  # remove packet bounds checks
+    zeroing: bool = True  # remove zeroing of never-written stack bytes
+    alu3: bool = True  # three-operand ALU
+    ld6: bool = True  # 6-byte load/store
+    exit_action: bool = True  # exit with action
+    tail_dup: bool = True  # copy small exit blocks into their predecessors
+    hoist: bool = True  # superblock scheduling: code motion across blocks, several branches per row
+    speculate: bool = True  # move side-effect-free ops above side exits
+    rename: bool = True  # register renaming onto r0-r15
+    lanes_sweep: tuple[int, ...] = ()  # also report rows for these lane counts (Fig. 8)
+    imem_rows: int = params.IMEM_ROWS
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in fields(cls) if f.type in ("bool", bool)]
+
+
+@dataclass
+class CompileResult:
+    rom: Rom
+    layout: MapLayout
+    report: dict = field(default_factory=dict)
+
+
+def _count(cfg: Cfg) -> int:
+    return cfg.count()
+
+
+def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None) -> tuple[Rom, set]:
+    counts: dict[str, int] = {}
+    counts["cfg"] = _count(cfg)
+    if opts.bounds:
+        reduce.remove_bounds_checks(cfg)
+    if opts.zeroing:
+        reduce.remove_zeroing(cfg)
+    reduce.dead_code(cfg)
+    counts["reduced"] = _count(cfg)
+    if opts.tail_dup:
+        extend.duplicate_exits(cfg)
+    if opts.exit_action:
+        extend.exit_actions(cfg)
+        reduce.dead_code(cfg)
+        counts["exit_action"] = _count(cfg)
+    if opts.alu3:
+        extend.alu3(cfg)
+        counts["alu3"] = _count(cfg)
+    if opts.ld6:
+        extend.ld6(cfg)
+        counts["ld6"] = _count(cfg)
+    reduce.dead_code(cfg)
+    counts["extended"] = _count(cfg)
+    if lanes < 2 and any(op.kind == "lddw" for op in cfg.ops()):
+        raise CompileError(f"lddw needs two adjacent lanes; {lanes} lane(s) cannot hold it")
+    renamed = allocate(cfg, rename=opts.rename)
+    sched = schedule(cfg, lanes, superblocks=opts.hoist, speculate=opts.speculate and opts.hoist)
+    rows = emit(sched.rows, sched.start, lanes)
+    rom = Rom(rows, lanes)
+    verify_rom(rom, sched.disjoint_stores, opts.imem_rows)
+    if report is not None:
+        report["counts"] = counts
+        report["renamed_webs"] = renamed
+    return rom, sched.disjoint_stores
+
+
+def _compile(build, original: int, layout: MapLayout, opts: CompileOptions, name: str) -> CompileResult:
+    t0 = time.perf_counter()
+    report: dict = {"program": name, "lanes": opts.lanes, "original_insns": original}
+    rom, _ = _pipeline(build(), opts, opts.lanes, report)
+    report["counts"] = {"original": original, **report["counts"]}
+    report["rows"] = len(rom.rows)
+    report["slots"] = rom.slots()
+    report["static_ipc"] = round(original / len(rom.rows), 3) if rom.rows else 0.0
+    report["options"] = {n: getattr(opts, n) for n in CompileOptions.names()}
+    if opts.lanes_sweep:
+        sweep: dict[str, int | None] = {}
+        for n in opts.lanes_sweep:
+            try:
+                r, _ = _pipeline(build(), opts, n, None) if n != opts.lanes else (rom, None)
+                sweep[str(n)] = len(r.rows)
+            except CompileError:
+                sweep[str(n)] = None
+        report["rows_by_lanes"] = sweep
+    report["compile_seconds"] = round(time.perf_counter() - t0, 4)
+    return CompileResult(rom, layout, report)
+
+
+def compile_program(program: Program, options: CompileOptions | None = None) -> CompileResult:
+    """Compile a loaded XDP program (maps resolved through its MapLayout)."""
+    opts = options or CompileOptions()
+    for i, m in enumerate(program.maps):
+        if m.type not in params.MAP_TYPES:
+            raise CompileError(f"map {m.name} (id {i}): map type {m.type} is not supported by the hardware")
+    try:
+        layout = MapLayout.from_maps(program.maps)
+    except HxdpError as exc:
+        raise CompileError(str(exc)) from None
+
+    def map_ref(src: int, idx: int, off: int) -> int:
+        if not 0 <= idx < len(program.maps):
+            raise CompileError(f"map reference to map index {idx}: the program has {len(program.maps)} maps")
+        if src == T.PSEUDO_MAP_FD:
+            return layout.handle(idx)
+        try:
+            return layout.value_addr(idx, off)
+        except HxdpError as exc:
+            raise CompileError(str(exc)) from None
+
+    def build() -> Cfg:
+        return build_cfg(program.insns, map_ref, program.functions)
+
+    return _compile(build, len(program.insns), layout, opts, program.name)
+
+
+def compile_insns(insns: list[Insn], options: CompileOptions | None = None) -> CompileResult:
+    """Compile a raw instruction list with no maps (for `hxdp exec`); r1/r2 at entry are the caller's."""
+    opts = options or CompileOptions()
+    layout = MapLayout.from_maps([])
+
+    def build() -> Cfg:
+        cfg = build_cfg(insns, None, None)
+        cfg.raw = True
+        return cfg
+
+    return _compile(build, len(insns), layout, opts, "raw")

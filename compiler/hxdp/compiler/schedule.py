@@ -1,0 +1,314 @@
+"""Superblock list scheduling into VLIW rows (Bernstein conditions as the execution contract defines them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import CompileError
+from ..isa import NOP, Insn
+from .cfg import Cfg
+from .dataflow import Access, State, access_of, liveness, provenance, speculation_safe_load
+from .ir import Op, inverted, ja
+
+
+@dataclass
+class Node:
+    op: Op
+    idx: int  # position in the trace
+    preds: list[tuple[int, int]] = field(default_factory=list)  # (node, latency)
+    succs: list[tuple[int, int]] = field(default_factory=list)
+    prio: int = 0
+    row: int = -1
+    acc: Access | None = None
+
+
+@dataclass
+class Schedule:
+    rows: list[list[Op]]  # lane order; lddw occupies one entry (expanded at emission)
+    start: dict[int, int]  # block id -> first row
+    disjoint_stores: set[tuple[int, int, int]] = field(default_factory=set)  # (row, lane a, lane b) proven
+
+
+def form_traces(cfg: Cfg, superblocks: bool = True) -> list[list[int]]:
+    """Chains of blocks entered only at the top: each next block's only predecessor is the previous block."""
+    preds = cfg.preds()
+    seen: set[int] = set()
+    traces: list[list[int]] = []
+    for bid in cfg.order:
+        if bid in seen:
+            continue
+        trace = [bid]
+        seen.add(bid)
+        while superblocks:
+            cur = cfg.blocks[trace[-1]]
+            t = cur.term
+            nxt = None
+            if t is None:
+                s = cur.fall
+                if s is not None and s not in seen and len(preds[s]) == 1:
+                    nxt = s
+            elif t.kind == "ja":
+                s = t.target
+                if s is not None and s not in seen and len(preds[s]) == 1 and s != cfg.entry:
+                    cur.ops.pop()
+                    cur.fall = s
+                    nxt = s
+            elif t.is_cond:
+                s = cur.fall
+                if s is not None and s not in seen and len(preds[s]) == 1:
+                    nxt = s
+                else:
+                    s2 = t.target
+                    inv = inverted(t)
+                    if s2 is not None and s2 not in seen and len(preds[s2]) == 1 and inv is not None \
+                            and s2 != cfg.entry:
+                        inv.target = cur.fall
+                        cur.ops[-1] = inv
+                        cur.fall = s2
+                        nxt = s2
+            if nxt is None or nxt == cfg.entry:
+                break
+            trace.append(nxt)
+            seen.add(nxt)
+        traces.append(trace)
+    return traces
+
+
+class _TraceScheduler:
+    def __init__(self, ops: list[Op], blocks_of: list[int], states: dict[int, State], live_in: dict[int, set[int]],
+                 lanes: int, speculate: bool) -> None:
+        self.lanes = lanes
+        self.nodes = [Node(op, i) for i, op in enumerate(ops)]
+        self.blocks_of = blocks_of
+        self.states = states
+        self.live_in = live_in
+        self.speculate = speculate
+        self._build()
+
+    def _edge(self, a: int, b: int, lat: int) -> None:
+        self.nodes[b].preds.append((a, lat))
+        self.nodes[a].succs.append((b, lat))
+
+    def _speculable(self, j: Node, br: Node) -> bool:
+        """May j (after branch br in the trace) run even when br is taken?"""
+        if not self.speculate:
+            return False
+        op = j.op
+        if op.is_store or op.is_atomic or op.is_call or op.is_control:
+            return False
+        if op.is_load and not speculation_safe_load(op, self.states.get(id(op))):
+            return False
+        target = br.op.target
+        live = self.live_in.get(target, set()) if target is not None else set()
+        return not (set(op.defs()) & live)
+
+    def _build(self) -> None:
+        last_def: dict[int, int] = {}
+        readers: dict[int, list[int]] = {}
+        mem: list[int] = []
+        branches: list[int] = []
+        since_branch: list[int] = []
+        for n in self.nodes:
+            op = n.op
+            j = n.idx
+            uses = set(op.uses())
+            defs = set(op.defs())
+            for r in uses:
+                if r in last_def:
+                    lat = 0 if (op.kind == "exit" and r == 0) else 1
+                    self._edge(last_def[r], j, lat)
+            for r in defs:
+                if r in last_def:
+                    self._edge(last_def[r], j, 1)
+                for rd in readers.get(r, ()):
+                    if rd != j:
+                        self._edge(rd, j, 0)
+            for r in uses:
+                readers.setdefault(r, []).append(j)
+            for r in defs:
+                last_def[r] = j
+                readers[r] = []
+            # memory
+            if op.is_mem or op.is_call:
+                if op.is_mem:
+                    n.acc = access_of(op, self.states.get(id(op)))
+                for i in reversed(mem):
+                    p = self.nodes[i]
+                    if p.op.is_call:
+                        self._edge(i, j, 1)
+                        break
+                    if op.is_call:
+                        self._edge(i, j, 1 if (p.acc.store) else 0)
+                        continue
+                    assert p.acc is not None and n.acc is not None
+                    if not (p.acc.store or n.acc.store):
+                        continue
+                    if p.op.is_atomic or op.is_atomic:
+                        if not p.acc.disjoint(n.acc):
+                            self._edge(i, j, 1)
+                        continue
+                    if p.acc.disjoint(n.acc):
+                        continue
+                    self._edge(i, j, 1 if p.acc.store else 0)
+                mem.append(j)
+            # control
+            if op.is_control:
+                for i in since_branch:
+                    self._edge(i, j, 0)
+                if branches:
+                    self._edge(branches[-1], j, 0)
+                since_branch = []
+                branches.append(j)
+            else:
+                for b in reversed(branches):
+                    if not self._speculable(n, self.nodes[b]):
+                        self._edge(b, j, 1)
+                        break
+                since_branch.append(j)
+        # priorities: longest latency-weighted path to the end (+1 per op)
+        for n in reversed(self.nodes):
+            best = 0
+            for s, lat in n.succs:
+                best = max(best, self.nodes[s].prio + lat)
+            n.prio = best + 1
+
+    def run(self) -> list[list[Node]]:
+        nodes = self.nodes
+        waiting = [len(n.preds) for n in nodes]
+        earliest = [0] * len(nodes)
+        ready = [n.idx for n in nodes if waiting[n.idx] == 0]
+        rows: list[list[Node]] = []
+        done = 0
+        t = 0
+        while done < len(nodes):
+            row: list[Node] = []
+            used = 0
+            calls = 0
+            atomics = 0
+            memops = 0
+            progress = True
+            while progress:
+                progress = False
+                cands = sorted((i for i in ready if earliest[i] <= t), key=lambda i: (-nodes[i].prio, i))
+                for i in cands:
+                    op = nodes[i].op
+                    need = op.slots
+                    if used + need > self.lanes:
+                        continue
+                    if op.is_call and calls:
+                        continue
+                    if op.is_atomic and memops:
+                        continue
+                    if op.is_mem and atomics:
+                        continue
+                    # place
+                    used += need
+                    calls += op.is_call
+                    atomics += op.is_atomic
+                    memops += op.is_mem
+                    nodes[i].row = t
+                    row.append(nodes[i])
+                    ready.remove(i)
+                    done += 1
+                    for s, lat in nodes[i].succs:
+                        earliest[s] = max(earliest[s], t + lat)
+                        waiting[s] -= 1
+                        if waiting[s] == 0:
+                            ready.append(s)
+                    progress = True
+                    break
+            if not row:
+                raise CompileError(f"internal error: scheduling deadlock at {nodes[ready[0]].op.where()}"
+                                   if ready else "internal error: scheduling deadlock")
+            rows.append(row)
+            t += 1
+        while rows and not rows[-1]:
+            rows.pop()
+        return rows
+
+
+def _lane_order(row: list[Node]) -> list[Op]:
+    wide = [n for n in row if n.op.kind == "lddw"]
+    plain = [n for n in row if n.op.kind != "lddw" and not n.op.is_control]
+    ctrl = sorted((n for n in row if n.op.is_control), key=lambda n: n.idx)
+    return [n.op for n in wide + plain + ctrl]
+
+
+def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = True) -> Schedule:
+    """Schedule the whole program; branch ops keep block-id targets (resolved by emit)."""
+    traces = form_traces(cfg, superblocks)
+    cfg.check()
+    states = provenance(cfg)
+    live_in, _ = liveness(cfg)
+    heads = [t[0] for t in traces]
+    start: dict[int, int] = {}
+    nrow = 0
+    all_rows: list[list[Op]] = []
+    disjoint: set[tuple[int, int, int]] = set()
+    for ti, trace in enumerate(traces):
+        ops: list[Op] = []
+        blocks_of: list[int] = []
+        for bid in trace:
+            for op in cfg.blocks[bid].ops:
+                ops.append(op)
+                blocks_of.append(bid)
+        last = cfg.blocks[trace[-1]]
+        t = last.term
+        if t is None or t.is_cond:
+            nxt = heads[ti + 1] if ti + 1 < len(heads) else None
+            if last.fall != nxt:
+                jop = ja(last.fall)
+                ops.append(jop)
+                blocks_of.append(trace[-1])
+        for bid in trace:
+            start.setdefault(bid, nrow)
+        if not ops:
+            continue
+        sched = _TraceScheduler(ops, blocks_of, states, live_in, lanes, speculate)
+        rows = sched.run()
+        for r, row in enumerate(rows):
+            ordered = _lane_order(row)
+            by_op = {id(n.op): n for n in row}
+            lane_pos = _lanes_of(ordered)
+            for a in range(len(ordered)):
+                for b in range(a + 1, len(ordered)):
+                    na, nb = by_op[id(ordered[a])], by_op[id(ordered[b])]
+                    if na.op.is_store and nb.op.is_store and na.acc is not None and nb.acc is not None \
+                            and na.acc.disjoint(nb.acc):
+                        disjoint.add((nrow + r, lane_pos[a], lane_pos[b]))
+            all_rows.append(ordered)
+        nrow += len(rows)
+    return Schedule(all_rows, start, disjoint)
+
+
+def _lanes_of(ordered: list[Op]) -> list[int]:
+    pos = []
+    lane = 0
+    for op in ordered:
+        pos.append(lane)
+        lane += op.slots
+    return pos
+
+
+def emit(rows: list[list[Op]], start: dict[int, int], lanes: int) -> list[list[Insn]]:
+    """Lane-expanded rows with branch offsets in rows."""
+    out: list[list[Insn]] = []
+    for r, row in enumerate(rows):
+        slots: list[Insn] = []
+        for op in row:
+            if op.is_branch:
+                if op.target not in start:
+                    raise CompileError(f"internal error: branch to unplaced block {op.target}")
+                off = start[op.target] - (r + 1)
+                if not -32768 <= off < 32768:
+                    raise CompileError(f"{op.where()}: branch offset {off} rows out of range")
+                if op.info.name == "gotol":
+                    slots += [Insn(0x05, 0, 0, off, 0)]
+                else:
+                    slots += [Insn(op.opcode, op.dst, op.src, off, op.imm)]
+            else:
+                slots += op.to_insns()
+        if len(slots) > lanes:
+            raise CompileError(f"internal error: row {r} has {len(slots)} slots")
+        out.append(slots + [NOP] * (lanes - len(slots)))
+    return out
