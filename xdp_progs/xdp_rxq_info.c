@@ -1,5 +1,5 @@
 /* xdp_rxq_info: per-CPU and per-RX-queue packet counters, action chosen by configuration, as
- * samples/bpf/xdp_rxq_info_kern.c. config[0] = {action, ifindex, options}: without it the packet is ABORTED.
+ * samples/bpf/xdp_rxq_info_kern.c. config[0] = {action, ifindex, options} (all zero until configured: ABORTED).
  * stats_global (per-CPU) counts processed packets and packets whose ingress ifindex differs from config.ifindex
  * ("issue"); rxq_stats (shared array, atomic adds) does the same per rx_queue_index, queues >= MAX_RXQ sharing the
  * last slot. Option bits: 1 = swap MACs (for TX), 2 = read a packet byte (touch data; frames shorter than 14 bytes

@@ -1,0 +1,184 @@
+"""The xdp_progs/ suite in the kernel: every program loads, and its traffic gives the expected actions and maps."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from elftools.elf.elffile import ELFFile
+from hxdp import params
+from hxdp.kernel import KernelProgram
+from hxdp.pcap import read_pcap
+from kernel_fixtures import CLANG, requires_clang, requires_kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGS = ROOT / "xdp_progs"
+NAMES = sorted(p.stem for p in PROGS.glob("*.c"))
+MAX_INSNS = 600  # comfortably below 256 VLIW rows of 4 lanes
+
+
+@pytest.fixture(scope="session")
+def built() -> Path:
+    if CLANG is None:
+        pytest.skip("clang not installed")
+    res = subprocess.run(["make", "-s", "-C", str(PROGS)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return PROGS / "build"
+
+
+def run_suite(name: str, built: Path) -> tuple[list, dict]:
+    with KernelProgram(built / f"{name}.o") as kp:
+        kp.apply_config(PROGS / "maps" / f"{name}.json")
+        results = [kp.run(p) for p in read_pcap(PROGS / "traffic" / f"{name}.pcap")]
+        return results, kp.dump()
+
+
+def test_suite_is_complete() -> None:
+    expected = {
+        "xdp1",
+        "xdp2",
+        "xdp_adjust_tail",
+        "xdp_router_ipv4",
+        "xdp_rxq_info",
+        "xdp_tx_iptunnel",
+        "xdp_redirect_map",
+        "simple_firewall",
+        "l4_load_balancer",
+        "xdp_drop",
+        "xdp_tx",
+        "xdp_redirect",
+        *(f"map_access_k{n}" for n in (1, 2, 4, 8, 16)),
+        *(f"csum_diff_x{n}" for n in (1, 10, 20, 40)),
+    }
+    assert set(NAMES) == expected
+    for name in NAMES:
+        for sub, ext in (("traffic", "pcap"), ("maps", "json"), ("expect", "json")):
+            assert (PROGS / sub / f"{name}.{ext}").is_file(), f"{sub}/{name}.{ext} missing"
+        head = (PROGS / f"{name}.c").read_text().lstrip()
+        assert head.startswith("/* " + name), f"{name}.c must start with a header comment naming it"
+
+
+def test_traffic_is_reproducible_and_no_runts() -> None:
+    res = subprocess.run([sys.executable, str(PROGS / "gen_traffic.py"), "--check"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    for name in NAMES:
+        frames = read_pcap(PROGS / "traffic" / f"{name}.pcap")
+        assert frames and min(len(f) for f in frames) >= params.PKT_MIN_LEN, name
+        assert max(len(f) for f in frames) <= params.PKT_MAX_LEN, name
+
+
+@requires_clang
+@requires_kernel
+@pytest.mark.kernel
+@pytest.mark.parametrize("name", NAMES)
+def test_program_uses_supported_features(name: str, built: Path) -> None:
+    with open(built / f"{name}.o", "rb") as fh:
+        elf = ELFFile(fh)
+        code = elf.get_section_by_name("xdp")
+        assert code is not None, f'{name}: no SEC("xdp")'
+        insns = [code.data()[i : i + 8] for i in range(0, code.data_size, 8)]
+        assert len(insns) < MAX_INSNS, f"{name}: {len(insns)} instructions"
+        for raw in insns:
+            if raw[0] == 0x85:  # call: helpers of the hardware only, no bpf-to-bpf calls
+                src, imm = raw[1] >> 4, struct.unpack("<i", raw[4:])[0]
+                assert src == 0 and imm in params.HELPERS, f"{name}: call {imm} (src {src})"
+                assert imm not in (5, 7), f"{name}: ktime/prandom in a program"
+    with KernelProgram(built / f"{name}.o") as kp:
+        for m in kp.maps.values():
+            assert m.type in params.MAP_TYPES, f"{name}: map {m.name} type {m.type}"
+
+
+@requires_kernel
+@pytest.mark.kernel
+@pytest.mark.parametrize("name", NAMES)
+def test_expected_actions(name: str, built: Path) -> None:
+    results, _ = run_suite(name, built)
+    counts = Counter(params.ACTION_NAMES.get(r.action, "ABORTED") for r in results)
+    assert dict(counts) == json.loads((PROGS / "expect" / f"{name}.json").read_text())
+
+
+def ip_checksum_ok(hdr: bytes) -> bool:
+    s = sum(struct.unpack(f"!{len(hdr) // 2}H", hdr))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s == 0xFFFF
+
+
+@requires_kernel
+@pytest.mark.kernel
+class TestBehaviour:
+    """Program-specific checks of output bytes and maps (beyond action counts)."""
+
+    def test_xdp1_counts_protocols(self, built: Path) -> None:
+        _, maps = run_suite("xdp1", built)
+        got = {struct.unpack("<I", k)[0]: struct.unpack("<Q", v)[0] for k, v in maps["rxcnt"].items() if v != bytes(8)}
+        assert got == {0: 2, 1: 1, 6: 3, 17: 5, 58: 1}
+
+    def test_xdp_tx_swaps_macs(self, built: Path) -> None:
+        frames = read_pcap(PROGS / "traffic" / "xdp_tx.pcap")
+        results, _ = run_suite("xdp_tx", built)
+        for f, r in zip(frames, results, strict=True):
+            assert r.packet == f[6:12] + f[0:6] + f[12:]
+
+    def test_adjust_tail_builds_icmp_too_big(self, built: Path) -> None:
+        results, maps = run_suite("xdp_adjust_tail", built)
+        replies = [r.packet for r in results if r.action == params.XDP_TX]
+        assert len(replies) == 3 and all(len(p) == 126 for p in replies)
+        for p in replies:
+            assert p[23] == 1 and p[34:36] == b"\x03\x04"  # ICMP, type 3 code 4
+            assert ip_checksum_ok(p[14:34]) and ip_checksum_ok(p[34:126])
+            assert struct.unpack("!H", p[40:42])[0] == 600 - 14  # next-hop MTU
+        assert maps["icmpcnt"][bytes(4)] == struct.pack("<Q", 3)
+
+    def test_router_rewrites_and_counts(self, built: Path) -> None:
+        frames = read_pcap(PROGS / "traffic" / "xdp_router_ipv4.pcap")
+        results, maps = run_suite("xdp_router_ipv4", built)
+        out = results[0].packet
+        assert out[0:6] == bytes.fromhex("020000000101") and out[6:12] == bytes.fromhex("020000000010")
+        assert out[22] == frames[0][22] - 1 and ip_checksum_ok(out[14:34])
+        assert results[2].packet[0:6] == bytes.fromhex("020000000103")  # directly connected host
+        per_port = {struct.unpack("<I", k)[0]: struct.unpack("<Q", v)[0] for k, v in maps["stats"].items()}
+        assert per_port == {0: 2, 1: 2, 2: 1, 3: 1}
+
+    def test_rxq_info_drop_configuration(self, built: Path) -> None:
+        with KernelProgram(built / "xdp_rxq_info.o") as kp:
+            # the array entry config[0] exists from the start, all zero: action 0 (ABORTED), ifindex 0
+            assert kp.run(read_pcap(PROGS / "traffic" / "xdp_rxq_info.pcap")[0]).action == params.XDP_ABORTED
+            kp.apply_config({"maps": {"config": [{"key": "00000000", "value": "010000000200000000000000"}]}})
+            frames = read_pcap(PROGS / "traffic" / "xdp_rxq_info.pcap")
+            assert {kp.run(f).action for f in frames} == {params.XDP_DROP}
+            maps = kp.dump()
+        # 13 runs, all with ingress 1 != configured ifindex (0, then 2), all on queue 0
+        assert maps["stats_global"][bytes(4)] == struct.pack("<QQ", 13, 13)
+        assert maps["rxq_stats"][bytes(4)] == struct.pack("<QQ", 13, 0)
+
+    def test_iptunnel_encapsulates(self, built: Path) -> None:
+        frames = read_pcap(PROGS / "traffic" / "xdp_tx_iptunnel.pcap")
+        results, _ = run_suite("xdp_tx_iptunnel", built)
+        out = results[0].packet
+        assert len(out) == len(frames[0]) + 20 and out[23] == 4 and ip_checksum_ok(out[14:34])
+        assert out[34:] == frames[0][14:]  # the inner packet is intact
+        v6 = results[6].packet
+        assert len(v6) == len(frames[6]) + 40 and v6[20] == 41
+
+    def test_firewall_flows(self, built: Path) -> None:
+        _, maps = run_suite("simple_firewall", built)
+        assert len(maps["flows"]) == 2
+        packets = sorted(struct.unpack("<IIQ", v)[2] for v in maps["flows"].values())
+        assert packets == [2, 3]
+
+    def test_load_balancer_consistency(self, built: Path) -> None:
+        results, maps = run_suite("l4_load_balancer", built)
+        outer_dst = [r.packet[30:34] for r in results[:12]]
+        assert outer_dst[:6] == [outer_dst[6], *outer_dst[7:12]]  # repeated flows keep their backend
+        for r in results:
+            if r.action == params.XDP_TX:
+                assert r.packet[23] == 4 and ip_checksum_ok(r.packet[14:34])
+        stats = {struct.unpack("<I", k)[0]: struct.unpack("<QQ", v) for k, v in maps["stats"].items()}
+        assert [stats[i][0] for i in range(4)] == [12, 3, 2, 1]
+        assert len(maps["conn_table"]) == 12
