@@ -260,3 +260,20 @@ def test_maps_against_kernel(seed: int, tmp_path: Path) -> None:
                 got_v, want_v = model.lookup(mid, key), kp.lookup(md.name, key, kp._run_cpu())
                 assert got_v == want_v, f"step {step}: lookup {md.name} {key.hex()}"
         assert model.dump() == kp.dump()
+
+
+def test_map_access_latency_does_not_depend_on_key_size() -> None:
+    from hxdp.helpers import helper_latency
+
+    lookup, update = params.HELPER_IDS["map_lookup_elem"], params.HELPER_IDS["map_update_elem"]
+    costs = set()
+    for ks in range(1, 17):
+        s = state(MapDef("h", T["hash"], ks, 8, 16))
+        key = bytes(range(1, ks + 1))
+        assert s.update(0, key, u64(1)) == 0
+        up = helper_latency(update, s.last_probes, ks, 8)
+        assert s.lookup_offset(0, key) is not None
+        costs.add((up, helper_latency(lookup, s.last_probes, ks)))
+    assert len(costs) == 1
+    csum = params.HELPER_IDS["csum_diff"]
+    assert helper_latency(csum, size=4) < helper_latency(csum, size=40) < helper_latency(csum, size=400)
