@@ -289,3 +289,24 @@ def test_every_xdp_prog_loads(xdp_prog_objects: dict[str, Path]) -> None:
                         assert 0 <= prog.insns[i + 1].imm < prog.maps[ins.imm].value_size, (name, i)
                 if ins.opcode == 0x85 and ins.src == T.CALL_LOCAL:
                     assert i + 1 + ins.imm in prog.functions, (name, i)
+
+
+def test_corrupted_objects_give_one_line_errors(elf_objects: dict[str, Path], tmp_path: Path) -> None:
+    """Random byte corruptions either still load or raise a one-line ElfError, never another exception."""
+    rng = random.Random(2024)
+    path = tmp_path / "fuzz.o"
+    errors = 0
+    for name in ("globals", "subprogs", "maps_btf", "maps_legacy"):
+        base = elf_objects[name].read_bytes()
+        for _ in range(60):
+            data = bytearray(base)
+            for _ in range(rng.randint(1, 6)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+            path.write_bytes(bytes(data))
+            try:
+                for section, fn in list_programs(path):
+                    load_program(path, section, fn)
+            except ElfError as exc:
+                assert "\n" not in str(exc)
+                errors += 1
+    assert errors > 0

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from elftools.common.exceptions import ELFError as _PyElfError
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 from . import isa_table as T
 from .btf import KIND_ARRAY, KIND_PTR, KIND_STRUCT, KIND_UNION, Btf
@@ -38,6 +39,7 @@ MAP_TYPE_ARRAY = 2
 BPF_F_RDONLY_PROG = 0x80
 BPF_F_MMAPABLE = 0x400
 GLOBAL_DATA_PREFIXES = (".data", ".rodata", ".bss")
+MAX_GLOBAL_DATA = 1 << 26  # bytes of one global data section (the kernel's array value limit is lower still)
 LEGACY_MAP_DEF_SIZE = 20  # struct bpf_map_def: type, key_size, value_size, max_entries, map_flags (u32 each)
 _BTF_MAP_INT_FIELDS = ("type", "max_entries", "map_flags", "key_size", "value_size", "numa_node", "pinning",
                        "map_extra")
@@ -113,7 +115,8 @@ class BpfObject:
             self._load(ELFFile(io.BytesIO(data)), len(data))
         except ElfError:
             raise
-        except (_PyElfError, struct.error, ValueError, KeyError, IndexError, UnicodeDecodeError) as exc:
+        except (_PyElfError, struct.error, ValueError, KeyError, IndexError, ArithmeticError, AttributeError,
+                TypeError) as exc:
             raise ElfError(f"{self.path}: malformed ELF: {exc}") from None
 
     # --- parsing -------------------------------------------------------------------------------------------
@@ -151,6 +154,8 @@ class BpfObject:
         self.symbols: list[_Sym] = []
         symtab = elf.get_section_by_name(".symtab")
         if symtab is not None:
+            if not isinstance(symtab, SymbolTableSection):
+                raise self._err("section .symtab is not a symbol table")
             for s in symtab.iter_symbols():
                 shndx = s["st_shndx"]
                 self.symbols.append(_Sym(s.name, s["st_value"], s["st_size"], s["st_info"]["type"],
@@ -245,6 +250,8 @@ class BpfObject:
                 self._add_map(self._btf_map_def(s.name, var.size_or_type), btf_maps, s.value)
         for sec in self.sections:
             if _is_global_data(sec.name) and sec.size > 0 and sec.flags & 0x2:  # SHF_ALLOC
+                if sec.size > MAX_GLOBAL_DATA:
+                    raise self._err(f"section {sec.name} is {sec.size} bytes, more than {MAX_GLOBAL_DATA}")
                 flags = BPF_F_MMAPABLE | (BPF_F_RDONLY_PROG if sec.name.startswith(".rodata") else 0)
                 initial = sec.data if sec.type != "SHT_NOBITS" else bytes(sec.size)
                 self._data_map[sec.index] = len(self.maps)
@@ -409,7 +416,11 @@ class BpfObject:
 def load_program(path: str | os.PathLike[str], section: str | None = None, prog: str | None = None) -> Program:
     """Load one XDP program from a BPF object, linked with its subprograms, map references resolved."""
     obj = BpfObject(path)
-    return obj.link(obj.select(section, prog))
+    entry = obj.select(section, prog)
+    try:
+        return obj.link(entry)
+    except (struct.error, ValueError, IndexError, ArithmeticError) as exc:
+        raise ElfError(f"{path}: malformed code in {entry.section.name}: {exc}") from None
 
 
 def list_programs(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
