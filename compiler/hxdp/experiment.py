@@ -1,0 +1,1441 @@
+"""The evaluation harness: reproduces the hXDP paper's figures (Section 5) with checkpoints, CSV/JSON and plots."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import importlib
+import inspect
+import io
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from . import params
+from .errors import HxdpError
+
+CLOCK_MHZ = params.CLOCK_MHZ  # 156.25 MHz, the NetFPGA-SUME clock of the paper
+NS_PER_CYCLE = 1000.0 / CLOCK_MHZ  # 6.4 ns
+ROOT = Path(__file__).resolve().parents[2]
+SEPHIROT_RTL = ROOT / "sephirot" / "rtl"
+
+# ----------------------------------------------------------------------------------------------------------------
+# The paper's numbers (hXDP, OSDI'20, /work/shared/reference/hxdp-osdi20.txt). Only numbers printed in the text or
+# its tables are here; the bar heights of Figures 7-15 are not in the text and are not guessed.
+# ----------------------------------------------------------------------------------------------------------------
+
+PAPER_TABLE3 = {  # Section 5.2.2, Table 3: program -> (eBPF instructions, x86 IPC, hXDP static IPC)
+    "xdp1": (61, 2.20, 1.70),
+    "xdp2": (78, 2.19, 1.81),
+    "xdp_adjust_tail": (117, 2.37, 2.72),
+    "router_ipv4": (119, 2.38, 2.38),
+    "rxq_info": (81, 2.81, 1.76),
+    "tx_ip_tunnel": (283, 2.24, 2.83),
+    "simple_firewall": (72, 2.16, 2.66),
+    "Katran": (268, 2.32, 2.62),
+}
+PAPER_NAMES = {  # paper's program name -> the program of xdp_progs/ that plays its role
+    "xdp1": "xdp1",
+    "xdp2": "xdp2",
+    "xdp_adjust_tail": "xdp_adjust_tail",
+    "router_ipv4": "xdp_router_ipv4",
+    "rxq_info": "xdp_rxq_info",
+    "tx_ip_tunnel": "xdp_tx_iptunnel",
+    "simple_firewall": "simple_firewall",
+    "Katran": "l4_load_balancer",  # Katran-like, written in this project: not the same code
+}
+OURS_TO_PAPER = {v: k for k, v in PAPER_NAMES.items()}
+PAPER_MPPS = {  # our program -> (hXDP Mpps, x86 core @3.7 GHz Mpps, where in the paper)
+    "xdp_drop": (52.0, 38.0, "Sec. 5.2.2 Baseline, Fig. 13"),
+    "xdp_tx": (22.5, 12.0, "Sec. 5.2.2 Baseline, Fig. 13"),
+    "xdp_redirect": (15.0, 11.0, "Sec. 5.2.2 Baseline, Fig. 13"),
+    # x86 figure derived from 'only 12% slower than ... x86 CPU core clocked at 3.7GHz': 6.53 / 0.88
+    "simple_firewall": (6.53, 6.53 / 0.88, "Sec. 5.2.1, Fig. 10"),
+}
+PAPER_NOTES = {
+    "xdp_drop_no_early_exit_mpps": (22.0, "Sec. 5.2.2: 'Disabling the optimization brings down ... to 22Mpps'"),
+    "simple_firewall_hand_optimised_mpps": (7.1, "Sec. 6: 'hand-optimize the simple firewall ... 7.1Mpps'"),
+    "fig7_adjust_tail_6B_ldst_pct": (18.0, "Sec. 5.1: 6B load/store '18% reduction' on xdp_adjust_tail"),
+    "fig7_firewall_bounds_checks_pct": (19.0, "Sec. 5.1: bound checks 'account for 19%' of simple_firewall"),
+    "fig7_exit_action_pct": ("5-10", "Sec. 5.1: parametrized exit 'reduces ... by up to 5-10%'"),
+    "fig8_fourth_lane_pct": (5.0, "Sec. 5.1: 'Adding a fourth execution lane reduces ... by an additional 5%'"),
+    "fig11_latency": ("about 10x lower than x86", "Sec. 5.2.1, Fig. 11 (no absolute numbers in the text)"),
+    "fig14_map_access": ("constant for keys of 1-16 B", "Sec. 5.2.2, Fig. 14"),
+}
+PAPER_TABLE1 = {  # Section 4.3, Table 1: component -> (logic LUTs, registers FFs, BRAM)
+    "PIQ": (215, 58, 6.5),
+    "APS": (9_000, 10_000, 4),
+    "Sephirot": (27_000, 4_000, None),
+    "Instr mem": (None, None, 7.7),
+    "Stack": (1_000, 136, 16),
+    "HF subsystem": (339, 150, None),
+    "Maps subsystem": (5_800, 2_500, 16),
+    "Total": (42_000, 18_000, 50),
+}
+TARGET_CYCLES = {  # issue 9: cycles per 64-byte packet back to back (paper figure at 156.25 MHz)
+    "xdp_drop": (3, "52 Mpps"),
+    "xdp_tx": (7, "22.5 Mpps"),
+    "xdp_redirect": (10, "15 Mpps"),
+    "simple_firewall": (22, "7.1 Mpps, hand-optimised"),
+}
+TARGET_LUT = 42_000  # the paper's whole IP (Table 1); Sephirot alone was 27K
+
+# ----------------------------------------------------------------------------------------------------------------
+# program sets
+# ----------------------------------------------------------------------------------------------------------------
+
+MICRO_BASE = ("xdp_drop", "xdp_tx", "xdp_redirect")
+MAP_ACCESS = tuple(f"map_access_k{k}" for k in (1, 2, 4, 8, 16))
+CSUM_DIFF = tuple(f"csum_diff_x{n}" for n in (1, 10, 20, 40))
+QUICK_PROGRAMS = ("xdp_drop", "xdp_tx", "xdp1")
+LATENCY_SIZES = (64, 128, 256, 512, 1024, 1500)
+QUICK_LATENCY_SIZES = (64, 1500)
+LANES = tuple(range(1, 9))
+OPTIMISATIONS = ("bounds", "zeroing", "ldst6", "alu3", "exit_action")
+OPT_TITLES = {
+    "bounds": "bounds checks",
+    "zeroing": "zeroing",
+    "ldst6": "6B load/store",
+    "alu3": "3-operand ALU",
+    "exit_action": "exit with action",
+    "code_motion": "code motion",
+}
+# fig9: passes switched on one group at a time, at 4 lanes
+FIG9_STEPS = (
+    ("parallel", "instruction parallelization", {o: False for o in (*OPTIMISATIONS, "code_motion")}),
+    ("reduce", "bounds checks + zeroing", {o: False for o in ("ldst6", "alu3", "exit_action", "code_motion")}),
+    ("extend", "ISA extensions", {"code_motion": False}),
+    ("all", "code motion", {}),
+)
+
+
+class ExperimentError(HxdpError):
+    """The evaluation harness was used wrongly (unknown experiment, unreadable checkpoint)."""
+
+
+class NotAvailable(Exception):
+    """A measurement whose piece (compiler, RTL, kernel, yosys) is missing: reported, never invented."""
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# harness: experiments, points, checkpoints
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """What measurements share in one run: the output folder, the mode and in-process caches."""
+
+    out: Path
+    quick: bool = False
+    cache: dict[Any, Any] = field(default_factory=dict)
+    log: Callable[[str], None] = lambda msg: None
+
+    @property
+    def n_packets(self) -> int:
+        return 32 if self.quick else 512
+
+
+Record = dict[str, Any]
+Measure = Callable[[Context, str], Record]
+
+
+@dataclass
+class Check:
+    """A target the evaluation must check: status is 'pass', 'fail' or 'n/a' (with the reason in detail)."""
+
+    name: str
+    status: str
+    value: str
+    limit: str
+    detail: str = ""
+
+
+@dataclass
+class Experiment:
+    """One figure/table: the points it needs and how it turns their records into files and checks."""
+
+    name: str
+    title: str
+    points: Callable[[Context], list[str]]
+    report: Callable[[Context, Experiment, dict[str, Record]], list[Check]]
+    quick_default: bool = True  # part of `--quick` with no names
+
+
+def checkpoint_path(out: Path, quick: bool) -> Path:
+    return out / ("checkpoint-quick.jsonl" if quick else "checkpoint.jsonl")
+
+
+def load_checkpoint(path: Path) -> dict[str, Record]:
+    """Point key -> record; a torn last line (interrupted write) is ignored, any other bad line is an error."""
+    done: dict[str, Record] = {}
+    if not path.exists():
+        return done
+    lines = path.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            done[entry["point"]] = entry["record"]
+        except (ValueError, KeyError, TypeError) as exc:
+            if i == len(lines) - 1:
+                break
+            raise ExperimentError(f"{path}:{i + 1}: not a checkpoint line ({exc})") from None
+    return done
+
+
+def append_checkpoint(path: Path, key: str, record: Record) -> None:
+    line = json.dumps({"point": key, "record": record}, sort_keys=True, default=_json_default)
+    with path.open("a") as f:
+        f.write(line + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, bytes):
+        return obj.hex()
+    if isinstance(obj, Path):
+        return str(obj)
+    if is_dataclass(obj):
+        return {f.name: getattr(obj, f.name) for f in fields(obj)}
+    if isinstance(obj, set | frozenset | tuple):
+        return sorted(obj) if isinstance(obj, set | frozenset) else list(obj)
+    return repr(obj)
+
+
+def measure_point(ctx: Context, key: str, measures: dict[str, Measure]) -> Record:
+    """Run one point; a missing piece gives status 'n/a', an exception 'error' (both with the reason)."""
+    kind = key.split(":", 1)[0]
+    fn = measures.get(kind)
+    if fn is None:
+        return {"status": "error", "reason": f"no measurement named {kind!r}"}
+    t0 = time.perf_counter()
+    try:
+        rec = fn(ctx, key)
+        rec.setdefault("status", "ok")
+    except NotAvailable as exc:
+        rec = {"status": "n/a", "reason": str(exc)}
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # a point that fails is reported, the others still run
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+        rec = {"status": "error", "reason": f"{type(exc).__name__}: {exc}{where}"}
+    rec["seconds"] = round(time.perf_counter() - t0, 3)
+    return rec
+
+
+@contextlib.contextmanager
+def _progress(total: int, enabled: bool) -> Iterator[Callable[[str], None] | Any]:
+    """A rich progress bar (stderr); yields an object with advance(desc) and set(desc)."""
+
+    class Bar:
+        def __init__(self) -> None:
+            self.p: Any = None
+            self.task: Any = None
+
+        def set(self, desc: str) -> None:
+            if self.p is not None:
+                self.p.update(self.task, description=desc)
+
+        def advance(self) -> None:
+            if self.p is not None:
+                self.p.advance(self.task)
+
+        def log(self, msg: str) -> None:
+            if self.p is not None:
+                self.p.console.print(msg, markup=False, highlight=False)
+            else:
+                print(msg, file=sys.stderr, flush=True)
+
+    bar = Bar()
+    if not enabled or total == 0:
+        yield bar
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=False) as p:
+        bar.p = p
+        bar.task = p.add_task("evaluation", total=total)
+        yield bar
+
+
+@dataclass
+class RunSummary:
+    experiments: list[str]
+    checks: list[Check]
+    files: list[Path]
+    points: int
+    reused: int
+    failed_points: list[str]
+
+
+def run_experiments(names: Iterable[str], out: Path, *, quick: bool = False, resume: bool = False,
+                    registry: dict[str, Experiment] | None = None, measures: dict[str, Measure] | None = None,
+                    progress: bool = True) -> RunSummary:
+    """Run the named experiments (all when empty), checkpointing every finished point in out/."""
+    reg = registry if registry is not None else EXPERIMENTS
+    meas = measures if measures is not None else MEASURES
+    chosen = list(names) or [n for n, e in reg.items() if e.quick_default or not quick]
+    unknown = [n for n in chosen if n not in reg]
+    if unknown:
+        raise ExperimentError(f"unknown experiment {', '.join(unknown)} (choose from {', '.join(reg)})")
+    out.mkdir(parents=True, exist_ok=True)
+    cp = checkpoint_path(out, quick)
+    if not resume and cp.exists():
+        cp.unlink()
+    done = load_checkpoint(cp)
+    # a point that was not available may be now: measure it again
+    done = {k: r for k, r in done.items() if r.get("status") != "n/a"}
+    ctx = Context(out=out, quick=quick)
+    plan: dict[str, list[str]] = {}
+    for name in chosen:
+        try:
+            plan[name] = reg[name].points(ctx)
+        except NotAvailable as exc:
+            plan[name] = [f"unavailable:{name}:{exc}"]
+    todo = list(dict.fromkeys(k for keys in plan.values() for k in keys if k not in done))
+    reused = sum(1 for keys in plan.values() for k in keys if k in done)
+    failed: list[str] = []
+    with _progress(len(todo), progress) as bar:
+        ctx.log = bar.log
+        for key in todo:
+            bar.set(key[:40])
+            if key.startswith("unavailable:"):
+                rec: Record = {"status": "n/a", "reason": key.split(":", 2)[2]}
+            else:
+                rec = measure_point(ctx, key, meas)
+            if rec["status"] == "error":
+                failed.append(key)
+                bar.log(f"point {key}: {rec['reason']}")
+            done[key] = rec
+            append_checkpoint(cp, key, rec)
+            bar.advance()
+    checks: list[Check] = []
+    files: list[Path] = []
+    for name in chosen:
+        exp = reg[name]
+        records = {k: done[k] for k in plan[name]}
+        before = set(out.iterdir())
+        checks += exp.report(ctx, exp, records)
+        files += sorted(set(out.iterdir()) - before - {cp})
+    _write_summary(out, chosen, checks, quick)
+    return RunSummary(chosen, checks, files, len(todo), reused, failed)
+
+
+def _write_summary(out: Path, chosen: list[str], checks: list[Check], quick: bool) -> None:
+    from .atomic_write import write_atomic
+
+    doc = {"format": "hxdp-evaluation", "version": 1, "quick": quick, "experiments": chosen,
+           "clock_mhz": CLOCK_MHZ, "environment": environment(),
+           "checks": [c.__dict__ for c in checks]}
+    write_atomic(out / ("summary-quick.json" if quick else "summary.json"),
+                 json.dumps(doc, indent=2, default=_json_default) + "\n")
+
+
+def format_checks(checks: list[Check]) -> str:
+    if not checks:
+        return "no targets checked"
+    w = max(len(c.name) for c in checks)
+    lines = []
+    for c in checks:
+        mark = {"pass": "PASS", "fail": "FAIL"}.get(c.status, "n/a ")
+        extra = f"  ({c.detail})" if c.detail else ""
+        lines.append(f"{mark}  {c.name:<{w}}  {c.value} (target {c.limit}){extra}")
+    return "\n".join(lines)
+
+
+def environment() -> dict[str, Any]:
+    import platform
+
+    return {"python": platform.python_version(), "kernel": platform.release(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# output helpers: CSV, JSON, plots
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def write_table(out: Path, name: str, title: str, rows: list[dict[str, Any]], extra: dict[str, Any] | None = None,
+                checks: list[Check] | None = None) -> None:
+    """out/NAME.csv (one line per row, columns in first-seen order) and out/NAME.json (rows, checks, paper)."""
+    from .atomic_write import write_atomic
+
+    cols: list[str] = []
+    for r in rows:
+        cols += [k for k in r if k not in cols]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: _csv_cell(r.get(k)) for k in cols})
+    write_atomic(out / f"{name}.csv", buf.getvalue())
+    doc = {"experiment": name, "title": title, "clock_mhz": CLOCK_MHZ, "rows": rows,
+           "checks": [c.__dict__ for c in (checks or [])]}
+    if extra:
+        doc.update(extra)
+    write_atomic(out / f"{name}.json", json.dumps(doc, indent=2, default=_json_default) + "\n")
+
+
+def _csv_cell(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}" if math.isfinite(v) else ""
+    if isinstance(v, dict | list):
+        return json.dumps(v, default=_json_default)
+    return v
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, out: Path, name: str) -> None:
+    fig.tight_layout()
+    fig.savefig(out / f"{name}.png", dpi=110, metadata={"Software": None})
+    fig.savefig(out / f"{name}.pdf", metadata={"CreationDate": None, "Producer": None, "Creator": None})
+    _plt().close(fig)
+
+
+def _note_figure(out: Path, name: str, title: str, lines: list[str]) -> None:
+    """A figure that says why it has no data (so docs never show a stale plot as current)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 2.5))
+    ax.axis("off")
+    ax.set_title(title)
+    ax.text(0.01, 0.9, "\n".join(["not available:"] + [f"  {x}" for x in lines[:8]]), va="top", family="monospace",
+            fontsize=8, transform=ax.transAxes)
+    save_figure(fig, out, name)
+
+
+def _bars(ax: Any, labels: list[str], series: dict[str, list[float | None]], ylabel: str,
+          hatches: dict[str, str] | None = None) -> None:
+    n = max(1, len(series))
+    width = 0.8 / n
+    xs = list(range(len(labels)))
+    for i, (name, values) in enumerate(series.items()):
+        vals = [v if v is not None and math.isfinite(v) else 0.0 for v in values]
+        ax.bar([x + (i - (n - 1) / 2) * width for x in xs], vals, width, label=name,
+               hatch=(hatches or {}).get(name))
+    ax.set_xticks(xs)
+    ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _reasons(records: dict[str, Record]) -> list[str]:
+    seen: list[str] = []
+    for k, r in records.items():
+        if r.get("status") != "ok":
+            msg = f"{k}: {r.get('reason', r.get('status'))}"
+            reason = str(r.get("reason", ""))
+            if not any(reason and reason in s for s in seen):
+                seen.append(msg)
+    return seen
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the pieces under measurement (imported lazily: a missing piece makes its points 'n/a')
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _suite() -> dict[str, Any]:
+    from .suite import programs
+
+    return {p.name: p for p in programs()}
+
+
+def suite_names(ctx: Context, only: Iterable[str] | None = None) -> list[str]:
+    names = list(_suite())
+    if only is not None:
+        want = list(only)
+        names = [n for n in want if n in names]
+    if ctx.quick:
+        names = [n for n in names if n in QUICK_PROGRAMS] or names[:3]
+    return names
+
+
+def _suite_program(name: str) -> Any:
+    prog = _suite().get(name)
+    if prog is None:
+        raise NotAvailable(f"{name} is not in xdp_progs/")
+    if not prog.obj.exists():
+        raise NotAvailable(f"{prog.obj.relative_to(ROOT)} is not built (make -C xdp_progs)")
+    return prog
+
+
+def load(ctx: Context, name: str) -> Any:
+    key = ("program", name)
+    if key not in ctx.cache:
+        from .elf import load_program
+
+        ctx.cache[key] = load_program(_suite_program(name).obj)
+    return ctx.cache[key]
+
+
+def _compiler() -> Any:
+    try:
+        return importlib.import_module("hxdp.compiler")
+    except ImportError as exc:
+        raise NotAvailable(f"compiler not importable ({exc})") from None
+
+
+def _compile_fn() -> Callable[..., Any]:
+    fn = getattr(_compiler(), "compile_program", None)
+    if fn is None:
+        raise NotAvailable("hxdp.compiler has no compile_program")
+    return fn
+
+
+# Our switch name -> names the compiler's options may use for it (a boolean that is True when the pass runs).
+OPTION_ALIASES: dict[str, tuple[str, ...]] = {
+    "bounds": ("bounds", "bounds_checks", "remove_bounds_checks", "remove_bounds", "reduce_bounds"),
+    "zeroing": ("zeroing", "remove_zeroing", "zero_init", "reduce_zeroing"),
+    "ldst6": ("ldst6", "six_byte", "ld6", "mem6", "load_store6", "ldst48"),
+    "alu3": ("alu3", "three_operand", "three_op", "alu3op"),
+    "exit_action": ("exit_action", "exit_with_action", "exit_imm", "early_exit"),
+    "code_motion": ("code_motion", "motion", "hoist", "code_movement"),
+}
+
+
+def _options_class() -> Any:
+    mod = _compiler()
+    for name in ("CompileOptions", "Options"):
+        cls = getattr(mod, name, None)
+        if cls is not None:
+            return cls
+    raise NotAvailable("hxdp.compiler has no CompileOptions/Options class")
+
+
+def compiler_options(lanes: int = params.LANES, **switches: bool) -> Any:
+    """Build the compiler's options: lanes, and passes switched off by our names (see OPTION_ALIASES)."""
+    cls = _options_class()
+    names = {f.name for f in fields(cls)} if is_dataclass(cls) else set(inspect.signature(cls).parameters)
+    kw: dict[str, Any] = {}
+    if "lanes" in names:
+        kw["lanes"] = lanes
+    elif lanes != params.LANES:
+        raise NotAvailable("compiler options have no 'lanes'")
+    disable: list[str] = []
+    for sw, on in switches.items():
+        field_name = next((a for a in OPTION_ALIASES.get(sw, (sw,)) if a in names), None)
+        if field_name is not None:
+            kw[field_name] = on
+        elif not on:
+            disable.append(sw)
+    opts = cls(**kw)
+    if disable:
+        for attr in ("disabled", "disable", "off", "no"):
+            if attr in names:
+                cur = set(getattr(opts, attr) or ())
+                opts = replace(opts, **{attr: type(getattr(opts, attr) or set())(cur | set(disable))}) \
+                    if is_dataclass(opts) else opts
+                break
+        else:
+            raise NotAvailable(f"the compiler has no option to switch off {', '.join(disable)}")
+    return opts
+
+
+def compile_variant(ctx: Context, name: str, lanes: int = params.LANES, **switches: bool) -> Any:
+    key = ("compile", name, lanes, tuple(sorted(switches.items())))
+    if key not in ctx.cache:
+        program = load(ctx, name)
+        opts = compiler_options(lanes, **switches)
+        ctx.cache[key] = _compile_fn()(program, opts)
+    return ctx.cache[key]
+
+
+def ebpf_count(insns: Iterable[Any]) -> int:
+    """eBPF instructions as llvm-objdump lists them: a lddw (two slots) counts once."""
+    n = 0
+    skip = False
+    for ins in insns:
+        if skip:
+            skip = False
+            continue
+        n += 1
+        skip = ins.opcode == 0x18
+    return n
+
+
+def rom_count(rom: Any) -> int:
+    """Instructions in a ROM (non-empty lanes, an lddw and its high half counting once)."""
+    n = 0
+    for row in rom.rows:
+        skip = False
+        for ins in row:
+            if skip:
+                skip = False
+                continue
+            if not ins.is_nop:
+                n += 1
+            skip = ins.opcode == 0x18
+    return n
+
+
+def _small_report(rep: Any) -> dict[str, Any]:
+    if not isinstance(rep, dict):
+        return {}
+    return {k: v for k, v in rep.items() if isinstance(v, int | float | str) or
+            (isinstance(v, dict) and all(isinstance(x, int | float) for x in v.values()))}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# packets and the engines that run them
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _read_pcap(path: Path) -> list[bytes]:
+    from .baseline import read_pcap
+
+    return read_pcap(path)
+
+
+def write_pcap(path: Path, frames: list[bytes]) -> None:
+    from .atomic_write import write_atomic
+
+    parts = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    for i, f in enumerate(frames):
+        parts.append(struct.pack("<IIII", 1_000_000_000 + i // 1_000_000, i % 1_000_000, len(f), len(f)) + f)
+    write_atomic(path, b"".join(parts))
+
+
+def program_frames(ctx: Context, name: str) -> list[bytes]:
+    """The program's traffic (xdp_progs/traffic/NAME.pcap); 64-byte UDP flows when it has none."""
+    key = ("frames", name)
+    if key not in ctx.cache:
+        prog = _suite_program(name)
+        if prog.traffic.exists():
+            frames = _read_pcap(prog.traffic)
+        else:
+            from .traffic import generate
+
+            frames = generate(10, 10, 64, "udp", seed=1)
+        ctx.cache[key] = frames
+    return ctx.cache[key]
+
+
+def packets_64(ctx: Context, name: str) -> tuple[list[bytes], str]:
+    """The back-to-back trace for throughput: the traffic's frames of at most 64 bytes, repeated to n_packets."""
+    frames = program_frames(ctx, name)
+    small = [f for f in frames if len(f) == 64]
+    what = "64-byte frames of the program's traffic"
+    if not small:
+        small = [f for f in frames if len(f) <= 64]
+        what = "frames of at most 64 bytes of the program's traffic"
+    if not small:
+        small = frames
+        what = f"program's traffic (no frame <= 64 B; mean {statistics.mean(len(f) for f in frames):.0f} B)"
+    n = ctx.n_packets
+    return [small[i % len(small)] for i in range(n)], what
+
+
+def map_state(ctx: Context, name: str, layout: Any) -> Any:
+    from .maps import MapState
+
+    state = MapState(layout)
+    state.apply_config(_suite_program(name).map_config())
+    return state
+
+
+def _rtl_module() -> Any:
+    try:
+        return importlib.import_module("hxdp.rtl")
+    except ImportError as exc:
+        raise NotAvailable(f"RTL driver hxdp.rtl not importable ({exc})") from None
+
+
+def rtl_run(ctx: Context, name: str, packets: list[bytes]) -> tuple[list[Any], Any]:
+    """Run packets back to back through the Verilator model; returns (per-packet results, raw run object)."""
+    mod = _rtl_module()
+    sim_cls = getattr(mod, "RtlSim", None)
+    if sim_cls is None:
+        raise NotAvailable("hxdp.rtl has no RtlSim")
+    cr = compile_variant(ctx, name)
+    cfg = _suite_program(name).map_config()
+    sig = inspect.signature(sim_cls)
+    kw: dict[str, Any] = {}
+    for pname in sig.parameters:
+        if pname in ("rom",):
+            kw[pname] = cr.rom
+        elif pname in ("layout", "map_layout"):
+            kw[pname] = cr.layout
+        elif pname in ("maps", "config", "map_config", "maps_config"):
+            kw[pname] = cfg
+    try:
+        sim = sim_cls(**kw)
+    except HxdpError as exc:
+        raise NotAvailable(f"RTL model could not start: {exc}") from None
+    with sim if hasattr(sim, "__enter__") else contextlib.nullcontext(sim) as s:
+        raw = s.run_packets(packets)
+    results = raw if isinstance(raw, list) else list(getattr(raw, "results", None) or getattr(raw, "packets", []))
+    return results, raw
+
+
+def _stamp(r: Any, *names: str) -> int | None:
+    for n in names:
+        v = getattr(r, n, None)
+        if v is None and isinstance(r, dict):
+            v = r.get(n)
+        if isinstance(v, int):
+            return v
+    return None
+
+
+IN_STAMPS = ("t_in", "first_in", "cycle_in", "in_cycle", "start_cycle", "t_first_in")
+OUT_STAMPS = ("t_out", "last_out", "cycle_out", "out_cycle", "end_cycle", "t_last_out")
+
+
+def back_to_back_cycles(results: list[Any], raw: Any) -> tuple[float, str]:
+    """Cycles per packet of a back-to-back run: from stamps of consecutive packets when the RTL reports them,
+    else the run's total cycle count divided by the packets, else the mean per-packet cycles."""
+    n = len(results)
+    if n == 0:
+        raise NotAvailable("the RTL returned no per-packet results")
+    outs = [_stamp(r, *OUT_STAMPS) for r in results]
+    if n >= 4 and all(o is not None for o in outs):
+        half = n // 2  # steady state: the second half of the run
+        span = outs[-1] - outs[half - 1]  # type: ignore[operator]
+        return span / (n - half), "interval between packet completions (second half of the run)"
+    total = _stamp(raw, "total_cycles", "cycles") if not isinstance(raw, list) else None
+    if total:
+        return total / n, "total cycles of the run / packets"
+    return statistics.mean(r.cycles for r in results), "mean of per-packet cycles"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# measurements (one point each; keys are 'kind:args')
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def m_compile(ctx: Context, key: str) -> Record:
+    """compile:NAME:VARIANT with VARIANT 'all', 'none', 'only-OPT', 'lanesN' or a fig9 step."""
+    _, name, variant = key.split(":")
+    program = load(ctx, name)
+    lanes = params.LANES
+    sw: dict[str, bool] = {}
+    if variant == "none":
+        sw = {o: False for o in OPTIMISATIONS}
+    elif variant.startswith("only-"):
+        sw = {o: o == variant[5:] for o in OPTIMISATIONS}
+    elif variant.startswith("lanes"):
+        lanes = int(variant[5:])
+    elif variant != "all":
+        step = {s[0]: s[2] for s in FIG9_STEPS}.get(variant)
+        if step is None:
+            raise ExperimentError(f"unknown compile variant {variant}")
+        sw = dict(step)
+    t0 = time.perf_counter()
+    try:
+        cr = compile_variant(ctx, name, lanes, **sw)
+    except HxdpError as exc:
+        if not variant.startswith("lanes"):
+            raise
+        # a genuine limit of the target (e.g. an lddw needs two adjacent lanes): a result, not a harness error
+        return {"program": name, "variant": variant, "lanes": lanes, "original": ebpf_count(program.insns),
+                "rows": None, "does_not_fit": str(exc)}
+    dt = time.perf_counter() - t0
+    return {"program": name, "variant": variant, "lanes": lanes, "original": ebpf_count(program.insns),
+            "slots_original": len(program.insns), "instructions": rom_count(cr.rom), "rows": len(cr.rom),
+            "compile_s": round(dt, 4), "report": _small_report(getattr(cr, "report", None))}
+
+
+def m_ipc(ctx: Context, key: str) -> Record:
+    """ipc:NAME: static IPC and dynamic IPC on the traffic's executed paths (sequential model vs VLIW model)."""
+    from .maps import MapLayout
+    from .seqmodel import SeqModel
+    from .vliwmodel import VliwModel
+
+    _, name = key.split(":")
+    program = load(ctx, name)
+    cr = compile_variant(ctx, name)
+    frames = program_frames(ctx, name)[: ctx.n_packets]
+    seq = SeqModel(program, map_state(ctx, name, MapLayout.from_maps(program.maps)))
+    vliw = VliwModel(cr.rom, map_state(ctx, name, cr.layout), trace=True)
+    executed = rows = cycles = mismatches = 0
+    for f in frames:
+        a = seq.run(f)
+        b = vliw.run(f)
+        executed += a.cycles
+        rows += len(b.trace)
+        cycles += b.cycles
+        mismatches += not a.same_outcome(b)
+    original = ebpf_count(program.insns)
+    return {"program": name, "instructions": original, "rows": len(cr.rom),
+            "static_ipc": original / len(cr.rom), "packets": len(frames),
+            "executed_insns": executed, "executed_rows": rows, "model_cycles": cycles,
+            "dynamic_ipc": executed / rows if rows else None, "model_mismatches": mismatches}
+
+
+def m_model(ctx: Context, key: str) -> Record:
+    """model:NAME: VLIW model cycles per packet on the 64-byte trace (the contract's cycle model, no overlap)."""
+    from .vliwmodel import VliwModel
+
+    _, name = key.split(":")
+    cr = compile_variant(ctx, name)
+    packets, what = packets_64(ctx, name)
+    vliw = VliwModel(cr.rom, map_state(ctx, name, cr.layout))
+    cyc = [vliw.run(p).cycles for p in packets]
+    mean = statistics.mean(cyc)
+    return {"program": name, "model_cycles": mean, "model_mpps": CLOCK_MHZ / mean if mean else None,
+            "packets": len(packets), "trace": what, "rows": len(cr.rom)}
+
+
+def m_rtl(ctx: Context, key: str) -> Record:
+    """rtl:NAME: Sephirot RTL cycles per packet back to back, Mpps at 156.25 MHz, and agreement with the model."""
+    from .vliwmodel import VliwModel
+
+    _, name = key.split(":")
+    packets, what = packets_64(ctx, name)
+    t0 = time.perf_counter()
+    results, raw = rtl_run(ctx, name, packets)
+    wall = time.perf_counter() - t0
+    cpp, how = back_to_back_cycles(results, raw)
+    cr = compile_variant(ctx, name)
+    vliw = VliwModel(cr.rom, map_state(ctx, name, cr.layout))
+    mism = sum(1 for p, r in zip(packets, results, strict=False) if not vliw.run(p).same_outcome(r))
+    actions = sorted({params.ACTION_NAMES.get(r.action, str(r.action)) for r in results})
+    return {"program": name, "rtl_cycles": cpp, "rtl_mpps": CLOCK_MHZ / cpp if cpp else None, "method": how,
+            "packets": len(results), "trace": what, "actions": actions, "model_mismatches": mism,
+            "wall_s": round(wall, 3),
+            "sim_cycles_per_s": sum(r.cycles for r in results) / wall if wall else None}
+
+
+def m_linux(ctx: Context, key: str) -> Record:
+    """linux:NAME: the Linux XDP baseline on this machine (BPF_PROG_TEST_RUN and live frames through veth)."""
+    from . import baseline
+
+    _, name = key.split(":")
+    ok, why = baseline.available()
+    if not ok:
+        raise NotAvailable(f"bpf() not usable here: {why}")
+    prog = _suite_program(name)
+    packets, what = packets_64(ctx, name)
+    distinct = list(dict.fromkeys(packets))
+    pcap = ctx.out / "traces" / f"{name}-64.pcap"
+    pcap.parent.mkdir(exist_ok=True)
+    write_pcap(pcap, distinct)
+    opts = baseline.Options(repeat=20_000 if ctx.quick else 300_000, runs=1 if ctx.quick else 5,
+                            max_packets=1 if ctx.quick else 4, veth=not ctx.quick, native=not ctx.quick)
+    res = baseline.run_baseline(str(prog.obj), str(pcap), maps=str(prog.maps) if prog.maps.exists() else None,
+                                options=opts)
+    rec: Record = {"program": name, "trace": what}
+    for m in res.modes:
+        rec[f"{m.mode}_ns"] = m.wall_ns_per_packet if m.mpps_from == "wall" else m.ns_per_packet
+        rec[f"{m.mode}_mpps"] = m.mpps
+    rec["skipped"] = res.skipped
+    return rec
+
+
+def resize_frame(frame: bytes, size: int) -> bytes:
+    """The same flow's frame with its payload grown or cut so that it is `size` bytes (IP/UDP lengths fixed)."""
+    from scapy.layers.inet import IP, TCP, UDP
+    from scapy.layers.l2 import Ether
+    from scapy.packet import Raw
+
+    pkt = Ether(frame)
+    if IP not in pkt:
+        if len(frame) >= size:
+            return frame[:size]
+        return frame + bytes(size - len(frame))
+    ip = pkt[IP]
+    l4 = ip.getlayer(UDP) or ip.getlayer(TCP) or ip
+    head = len(frame) - len(bytes(l4.payload))
+    l4.remove_payload()
+    l4.add_payload(Raw(bytes(max(0, size - head))))
+    del ip.len, ip.chksum
+    if UDP in pkt:
+        del pkt[UDP].len, pkt[UDP].chksum
+    if TCP in pkt:
+        del pkt[TCP].chksum
+    out = bytes(pkt)
+    if len(out) < size:
+        out += bytes(size - len(out))
+    return out[:size]
+
+
+def m_latency(ctx: Context, key: str) -> Record:
+    """latency:NAME:SIZE: first byte in to last byte out in the RTL, ns at 156.25 MHz, one packet at a time."""
+    _, name, size_s = key.split(":")
+    size = int(size_s)
+    frame = resize_frame(program_frames(ctx, name)[0], size)
+    lats = []
+    for _ in range(3 if ctx.quick else 8):
+        results, _raw = rtl_run(ctx, name, [frame])
+        r = results[0]
+        t_in, t_out = _stamp(r, *IN_STAMPS), _stamp(r, *OUT_STAMPS)
+        if t_in is None or t_out is None:
+            raise NotAvailable("the RTL driver does not report per-packet in/out stamps "
+                               f"(looked for {IN_STAMPS[0]}/{OUT_STAMPS[0]} and aliases)")
+        lats.append(t_out - t_in)
+    cyc = statistics.median(lats)
+    return {"program": name, "size": size, "latency_cycles": cyc, "latency_ns": cyc * NS_PER_CYCLE,
+            "action": params.ACTION_NAMES.get(r.action, str(r.action))}
+
+
+def m_ctime(ctx: Context, key: str) -> Record:
+    """ctime:NAME: compile time (median of 3 fresh compiles) against program size."""
+    _, name = key.split(":")
+    program = load(ctx, name)
+    fn = _compile_fn()
+    opts = compiler_options()
+    times = []
+    cr = None
+    for _ in range(1 if ctx.quick else 3):
+        t0 = time.perf_counter()
+        cr = fn(program, opts)
+        times.append(time.perf_counter() - t0)
+    assert cr is not None
+    return {"program": name, "instructions": ebpf_count(program.insns), "rows": len(cr.rom),
+            "compile_s": statistics.median(times)}
+
+
+def m_simspeed(ctx: Context, key: str) -> Record:
+    """simspeed:NAME: simulated cycles per second and packets per second of the Verilator model."""
+    _, name = key.split(":")
+    packets, _what = packets_64(ctx, name)
+    packets = packets * (2 if ctx.quick else 8)
+    rtl_run(ctx, name, packets[:4])  # build/warm the model outside the timed run
+    t0 = time.perf_counter()
+    results, raw = rtl_run(ctx, name, packets)
+    wall = time.perf_counter() - t0
+    cpp, _how = back_to_back_cycles(results, raw)
+    return {"program": name, "packets": len(results), "wall_s": wall, "packets_per_s": len(results) / wall,
+            "sim_cycles_per_s": cpp * len(results) / wall, "note": "includes process start and ROM load"}
+
+
+def _top_module(files: list[Path]) -> str:
+    for cand in ("sephirot_top", "sephirot", "sephirot_core"):
+        for f in files:
+            if re.search(rf"^\s*module\s+{cand}\b", f.read_text(errors="replace"), re.M):
+                return cand
+    raise NotAvailable(f"no Sephirot top module (sephirot_top/sephirot/sephirot_core) in {SEPHIROT_RTL}")
+
+
+LUT_CELLS = re.compile(r"^(LUT[1-6]|MUXF[5-8])$")
+LUTRAM_CELLS = re.compile(r"^(RAM\d+[XSMD]\w*|SRL\w+)$")
+FF_CELLS = re.compile(r"^(FD[RSCPE]+\w*|LD\w*)$")
+
+
+def synth_stats(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Per module LUT/LUTRAM/FF/BRAM/DSP from yosys `stat -json` (LUT counts LUT1-6, not the MUXF7/8)."""
+    out: dict[str, dict[str, float]] = {}
+    for mod, info in doc.get("modules", {}).items():
+        cells = info.get("num_cells_by_type", {})
+        st = {"LUT": 0.0, "LUTRAM": 0.0, "FF": 0.0, "BRAM": 0.0, "DSP": 0.0, "CARRY4": 0.0}
+        for cell, n in cells.items():
+            if re.match(r"^LUT[1-6]$", cell):
+                st["LUT"] += n
+            elif LUTRAM_CELLS.match(cell):
+                st["LUTRAM"] += n
+            elif FF_CELLS.match(cell):
+                st["FF"] += n
+            elif cell.startswith("RAMB36"):
+                st["BRAM"] += n
+            elif cell.startswith("RAMB18"):
+                st["BRAM"] += n / 2
+            elif cell.startswith("DSP48"):
+                st["DSP"] += n
+            elif cell == "CARRY4":
+                st["CARRY4"] += n
+        out[mod.lstrip("\\")] = st
+    return out
+
+
+def m_synth(ctx: Context, key: str) -> Record:
+    """synth:sephirot: yosys synth_xilinx (7-series) of the Sephirot top, hierarchy kept, stat per module."""
+    yosys = shutil.which("yosys")
+    if yosys is None:
+        raise NotAvailable("yosys is not installed")
+    files = sorted(SEPHIROT_RTL.glob("*.v")) + sorted(SEPHIROT_RTL.glob("*.sv"))
+    if not files:
+        raise NotAvailable(f"no RTL in {SEPHIROT_RTL}")
+    top = _top_module(files)
+    timeout = 600 if ctx.quick else 1500
+    with tempfile.TemporaryDirectory(prefix="hxdp-synth-") as tmp:
+        stat_json = Path(tmp) / "stat.json"
+        script = (f"read_verilog -sv -I{SEPHIROT_RTL} " + " ".join(str(f) for f in files) + "; "
+                  f"synth_xilinx -family xc7 -top {top}; tee -q -o {stat_json} stat -json")
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run([yosys, "-q", "-p", script], capture_output=True, text=True, timeout=timeout,
+                                  cwd=tmp)
+        except subprocess.TimeoutExpired:
+            raise NotAvailable(f"yosys synth_xilinx did not finish within {timeout} s") from None
+        dt = time.perf_counter() - t0
+        if proc.returncode != 0 or not stat_json.exists():
+            err = (proc.stderr or proc.stdout).strip().splitlines()
+            raise NotAvailable(f"yosys failed (exit {proc.returncode}): {err[-1] if err else 'no output'}")
+        doc = json.loads(stat_json.read_text())
+    per = synth_stats(doc)
+    design = doc.get("design", {})
+    total = synth_stats({"modules": {"design": design}}).get("design", {}) if design else per.get(top, {})
+    return {"top": top, "seconds": round(dt, 1), "modules": per, "total": total, "yosys": "0.23 (Debian)",
+            "files": [f.name for f in files]}
+
+
+MEASURES: dict[str, Measure] = {
+    "compile": m_compile,
+    "ipc": m_ipc,
+    "model": m_model,
+    "rtl": m_rtl,
+    "linux": m_linux,
+    "latency": m_latency,
+    "ctime": m_ctime,
+    "simspeed": m_simspeed,
+    "synth": m_synth,
+}
+
+# ----------------------------------------------------------------------------------------------------------------
+# experiments: points and reports
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _ok(records: dict[str, Record], key: str) -> Record | None:
+    r = records.get(key)
+    return r if r is not None and r.get("status") == "ok" else None
+
+
+def points_fig7(ctx: Context) -> list[str]:
+    return [f"compile:{p}:{v}" for p in suite_names(ctx) for v in ("none", *(f"only-{o}" for o in OPTIMISATIONS))]
+
+
+def report_fig7(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
+    rows = []
+    for p in suite_names(ctx):
+        base = _ok(records, f"compile:{p}:none")
+        row: dict[str, Any] = {"program": p}
+        if base:
+            row["original"] = base["original"]
+            row["no_optimisation"] = base["instructions"]
+        for o in OPTIMISATIONS:
+            r = _ok(records, f"compile:{p}:only-{o}")
+            row[f"{o}_pct"] = (100.0 * (base["instructions"] - r["instructions"]) / base["original"]
+                               if base and r else None)
+        rows.append(row)
+    notes = _reasons(records)
+    write_table(ctx.out, exp.name, exp.title, rows, {"paper": {k: v for k, v in PAPER_NOTES.items()
+                                                               if k.startswith("fig7")}, "not_available": notes})
+    if not any(r.get("original") for r in rows):
+        _note_figure(ctx.out, exp.name, exp.title, notes)
+        return []
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(10, 4))
+    _bars(ax, [r["program"] for r in rows], {OPT_TITLES[o]: [r[f"{o}_pct"] for r in rows] for o in OPTIMISATIONS},
+          "% of original eBPF instructions removed")
+    ax.set_title("Fig. 7: instruction reduction per optimisation (each alone vs. none)")
+    save_figure(fig, ctx.out, exp.name)
+    return []
+
+
+def points_fig8(ctx: Context) -> list[str]:
+    return [f"compile:{p}:lanes{n}" for p in suite_names(ctx) for n in LANES]
+
+
+def report_fig8(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
+    rows = []
+    for p in suite_names(ctx):
+        row: dict[str, Any] = {"program": p}
+        for n in LANES:
+            r = _ok(records, f"compile:{p}:lanes{n}")
+            row[f"rows_{n}"] = r["rows"] if r else None
+        rows.append(row)
+    notes = _reasons(records)
+    write_table(ctx.out, exp.name, exp.title, rows, {"paper": PAPER_NOTES["fig8_fourth_lane_pct"],
+                                                     "not_available": notes})
+    if not any(row.get("rows_1") for row in rows):
+        _note_figure(ctx.out, exp.name, exp.title, notes)
+        return []
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(10, 4))
+    _bars(ax, [r["program"] for r in rows], {f"{n} lane{'s' if n > 1 else ''}": [r[f"rows_{n}"] for r in rows]
+                                             for n in LANES}, "VLIW rows")
+    ax.set_title("Fig. 8: VLIW rows for 1 to 8 lanes")
+    save_figure(fig, ctx.out, exp.name)
+    return []
+
+
+def points_fig9(ctx: Context) -> list[str]:
+    return [f"compile:{p}:{s[0]}" for p in suite_names(ctx) for s in FIG9_STEPS]
+
+
+def report_fig9(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
+    rows = []
+    for p in suite_names(ctx):
+        rs = [_ok(records, f"compile:{p}:{s[0]}") for s in FIG9_STEPS]
+        row: dict[str, Any] = {"program": p}
+        if all(rs):
+            orig = rs[0]["original"]  # type: ignore[index]
+            rowsv = [r["rows"] for r in rs]  # type: ignore[index]
+            row.update({"original": orig, "final_rows": rowsv[-1], "gain_parallelization": orig - rowsv[0]})
+            for (sid, _t, _sw), prev, cur in zip(FIG9_STEPS[1:], rowsv[:-1], rowsv[1:], strict=True):
+                row[f"gain_{sid}"] = prev - cur
+            row["x_smaller"] = orig / rowsv[-1]
+        rows.append(row)
+    notes = _reasons(records)
+    write_table(ctx.out, exp.name, exp.title, rows, {"not_available": notes,
+                                                     "steps": [(s[0], s[1]) for s in FIG9_STEPS]})
+    good = [r for r in rows if "final_rows" in r]
+    if not good:
+        _note_figure(ctx.out, exp.name, exp.title, notes)
+        return []
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    xs = list(range(len(good)))
+    ax.bar([x - 0.2 for x in xs], [r["original"] for r in good], 0.38, label="original eBPF instructions",
+           color="0.6")
+    bottom = [float(r["final_rows"]) for r in good]
+    ax.bar([x + 0.2 for x in xs], bottom, 0.38, label="final VLIW rows", color="C0")
+    parts = [("gain_all", "code motion"), ("gain_extend", "ISA extensions"),
+             ("gain_reduce", "bounds checks + zeroing"), ("gain_parallelization", "parallelization")]
+    for i, (k, label) in enumerate(parts):
+        vals = [max(0, r.get(k) or 0) for r in good]
+        ax.bar([x + 0.2 for x in xs], vals, 0.38, bottom=bottom, label=f"saved by {label}", color=f"C{i + 1}",
+               alpha=0.8)
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    ax.set_xticks(xs)
+    ax.set_xticklabels([r["program"] for r in good], rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel("instructions / rows")
+    ax.legend(fontsize=7)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title("Fig. 9: final VLIW rows and what each optimisation saved (4 lanes)")
+    save_figure(fig, ctx.out, exp.name)
+    return []
+
+
+def points_table3(ctx: Context) -> list[str]:
+    return [f"ipc:{p}" for p in suite_names(ctx)]
+
+
+def report_table3(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
+    rows = []
+    checks = []
+    for p in suite_names(ctx):
+        r = _ok(records, f"ipc:{p}")
+        paper = PAPER_TABLE3.get(OURS_TO_PAPER.get(p, ""))
+        row: dict[str, Any] = {"program": p, "paper_name": OURS_TO_PAPER.get(p)}
+        if r:
+            row.update({k: r[k] for k in ("instructions", "rows", "static_ipc", "dynamic_ipc", "executed_insns",
+                                          "executed_rows", "packets", "model_mismatches")})
+        row.update({"paper_instructions": paper[0] if paper else None, "paper_x86_ipc": paper[1] if paper else None,
+                    "paper_static_ipc": paper[2] if paper else None})
+        rows.append(row)
+        if paper:
+            name = f"static IPC {p} > paper {paper[2]:.2f}"
+            if r:
+                ok = r["static_ipc"] > paper[2]
+                checks.append(Check(name, "pass" if ok else "fail", f"{r['static_ipc']:.2f}", f"> {paper[2]:.2f}"))
+            else:
+                checks.append(Check(name, "n/a", "-", f"> {paper[2]:.2f}",
+                                    str(records.get(f"ipc:{p}", {}).get("reason", ""))))
+    missing = [p for p in PAPER_NAMES.values() if p not in suite_names(ctx)]
+    if missing and not ctx.quick:
+        for p in missing:
+            checks.append(Check(f"static IPC {p} > paper", "n/a", "-", "", "program not in xdp_progs/"))
+    notes = _reasons(records)
+    write_table(ctx.out, exp.name, exp.title, rows, {"paper": "Table 3, Sec. 5.2.2", "not_available": notes},
+                checks)
+    good = [r for r in rows if r.get("static_ipc")]
+    if not good:
+        _note_figure(ctx.out, exp.name, exp.title, notes)
+        return checks
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(10, 4))
+    _bars(ax, [r["program"] for r in good], {
+        "static IPC (ours)": [r["static_ipc"] for r in good],
+        "dynamic IPC (ours, executed paths)": [r["dynamic_ipc"] for r in good],
+        "static IPC (paper, Table 3)": [r["paper_static_ipc"] for r in good],
+        "x86 IPC (paper, Table 3)": [r["paper_x86_ipc"] for r in good]}, "eBPF instructions per row")
+    ax.set_title("Table 3: static and dynamic IPC")
+    save_figure(fig, ctx.out, exp.name)
+    return checks
+
+
+def _throughput_points(ctx: Context, names: list[str]) -> list[str]:
+    return [f"{k}:{p}" for p in names for k in ("model", "rtl", "linux")]
+
+
+def _throughput_rows(ctx: Context, names: list[str], records: dict[str, Record]) -> list[dict[str, Any]]:
+    rows = []
+    for p in names:
+        m, r, lx = (_ok(records, f"{k}:{p}") for k in ("model", "rtl", "linux"))
+        paper = PAPER_MPPS.get(p)
+        rows.append({
+            "program": p,
+            "rtl_cycles": r["rtl_cycles"] if r else None,
+            "rtl_mpps": r["rtl_mpps"] if r else None,
+            "rtl_method": r["method"] if r else records.get(f"rtl:{p}", {}).get("reason"),
+            "rtl_model_mismatches": r["model_mismatches"] if r else None,
+            "model_cycles": m["model_cycles"] if m else None,
+            "model_mpps": m["model_mpps"] if m else None,
+            "linux_test_run_mpps": lx.get("test_run_mpps") if lx else None,
+            "linux_veth_live_mpps": lx.get("veth_live_mpps") if lx else None,
+            "linux_veth_native_mpps": lx.get("veth_native_mpps") if lx else None,
+            "paper_hxdp_mpps": paper[0] if paper else None,
+            "paper_x86_3.7GHz_mpps": paper[1] if paper else None,
+            "paper_source": paper[2] if paper else None,
+            "trace": (m or r or {}).get("trace"),
+        })
+    return rows
+
+
+def _throughput_plot(ctx: Context, name: str, title: str, rows: list[dict[str, Any]], notes: list[str],
+                     labels: list[str] | None = None) -> None:
+    if not any(r.get("rtl_mpps") or r.get("model_mpps") or r.get("linux_test_run_mpps") for r in rows):
+        _note_figure(ctx.out, name, title, notes)
+        return
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(rows) + 3), 4.5))
+    series = {
+        "Sephirot RTL (ours)": [r["rtl_mpps"] for r in rows],
+        "VLIW model (ours, no overlap)": [r["model_mpps"] for r in rows],
+        "Linux XDP test_run (this machine)": [r["linux_test_run_mpps"] for r in rows],
+        "Linux XDP veth live (this machine)": [r["linux_veth_live_mpps"] for r in rows],
+        "hXDP (paper)": [r["paper_hxdp_mpps"] for r in rows],
+        "x86 @3.7GHz (paper)": [r["paper_x86_3.7GHz_mpps"] for r in rows],
+    }
+    series = {k: v for k, v in series.items() if any(x for x in v)}
+    _bars(ax, labels or [r["program"] for r in rows], series, "Mpps (64 B)",
+          {"hXDP (paper)": "//", "x86 @3.7GHz (paper)": "\\\\"})
+    ax.set_yscale("log")
+    ax.set_title(title)
+    save_figure(fig, ctx.out, name)
+
+
+def _cycle_checks(rows: list[dict[str, Any]], records: dict[str, Record]) -> list[Check]:
+    checks = []
+    for p, (limit, what) in TARGET_CYCLES.items():
+        row = next((r for r in rows if r["program"] == p), None)
+        name = f"cycles/64B packet {p} <= {limit}"
+        if row is None:
+            continue
+        if row["rtl_cycles"] is not None:
+            ok = row["rtl_cycles"] <= limit
+            checks.append(Check(name, "pass" if ok else "fail", f"{row['rtl_cycles']:.2f} cycles "
+                                f"({row['rtl_mpps']:.1f} Mpps)", f"<= {limit} ({what})", "RTL, back to back"))
+        else:
+            model = f"VLIW model says {row['model_cycles']:.2f} (not the target measure)" if row["model_cycles"] \
+                else ""
+            reason = str(records.get(f"rtl:{p}", {}).get("reason", "not measured"))
+            checks.append(Check(name, "n/a", "-", f"<= {limit}", "; ".join(x for x in (reason, model) if x)))
+    return checks
+
+
+def points_fig12_13(ctx: Context) -> list[str]:
+    return _throughput_points(ctx, suite_names(ctx))
+
+
+def report_fig12_13(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
+    names = suite_names(ctx)
+    rows = _throughput_rows(ctx, names, records)
+    checks = _cycle_checks(rows, records)
+    missing = [p for p in TARGET_CYCLES if p not in names and not ctx.quick]
+    checks += [Check(f"cycles/64B packet {p} <= {TARGET_CYCLES[p][0]}", "n/a", "-", f"<= {TARGET_CYCLES[p][0]}",
+                     "program not in xdp_progs/") for p in missing]
+    notes = _reasons(records)
+    write_table(ctx.out, exp.name, exp.title, rows, {"paper": {k: v for k, v in PAPER_NOTES.items()
+                                                               if "mpps" in k}, "not_available": notes}, checks)
+    _throughput_plot(ctx, exp.name, "Fig. 12/13: throughput at 156.25 MHz vs Linux XDP", rows, notes)
+    return checks
+
+
+def points_fig14(ctx: Context) -> list[str]:
+    names = [n for n in MAP_ACCESS if n in _suite()]
+    if ctx.quick:
+        names = names[:2]
+    return _throughput_points(ctx, names)
+
+
+def report_fig14(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
+    names = [n for n in MAP_ACCESS if any(k.endswith(":" + n) for k in records)]
+    rows = _throughput_rows(ctx, names, records)
+    for r in rows:
+        r["key_bytes"] = int(r["program"].rsplit("k", 1)[1])
+    notes = _reasons(records)
+    write_table(ctx.out, exp.name, exp.title, rows, {"paper": PAPER_NOTES["fig14_map_access"],
+                                                     "not_available": notes})
+    _throughput_plot(ctx, exp.name, "Fig. 14: map access vs key size", rows, notes,
+                     [f"{r['key_bytes']} B key" for r in rows])
+    cyc = [r["rtl_cycles"] for r in rows if r["rtl_cycles"] is not None]
+    if len(cyc) == len(rows) and len(rows) >= 2:
+        flat = max(cyc) - min(cyc) <= 0.5
+        return [Check("map access cost independent of key size 1-16 B", "pass" if flat else "fail",
+                      f"{min(cyc):.1f}-{max(cyc):.1f} cycles", "spread <= 0.5 cycle", "RTL (paper Fig. 14)")]
+    return [Check("map access cost independent of key size 1-16 B", "n/a", "-", "spread <= 0.5 cycle",
+                  notes[0] if notes else "")]
+
+
+def points_fig15(ctx: Context) -> list[str]:
+    names = [n for n in CSUM_DIFF if n in _suite()]
+    if ctx.quick:
+        names = names[:2]
+    return _throughput_points(ctx, names)
+
+
+def report_fig15(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
+    names = [n for n in CSUM_DIFF if any(k.endswith(":" + n) for k in records)]
+    rows = _throughput_rows(ctx, names, records)
+    for r in rows:
+        r["calls"] = int(r["program"].rsplit("x", 1)[1])
+    notes = _reasons(records)
+    write_table(ctx.out, exp.name, exp.title, rows, {"not_available": notes})
+    _throughput_plot(ctx, exp.name, "Fig. 15: throughput vs csum_diff helper calls", rows, notes,
+                     [f"{r['calls']} call{'s' if r['calls'] > 1 else ''}" for r in rows])
+    return []
+
+
+def _latency_program() -> str:
+    s = _suite()
+    for p in ("simple_firewall", "xdp_tx", "xdp_drop"):
+        if p in s:
+            return p
+    raise NotAvailable("no simple_firewall/xdp_tx/xdp_drop in xdp_progs/")
+
+
+def points_fig11(ctx: Context) -> list[str]:
+    p = _latency_program()
+    return [f"latency:{p}:{s}" for s in (QUICK_LATENCY_SIZES if ctx.quick else LATENCY_SIZES)]
+
+
+def report_fig11(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
+    rows = []
+    for k in records:
+        r = _ok(records, k)
+        parts = k.split(":")
+        rows.append({"program": parts[1] if len(parts) > 2 else None, "size": int(parts[-1]) if parts[-1].isdigit()
+                     else None, "latency_cycles": r["latency_cycles"] if r else None,
+                     "latency_ns": r["latency_ns"] if r else None,
+                     "wire_time_ns_10G": (int(parts[-1]) + 20) * 0.8 if parts[-1].isdigit() else None})
+    notes = _reasons(records)
+    write_table(ctx.out, exp.name, exp.title, rows, {"paper": PAPER_NOTES["fig11_latency"], "not_available": notes})
+    good = [r for r in rows if r["latency_ns"] is not None]
+    if not good:
+        _note_figure(ctx.out, exp.name, exp.title, notes)
+        return []
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot([r["size"] for r in good], [r["latency_ns"] for r in good], "o-", label="Sephirot RTL (ours)")
+    ax.set_xlabel("packet size (bytes)")
+    ax.set_ylabel("latency, first byte in to last byte out (ns)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title(f"Fig. 11: latency of {good[0]['program']} at 156.25 MHz")
+    save_figure(fig, ctx.out, exp.name)
+    return []
+
+
+def points_resources(ctx: Context) -> list[str]:
+    return ["synth:sephirot"]
+
+
+def report_resources(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
+    r = _ok(records, "synth:sephirot")
+    rows: list[dict[str, Any]] = []
+    if r:
+        for mod, st in sorted(r["modules"].items()):
+            rows.append({"module": mod, **st})
+        rows.append({"module": f"TOTAL ({r['top']}, flattened count)", **r["total"]})
+    paper_rows = [{"component": c, "LUT": v[0], "FF": v[1], "BRAM": v[2]} for c, v in PAPER_TABLE1.items()]
+    notes = _reasons(records)
+    name = f"Sephirot LUT < paper's {TARGET_LUT // 1000}K"
+    if r:
+        lut = r["total"].get("LUT", 0) + r["total"].get("LUTRAM", 0)
+        checks = [Check(name, "pass" if lut < TARGET_LUT else "fail", f"{lut:.0f} LUT", f"< {TARGET_LUT}",
+                        f"yosys synth_xilinx xc7, top {r['top']}, LUT1-6 + LUTRAM cells")]
+    else:
+        checks = [Check(name, "n/a", "-", f"< {TARGET_LUT}", notes[0] if notes else "")]
+    write_table(ctx.out, exp.name, exp.title, rows, {"paper_table1": paper_rows, "not_available": notes}, checks)
+    if not r:
+        _note_figure(ctx.out, exp.name, exp.title, notes)
+        return checks
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(9, 4))
+    mods = [x for x in rows if not x["module"].startswith("TOTAL")]
+    labels = [x["module"] for x in mods] + ["ours: total", "paper: Sephirot", "paper: whole IP"]
+    _bars(ax, labels, {
+        "LUT": [x["LUT"] + x["LUTRAM"] for x in mods] + [r["total"]["LUT"] + r["total"]["LUTRAM"], 27_000, 42_000],
+        "FF": [x["FF"] for x in mods] + [r["total"]["FF"], 4_000, 18_000]}, "cells")
+    ax.set_title("Resources: yosys synth_xilinx (7-series) vs paper Table 1")
+    save_figure(fig, ctx.out, exp.name)
+    return checks
+
+
+def points_speed(ctx: Context) -> list[str]:
+    names = suite_names(ctx)
+    sim = [p for p in ("xdp_drop", "xdp_router_ipv4", "simple_firewall") if p in names] or names[:1]
+    return [f"ctime:{p}" for p in names] + [f"simspeed:{p}" for p in sim[: 1 if ctx.quick else 3]]
+
+
+def report_speed(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
+    rows = []
+    for k in records:
+        r = _ok(records, k)
+        kind, _, prog = k.partition(":")
+        row: dict[str, Any] = {"what": kind, "program": prog}
+        if r:
+            row.update({x: r.get(x) for x in ("instructions", "rows", "compile_s", "packets", "packets_per_s",
+                                              "sim_cycles_per_s")})
+        else:
+            row["reason"] = records[k].get("reason")
+        rows.append(row)
+    notes = _reasons(records)
+    write_table(ctx.out, exp.name, exp.title, rows, {"not_available": notes})
+    ct = [r for r in rows if r["what"] == "ctime" and r.get("compile_s") is not None]
+    if not ct:
+        _note_figure(ctx.out, exp.name, exp.title, notes)
+        return []
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.scatter([r["instructions"] for r in ct], [r["compile_s"] * 1000 for r in ct])
+    for r in ct:
+        ax.annotate(r["program"], (r["instructions"], r["compile_s"] * 1000), fontsize=6)
+    ax.set_xlabel("eBPF instructions")
+    ax.set_ylabel("compile time (ms)")
+    ax.grid(alpha=0.3)
+    sims = [r for r in rows if r["what"] == "simspeed" and r.get("sim_cycles_per_s")]
+    sim_txt = "; ".join(f"{r['program']}: {r['sim_cycles_per_s'] / 1e6:.2f} M cycles/s, "
+                        f"{r['packets_per_s'] / 1e3:.1f} k pkt/s" for r in sims) or "Verilator model: not available"
+    ax.set_title("Toolchain speed: compile time vs program size\n" + sim_txt, fontsize=8)
+    save_figure(fig, ctx.out, exp.name)
+    return []
+
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
+    Experiment("fig7", "eBPF instruction reduction per optimisation", points_fig7, report_fig7),
+    Experiment("fig8", "VLIW rows for 1 to 8 lanes", points_fig8, report_fig8),
+    Experiment("fig9", "final rows and the contribution of each optimisation", points_fig9, report_fig9),
+    Experiment("table3", "instructions, static IPC, dynamic IPC", points_table3, report_table3),
+    Experiment("fig12_13", "throughput (Mpps at 156.25 MHz) vs Linux XDP and the paper", points_fig12_13,
+               report_fig12_13),
+    Experiment("fig11", "latency vs packet size", points_fig11, report_fig11),
+    Experiment("fig14", "map access cost vs key size", points_fig14, report_fig14),
+    Experiment("fig15", "csum_diff helper calls", points_fig15, report_fig15),
+    Experiment("resources", "yosys synth_xilinx resources vs paper Table 1", points_resources, report_resources,
+               quick_default=False),
+    Experiment("speed", "toolchain speed: compile time, simulated cycles/s", points_speed, report_speed),
+)}

@@ -1,0 +1,167 @@
+"""The evaluation harness: checkpoint/resume, honest target checks, and a quick end-to-end run on the compiler."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+from hxdp import experiment as E
+from hxdp.cmd_experiment import register
+
+
+class Interrupt(KeyboardInterrupt):
+    pass
+
+
+def _fake_registry(calls: list[str], fail_on: set[str], na_once: set[str]) -> tuple[dict, dict]:
+    """One fake experiment over five points; its measurement squares the point's number."""
+
+    def measure(ctx: E.Context, key: str) -> E.Record:
+        calls.append(key)
+        if key in fail_on:
+            fail_on.discard(key)
+            raise Interrupt
+        if key in na_once:
+            na_once.discard(key)
+            raise E.NotAvailable("piece missing")
+        n = int(key.split(":")[1])
+        return {"value": n * n}
+
+    def points(ctx: E.Context) -> list[str]:
+        return [f"fake:{i}" for i in range(5)]
+
+    def report(ctx: E.Context, exp: E.Experiment, records: dict) -> list[E.Check]:
+        rows = [{"point": k, "value": r.get("value"), "status": r["status"]} for k, r in records.items()]
+        E.write_table(ctx.out, exp.name, exp.title, rows)
+        total = sum(r.get("value") or 0 for r in records.values())
+        return [E.Check("sum of squares", "pass" if total == 30 else "fail", str(total), "== 30")]
+
+    reg = {"fake": E.Experiment("fake", "fake experiment", points, report)}
+    return reg, {"fake": measure}
+
+
+def test_checkpoint_resume_after_interrupt(tmp_path: Path) -> None:
+    calls: list[str] = []
+    reg, meas = _fake_registry(calls, fail_on={"fake:3"}, na_once={"fake:1"})
+    with pytest.raises(KeyboardInterrupt):
+        E.run_experiments(["fake"], tmp_path, registry=reg, measures=meas, progress=False)
+    assert calls == ["fake:0", "fake:1", "fake:2", "fake:3"]
+    done = E.load_checkpoint(E.checkpoint_path(tmp_path, False))
+    assert set(done) == {"fake:0", "fake:1", "fake:2"}
+    assert done["fake:1"]["status"] == "n/a" and done["fake:1"]["reason"] == "piece missing"
+    # a torn last line (the process died while writing) is ignored
+    with E.checkpoint_path(tmp_path, False).open("a") as f:
+        f.write('{"point": "fake:4", "rec')
+    calls.clear()
+    s = E.run_experiments(["fake"], tmp_path, resume=True, registry=reg, measures=meas, progress=False)
+    # finished points are reused; the 'not available' one and the unfinished ones are measured
+    assert calls == ["fake:1", "fake:3", "fake:4"]
+    assert s.reused == 2 and s.points == 3
+    assert [c.status for c in s.checks] == ["pass"]
+    rows = list(csv.DictReader((tmp_path / "fake.csv").open()))
+    assert [int(r["value"]) for r in rows] == [0, 1, 4, 9, 16]
+    doc = json.loads((tmp_path / "summary.json").read_text())
+    assert doc["checks"][0]["status"] == "pass"
+
+
+def test_without_resume_starts_over(tmp_path: Path) -> None:
+    calls: list[str] = []
+    reg, meas = _fake_registry(calls, set(), set())
+    E.run_experiments([], tmp_path, registry=reg, measures=meas, progress=False)
+    E.run_experiments([], tmp_path, registry=reg, measures=meas, progress=False)
+    assert len(calls) == 10
+
+
+def test_error_point_is_reported_not_invented(tmp_path: Path) -> None:
+    def measure(ctx: E.Context, key: str) -> E.Record:
+        raise ValueError("boom")
+
+    reg = {"x": E.Experiment("x", "x", lambda ctx: ["bad:1"], lambda ctx, exp, rec: [])}
+    s = E.run_experiments(["x"], tmp_path, registry=reg, measures={"bad": measure}, progress=False)
+    assert s.failed_points == ["bad:1"]
+    rec = E.load_checkpoint(E.checkpoint_path(tmp_path, False))["bad:1"]
+    assert rec["status"] == "error" and "ValueError: boom" in rec["reason"]
+    with pytest.raises(E.ExperimentError, match="unknown experiment"):
+        E.run_experiments(["nope"], tmp_path, registry=reg, measures={}, progress=False)
+
+
+def test_cycle_targets_fail_when_missed() -> None:
+    rows = [{"program": "xdp_drop", "rtl_cycles": 4.0, "rtl_mpps": E.CLOCK_MHZ / 4, "model_cycles": 1.0},
+            {"program": "xdp_tx", "rtl_cycles": 7.0, "rtl_mpps": E.CLOCK_MHZ / 7, "model_cycles": 5.0},
+            {"program": "xdp_redirect", "rtl_cycles": None, "rtl_mpps": None, "model_cycles": 3.0}]
+    checks = {c.name.split()[2]: c for c in E._cycle_checks(rows, {"rtl:xdp_redirect": {"status": "n/a",
+                                                                                         "reason": "no RTL"}})}
+    assert checks["xdp_drop"].status == "fail"
+    assert checks["xdp_tx"].status == "pass"
+    assert checks["xdp_redirect"].status == "n/a" and "no RTL" in checks["xdp_redirect"].detail
+
+
+def test_synth_stats_counts_cells() -> None:
+    doc = {"modules": {"\\core": {"num_cells_by_type": {"LUT6": 10, "LUT2": 5, "FDRE": 7, "RAMB18E1": 3,
+                                                           "RAMB36E1": 1, "RAM64M": 2, "MUXF7": 4, "DSP48E1": 1}}}}
+    st = E.synth_stats(doc)["core"]
+    assert (st["LUT"], st["FF"], st["BRAM"], st["LUTRAM"], st["DSP"]) == (15, 7, 2.5, 2, 1)
+
+
+def test_rom_count_counts_lddw_once() -> None:
+    from hxdp.isa import NOP, Insn
+    from hxdp.rom import Rom
+
+    lddw = [Insn(0x18, dst=1, imm=5), Insn(0, imm=0)]
+    rom = Rom([[*lddw, Insn(0xB7, dst=0, imm=1), NOP], [Insn(0x95), NOP, NOP, NOP]])
+    assert E.rom_count(rom) == 3
+    assert E.ebpf_count([*lddw, Insn(0x95)]) == 2
+
+
+def _have_compiler() -> str | None:
+    try:
+        mod = importlib.import_module("hxdp.compiler")
+    except ImportError as exc:
+        return f"compiler not importable: {exc}"
+    if not hasattr(mod, "compile_program"):
+        return "hxdp.compiler has no compile_program yet"
+    from hxdp.suite import programs
+
+    built = [p for p in programs() if p.name in E.QUICK_PROGRAMS and p.obj.exists()]
+    if not built:
+        return "xdp_progs/build/*.o not built (make progs)"
+    return None
+
+
+@pytest.mark.skipif(_have_compiler() is not None, reason=str(_have_compiler()))
+def test_quick_end_to_end_compiler_experiments(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser(prog="hxdp")
+    register(parser.add_subparsers())
+    out = tmp_path / "eval"
+    args = parser.parse_args(["experiment", "fig7", "fig8", "table3", "--quick", "--out", str(out),
+                              "--no-progress"])
+    assert args.func(args) == 0
+    for name in ("fig7", "fig8", "table3"):
+        for ext in ("csv", "json", "png", "pdf"):
+            assert (out / f"{name}.{ext}").stat().st_size > 0, (name, ext)
+    from hxdp.compiler import compile_program
+    from hxdp.elf import load_program
+    from hxdp.suite import programs
+
+    table = {r["program"]: r for r in json.loads((out / "table3.json").read_text())["rows"]}
+    fig8 = {r["program"]: r for r in csv.DictReader((out / "fig8.csv").open())}
+    assert table
+    for prog in programs():
+        if prog.name not in table:
+            continue
+        program = load_program(prog.obj)
+        rows = len(compile_program(program).rom)
+        row = table[prog.name]
+        assert row["rows"] == rows
+        assert row["static_ipc"] == pytest.approx(E.ebpf_count(program.insns) / rows)
+        assert row["dynamic_ipc"] > 0 and row["model_mismatches"] == 0
+        assert int(fig8[prog.name]["rows_4"]) == rows
+    # a second run with --resume measures nothing again
+    args = parser.parse_args(["experiment", "fig8", "--quick", "--resume", "--out", str(out), "--no-progress"])
+    assert args.func(args) == 0
+    s = E.run_experiments(["fig8"], out, quick=True, resume=True, progress=False)
+    assert s.points == 0 and s.reused > 0
