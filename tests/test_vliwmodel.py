@@ -208,3 +208,28 @@ def test_layout_roundtrip_used_by_models() -> None:
     layout = MapLayout.from_maps(counter_maps())
     again = MapLayout.from_json(layout.to_json())
     assert again.to_json() == layout.to_json()
+
+
+def test_no_byte_of_a_previous_packet_is_visible() -> None:
+    # grow the tail by 100 bytes and return the sum of the grown bytes' first 8 as r0
+    rows = [row(mov(2, 100), movr(6, 1)),
+            row(call(params.HELPER_IDS["xdp_adjust_tail"])),
+            row(ldx("w", 3, 6, 4)),
+            row(ldx("dw", 0, 3, -8)),
+            row(exit_())]
+    m = model(rows)
+    first = m.run(b"\xaa" * 300)
+    assert first.fault is None and len(first.packet) == 400
+    second = m.run(b"\xbb" * 64)
+    assert second.action == 0 and second.fault is None
+    assert second.packet == b"\xbb" * 64 + bytes(100)
+    # and a load just past data_end faults instead of reading stale bytes
+    res = model([load_data(), row(ldx("b", 0, R_END, 100)), row(exit_())]).run(b"\xcc" * 64)
+    assert res.action == 0 and "access fault" in res.fault
+
+
+def test_ktime_counts_board_cycles() -> None:
+    rows = [row(mov(3, 0)), row(call(params.HELPER_IDS["ktime_get_ns"])), row(exit_())]
+    m = model(rows)
+    t1, t2 = m.run(PKT).action, m.run(PKT).action
+    assert t1 == (1 * 32) // 5 and t2 == ((3 + 1) * 32) // 5  # 6.4 ns per cycle, counted across packets
