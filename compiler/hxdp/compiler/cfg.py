@@ -121,6 +121,25 @@ class Cfg:
                     if ob.fall == bid and other != bid:
                         ob.fall = succ
                         changed = True
+            # merge a block into its only predecessor when that one falls or jumps into it unconditionally
+            preds = self.preds()
+            for bid in list(self.order):
+                if bid not in self.blocks:
+                    continue
+                b = self.blocks[bid]
+                t = b.term
+                succ = t.target if (t is not None and t.kind == "ja") else (b.fall if t is None else None)
+                if succ is None or succ == bid or succ == self.entry or len(preds.get(succ, ())) != 1:
+                    continue
+                s = self.blocks[succ]
+                if t is not None:
+                    b.ops.pop()
+                b.ops += s.ops
+                b.fall = s.fall
+                del self.blocks[succ]
+                self.order.remove(succ)
+                preds = self.preds()
+                changed = True
             # a ja to the block laid out next is a fall-through
             for i, bid in enumerate(self.order):
                 b = self.blocks[bid]

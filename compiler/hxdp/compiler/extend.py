@@ -8,7 +8,7 @@ from .dataflow import State, access_of, live_after, liveness, provenance
 from .ir import Op
 
 ALU3_64 = {op: code for code, op in T.EXT_ALU3_64.items()}
-ALU3_32 = {op: code for code, op in T.EXT_ALU3_32.items() if op != "rsh"}
+ALU3_32 = {op: code for code, op in T.EXT_ALU3_32.items()}
 
 
 # --- exit with action ------------------------------------------------------------------------------------

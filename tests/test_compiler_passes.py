@@ -1,0 +1,282 @@
+"""Compiler passes on hand-written instruction lists: reduction, ISA extensions, inlining, renaming, errors."""
+
+from __future__ import annotations
+
+import pytest
+from bpf_asm import alu32, alu64, atomic, call, call_local, exit_, jmp, lddw, ldx, mov, movr, st, stx
+from hxdp import isa_table as T
+from hxdp import params
+from hxdp.compiler import CompileOptions, compile_insns, compile_program, extend, reduce
+from hxdp.compiler.cfg import build_cfg
+from hxdp.compiler.equiv import check
+from hxdp.errors import CompileError
+from hxdp.program import MapDef, Program
+
+PKT = bytes(range(64))
+
+
+def prog(insns, maps=None, name="t") -> Program:
+    return Program(name, "xdp", list(insns), list(maps or []))
+
+
+def opcodes(result) -> list[int]:
+    return [ins.opcode for row in result.rom.rows for ins in row if not ins.is_nop]
+
+
+def equivalent(p: Program, result, packets=(PKT, PKT[:60], bytes(100))) -> None:
+    assert check(p, result.rom, list(packets)) == []
+
+
+def bounds_prog(k: int, cond: str = "jgt", ptr_left: bool = True, adjust: bool = False) -> list:
+    pre = [mov(2, 0), call(params.HELPER_IDS["xdp_adjust_head"]), movr(1, 6)] if adjust else []
+    cmp = jmp(cond, 3, 2, src=4) if ptr_left else jmp(cond, 4, 2, src=3)
+    return [movr(6, 1), *pre, ldx("w", 2, 1, 0), ldx("w", 4, 1, 4), movr(3, 2), alu64("add", 3, k), cmp,
+            ldx("b", 0, 2, 0), exit_(), mov(0, 1), exit_()]
+
+
+# --- reduction -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k,removed", [(14, True), (60, True), (61, False), (200, False)])
+def test_bounds_check_removed_only_up_to_min_frame(k: int, removed: bool) -> None:
+    cfg = build_cfg(bounds_prog(k))
+    assert reduce.remove_bounds_checks(cfg) == (1 if removed else 0)
+    p = prog(bounds_prog(k))
+    equivalent(p, compile_program(p))
+
+
+@pytest.mark.parametrize("cond,left,k,removed", [
+    ("jgt", True, 60, True), ("jge", True, 59, True), ("jge", True, 60, False), ("jle", True, 30, True),
+    ("jlt", True, 59, True), ("jlt", True, 60, False), ("jlt", False, 60, True), ("jle", False, 60, False),
+    ("jge", False, 60, True), ("jgt", False, 59, True), ("jeq", True, 10, False), ("jsgt", True, 20, True),
+])
+def test_bounds_check_polarities(cond: str, left: bool, k: int, removed: bool) -> None:
+    insns = bounds_prog(k, cond, left)
+    assert reduce.remove_bounds_checks(build_cfg(insns)) == (1 if removed else 0)
+    p = prog(insns)
+    equivalent(p, compile_program(p))
+
+
+def test_bounds_check_kept_after_adjust_head() -> None:
+    insns = bounds_prog(14, adjust=True)
+    assert reduce.remove_bounds_checks(build_cfg(insns)) == 0
+
+
+def test_bounds_check_needs_real_ctx_pointers() -> None:
+    # r2 is loaded from ctx + 8 (data_meta), not data: the check stays
+    insns = [ldx("w", 2, 1, 8), ldx("w", 4, 1, 4), movr(3, 2), alu64("add", 3, 14), jmp("jgt", 3, 2, src=4),
+             mov(0, 2), exit_(), mov(0, 1), exit_()]
+    assert reduce.remove_bounds_checks(build_cfg(insns)) == 0
+
+
+def test_zeroing_removed_only_before_any_write() -> None:
+    insns = [st("dw", 10, -8, 0), st("dw", 10, -16, 0), stx("dw", 10, 1, -24), st("dw", 10, -24, 0),
+             ldx("dw", 0, 10, -24), exit_()]
+    cfg = build_cfg(insns)
+    assert reduce.remove_zeroing(cfg) == 2
+    left = [op for op in cfg.ops() if op.is_store]
+    assert [op.off for op in left] == [-24, -24]
+
+
+def test_zeroing_in_a_loop_is_kept() -> None:
+    insns = [mov(3, 3), st("w", 10, -4, 0), ldx("w", 0, 10, -4), alu64("add", 0, 1), stx("w", 10, 0, -4),
+             alu64("add", 3, -1), jmp("jne", 3, -6, 0), exit_()]
+    cfg = build_cfg(insns)
+    assert reduce.remove_zeroing(cfg) == 0
+
+
+def test_zero_register_store_removed() -> None:
+    insns = [mov(2, 0), stx("dw", 10, 2, -8), ldx("dw", 0, 10, -8), exit_()]
+    cfg = build_cfg(insns)
+    assert reduce.remove_zeroing(cfg) == 1
+
+
+def test_dead_code_after_reduction() -> None:
+    p = prog(bounds_prog(14))
+    res = compile_program(p)
+    c = res.report["counts"]
+    assert c["reduced"] < c["cfg"]  # check, pointer add and data_end load are gone
+
+
+# --- ISA extensions ------------------------------------------------------------------------------------------
+def test_alu3_fusion() -> None:
+    insns = [ldx("w", 2, 1, 0), movr(3, 2), alu64("add", 3, 14), movr(4, 2), alu64("sub", 4, 2),
+             alu32("mov", 5, src=2), alu32("rsh", 5, 3), movr(0, 3), alu64("add", 0, src=4), alu64("add", 0, src=5),
+             exit_()]
+    cfg = build_cfg(insns)
+    assert extend.alu3(cfg) == 3
+    kinds = [op.info.name for op in cfg.ops()]
+    assert "add64_3" in kinds and "rsh32_3" in kinds
+    p = prog(insns)
+    equivalent(p, compile_program(p))
+    assert compile_program(p).report["counts"]["alu3"] < compile_program(
+        p, CompileOptions(alu3=False)).report["counts"]["extended"]
+
+
+def test_alu3_not_fused_when_dst_read_between() -> None:
+    insns = [movr(3, 1), stx("dw", 10, 3, -8), alu64("add", 3, 1), ldx("dw", 0, 10, -8), exit_()]
+    cfg = build_cfg(insns)
+    assert extend.alu3(cfg) == 0
+
+
+def mac_copy() -> list:
+    return [ldx("w", 2, 1, 0), ldx("w", 3, 1, 4), movr(4, 2), alu64("add", 4, 14), jmp("jgt", 4, 10, src=3),
+            ldx("w", 5, 2, 6), ldx("h", 6, 2, 10), ldx("w", 7, 2, 0), ldx("h", 8, 2, 4),
+            stx("w", 2, 5, 0), stx("h", 2, 6, 4), stx("w", 2, 7, 6), stx("h", 2, 8, 10), mov(0, 3), exit_(),
+            mov(0, 1), exit_()]
+
+
+def test_six_byte_copy() -> None:
+    p = prog(mac_copy())
+    res = compile_program(p)
+    ops = opcodes(res)
+    assert ops.count(T.EXT_LDX6) == 2 and ops.count(T.EXT_STX6) == 2
+    equivalent(p, res)
+    off = compile_program(p, CompileOptions(ld6=False))
+    assert T.EXT_LDX6 not in opcodes(off)
+    equivalent(p, off)
+
+
+def test_six_byte_copy_not_merged_across_aliasing_store() -> None:
+    insns = [ldx("w", 2, 1, 0), ldx("w", 5, 2, 6), st("b", 2, 10, 7), ldx("h", 6, 2, 10),
+             stx("w", 2, 5, 0), stx("h", 2, 6, 4), mov(0, 3), exit_()]
+    assert T.EXT_LDX6 not in opcodes(compile_program(prog(insns)))
+    p = prog(insns)
+    equivalent(p, compile_program(p))
+
+
+def test_exit_action() -> None:
+    insns = [ldx("w", 2, 1, 0), ldx("b", 3, 2, 0), mov(0, 1), jmp("jeq", 3, 2, 7), mov(0, 2), exit_(), mov(0, 3),
+             exit_()]
+    p = prog(insns)
+    res = compile_program(p)
+    assert T.EXT_EXIT_ACTION in opcodes(res) and 0x95 not in opcodes(res)
+    for b in (0, 7, 9):
+        equivalent(p, res, [bytes([b]) + PKT[1:]])
+    plain = compile_program(p, CompileOptions(exit_action=False))
+    assert T.EXT_EXIT_ACTION not in opcodes(plain)
+
+
+def test_drop_is_one_exit_with_action() -> None:
+    res = compile_insns([mov(0, 1), exit_()])
+    assert res.rom.to_text(pad_to=None).strip() == "0000000000000000000000000000000000000000000000000000000100000096"
+    res = compile_insns([mov(0, 1), exit_()], CompileOptions(exit_action=False))
+    assert len(res.rom.rows) == 1  # r0 = 1 and exit share the row
+
+
+# --- inlining, renaming, scheduling --------------------------------------------------------------------------
+def callee_prog() -> list:
+    # main: r6 = 5; stack[-8] = 7; r1 = 3; call f; r0 += r6; r0 += stack[-8]; exit
+    # f(r1): r6 = r1 * 2; stack[-8] = r6 (own frame); r0 = stack[-8] + 1; exit
+    return [mov(6, 5), st("dw", 10, -8, 7), mov(1, 3), call_local(4), alu64("add", 0, src=6), ldx("dw", 2, 10, -8),
+            alu64("add", 0, src=2), exit_(),
+            movr(6, 1), alu64("mul", 6, 2), stx("dw", 10, 6, -8), ldx("dw", 0, 10, -8), alu64("add", 0, 1), exit_()]
+
+
+def test_inlined_call_has_own_frame_and_callee_saved_registers() -> None:
+    p = prog(callee_prog())
+    p.functions = {0: "main", 8: "f"}
+    res = compile_program(p)
+    assert res.rom.rows
+    assert all(ins.opcode != 0x85 for row in res.rom.rows for ins in row)
+    equivalent(p, res)
+    from hxdp.maps import MapState
+    from hxdp.vliwmodel import VliwModel
+    assert VliwModel(res.rom, MapState.from_maps([])).run(PKT).action == 7 + 5 + 7
+
+
+def test_recursion_rejected() -> None:
+    with pytest.raises(CompileError, match="recursive"):
+        compile_insns([call_local(-1), exit_()])
+
+
+def test_renaming_reduces_rows() -> None:
+    # two independent chains reusing r2: renaming lets them run in parallel
+    insns = [ldx("w", 3, 1, 0)]
+    for k in range(4):
+        insns += [ldx("b", 2, 3, k), alu64("add", 2, 1), alu64("mul", 2, 3), stx("b", 3, 2, 20 + k)]
+    insns += [mov(0, 2), exit_()]
+    p = prog(insns)
+    on, off = compile_program(p), compile_program(p, CompileOptions(rename=False))
+    assert len(on.rom.rows) < len(off.rom.rows)
+    equivalent(p, on)
+    equivalent(p, off)
+
+
+def test_branches_share_a_row() -> None:
+    insns = [ldx("w", 2, 1, 0), ldx("b", 3, 2, 0), ldx("b", 4, 2, 1), jmp("jeq", 3, 4, 1), jmp("jeq", 4, 3, 2),
+             mov(0, 2), exit_(), mov(0, 1), exit_(), mov(0, 3), exit_()]
+    p = prog(insns)
+    res = compile_program(p)
+    assert any(sum(1 for i in row if not i.is_nop and i.info.kind == "jmp") >= 2 for row in res.rom.rows)
+    for a, b in ((1, 0), (0, 2), (7, 7)):
+        equivalent(p, res, [bytes([a, b]) + PKT[2:]])
+
+
+def test_hoisting_never_moves_loads_above_null_check() -> None:
+    maps = [MapDef("arr", 2, 4, 8, 4)]
+    insns = [st("w", 10, -4, 9), *lddw(1, 0, src=T.PSEUDO_MAP_FD), movr(2, 10), alu64("add", 2, -4), call(1),
+             jmp("jeq", 0, 2, 0), ldx("dw", 0, 0, 0), exit_(), mov(0, 2), exit_()]
+    p = prog(insns, maps)
+    res = compile_program(p)
+    equivalent(p, res)  # key 9 is out of range: lookup returns NULL
+
+
+def test_lanes_option_and_sweep() -> None:
+    p = prog(mac_copy())
+    res = compile_program(p, CompileOptions(lanes=2, lanes_sweep=(1, 2, 4, 8)))
+    assert res.rom.lanes == 2 and all(len(r) == 2 for r in res.rom.rows)
+    sweep = res.report["rows_by_lanes"]
+    assert sweep["2"] == len(res.rom.rows) and sweep["8"] <= sweep["4"] <= sweep["2"] <= sweep["1"]
+
+
+def test_options_switch_passes_off() -> None:
+    p = prog(bounds_prog(14))
+    full = compile_program(p).report["counts"]
+    none = compile_program(p, CompileOptions(bounds=False, zeroing=False, alu3=False, ld6=False, exit_action=False,
+                                             tail_dup=False, hoist=False, rename=False)).report["counts"]
+    assert none["cfg"] == full["cfg"] == 10
+    assert none["extended"] == 9  # only the dead `r6 = r1` goes
+    assert full["extended"] < none["extended"]
+
+
+# --- unsupported programs -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("insns,pattern", [
+    ([mov(2, 0), call(12), exit_()], r"slot 1 \(call 12\): tail calls"),
+    ([call(99), exit_()], r"slot 0 \(call 99\): helper 99 is not implemented"),
+    ([T.OPCODES and __import__("hxdp.isa", fromlist=["Insn"]).Insn(0x30, 0, 0, 0, 12), exit_()],
+     r"slot 0 .*legacy packet access"),
+    ([mov(0, 1)], r"falls off the end"),
+    ([jmp("jeq", 1, 5, 0), exit_()], r"slot 0 .*jump target slot 6"),
+])
+def test_unsupported_programs_name_the_instruction(insns, pattern) -> None:
+    with pytest.raises(CompileError, match=pattern):
+        compile_insns(insns)
+
+
+def test_unsupported_map_type() -> None:
+    p = prog([mov(0, 1), exit_()], [MapDef("ring", 27, 0, 0, 4096)])
+    with pytest.raises(CompileError, match="map ring .*type 27"):
+        compile_program(p)
+
+
+def test_too_many_rows() -> None:
+    insns = []
+    for i in range(params.IMEM_ROWS + 10):
+        insns += [ldx("b", 2, 10, -1 - (i % 8)), alu64("add", 0, src=2)]
+    insns.append(exit_())
+    with pytest.raises(CompileError, match="instruction memory holds 256"):
+        compile_insns(insns)
+
+
+def test_reproducible_rom() -> None:
+    p = prog(mac_copy())
+    a = compile_program(p).rom.to_text()
+    b = compile_program(prog(mac_copy())).rom.to_text()
+    assert a == b
+
+
+def test_atomic_ops_and_cmpxchg() -> None:
+    insns = [mov(2, 5), stx("dw", 10, 2, -8), mov(3, 7), atomic("dw", 10, 3, -8, 0x01), mov(0, 12),
+             atomic("dw", 10, 3, -8, 0xF1), ldx("dw", 4, 10, -8), alu64("add", 0, src=4), alu64("add", 0, src=3),
+             exit_()]
+    p = prog(insns)
+    equivalent(p, compile_program(p))
