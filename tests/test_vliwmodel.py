@@ -233,3 +233,68 @@ def test_ktime_counts_board_cycles() -> None:
     m = model(rows)
     t1, t2 = m.run(PKT).action, m.run(PKT).action
     assert t1 == (1 * 32) // 5 and t2 == ((3 + 1) * 32) // 5  # 6.4 ns per cycle, counted across packets
+
+
+def _regs_of(ins) -> tuple[set[int], set[int]]:
+    """(read, written) registers of a straight-line ALU slot from alu_slots()."""
+    from hxdp import isa_table as T
+
+    info = T.OPCODES[ins.opcode]
+    reads = {ins.dst} if info.op != "mov" else set()
+    if info.src_reg:
+        reads.add(ins.src)
+    return reads, {ins.dst}
+
+
+def _pack(slots: list) -> list[list]:
+    """Greedy list scheduling into rows: a slot joins the last row unless it reads or writes a register written
+    there (RAW/WAW); reading a register that the row writes later is fine (lanes read before the row)."""
+    rows: list[list] = [[]]
+    written: set[int] = set()
+    for ins in slots:
+        reads, writes = _regs_of(ins)
+        if len(rows[-1]) == 4 or (reads | writes) & written:
+            rows.append([])
+            written = set()
+        rows[-1].append(ins)
+        written |= writes
+    return [row(*r) for r in rows]
+
+
+def alu_slots():
+    from bpf_asm import alu32
+    from hypothesis import strategies as st
+
+    ops = ["add", "sub", "mul", "div", "or", "and", "lsh", "rsh", "mod", "xor", "mov", "arsh"]
+    regs = st.integers(0, 9)
+
+    @st.composite
+    def one(draw):
+        mk = draw(st.sampled_from([alu64, alu32]))
+        op = draw(st.sampled_from(ops))
+        d = draw(regs)
+        if draw(st.booleans()):
+            return mk(op, d, src=draw(regs))
+        return mk(op, d, draw(st.integers(-(1 << 31), (1 << 31) - 1)))
+
+    return st.lists(one(), min_size=1, max_size=24)
+
+
+def test_packed_rows_match_the_sequential_model() -> None:
+    """Random ALU programs packed into rows (WAR pairs share rows) give the sequential model's registers."""
+    from hxdp.program import Program
+    from hxdp.seqmodel import SeqModel
+    from hypothesis import given, settings
+
+    @settings(max_examples=150, deadline=None)
+    @given(alu_slots())
+    def check(slots: list) -> None:
+        init = [mov(r, 1000 * r + 7) for r in range(10)]
+        seq = SeqModel(Program("t", "xdp", init + slots + [exit_()]), MapState.from_maps([]))
+        seq.run(PKT)
+        rows = _pack(init[:4]) + _pack(init[4:]) + _pack(slots) + [row(exit_())]
+        vliw = model(rows)
+        vliw.run(PKT)
+        assert vliw.regs[:10] == seq.regs[:10]
+
+    check()
