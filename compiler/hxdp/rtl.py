@@ -1,0 +1,238 @@
+"""Build the Verilator model of Sephirot once (cached by a hash of its sources) and run packets through it."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import params
+from .errors import HxdpError
+from .result import RunResult
+from .rom import Rom
+
+REPO = Path(__file__).resolve().parents[2]
+SEPHIROT = REPO / "sephirot"
+RTL_DIR = SEPHIROT / "rtl"
+HARNESS_DIR = SEPHIROT / "harness"
+LINT_FILE = SEPHIROT / "lint.vlt"
+TOP = "sephirot_top"
+BINARY = "sephirot_sim"
+LINE_BYTES = 16
+BUILD_FLAGS = ["--cc", "--exe", "--build", "-O2", "-j", "2", "--trace", "-Wno-fatal", "--top-module", TOP]
+CFLAGS = "-O2 -std=c++17"
+
+
+class RtlError(HxdpError):
+    """The RTL model cannot be built or did not run to completion."""
+
+
+def cache_root() -> Path:
+    base = os.environ.get("HXDP_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hxdp")
+    return Path(base) / "verilator"
+
+
+def sources() -> list[Path]:
+    files = sorted(RTL_DIR.glob("*.v")) + sorted(RTL_DIR.glob("*.vh"))
+    files += sorted(HARNESS_DIR.glob("*.cpp")) + sorted(HARNESS_DIR.glob("*.h")) + [LINT_FILE]
+    return files
+
+
+def verilator_version() -> str:
+    exe = shutil.which("verilator")
+    if exe is None:
+        return ""
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip()
+
+
+def available() -> tuple[bool, str]:
+    """Whether Verilator is installed (the RTL tests skip with this reason otherwise)."""
+    if not verilator_version():
+        return False, "verilator is not installed (apt-get install verilator)"
+    return True, ""
+
+
+def source_hash() -> str:
+    h = hashlib.sha256()
+    h.update(verilator_version().encode())
+    h.update(" ".join(BUILD_FLAGS + [CFLAGS]).encode())
+    for f in sources():
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def build(verbose: bool = False) -> Path:
+    """The simulator binary for the current sources, built on first use (about a minute on 2 cores)."""
+    ok, why = available()
+    if not ok:
+        raise RtlError(why)
+    out_dir = cache_root() / source_hash()
+    exe = out_dir / BINARY
+    if exe.exists():
+        return exe
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time (pytest-xdist workers share the cache)
+        if exe.exists():
+            return exe
+        obj = out_dir / "obj"
+        cmd = ["verilator", *BUILD_FLAGS, f"-I{RTL_DIR}", str(LINT_FILE)]
+        cmd += [str(p) for p in sorted(RTL_DIR.glob("*.v"))]
+        cmd += [str(p) for p in sorted(HARNESS_DIR.glob("*.cpp"))]
+        cmd += ["-CFLAGS", CFLAGS, "--Mdir", str(obj), "-o", BINARY]
+        proc = subprocess.run(cmd, capture_output=not verbose, text=True)
+        if proc.returncode != 0 or not (obj / BINARY).exists():
+            tail = (proc.stderr or "")[-2000:] if not verbose else ""
+            raise RtlError(f"verilator build of {TOP} failed (exit {proc.returncode}): {tail}")
+        shutil.copy2(obj / BINARY, exe.with_suffix(".tmp"))
+        os.replace(exe.with_suffix(".tmp"), exe)
+        shutil.rmtree(obj, ignore_errors=True)
+    return exe
+
+
+@dataclass
+class PacketStamps:
+    """Cycle stamps of one packet in the back-to-back run (first frame in, row 0, last core cycle, last out)."""
+
+    in_cycle: int
+    start: int
+    end: int
+    out: int
+
+
+def parse_trace_line(line: str) -> tuple[int, object]:
+    """One harness trace line -> (packet index, vliwmodel.TraceRecord)."""
+    from .vliwmodel import TraceRecord
+
+    head, regs_txt, mem_txt = line.rstrip("\n").split("|")
+    _t, pkt, _cycle, row, nxt, cost = head.split()
+    regs: list[tuple[int, int, int]] = []
+    f = regs_txt.split()
+    for i in range(0, len(f), 4):
+        regs.append((int(f[i + 1]), int(f[i + 2]), int(f[i + 3], 16)))
+    mem: list[tuple[int, int, bytes]] = []
+    f = mem_txt.split()
+    for i in range(0, len(f), 4):
+        mem.append((int(f[i + 1]), int(f[i + 2], 16), bytes.fromhex(f[i + 3])))
+    return int(pkt), TraceRecord(int(row), regs, mem, None if nxt == "-" else int(nxt), int(cost))
+
+
+Packet = bytes | tuple[bytes, int, int]
+
+
+class RtlSim:
+    """The Sephirot RTL under Verilator: `run_packets` streams packets back to back through one process."""
+
+    def __init__(self, rom: Rom, layout: object | None = None, state: object | None = None,
+                 trace: bool = False, vcd: str | os.PathLike[str] | None = None,
+                 trace_file: str | os.PathLike[str] | None = None) -> None:
+        self.rom = rom
+        self.state = state
+        self.layout = layout if layout is not None else getattr(state, "layout", None)
+        self.trace_enabled = trace or trace_file is not None
+        self.vcd = vcd
+        self.trace_file = trace_file
+        self.exe = build()
+        self.stamps: list[PacketStamps] = []
+        self.total_cycles = 0
+        self.r0: list[int] = []
+        self.log = ""
+
+    def _map_lines(self) -> int:
+        if self.state is None:
+            return 0
+        used = self.layout.used_bytes() if self.layout is not None else len(self.state.mem)
+        return (used + LINE_BYTES - 1) // LINE_BYTES
+
+    def _run(self, packets: list[Packet], raw: bool) -> list[RunResult]:
+        with tempfile.TemporaryDirectory(prefix="hxdp-rtl-") as tmp:
+            t = Path(tmp)
+            (t / "rom.txt").write_text(self.rom.to_text())
+            lines = []
+            for p in packets:
+                data, ifindex, rxq = (p, 1, 0) if isinstance(p, (bytes, bytearray)) else p
+                lines.append(f"{ifindex} {rxq} {bytes(data).hex() or '-'}\n")
+            (t / "packets.txt").write_text("".join(lines))
+            args = [str(self.exe), f"+rom={t / 'rom.txt'}", f"+packets={t / 'packets.txt'}", f"+out={t / 'out.txt'}"]
+            nlines = self._map_lines()
+            if nlines:
+                mem = self.state.mem
+                img = []
+                for i in range(nlines):
+                    chunk = bytes(mem[i * LINE_BYTES : (i + 1) * LINE_BYTES]).ljust(LINE_BYTES, b"\0")
+                    if any(chunk):
+                        img.append(f"{i:x} {chunk.hex()}\n")
+                (t / "maps.txt").write_text("".join(img))
+                args += [f"+maps={t / 'maps.txt'}", f"+mapdump={t / 'dump.txt'}", f"+mapdump_lines={nlines}"]
+            if raw:
+                args.append("+raw")
+            trace_path = Path(self.trace_file) if self.trace_file else (t / "trace.txt")
+            if self.trace_enabled:
+                args.append(f"+trace={trace_path}")
+            if self.vcd:
+                args.append(f"+vcd={self.vcd}")
+            limit = (params.CYCLE_LIMIT + 10_000) * max(1, len(packets)) + 100_000
+            args.append(f"+max_cycles={limit}")
+            proc = subprocess.run(args, capture_output=True, text=True)
+            self.log = proc.stderr
+            if proc.returncode != 0:
+                raise RtlError(f"sephirot simulation failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+            results, self.stamps, self.r0 = [], [], []
+            for line in (t / "out.txt").read_text().splitlines():
+                f = line.split()
+                if f[0] == "total_cycles":
+                    self.total_cycles = int(f[1])
+                    continue
+                kv = dict(zip(f[0::2], f[1::2], strict=True))
+                action = int(kv["action"])
+                fault = int(kv["fault"])
+                redirect = None if kv["redirect"] == "-" else int(kv["redirect"])
+                data = b"" if kv["data"] == "-" else bytes.fromhex(kv["data"])
+                results.append(RunResult(
+                    action=action, packet=data,
+                    redirect=redirect if action == params.XDP_REDIRECT else None,
+                    fault=params.FAULT_NAMES.get(fault, f"fault {fault}") if fault else None,
+                    cycles=int(kv["cycles"]),
+                ))
+                self.r0.append(int(kv["r0"], 16))
+                self.stamps.append(PacketStamps(int(kv["in"]), int(kv["start"]), int(kv["end"]), int(kv["out"])))
+            if self.trace_enabled and trace_path.exists():
+                for line in trace_path.read_text().splitlines():
+                    pkt, rec = parse_trace_line(line)
+                    results[pkt].trace.append(rec)
+            if nlines and (t / "dump.txt").exists():
+                mem = self.state.mem
+                mem[: nlines * LINE_BYTES] = bytes(min(len(mem), nlines * LINE_BYTES))
+                for line in (t / "dump.txt").read_text().splitlines():
+                    idx, hexdata = line.split()
+                    off = int(idx, 16) * LINE_BYTES
+                    chunk = bytes.fromhex(hexdata)[: max(0, len(mem) - off)]
+                    mem[off : off + len(chunk)] = chunk
+        return results
+
+    def run_packets(self, packets: list[Packet]) -> list[RunResult]:
+        """Packets (bytes, or (bytes, ingress_ifindex, rx_queue_index)) back to back; one RunResult each."""
+        return self._run(packets, raw=False)
+
+    def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> RunResult:
+        return self._run([(packet, ingress_ifindex, rx_queue_index)], raw=False)[0]
+
+    def run_raw(self, mem: bytes) -> int:
+        """ISA tests: r1 = pointer to `mem` (packet region), r2 = len(mem); returns r0 (u64)."""
+        res = self._run([bytes(mem)], raw=True)[0]
+        self.last_result = res
+        self.last_cycles = res.cycles
+        self.raw_out = res.packet
+        if res.fault:
+            raise HxdpError(f"raw program faulted: {res.fault}")
+        return self.r0[0]

@@ -1,0 +1,274 @@
+// sephirot_sim.cpp: the harness class: clocking, program and map loading, frame streaming, results and trace.
+#include "sephirot_sim.h"
+
+#include <cinttypes>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "Vsephirot_top.h"
+#include "verilated.h"
+#include "verilated_vcd_c.h"
+
+namespace {
+constexpr int kLanes = 4;
+constexpr int kFrame = 32;
+constexpr size_t kRunt = 60;
+
+int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool parse_hex_bytes(const std::string& s, std::vector<uint8_t>& out) {
+  out.clear();
+  if (s == "-") return true;
+  if (s.size() % 2) return false;
+  for (size_t i = 0; i < s.size(); i += 2) {
+    int a = hexval(s[i]), b = hexval(s[i + 1]);
+    if (a < 0 || b < 0) return false;
+    out.push_back(uint8_t(a * 16 + b));
+  }
+  return true;
+}
+
+// wide signals are arrays of 32-bit words
+template <typename W>
+uint64_t get64(const W& w, int bit) {
+  int i = bit / 32;
+  return uint64_t(w[i]) | (uint64_t(w[i + 1]) << 32);
+}
+template <typename W>
+uint32_t get32(const W& w, int bit) { return w[bit / 32]; }
+}  // namespace
+
+SephirotSim::SephirotSim(int argc, char** argv) : ctx_(new VerilatedContext) {
+  ctx_->commandArgs(argc, argv);
+  top_.reset(new Vsephirot_top(ctx_.get()));
+}
+
+SephirotSim::~SephirotSim() {
+  if (vcd_) { vcd_->close(); delete vcd_; }
+  if (trace_) fclose(trace_);
+  top_->final();
+}
+
+void SephirotSim::open_vcd(const std::string& path) {
+  ctx_->traceEverOn(true);
+  vcd_ = new VerilatedVcdC;
+  top_->trace(vcd_, 99);
+  vcd_->open(path.c_str());
+}
+
+void SephirotSim::open_trace(const std::string& path) { trace_ = fopen(path.c_str(), "w"); }
+
+void SephirotSim::tick() {
+  top_->clk_i = 0;
+  top_->eval();
+  if (vcd_) vcd_->dump(time_);
+  time_ += 5;
+  sample();
+  top_->clk_i = 1;
+  top_->eval();
+  if (vcd_) vcd_->dump(time_);
+  time_ += 5;
+  cycle_++;
+}
+
+bool SephirotSim::setup(const std::string& rom, const std::string& maps, const std::string& packets, bool raw) {
+  raw_ = raw;
+  top_->rst_ni = 0;
+  top_->clk_i = 0;
+  top_->eval();
+  top_->rst_ni = 1;
+  top_->eval();
+  // ROM: one row per line, lane 3 first
+  std::ifstream rf(rom);
+  if (!rf) { fprintf(stderr, "cannot read ROM %s\n", rom.c_str()); return false; }
+  std::string line;
+  int row = 0, rows = 0;
+  while (std::getline(rf, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    if (line.size() != 16 * kLanes) { fprintf(stderr, "ROM row %d: bad length\n", row); return false; }
+    bool nonzero = false;
+    for (int lane = 0; lane < kLanes; lane++) {
+      uint64_t v = std::stoull(line.substr(16 * (kLanes - 1 - lane), 16), nullptr, 16);
+      top_->imem_wdata_i[2 * lane] = uint32_t(v);
+      top_->imem_wdata_i[2 * lane + 1] = uint32_t(v >> 32);
+      if (v) nonzero = true;
+    }
+    top_->imem_we_i = 1;
+    top_->imem_waddr_i = row;
+    tick();
+    row++;
+    if (nonzero) rows = row;
+  }
+  top_->imem_we_i = 0;
+  top_->imem_rows_i = rows;
+  // map memory image
+  if (!maps.empty()) {
+    std::ifstream mf(maps);
+    if (!mf) { fprintf(stderr, "cannot read map image %s\n", maps.c_str()); return false; }
+    while (std::getline(mf, line)) {
+      std::istringstream ls(line);
+      std::string idx, hex;
+      if (!(ls >> idx >> hex)) continue;
+      std::vector<uint8_t> b;
+      if (!parse_hex_bytes(hex, b) || b.size() != 16) { fprintf(stderr, "bad map line %s\n", line.c_str()); return false; }
+      top_->map_we_i = 1;
+      top_->map_line_i = std::stoul(idx, nullptr, 16);
+      for (int w = 0; w < 4; w++)
+        top_->map_wdata_i[w] = b[4 * w] | (b[4 * w + 1] << 8) | (b[4 * w + 2] << 16) | (uint32_t(b[4 * w + 3]) << 24);
+      tick();
+    }
+    top_->map_we_i = 0;
+  }
+  // packets: "<ifindex> <rxq> <hex>"
+  std::ifstream pf(packets);
+  if (!pf) { fprintf(stderr, "cannot read packets %s\n", packets.c_str()); return false; }
+  while (std::getline(pf, line)) {
+    std::istringstream ls(line);
+    SimPacket p;
+    std::string hex;
+    if (!(ls >> p.ifindex >> p.rxq >> hex)) continue;
+    if (!parse_hex_bytes(hex, p.data)) { fprintf(stderr, "bad packet line\n"); return false; }
+    packets_.push_back(p);
+  }
+  results_.resize(packets_.size());
+  for (size_t i = 0; i < packets_.size(); i++) {
+    const SimPacket& p = packets_[i];
+    if (!raw_ && p.data.size() < kRunt) {  // the MAC drops runts before the core
+      results_[i].runt = true;
+      results_[i].action = 1;
+      results_[i].out = p.data;
+      continue;
+    }
+    core_order_.push_back(i);
+    size_t n = p.data.size();
+    size_t nf = n ? (n + kFrame - 1) / kFrame : 1;
+    for (size_t f = 0; f < nf; f++) frames_.push_back({i, f * kFrame, f == 0, f == nf - 1});
+  }
+  top_->raw_i = raw_ ? 1 : 0;
+  cycle_ = 0;
+  return true;
+}
+
+void SephirotSim::sample() {
+  // input frame accepted at this edge?
+  if (!frames_.empty() && top_->in_valid_i && top_->in_ready_o) {
+    const Frame& f = frames_.front();
+    if (f.sop) results_[f.pkt].in_cycle = cycle_;
+    frames_.pop_front();
+  }
+  if (top_->pkt_start_o) started_++;
+  if (trace_ && top_->trc_valid_o) {
+    size_t k = started_ ? started_ - 1 : 0;
+    size_t pkt = k < core_order_.size() ? core_order_[k] : 0;
+    fprintf(trace_, "T %zu %" PRIu64 " %u ", pkt, cycle_, unsigned(top_->trc_pc_o));
+    if (top_->trc_exit_o) fprintf(trace_, "-");
+    else fprintf(trace_, "%u", top_->trc_next_o);
+    fprintf(trace_, " %u |", top_->trc_cost_o);
+    for (int l = 0; l < kLanes; l++)
+      if ((top_->trc_wr_en_o >> l) & 1)
+        fprintf(trace_, " w %d %u %016" PRIx64, l, (top_->trc_wr_idx_o >> (4 * l)) & 15, get64(top_->trc_wr_val_o, 64 * l));
+    if (top_->trc_call_o) fprintf(trace_, " w %u 0 %016" PRIx64, unsigned(top_->trc_call_lane_o), top_->trc_ret_o);
+    fprintf(trace_, " |");
+    for (int l = 0; l < kLanes; l++)
+      if ((top_->trc_st_en_o >> l) & 1) {
+        unsigned size = (top_->trc_st_size_o >> (4 * l)) & 15;
+        uint64_t d = get64(top_->trc_st_data_o, 64 * l);
+        fprintf(trace_, " m %d %08x ", l, get32(top_->trc_st_addr_o, 32 * l));
+        for (unsigned b = 0; b < size; b++) fprintf(trace_, "%02x", unsigned((d >> (8 * b)) & 0xff));
+      }
+    fprintf(trace_, "\n");
+  }
+  if (top_->pkt_done_o && done_ < core_order_.size()) {
+    SimResult& r = results_[core_order_[done_]];
+    r.action = top_->res_action_o;
+    r.fault = top_->res_fault_o;
+    r.r0 = top_->res_r0_o;
+    r.cycles = top_->res_cycles_o;
+    r.end_cycle = cycle_;
+    r.start_cycle = cycle_ + 1 - r.cycles;
+    r.redirect = top_->res_redir_valid_o;
+    r.port = top_->res_redir_port_o;
+    done_++;
+  }
+  if (top_->out_valid_o && emitted_ < core_order_.size()) {
+    if (top_->out_sop_o) cur_out_.clear();
+    for (unsigned b = 0; b < top_->out_bytes_o; b++) cur_out_.push_back((top_->out_data_o[b / 4] >> (8 * (b % 4))) & 0xff);
+    if (top_->out_eop_o) {
+      SimResult& r = results_[core_order_[emitted_]];
+      r.out = cur_out_;
+      r.out_cycle = cycle_;
+      emitted_++;
+    }
+  }
+}
+
+bool SephirotSim::run(uint64_t max_cycles) {
+  uint64_t limit = cycle_ + max_cycles;
+  while (emitted_ < core_order_.size() || done_ < core_order_.size()) {
+    if (cycle_ >= limit) { fprintf(stderr, "simulation stopped after %" PRIu64 " cycles\n", max_cycles); return false; }
+    if (!frames_.empty()) {
+      const Frame& f = frames_.front();
+      const SimPacket& p = packets_[f.pkt];
+      top_->in_valid_i = 1;
+      top_->in_sop_i = f.sop;
+      top_->in_eop_i = f.eop;
+      top_->in_len_i = uint16_t(p.data.size());
+      top_->in_ifindex_i = p.ifindex;
+      top_->in_rxq_i = p.rxq;
+      for (int w = 0; w < kFrame / 4; w++) {
+        uint32_t v = 0;
+        for (int b = 0; b < 4; b++) {
+          size_t i = f.off + 4 * w + b;
+          if (i < p.data.size()) v |= uint32_t(p.data[i]) << (8 * b);
+        }
+        top_->in_data_i[w] = v;
+      }
+    } else {
+      top_->in_valid_i = 0;
+    }
+    tick();
+  }
+  return true;
+}
+
+bool SephirotSim::finish(const std::string& out_path, const std::string& dump_path, uint64_t dump_lines) {
+  FILE* f = out_path.empty() ? stdout : fopen(out_path.c_str(), "w");
+  if (!f) return false;
+  for (size_t i = 0; i < results_.size(); i++) {
+    const SimResult& r = results_[i];
+    fprintf(f, "pkt %zu action %u fault %u r0 %016" PRIx64 " cycles %" PRIu64 " in %" PRIu64 " start %" PRIu64
+            " end %" PRIu64 " out %" PRIu64 " redirect ", i, r.action, r.fault, r.r0, r.cycles, r.in_cycle,
+            r.start_cycle, r.end_cycle, r.out_cycle);
+    if (r.redirect) fprintf(f, "%u", r.port); else fprintf(f, "-");
+    fprintf(f, " runt %d data ", r.runt ? 1 : 0);
+    if (r.out.empty()) fprintf(f, "-");
+    for (uint8_t b : r.out) fprintf(f, "%02x", b);
+    fprintf(f, "\n");
+  }
+  fprintf(f, "total_cycles %" PRIu64 "\n", cycle_);
+  if (f != stdout) fclose(f);
+  if (!dump_path.empty()) {
+    FILE* d = fopen(dump_path.c_str(), "w");
+    if (!d) return false;
+    top_->in_valid_i = 0;
+    for (uint64_t line = 0; line < dump_lines; line++) {
+      top_->map_line_i = line;
+      top_->eval();
+      bool nz = false;
+      for (int w = 0; w < 4; w++) nz |= top_->map_rdata_o[w] != 0;
+      if (!nz) continue;
+      fprintf(d, "%" PRIx64 " ", line);
+      for (int b = 0; b < 16; b++) fprintf(d, "%02x", (top_->map_rdata_o[b / 4] >> (8 * (b % 4))) & 0xff);
+      fprintf(d, "\n");
+    }
+    fclose(d);
+  }
+  return true;
+}

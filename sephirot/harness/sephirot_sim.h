@@ -1,0 +1,70 @@
+// sephirot_sim.h: Verilator harness of sephirot_top: load a ROM and map memory, stream packets, collect results.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+class Vsephirot_top;
+class VerilatedVcdC;
+class VerilatedContext;
+
+struct SimPacket {
+  uint32_t ifindex = 1;
+  uint32_t rxq = 0;
+  std::vector<uint8_t> data;
+};
+
+struct SimResult {
+  uint32_t action = 0;
+  uint32_t fault = 0;
+  uint64_t r0 = 0;
+  uint64_t cycles = 0;
+  uint64_t in_cycle = 0;     // first frame accepted
+  uint64_t start_cycle = 0;  // row 0 executed
+  uint64_t end_cycle = 0;    // last cycle of the packet in the core
+  uint64_t out_cycle = 0;    // last output frame
+  bool redirect = false;
+  uint32_t port = 0;
+  bool runt = false;         // dropped by the MAC, never reached the core
+  std::vector<uint8_t> out;
+};
+
+class SephirotSim {
+ public:
+  SephirotSim(int argc, char** argv);
+  ~SephirotSim();
+  // load the ROM (text rows), optional map image ("<line> <32 hex>") and the packet stream
+  bool setup(const std::string& rom, const std::string& maps, const std::string& packets, bool raw);
+  // run until every packet has its result and its output frames, or max_cycles
+  bool run(uint64_t max_cycles);
+  // write the results (and the map image when dump_path is not empty)
+  bool finish(const std::string& out_path, const std::string& dump_path, uint64_t dump_lines);
+  uint64_t cycles() const { return cycle_; }
+  void open_vcd(const std::string& path);
+  void open_trace(const std::string& path);
+
+ private:
+  void tick();
+  void sample();
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Vsephirot_top> top_;
+  VerilatedVcdC* vcd_ = nullptr;
+  FILE* trace_ = nullptr;
+  uint64_t cycle_ = 0;
+  uint64_t time_ = 0;
+  bool raw_ = false;
+  std::vector<SimPacket> packets_;
+  std::vector<SimResult> results_;
+  // input frames
+  struct Frame { size_t pkt; size_t off; bool sop; bool eop; };
+  std::deque<Frame> frames_;
+  size_t done_ = 0;      // packets with a core result
+  size_t emitted_ = 0;   // packets with their output
+  std::vector<size_t> core_order_;  // packet index of the k-th packet entering the core
+  size_t started_ = 0;
+  std::vector<uint8_t> cur_out_;
+};

@@ -1,0 +1,79 @@
+// sephirot_alu: one lane's eBPF ALU/ALU64 (incl. signed div/mod, movsx, shifts, byte swaps), combinational.
+`default_nettype none
+`include "sephirot_isa.vh"
+
+module sephirot_alu (
+  input  wire [3:0]  op_i,     // ALU operation (opcode[7:4]); neg and end have their own codes
+  input  wire        is64_i,   // ALU64 (1) or ALU (0)
+  input  wire        swap_i,   // end: byte swap (be/bswap) rather than truncate (le)
+  input  wire [63:0] a_i,      // first operand (dst, or src for the three-operand forms)
+  input  wire [63:0] b_i,      // second operand (src register or sign-extended imm)
+  input  wire [15:0] off_i,    // selects sdiv/smod (1) and movsx (8/16/32)
+  input  wire [31:0] imm_i,    // end/bswap width
+  output reg  [63:0] res_o
+);
+  // operands truncated to the operation width
+  wire [63:0] a = is64_i ? a_i : {32'd0, a_i[31:0]};
+  wire [63:0] b = is64_i ? b_i : {32'd0, b_i[31:0]};
+  wire        signed_div = (off_i == 16'd1);
+
+  // signed views at the operation width
+  wire        a_neg = is64_i ? a[63] : a[31];
+  wire        b_neg = is64_i ? b[63] : b[31];
+  wire [63:0] a_abs = (signed_div && a_neg) ? (is64_i ? -a : {32'd0, -a[31:0]}) : a;
+  wire [63:0] b_abs = (signed_div && b_neg) ? (is64_i ? -b : {32'd0, -b[31:0]}) : b;
+  wire [63:0] q_abs = (b_abs == 64'd0) ? 64'd0 : a_abs / b_abs;
+  wire [63:0] r_abs = (b_abs == 64'd0) ? a_abs : a_abs % b_abs;
+  wire [63:0] quot  = (b == 64'd0) ? 64'd0 : ((signed_div && (a_neg ^ b_neg)) ? -q_abs : q_abs);
+  wire [63:0] rem   = (b == 64'd0) ? a : ((signed_div && a_neg) ? -r_abs : r_abs);
+
+  wire [5:0]  sh = is64_i ? b[5:0] : {1'b0, b[4:0]};
+  wire [63:0] a_sext32 = {{32{a[31]}}, a[31:0]};
+  wire [63:0] arsh64 = $signed(a) >>> sh;
+  wire [63:0] arsh32 = $signed(a_sext32) >>> sh;
+
+  // movsx: sign-extend the low off bits of the source
+  reg  [63:0] movv;
+  always @(*) begin
+    case (off_i)
+      16'd8:   movv = {{56{b_i[7]}}, b_i[7:0]};
+      16'd16:  movv = {{48{b_i[15]}}, b_i[15:0]};
+      16'd32:  movv = is64_i ? {{32{b_i[31]}}, b_i[31:0]} : b_i;
+      default: movv = b_i;
+    endcase
+  end
+
+  // byte swaps (result zero-extended)
+  reg  [63:0] endv;
+  always @(*) begin
+    case (imm_i)
+      32'd16:  endv = swap_i ? {48'd0, a_i[7:0], a_i[15:8]} : {48'd0, a_i[15:0]};
+      32'd32:  endv = swap_i ? {32'd0, a_i[7:0], a_i[15:8], a_i[23:16], a_i[31:24]} : {32'd0, a_i[31:0]};
+      default: endv = swap_i ? {a_i[7:0], a_i[15:8], a_i[23:16], a_i[31:24], a_i[39:32], a_i[47:40],
+                                a_i[55:48], a_i[63:56]} : a_i;
+    endcase
+  end
+
+  reg [63:0] r;
+  always @(*) begin
+    case (op_i)
+      `SEPH_ALU_ADD:  r = a + b;
+      `SEPH_ALU_SUB:  r = a - b;
+      `SEPH_ALU_MUL:  r = a * b;
+      `SEPH_ALU_DIV:  r = quot;
+      `SEPH_ALU_OR:   r = a | b;
+      `SEPH_ALU_AND:  r = a & b;
+      `SEPH_ALU_LSH:  r = a << sh;
+      `SEPH_ALU_RSH:  r = a >> sh;
+      `SEPH_ALU_NEG:  r = -a;
+      `SEPH_ALU_MOD:  r = rem;
+      `SEPH_ALU_XOR:  r = a ^ b;
+      `SEPH_ALU_MOV:  r = movv;
+      `SEPH_ALU_ARSH: r = is64_i ? arsh64 : arsh32;
+      `SEPH_ALU_END:  r = endv;
+      default:        r = 64'd0;
+    endcase
+    res_o = (is64_i || op_i == `SEPH_ALU_END) ? r : {32'd0, r[31:0]};
+  end
+endmodule
+`default_nettype wire

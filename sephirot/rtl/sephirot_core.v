@@ -1,0 +1,412 @@
+// sephirot_core: four-lane VLIW core: fetch (synchronous imem), decode/execute, commit, stack, register file.
+`default_nettype none
+`include "sephirot_isa.vh"
+`include "sephirot_params.vh"
+
+// Pipeline (sephirot/README.md): IF reads the row from the synchronous instruction memory (row 0 is kept in a
+// register so that a new packet starts without a fetch); ID/IE read the register file and the data memories and
+// evaluate the four lanes; commit writes registers and memories at the clock edge, so row i+1 sees row i's
+// results (full forwarding). Branches resolve in IE: the row fetched behind a taken branch is discarded (one
+// bubble). An exit with no branch lane before it ends the packet in its own cycle (early exit); the next packet's
+// row 0 comes from the row-0 register in the next cycle.
+module sephirot_core #(
+  parameter integer LANES       = `SEPH_LANES,
+  parameter integer IMEM_ROWS   = `SEPH_IMEM_ROWS,
+  parameter integer AW          = `SEPH_IMEM_AW,
+  parameter integer CYCLE_LIMIT = `SEPH_CYCLE_LIMIT
+) (
+  input  wire                  clk_i,
+  input  wire                  rst_ni,
+  // instruction memory write port (host)
+  input  wire                  imem_we_i,
+  input  wire [AW-1:0]         imem_waddr_i,
+  input  wire [64*LANES-1:0]   imem_wdata_i,
+  input  wire [AW:0]           imem_rows_i,     // rows of the program: running outside them is illegal
+  // packet control
+  input  wire                  pkt_ready_i,     // the next packet may start
+  input  wire [63:0]           init_r1_i,       // r1 at program start (CTX_BASE; raw mode: buffer pointer)
+  input  wire [63:0]           init_r2_i,       // r2 at program start (0; raw mode: buffer length)
+  output wire                  pkt_start_o,     // this cycle runs row 0 of a new packet
+  output wire                  pkt_done_o,      // the packet ends at the end of this cycle
+  output reg  [31:0]           res_action_o,
+  output reg  [2:0]            res_fault_o,
+  output reg  [63:0]           res_r0_o,
+  output wire [31:0]           res_cycles_o,
+  // data bus towards ctx, packet and maps (the stack is inside the core)
+  output reg  [LANES-1:0]      dbus_rd_o,
+  output reg  [LANES-1:0]      dbus_wr_o,
+  output reg  [32*LANES-1:0]   dbus_addr_o,
+  output reg  [4*LANES-1:0]    dbus_size_o,
+  output reg  [64*LANES-1:0]   dbus_wdata_o,
+  output wire                  dbus_commit_o,   // writes of this cycle take effect at the clock edge
+  input  wire [64*LANES-1:0]   dbus_rdata_i,
+  input  wire [LANES-1:0]      dbus_fault_i,
+  input  wire [LANES-1:0]      dbus_wait_i,
+  // helper port
+  output wire                  hlp_req_o,
+  output reg  [31:0]           hlp_id_o,
+  output wire [64*5-1:0]       hlp_args_o,      // r1..r5 (r1 in the low bits)
+  input  wire                  hlp_done_i,
+  input  wire [63:0]           hlp_ret_i,
+  input  wire                  hlp_illegal_i,
+  input  wire                  hlp_fault_i,
+  output wire [63:0]           hlp_cycles_o,    // packet cycles of all earlier packets + this one so far
+  // trace of the row committed (or faulted) this cycle
+  output wire                  trc_valid_o,
+  output wire [AW-1:0]         trc_pc_o,
+  output reg  [LANES-1:0]      trc_wr_en_o,
+  output reg  [4*LANES-1:0]    trc_wr_idx_o,
+  output reg  [64*LANES-1:0]   trc_wr_val_o,
+  output reg  [LANES-1:0]      trc_st_en_o,
+  output reg  [32*LANES-1:0]   trc_st_addr_o,
+  output reg  [4*LANES-1:0]    trc_st_size_o,
+  output reg  [64*LANES-1:0]   trc_st_data_o,
+  output wire                  trc_call_o,
+  output wire [63:0]           trc_ret_o,       // the helper's r0
+  output reg  [1:0]            trc_call_lane_o,
+  output wire [31:0]           trc_cost_o,      // cycles of the row (stalls, taken-branch/exit bubble)
+  output wire [31:0]           trc_next_o,      // next row
+  output wire                  trc_exit_o,
+  output wire [2:0]            trc_fault_o
+);
+  localparam integer SSZ = `SEPH_STACK_SIZE;
+  localparam [3:0] R_STACK = `SEPH_REGION_STACK;
+  localparam [3:0] R_CTX   = `SEPH_REGION_CTX;
+  localparam [3:0] R_PKT   = `SEPH_REGION_PKT;
+  localparam [3:0] R_MAP   = `SEPH_REGION_MAP;
+  localparam [2:0] F_NONE = `SEPH_FAULT_NONE, F_ILLEGAL = `SEPH_FAULT_ILLEGAL, F_ACCESS = `SEPH_FAULT_ACCESS,
+                   F_RUNAWAY = `SEPH_FAULT_RUNAWAY, F_HELPER = `SEPH_FAULT_HELPER;
+
+  // ---------------------------------------------------------------------------------------------------------
+  // instruction memory (synchronous read) and the row-0 register
+  reg [64*LANES-1:0] imem_q [0:IMEM_ROWS-1];
+  reg [64*LANES-1:0] row_q;
+  reg [64*LANES-1:0] row0_q;
+  reg                fetch_en;
+  reg [AW-1:0]       fetch_addr;
+
+  always @(posedge clk_i) begin
+    if (imem_we_i) imem_q[imem_waddr_i] <= imem_wdata_i;
+    if (fetch_en) row_q <= imem_q[fetch_addr];
+  end
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) row0_q <= {64*LANES{1'b0}};
+    else if (imem_we_i && imem_waddr_i == {AW{1'b0}}) row0_q <= imem_wdata_i;
+  end
+
+  // ---------------------------------------------------------------------------------------------------------
+  // control state
+  reg          running_q, running_d;
+  reg          bubble_q, bubble_d;          // this cycle is the bubble behind a taken branch / conditional exit
+  reg          end_bubble_q, end_bubble_d;  // the bubble ends the packet (conditional exit)
+  reg          at_row0_q, at_row0_d;        // the row executing is row 0 (from the row-0 register)
+  reg [AW-1:0] pc_q, pc_d;                  // row index of the row in execute
+  reg [31:0]   cyc_q, cyc_d;                // cycles used by the packet so far
+  reg [31:0]   stl_q, stl_d;                // stall cycles of the row in execute
+  reg          pc_bad_q, pc_bad_d;          // the next row is outside the program
+  reg [63:0]   tot_q, tot_d;                // cycles of all finished packets
+  reg [31:0]   pend_action_q, pend_action_d;
+  reg [63:0]   pend_r0_q, pend_r0_d;
+
+  wire start    = !running_q && pkt_ready_i;
+  wire use_row0 = start || at_row0_q;
+  wire exec     = start || (running_q && !bubble_q);
+  wire limit    = running_q && !bubble_q && (cyc_q >= CYCLE_LIMIT);
+  wire [AW-1:0] pc = start ? {AW{1'b0}} : pc_q;
+  wire [64*LANES-1:0] row = use_row0 ? row0_q : row_q;
+
+  // ---------------------------------------------------------------------------------------------------------
+  // register file: 16 x 64 with valid bits (an invalid register reads its start value: zeroing in 0 cycles)
+  reg [63:0] regs_q [0:15];
+  reg [15:0] reg_vld_q;
+
+  function automatic [63:0] rd_reg(input [3:0] idx);
+    if (reg_vld_q[idx]) rd_reg = regs_q[idx];
+    else if (idx == 4'd1) rd_reg = init_r1_i;
+    else if (idx == 4'd2) rd_reg = init_r2_i;
+    else if (idx == 4'd10) rd_reg = {32'd0, `SEPH_STACK_TOP};
+    else rd_reg = 64'd0;
+  endfunction
+
+  // stack: 512 bytes with valid bits (an invalid byte reads 0: zeroing in 0 cycles)
+  reg [7:0]     stk_q [0:SSZ-1];
+  reg [SSZ-1:0] stk_vld_q;
+
+  // ---------------------------------------------------------------------------------------------------------
+  // lanes
+  wire [LANES-1:0]    l_wr_en, l_rd, l_wr, l_branch, l_taken, l_exit, l_exit_imm, l_call, l_illegal;
+  wire [4*LANES-1:0]  l_wr_idx, l_size;
+  wire [64*LANES-1:0] l_wr_val, l_addr, l_wdata;
+  wire [32*LANES-1:0] l_target, l_imm;
+  reg  [64*LANES-1:0] l_ld;
+  reg  [LANES-1:0]    l_fault, l_ext;
+
+  // lane k holds the high half of an lddw when lane k-1 holds its low half
+  reg [LANES-1:0] l_hi;
+  integer hk;
+  always @(*) begin
+    l_hi[0] = 1'b0;
+    for (hk = 1; hk < LANES; hk = hk + 1)
+      l_hi[hk] = (row[64*(hk-1) +: 8] == `SEPH_OP_LDDW) && !l_hi[hk-1];
+  end
+
+  genvar gl;
+  generate
+    for (gl = 0; gl < LANES; gl = gl + 1) begin : gen_lane
+      wire [63:0] slot = row[64*gl +: 64];
+      wire [31:0] nxt_op;
+      wire [31:0] nxt_imm;
+      if (gl + 1 < LANES) begin : gen_next
+        assign nxt_op  = row[64*(gl+1) +: 32];
+        assign nxt_imm = row[64*(gl+1)+32 +: 32];
+      end else begin : gen_last
+        assign nxt_op  = 32'd0;
+        assign nxt_imm = 32'd0;
+      end
+      sephirot_lane #(.AW(AW)) u_lane (
+        .slot_i(slot), .next_op_i(nxt_op), .next_imm_i(nxt_imm), .lddw_hi_i(l_hi[gl]), .has_next_i(gl + 1 < LANES), .pc_i(pc),
+        .dst_val_i(rd_reg(slot[11:8])), .src_val_i(rd_reg(slot[15:12])), .r0_val_i(rd_reg(4'd0)),
+        .ld_data_i(l_ld[64*gl +: 64]),
+        .wr_en_o(l_wr_en[gl]), .wr_idx_o(l_wr_idx[4*gl +: 4]), .wr_val_o(l_wr_val[64*gl +: 64]),
+        .mem_rd_o(l_rd[gl]), .mem_wr_o(l_wr[gl]), .mem_addr_o(l_addr[64*gl +: 64]),
+        .mem_size_o(l_size[4*gl +: 4]), .mem_wdata_o(l_wdata[64*gl +: 64]),
+        .is_branch_o(l_branch[gl]), .br_taken_o(l_taken[gl]), .br_target_o(l_target[32*gl +: 32]),
+        .is_exit_o(l_exit[gl]), .exit_imm_o(l_exit_imm[gl]), .imm_o(l_imm[32*gl +: 32]),
+        .is_call_o(l_call[gl]), .illegal_o(l_illegal[gl])
+      );
+    end
+  endgenerate
+
+  // ---------------------------------------------------------------------------------------------------------
+  // memory access: stack inside, ctx/packet/maps on the data bus
+  // requests (independent of the data returned)
+  integer li;
+  reg [63:0] a64;
+  reg [31:0] soff;
+  reg [LANES-1:0] l_stk, l_bad;
+  always @(*) begin
+    dbus_rd_o = {LANES{1'b0}};
+    dbus_wr_o = {LANES{1'b0}};
+    dbus_addr_o = {32*LANES{1'b0}};
+    dbus_size_o = l_size;
+    l_ext = {LANES{1'b0}};
+    l_stk = {LANES{1'b0}};
+    l_bad = {LANES{1'b0}};
+    for (li = 0; li < LANES; li = li + 1) begin
+      a64 = l_addr[64*li +: 64];
+      soff = a64[31:0] - `SEPH_STACK_BASE;
+      dbus_addr_o[32*li +: 32] = a64[31:0];
+      if (exec && (l_rd[li] || l_wr[li])) begin
+        if (a64[63:32] != 32'd0) begin
+          l_bad[li] = 1'b1;
+        end else if (a64[31:28] == R_STACK) begin
+          l_stk[li] = 1'b1;
+          if (soff + {28'd0, l_size[4*li +: 4]} > SSZ) l_bad[li] = 1'b1;
+        end else if (a64[31:28] == R_CTX || a64[31:28] == R_PKT || a64[31:28] == R_MAP) begin
+          l_ext[li] = 1'b1;
+          dbus_rd_o[li] = l_rd[li];
+          dbus_wr_o[li] = l_wr[li];
+        end else begin
+          l_bad[li] = 1'b1;
+        end
+      end
+    end
+  end
+  always @(*) dbus_wdata_o = l_wdata;
+
+  // responses
+  integer lj, bj;
+  always @(*) begin
+    l_ld = {64*LANES{1'b0}};
+    l_fault = l_bad | (l_ext & dbus_fault_i);
+    for (lj = 0; lj < LANES; lj = lj + 1) begin
+      if (l_ext[lj]) l_ld[64*lj +: 64] = dbus_rdata_i[64*lj +: 64];
+      else if (l_stk[lj] && !l_bad[lj])
+        for (bj = 0; bj < 8; bj = bj + 1)
+          if (bj < {28'd0, l_size[4*lj +: 4]} && stk_vld_q[l_addr[64*lj +: 9] + bj[8:0]])
+            l_ld[64*lj + 8*bj +: 8] = stk_q[l_addr[64*lj +: 9] + bj[8:0]];
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------
+  // row outcome
+  reg         ctl_found, ctl_exit, ctl_cond_exit, seen_branch, two_calls, call_any;
+  reg [31:0]  ctl_target, call_imm, exit_action;
+  reg         exit_imm;
+  integer     ci;
+  always @(*) begin
+    ctl_found = 1'b0; ctl_exit = 1'b0; ctl_cond_exit = 1'b0; seen_branch = 1'b0; ctl_target = 32'd0;
+    exit_imm = 1'b0; exit_action = 32'd0; two_calls = 1'b0; call_any = 1'b0; call_imm = 32'd0;
+    for (ci = 0; ci < LANES; ci = ci + 1) begin
+      if (!ctl_found && l_exit[ci]) begin
+        ctl_found = 1'b1; ctl_exit = 1'b1; ctl_cond_exit = seen_branch;
+        exit_imm = l_exit_imm[ci]; exit_action = l_imm[32*ci +: 32];
+      end else if (!ctl_found && l_branch[ci] && l_taken[ci]) begin
+        ctl_found = 1'b1; ctl_target = l_target[32*ci +: 32];
+      end
+      if (l_branch[ci]) seen_branch = 1'b1;
+      if (l_call[ci]) begin
+        if (call_any) two_calls = 1'b1;
+        call_any = 1'b1; call_imm = l_imm[32*ci +: 32];
+      end
+    end
+  end
+
+  wire        taken      = ctl_found && !ctl_exit;
+  wire [31:0] next_row   = taken ? ctl_target : {{(32-AW){1'b0}}, pc} + 32'd1;
+  wire        next_bad   = next_row >= {{(31-AW){1'b0}}, imem_rows_i};
+  wire        pc_outside = start ? (imem_rows_i == {(AW+1){1'b0}}) : pc_bad_q;
+  wire        illegal    = exec && ((|l_illegal) || two_calls || pc_outside);
+  wire        afault     = exec && (|l_fault);
+  wire        ext_wait   = exec && (|(dbus_wait_i & l_ext));
+  wire        row_bad    = illegal || afault;
+  assign      hlp_req_o  = exec && !limit && call_any && !row_bad && !ext_wait;
+  wire        hlp_bad    = hlp_req_o && hlp_done_i && (hlp_illegal_i || hlp_fault_i);
+  wire        stall      = exec && !limit && !row_bad && (ext_wait || (call_any && !hlp_done_i));
+  wire        commit     = exec && !limit && !row_bad && !stall && !hlp_bad;
+  wire        fault_end  = limit || (exec && row_bad) || hlp_bad;
+  wire        early_exit = commit && ctl_exit && !ctl_cond_exit;
+  wire        bubble_end = running_q && bubble_q && end_bubble_q;
+  assign pkt_done_o  = fault_end || early_exit || bubble_end;
+  assign pkt_start_o = start;
+  assign dbus_commit_o = commit;
+  always @(*) begin
+    hlp_id_o = call_imm;
+  end
+  assign hlp_args_o = {rd_reg(4'd5), rd_reg(4'd4), rd_reg(4'd3), rd_reg(4'd2), rd_reg(4'd1)};
+
+  // r0 as the row leaves it
+  reg [63:0] r0_after;
+  integer wi;
+  always @(*) begin
+    r0_after = rd_reg(4'd0);
+    for (wi = 0; wi < LANES; wi = wi + 1)
+      if (l_wr_en[wi] && l_wr_idx[4*wi +: 4] == 4'd0) r0_after = l_wr_val[64*wi +: 64];
+    if (call_any) r0_after = hlp_ret_i;
+  end
+
+  wire [31:0] row_action = exit_imm ? exit_action : r0_after[31:0];
+  wire [63:0] row_r0     = exit_imm ? {32'd0, exit_action} : r0_after;
+
+  always @(*) begin
+    res_fault_o = F_NONE;
+    res_action_o = row_action;
+    res_r0_o = row_r0;
+    if (limit) begin
+      res_fault_o = F_RUNAWAY; res_action_o = 32'd0; res_r0_o = 64'd0;
+    end else if (bubble_end) begin
+      res_action_o = pend_action_q; res_r0_o = pend_r0_q;
+    end else if (illegal || (hlp_bad && hlp_illegal_i)) begin
+      res_fault_o = F_ILLEGAL; res_action_o = 32'd0; res_r0_o = 64'd0;
+    end else if (afault) begin
+      res_fault_o = F_ACCESS; res_action_o = 32'd0; res_r0_o = 64'd0;
+    end else if (hlp_bad) begin
+      res_fault_o = F_HELPER; res_action_o = 32'd0; res_r0_o = 64'd0;
+    end
+  end
+  assign res_cycles_o = bubble_end ? cyc_q + 32'd1 : (fault_end ? cyc_q - stl_q : cyc_q + 32'd1);
+  assign hlp_cycles_o = tot_q + {32'd0, cyc_q - stl_q};
+
+  // ---------------------------------------------------------------------------------------------------------
+  // next state
+  always @(*) begin
+    running_d = running_q; bubble_d = 1'b0; end_bubble_d = 1'b0; at_row0_d = at_row0_q; pc_d = pc_q;
+    cyc_d = cyc_q; pend_action_d = pend_action_q; pend_r0_d = pend_r0_q;
+    stl_d = stl_q; pc_bad_d = pc_bad_q; tot_d = tot_q;
+    fetch_en = 1'b0; fetch_addr = pc + {{(AW-1){1'b0}}, 1'b1};
+    if (pkt_done_o) begin
+      running_d = 1'b0; at_row0_d = 1'b0; cyc_d = 32'd0; stl_d = 32'd0; pc_bad_d = 1'b0;
+      tot_d = tot_q + {32'd0, res_cycles_o};
+    end else if (running_q && bubble_q) begin
+      cyc_d = cyc_q + 32'd1;
+      fetch_en = 1'b1; fetch_addr = pc_q;  // the branch target
+    end else if (stall) begin
+      running_d = 1'b1; cyc_d = cyc_q + 32'd1; at_row0_d = use_row0; pc_d = pc; stl_d = stl_q + 32'd1;
+    end else if (commit) begin
+      running_d = 1'b1; cyc_d = cyc_q + 32'd1; at_row0_d = 1'b0; stl_d = 32'd0; pc_bad_d = next_bad;
+      if (ctl_exit) begin  // conditional exit: one bubble, then the packet ends
+        bubble_d = 1'b1; end_bubble_d = 1'b1; pend_action_d = row_action; pend_r0_d = row_r0;
+      end else if (taken) begin
+        bubble_d = 1'b1; pc_d = ctl_target[AW-1:0];
+      end else begin
+        fetch_en = 1'b1; pc_d = pc + {{(AW-1){1'b0}}, 1'b1};
+      end
+    end
+  end
+
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      running_q <= 1'b0; bubble_q <= 1'b0; end_bubble_q <= 1'b0; at_row0_q <= 1'b0; pc_q <= {AW{1'b0}};
+      cyc_q <= 32'd0; pend_action_q <= 32'd0; pend_r0_q <= 64'd0;
+      stl_q <= 32'd0; pc_bad_q <= 1'b0; tot_q <= 64'd0;
+    end else begin
+      stl_q <= stl_d; pc_bad_q <= pc_bad_d; tot_q <= tot_d;
+      running_q <= running_d; bubble_q <= bubble_d; end_bubble_q <= end_bubble_d; at_row0_q <= at_row0_d;
+      pc_q <= pc_d; cyc_q <= cyc_d; pend_action_q <= pend_action_d; pend_r0_q <= pend_r0_d;
+    end
+  end
+
+  // register file and stack commit (lane order; a helper result lands in r0 last)
+  integer ri, rb;
+  reg [8:0] woff [0:LANES-1];
+  always @(*) begin
+    for (ri = 0; ri < LANES; ri = ri + 1) woff[ri] = l_addr[64*ri +: 9] - 9'd0;  // STACK_BASE is 512-aligned
+  end
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      reg_vld_q <= 16'd0;
+      stk_vld_q <= {SSZ{1'b0}};
+    end else if (pkt_done_o) begin
+      reg_vld_q <= 16'd0;
+      stk_vld_q <= {SSZ{1'b0}};
+    end else if (commit) begin
+      for (ri = 0; ri < LANES; ri = ri + 1) begin
+        if (l_wr_en[ri]) begin
+          regs_q[l_wr_idx[4*ri +: 4]] <= l_wr_val[64*ri +: 64];
+          reg_vld_q[l_wr_idx[4*ri +: 4]] <= 1'b1;
+        end
+        if (l_wr[ri] && l_addr[64*ri+28 +: 4] == R_STACK) begin
+          for (rb = 0; rb < 8; rb = rb + 1)
+            if (rb < l_size[4*ri +: 4]) begin
+              stk_q[woff[ri] + rb[8:0]] <= l_wdata[64*ri + 8*rb +: 8];
+              stk_vld_q[woff[ri] + rb[8:0]] <= 1'b1;
+            end
+        end
+      end
+      if (call_any) begin
+        regs_q[0] <= hlp_ret_i;
+        reg_vld_q[0] <= 1'b1;
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------
+  // trace
+  integer ti;
+  always @(*) begin
+    for (ti = 0; ti < LANES; ti = ti + 1) begin
+      trc_wr_en_o[ti] = commit && l_wr_en[ti];
+      trc_wr_idx_o[4*ti +: 4] = l_wr_idx[4*ti +: 4];
+      trc_wr_val_o[64*ti +: 64] = l_wr_val[64*ti +: 64];
+      trc_st_en_o[ti] = commit && l_wr[ti];
+      trc_st_addr_o[32*ti +: 32] = l_addr[64*ti +: 32];
+      trc_st_size_o[4*ti +: 4] = l_size[4*ti +: 4];
+      trc_st_data_o[64*ti +: 64] = l_wdata[64*ti +: 64];
+    end
+  end
+  assign trc_valid_o = commit;
+  assign trc_cost_o  = stl_q + 32'd1 + ((taken || ctl_cond_exit) ? 32'd1 : 32'd0);
+  integer tl;
+  always @(*) begin
+    trc_call_lane_o = 2'd0;
+    for (tl = LANES - 1; tl >= 0; tl = tl - 1)
+      if (l_call[tl]) trc_call_lane_o = tl[1:0];
+  end
+  assign trc_pc_o    = pc;
+  assign trc_call_o  = commit && call_any;
+  assign trc_ret_o   = hlp_ret_i;
+  assign trc_exit_o  = commit && ctl_exit;
+  assign trc_next_o  = next_row;
+  assign trc_fault_o = fault_end ? res_fault_o : F_NONE;
+endmodule
+`default_nettype wire

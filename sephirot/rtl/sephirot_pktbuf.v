@@ -1,0 +1,257 @@
+// sephirot_pktbuf: packet buffers (input of 32-byte frames, active packet for the lanes, emission), xdp_md ctx.
+`default_nettype none
+`include "sephirot_params.vh"
+
+// NBUF buffers are used in turn: the input fills one while the core works on the previous one and the output
+// emits an older one (emission in parallel with the reading of the next packet). The core may start as soon as
+// the first frame is in (early processor start): a lane access to packet bytes that have not arrived yet waits.
+// Every byte has a valid bit cleared when the buffer is allocated: bytes never written (headroom, growth by
+// adjust_head/adjust_tail) read as zero, so no byte of a previous packet is ever visible.
+module sephirot_pktbuf #(
+  parameter integer LANES = `SEPH_LANES,
+  parameter integer NBUF  = 3,
+  parameter integer BSZ   = `SEPH_PKT_BUF_SIZE,
+  parameter integer FB    = `SEPH_INPUT_BYTES_PER_CYCLE
+) (
+  input  wire                 clk_i,
+  input  wire                 rst_ni,
+  // input frames
+  input  wire                 in_valid_i,
+  output wire                 in_ready_o,
+  input  wire [8*FB-1:0]      in_data_i,
+  input  wire                 in_sop_i,
+  input  wire                 in_eop_i,
+  input  wire [15:0]          in_len_i,        // packet length, valid with sop
+  input  wire [31:0]          in_ifindex_i,    // valid with sop
+  input  wire [31:0]          in_rxq_i,        // valid with sop
+  // core control
+  output wire                 core_ready_o,    // the next packet has its first frame in
+  input  wire                 core_done_i,     // the core finished the current packet
+  input  wire [31:0]          core_action_i,
+  // data bus from the lanes (ctx and packet regions)
+  input  wire [LANES-1:0]     rd_i,
+  input  wire [LANES-1:0]     wr_i,
+  input  wire [32*LANES-1:0]  addr_i,
+  input  wire [4*LANES-1:0]   size_i,
+  input  wire [64*LANES-1:0]  wdata_i,
+  input  wire                 commit_i,
+  output reg  [64*LANES-1:0]  rdata_o,
+  output reg  [LANES-1:0]     fault_o,
+  output reg  [LANES-1:0]     wait_o,
+  // packet adjustment from the helper unit (0 head, 1 tail, 2 meta)
+  input  wire [1:0]           adj_kind_i,
+  input  wire [31:0]          adj_delta_i,
+  input  wire                 adj_commit_i,
+  output reg  [7:0]           adj_err_o,
+  output wire [31:0]          ctx_data_o,
+  output wire [31:0]          ctx_end_o,
+  // output frames
+  output reg                  out_valid_o,
+  output reg  [8*FB-1:0]      out_data_o,
+  output reg                  out_sop_o,
+  output reg                  out_eop_o,
+  output reg  [5:0]           out_bytes_o,     // valid bytes of this frame
+  output reg  [31:0]          out_action_o
+);
+  localparam integer OW = $clog2(BSZ);
+  localparam integer PW = (NBUF > 1) ? $clog2(NBUF) : 1;
+  localparam integer HEAD = `SEPH_PKT_HEADROOM;
+  localparam integer FRAME_RESERVED = 40;   // xdp_frame kept free at the start (the kernel's limit)
+  localparam integer SHINFO_RESERVED = 320; // skb_shared_info kept free at the end (the kernel's limit)
+  localparam [3:0] R_CTX = `SEPH_REGION_CTX;
+  localparam [3:0] R_PKT = `SEPH_REGION_PKT;
+  localparam [31:0] PKT_BASE = `SEPH_PKT_BASE;
+
+  reg [7:0]     mem_q [0:NBUF*BSZ-1];
+  reg [BSZ-1:0] vld_q [0:NBUF-1];
+  reg [NBUF-1:0] busy_q, filled_q, done_q;
+  reg [15:0]    len_q [0:NBUF-1];
+  reg [15:0]    arr_q [0:NBUF-1];      // bytes arrived
+  reg [OW:0]    dstart_q [0:NBUF-1];   // data, data_end, data_meta as offsets in the buffer
+  reg [OW:0]    dend_q [0:NBUF-1];
+  reg [OW:0]    dmeta_q [0:NBUF-1];
+  reg [31:0]    ifx_q [0:NBUF-1];
+  reg [31:0]    rxq_q [0:NBUF-1];
+  reg [31:0]    act_q [0:NBUF-1];
+  reg [PW-1:0]  in_ptr_q, core_ptr_q, out_ptr_q;
+  reg [15:0]    out_off_q;            // bytes emitted of the packet at out_ptr
+
+  function automatic [PW-1:0] inc(input [PW-1:0] p);
+    inc = ({{(32-PW){1'b0}}, p} == NBUF - 1) ? {PW{1'b0}} : p + {{(PW-1){1'b0}}, 1'b1};
+  endfunction
+
+  wire [PW-1:0] cb = core_ptr_q;
+  assign in_ready_o   = !busy_q[in_ptr_q] || !filled_q[in_ptr_q];
+  wire   in_fire      = in_valid_i && in_ready_o;
+  assign core_ready_o = busy_q[cb] && !done_q[cb] && arr_q[cb] != 16'd0;
+  assign ctx_data_o   = PKT_BASE + {{(31-OW){1'b0}}, dstart_q[cb]};
+  assign ctx_end_o    = PKT_BASE + {{(31-OW){1'b0}}, dend_q[cb]};
+
+  // ---------------------------------------------------------------------------------------------------------
+  // lane accesses to the current packet (buffer core_ptr) and to its xdp_md
+  wire [31:0] meta_abs = PKT_BASE + {{(31-OW){1'b0}}, dmeta_q[cb]};
+  wire [8*24-1:0] ctx_img = {32'd0, rxq_q[cb], ifx_q[cb], meta_abs, ctx_end_o, ctx_data_o};
+  integer li, bi;
+  reg [31:0] a, o, e;
+  always @(*) begin
+    rdata_o = {64*LANES{1'b0}};
+    fault_o = {LANES{1'b0}};
+    wait_o = {LANES{1'b0}};
+    for (li = 0; li < LANES; li = li + 1) begin
+      a = addr_i[32*li +: 32];
+      o = 32'd0;
+      e = a + {28'd0, size_i[4*li +: 4]};
+      if (rd_i[li] || wr_i[li]) begin
+        if (a[31:28] == R_CTX) begin
+          o = a - `SEPH_CTX_BASE;
+          if (wr_i[li] || o + {28'd0, size_i[4*li +: 4]} > `SEPH_CTX_SIZE) fault_o[li] = 1'b1;
+          else
+            for (bi = 0; bi < 8; bi = bi + 1)
+              if (bi < size_i[4*li +: 4]) rdata_o[64*li + 8*bi +: 8] = ctx_img[8*(o[4:0] + bi[4:0]) +: 8];
+        end else if (a[31:28] == R_PKT) begin
+          o = a - PKT_BASE;
+          if (a < meta_abs || e > ctx_end_o) fault_o[li] = 1'b1;
+          else begin
+            // bytes of the input packet that have not arrived yet: wait
+            if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
+              wait_o[li] = 1'b1;
+            for (bi = 0; bi < 8; bi = bi + 1)
+              if (bi < size_i[4*li +: 4] && vld_q[cb][o[OW-1:0] + bi[OW-1:0]])
+                rdata_o[64*li + 8*bi +: 8] = mem_q[{cb, o[OW-1:0] + bi[OW-1:0]}];
+          end
+        end else begin
+          fault_o[li] = 1'b1;
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------
+  // packet adjustment (bpf_xdp_adjust_head/tail/meta), checked as the kernel does
+  // adj_err_o: 0 on success, else the errno the helper returns negated (EINVAL 22, EACCES 13)
+  reg [31:0] adj_new;
+  wire [31:0] d_start = {{(31-OW){1'b0}}, dstart_q[cb]};
+  wire [31:0] d_end   = {{(31-OW){1'b0}}, dend_q[cb]};
+  wire [31:0] d_meta  = {{(31-OW){1'b0}}, dmeta_q[cb]};
+  reg  [31:0] metalen;
+  always @(*) begin
+    adj_err_o = 8'd0;
+    adj_new = 32'd0;
+    metalen = 32'd0;
+    case (adj_kind_i)
+      2'd0: begin  // head: data += delta; FRAME_RESERVED <= data <= data_end - 14 (no metadata in front)
+        adj_new = d_start + adj_delta_i;
+        if ($signed(adj_new) < FRAME_RESERVED || $signed(adj_new) > $signed(d_end - 32'd14) || d_meta != d_start)
+          adj_err_o = 8'd22;
+      end
+      2'd1: begin  // tail: data_end += delta; data + 14 <= data_end <= BSZ - SHINFO_RESERVED
+        adj_new = d_end + adj_delta_i;
+        if ($signed(adj_new) < $signed(d_start + 32'd14) || $signed(adj_new) > BSZ - SHINFO_RESERVED)
+          adj_err_o = 8'd22;
+      end
+      default: begin  // meta: data_meta += delta; FRAME_RESERVED <= meta <= data, (data - meta) % 4 == 0, <= 255
+        adj_new = d_meta + adj_delta_i;
+        metalen = d_start - adj_new;
+        if ($signed(adj_new) < FRAME_RESERVED || $signed(adj_new) > $signed(d_start)) adj_err_o = 8'd22;
+        else if (metalen[1:0] != 2'd0 || metalen > 32'd255) adj_err_o = 8'd13;
+      end
+    endcase
+  end
+  wire adj_ok = adj_err_o == 8'd0;
+
+  // ---------------------------------------------------------------------------------------------------------
+  // output: emit the oldest finished packet, one frame per cycle, data..data_end
+  wire [PW-1:0] ob = out_ptr_q;
+  wire          out_go = busy_q[ob] && done_q[ob] && filled_q[ob];
+  wire [15:0]   out_len = {{(15-OW){1'b0}}, dend_q[ob]} - {{(15-OW){1'b0}}, dstart_q[ob]};
+  wire [15:0]   out_left = out_len - out_off_q;
+  wire          out_last = {16'd0, out_left} <= FB;
+  reg  [OW-1:0] ooff;
+  integer oi;
+  always @(*) begin
+    out_valid_o = out_go;
+    out_sop_o = out_off_q == 16'd0;
+    out_eop_o = out_last;
+    out_bytes_o = out_last ? out_left[5:0] : FB[5:0];
+    out_action_o = act_q[ob];
+    out_data_o = {8*FB{1'b0}};
+    for (oi = 0; oi < FB; oi = oi + 1) begin
+      ooff = dstart_q[ob][OW-1:0] + out_off_q[OW-1:0] + oi[OW-1:0];
+      if (oi < out_left && vld_q[ob][ooff]) out_data_o[8*oi +: 8] = mem_q[{ob, ooff}];
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------
+  // state
+  integer wi, wb, ii;
+  wire [15:0]  in_base = in_sop_i ? 16'd0 : arr_q[in_ptr_q];   // bytes of the packet before this frame
+  wire [15:0]  in_len  = in_sop_i ? in_len_i : len_q[in_ptr_q];
+  wire [BSZ-1:0] grow_mask = ({BSZ{1'b1}} << dend_q[cb]) & ~({BSZ{1'b1}} << adj_new[OW:0]);
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      busy_q <= {NBUF{1'b0}}; filled_q <= {NBUF{1'b0}}; done_q <= {NBUF{1'b0}};
+      in_ptr_q <= {PW{1'b0}}; core_ptr_q <= {PW{1'b0}}; out_ptr_q <= {PW{1'b0}}; out_off_q <= 16'd0;
+    end else begin
+      // packet adjustment (before the stores: grown bytes read as zero)
+      if (adj_commit_i && adj_ok) begin
+        case (adj_kind_i)
+          2'd0: begin dstart_q[cb] <= adj_new[OW:0]; dmeta_q[cb] <= adj_new[OW:0]; end
+          2'd1: begin dend_q[cb] <= adj_new[OW:0]; vld_q[cb] <= vld_q[cb] & ~grow_mask; end
+          default: dmeta_q[cb] <= adj_new[OW:0];
+        endcase
+      end
+      // lane stores, in lane order
+      if (commit_i) begin
+        for (wi = 0; wi < LANES; wi = wi + 1) begin
+          if (wr_i[wi] && addr_i[32*wi+28 +: 4] == R_PKT) begin
+            for (wb = 0; wb < 8; wb = wb + 1)
+              if (wb < {28'd0, size_i[4*wi +: 4]}) begin
+                mem_q[{cb, addr_i[32*wi +: OW] + wb[OW-1:0]}] <= wdata_i[64*wi + 8*wb +: 8];
+                vld_q[cb][addr_i[32*wi +: OW] + wb[OW-1:0]] <= 1'b1;
+              end
+          end
+        end
+      end
+      // core finished the packet
+      if (core_done_i) begin
+        done_q[cb] <= 1'b1;
+        act_q[cb] <= core_action_i;
+        core_ptr_q <= inc(cb);
+      end
+      // input frames
+      if (in_fire) begin
+        if (in_sop_i) begin
+          busy_q[in_ptr_q] <= 1'b1; done_q[in_ptr_q] <= 1'b0;
+          len_q[in_ptr_q] <= in_len_i; ifx_q[in_ptr_q] <= in_ifindex_i; rxq_q[in_ptr_q] <= in_rxq_i;
+          dstart_q[in_ptr_q] <= HEAD[OW:0]; dmeta_q[in_ptr_q] <= HEAD[OW:0];
+          dend_q[in_ptr_q] <= HEAD[OW:0] + in_len_i[OW:0];
+          vld_q[in_ptr_q] <= {BSZ{1'b0}};
+        end
+        for (ii = 0; ii < FB; ii = ii + 1) begin
+          if (in_base + ii[15:0] < in_len) begin
+            mem_q[{in_ptr_q, HEAD[OW-1:0] + in_base[OW-1:0] + ii[OW-1:0]}] <= in_data_i[8*ii +: 8];
+            vld_q[in_ptr_q][HEAD[OW-1:0] + in_base[OW-1:0] + ii[OW-1:0]] <= 1'b1;
+          end
+        end
+        arr_q[in_ptr_q] <= in_base + FB[15:0];
+        if (in_eop_i) begin
+          filled_q[in_ptr_q] <= 1'b1;
+          in_ptr_q <= inc(in_ptr_q);
+        end else begin
+          filled_q[in_ptr_q] <= 1'b0;
+        end
+      end
+      // output frames (the harness's MAC is always ready)
+      if (out_go) begin
+        if (out_last) begin
+          out_off_q <= 16'd0;
+          busy_q[ob] <= 1'b0; filled_q[ob] <= 1'b0; done_q[ob] <= 1'b0;
+          out_ptr_q <= inc(ob);
+        end else begin
+          out_off_q <= out_off_q + FB[15:0];
+        end
+      end
+    end
+  end
+endmodule
+`default_nettype wire

@@ -1,0 +1,148 @@
+// sephirot_top: Sephirot core with its packet buffer, map memory and helper unit (data bus routed by region).
+`default_nettype none
+`include "sephirot_params.vh"
+
+module sephirot_top #(
+  parameter integer LANES     = `SEPH_LANES,
+  parameter integer AW        = `SEPH_IMEM_AW,
+  parameter integer MAP_BYTES = `SEPH_MAP_MEM_BYTES,
+  parameter integer NBUF      = 3,
+  parameter integer LW        = $clog2(MAP_BYTES / 16)
+) (
+  input  wire                 clk_i,
+  input  wire                 rst_ni,
+  // program load
+  input  wire                 imem_we_i,
+  input  wire [AW-1:0]        imem_waddr_i,
+  input  wire [64*LANES-1:0]  imem_wdata_i,
+  input  wire [AW:0]          imem_rows_i,
+  // map memory lines
+  input  wire                 map_we_i,
+  input  wire [LW-1:0]        map_line_i,
+  input  wire [127:0]         map_wdata_i,
+  output wire [127:0]         map_rdata_o,
+  // raw mode (ISA tests): r1 = data, r2 = packet length instead of r1 = ctx
+  input  wire                 raw_i,
+  // input frames
+  input  wire                 in_valid_i,
+  output wire                 in_ready_o,
+  input  wire [255:0]         in_data_i,
+  input  wire                 in_sop_i,
+  input  wire                 in_eop_i,
+  input  wire [15:0]          in_len_i,
+  input  wire [31:0]          in_ifindex_i,
+  input  wire [31:0]          in_rxq_i,
+  // output frames
+  output wire                 out_valid_o,
+  output wire [255:0]         out_data_o,
+  output wire                 out_sop_o,
+  output wire                 out_eop_o,
+  output wire [5:0]           out_bytes_o,
+  output wire [31:0]          out_action_o,
+  // per-packet result
+  output wire                 pkt_start_o,
+  output wire                 pkt_done_o,
+  output wire [31:0]          res_action_o,
+  output wire [2:0]           res_fault_o,
+  output wire [63:0]          res_r0_o,
+  output wire [31:0]          res_cycles_o,
+  output wire                 res_redir_valid_o,
+  output wire [31:0]          res_redir_port_o,
+  // trace
+  output wire                 trc_valid_o,
+  output wire [AW-1:0]        trc_pc_o,
+  output wire [LANES-1:0]     trc_wr_en_o,
+  output wire [4*LANES-1:0]   trc_wr_idx_o,
+  output wire [64*LANES-1:0]  trc_wr_val_o,
+  output wire [LANES-1:0]     trc_st_en_o,
+  output wire [32*LANES-1:0]  trc_st_addr_o,
+  output wire [4*LANES-1:0]   trc_st_size_o,
+  output wire [64*LANES-1:0]  trc_st_data_o,
+  output wire                 trc_call_o,
+  output wire [63:0]          trc_ret_o,
+  output wire [1:0]           trc_call_lane_o,
+  output wire [31:0]          trc_cost_o,
+  output wire [31:0]          trc_next_o,
+  output wire                 trc_exit_o,
+  output wire [2:0]           trc_fault_o
+);
+  localparam [3:0] R_MAP = `SEPH_REGION_MAP;
+
+  wire [LANES-1:0]    d_rd, d_wr, d_wait;
+  wire [32*LANES-1:0] d_addr;
+  wire [4*LANES-1:0]  d_size;
+  wire [64*LANES-1:0] d_wdata;
+  wire                d_commit;
+  reg  [64*LANES-1:0] d_rdata;
+  reg  [LANES-1:0]    d_fault;
+  reg  [LANES-1:0]    m_sel;
+
+  wire                hlp_req, hlp_done, hlp_illegal, hlp_fault;
+  wire [31:0]         hlp_id;
+  wire [64*5-1:0]     hlp_args;
+  wire [63:0]         hlp_ret, hlp_cycles;
+  wire [1:0]          adj_kind;
+  wire [31:0]         adj_delta;
+  wire                adj_commit;
+  wire [7:0]          adj_err;
+  wire                core_ready;
+  wire [31:0]         ctx_data, ctx_end;
+
+  wire [63:0] init_r1 = raw_i ? {32'd0, ctx_data} : {32'd0, `SEPH_CTX_BASE};
+  wire [63:0] init_r2 = raw_i ? {32'd0, ctx_end - ctx_data} : 64'd0;
+
+  sephirot_core #(.LANES(LANES), .AW(AW)) u_core (
+    .clk_i, .rst_ni,
+    .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i,
+    .pkt_ready_i(core_ready), .init_r1_i(init_r1), .init_r2_i(init_r2),
+    .pkt_start_o, .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o, .res_cycles_o,
+    .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
+    .dbus_commit_o(d_commit), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait),
+    .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
+    .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_cycles_o(hlp_cycles),
+    .trc_valid_o, .trc_pc_o, .trc_wr_en_o, .trc_wr_idx_o, .trc_wr_val_o, .trc_st_en_o, .trc_st_addr_o,
+    .trc_st_size_o, .trc_st_data_o, .trc_call_o, .trc_ret_o, .trc_call_lane_o, .trc_cost_o, .trc_next_o, .trc_exit_o,
+    .trc_fault_o
+  );
+
+  // route the data bus: map region to the map memory, ctx and packet regions to the packet buffer
+  integer li;
+  always @(*) begin
+    for (li = 0; li < LANES; li = li + 1) m_sel[li] = d_addr[32*li+28 +: 4] == R_MAP;
+  end
+  wire [64*LANES-1:0] p_rdata, m_rdata;
+  wire [LANES-1:0]    p_fault, m_fault;
+  always @(*) begin
+    for (li = 0; li < LANES; li = li + 1) begin
+      d_rdata[64*li +: 64] = m_sel[li] ? m_rdata[64*li +: 64] : p_rdata[64*li +: 64];
+      d_fault[li] = m_sel[li] ? m_fault[li] : p_fault[li];
+    end
+  end
+
+  sephirot_pktbuf #(.LANES(LANES), .NBUF(NBUF)) u_pktbuf (
+    .clk_i, .rst_ni,
+    .in_valid_i, .in_ready_o, .in_data_i, .in_sop_i, .in_eop_i, .in_len_i, .in_ifindex_i, .in_rxq_i,
+    .core_ready_o(core_ready), .core_done_i(pkt_done_o), .core_action_i(res_action_o),
+    .rd_i(d_rd & ~m_sel), .wr_i(d_wr & ~m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
+    .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(d_wait),
+    .adj_kind_i(adj_kind), .adj_delta_i(adj_delta), .adj_commit_i(adj_commit), .adj_err_o(adj_err),
+    .ctx_data_o(ctx_data), .ctx_end_o(ctx_end),
+    .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o
+  );
+
+  sephirot_mapmem #(.LANES(LANES), .BYTES(MAP_BYTES)) u_mapmem (
+    .clk_i,
+    .rd_i(d_rd & m_sel), .wr_i(d_wr & m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
+    .commit_i(d_commit), .rdata_o(m_rdata), .fault_o(m_fault),
+    .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o)
+  );
+
+  sephirot_helpers u_helpers (
+    .clk_i, .rst_ni, .pkt_start_i(pkt_start_o),
+    .req_i(hlp_req), .id_i(hlp_id), .args_i(hlp_args), .cycles_i(hlp_cycles),
+    .done_o(hlp_done), .ret_o(hlp_ret), .illegal_o(hlp_illegal), .fault_o(hlp_fault),
+    .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_err_i(adj_err),
+    .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o)
+  );
+endmodule
+`default_nettype wire
