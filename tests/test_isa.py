@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import clang
 from hxdp import isa_table as T
-from hxdp.isa import Insn, IsaError, decode, disasm, disasm_program, encode
+from hxdp.isa import Insn, IsaError, assemble, decode, disasm, disasm_program, encode
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -180,3 +180,68 @@ def test_disasm_matches_llvm_on_every_known_opcode(tmp_path: Path) -> None:
     assert all(T.OPCODES[o].op in ("jset", "mod", "gotol", "bswap") or T.OPCODES[o].kind in ("ldxsx", "st")
                for o in missing), sorted(hex(o) for o in missing)
     assert len(compared) >= 100
+
+
+REGS = st.integers(0, 10)
+OFFS = st.integers(-(2**15), 2**15 - 1)
+IMMS = st.integers(-(2**31), 2**31 - 1)
+
+
+@st.composite
+def canonical_insns(draw: st.DrawFn) -> list[Insn]:
+    """A random instruction of any table opcode, with the fields its syntax can express."""
+    opcode = draw(st.sampled_from(sorted(T.OPCODES)))
+    info = T.OPCODES[opcode]
+    k, d, s, off, imm = info.kind, draw(REGS), draw(REGS), draw(OFFS), draw(IMMS)
+    if k == "alu":
+        signed = info.op in ("div", "mod") and draw(st.booleans())
+        sx = draw(st.sampled_from([0, 8, 16, 32])) if info.op == "mov" and info.src_reg else 0
+        return [Insn(opcode, d, s if info.src_reg else 0, int(signed) or sx, 0 if info.src_reg else imm)]
+    if k == "alu3":
+        return [Insn(opcode, d, s, 0, imm)]
+    if k == "neg":
+        return [Insn(opcode, d)]
+    if k in ("end", "bswap"):
+        return [Insn(opcode, d, imm=draw(st.sampled_from([16, 32, 64])))]
+    if k == "jmp":
+        return [Insn(opcode, d, s if info.src_reg else 0, off, 0 if info.src_reg else imm)]
+    if k == "ja":
+        return [Insn(opcode, off=off)] if info.op == "ja" else [Insn(opcode, imm=imm)]
+    if k == "call":
+        return [Insn(opcode, src=0, imm=imm)]
+    if k == "exit":
+        return [Insn(opcode)]
+    if k == "exit_action":
+        return [Insn(opcode, imm=imm)]
+    if k == "lddw":
+        return [Insn(opcode, d, imm=imm), Insn(0, imm=draw(IMMS))]
+    if k in ("ldx", "ldxsx", "ldx6"):
+        return [Insn(opcode, d, s, off)]
+    if k in ("st", "st6"):
+        return [Insn(opcode, d, 0, off, imm)]
+    if k in ("stx", "stx6"):
+        return [Insn(opcode, d, s, off)]
+    if k == "atomic":
+        aop = draw(st.sampled_from(sorted(T.ATOMIC_OPS)))
+        return [Insn(opcode, d, s, off, aop)]
+    assert k == "legacy_ld", k
+    return [Insn(opcode, src=s, imm=imm)] if info.op == "ind" else [Insn(opcode, imm=imm)]
+
+
+@given(st.lists(canonical_insns(), min_size=1, max_size=12))
+def test_assemble_inverts_disasm(groups: list[list[Insn]]) -> None:
+    insns = [i for g in groups for i in g]
+    text = "\n".join(line for line in disasm_program(insns) if line)
+    assert assemble(text) == insns
+
+
+def test_assemble_extras() -> None:
+    assert assemble("call local -5\ncall kfunc 9") == [Insn(0x85, src=1, imm=-5), Insn(0x85, src=2, imm=9)]
+    assert assemble("r2 = map[b] + 8 ll ; value", ["a", "b"]) == [Insn(0x18, dst=2, src=2, imm=1), Insn(0, imm=8)]
+    assert assemble("if r1 > r2 goto +3 <LBB0_4>\n# comment\n\nexit") == [Insn(0x2D, 1, 2, 3), Insn(0x95)]
+    with pytest.raises(IsaError, match="line 2: cannot assemble 'r1 = = 2'"):
+        assemble("r0 = 0\nr1 = = 2")
+    with pytest.raises(IsaError, match="unknown map"):
+        assemble("r1 = map[zz] ll", ["a"])
+    with pytest.raises(IsaError, match="no three-operand"):
+        assemble("w1 = w2 ^ 3")  # the 32-bit three-operand set has no xor
