@@ -158,7 +158,9 @@ HELPER_CASES = ([(0, d, 0) for d in (-216, -217, -100, 0, 46, 50, 51, 60)]
                 + [(1, d, 0) for d in (3456, 3457, 1000, -50, -51, -60, 3)]
                 + [(2, d, 0) for d in (-4, -3, 4, -216, -220, -252, -256, 0)]
                 + [(3, d, 0) for d in (-20, 20, -208, -209, 50)]
-                + [(op, 0, s) for op in (4, 5, 6, 7, 8) for s in (0, 1, 0x7FFFFFFF, -1, 0x12345)])
+                + [(op, 0, s) for op in (4, 5, 6, 7, 8) for s in (0, 1, 0x7FFFFFFF, -1, 0x12345)]
+                + [(op, k, f) for op in (9, 10) for k in (0, 1, 2, 5) for f in (0, 1, 2, 3, 4, 16, 19)]
+                + [(11, 1, f) for f in (0, 1)])
 
 
 def test_helpers_match_kernel(helpers_obj: Path) -> None:
@@ -170,7 +172,11 @@ def test_helpers_match_kernel(helpers_obj: Path) -> None:
     model = SeqModel(prog, state)
     rng = random.Random(3)
     packets = [bytes(rng.getrandbits(8) for _ in range(n)) for n in (64, 100)] + [bytes(64), b"\xff" * 64]
+    ports = {"maps": {"ports": [{"key": "02000000", "value": "01000000"}],
+                      "ports_h": [{"key": "05000000", "value": "01000000"}]}}
+    state.apply_config(ports)
     with kernel.KernelProgram(helpers_obj) as kp:
+        kp.apply_config(ports)
         for op, delta, seed in HELPER_CASES:
             cfg = {"maps": {"args": [{"key": f"{i:02x}000000", "value": (v & 0xFFFFFFFF).to_bytes(4, "little").hex()}
                                      for i, v in enumerate((op, delta, seed))]}}
@@ -181,6 +187,8 @@ def test_helpers_match_kernel(helpers_obj: Path) -> None:
                 got = model.run(pkt)
                 assert got.fault is None
                 assert (got.action, got.meta + got.packet) == (want.action, want.packet), (op, delta, seed, len(pkt))
+                if got.action == 4:
+                    assert got.redirect == 1  # lo: the devmap entries and bpf_redirect's ifindex
 
 
 # --- the bundled program suite -----------------------------------------------------------------------------------

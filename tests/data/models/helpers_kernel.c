@@ -4,6 +4,8 @@
 #include <bpf/bpf_helpers.h>
 
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 4); __type(key, __u32); __type(value, __s32); } args SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_DEVMAP); __uint(max_entries, 4); __type(key, __u32); __type(value, __u32); } ports SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_DEVMAP_HASH); __uint(max_entries, 4); __type(key, __u32); __type(value, __u32); } ports_h SEC(".maps");
 
 static __always_inline __s32 arg(__u32 i)
 {
@@ -24,6 +26,12 @@ int helpers_kernel(struct xdp_md *ctx)
 		return bpf_xdp_adjust_tail(ctx, delta);
 	if (op == 2)
 		return bpf_xdp_adjust_meta(ctx, delta);
+	if (op == 9)
+		return bpf_redirect_map(&ports, delta, seed);
+	if (op == 10)
+		return bpf_redirect_map(&ports_h, delta, seed);
+	if (op == 11)
+		return bpf_redirect(delta, seed);
 	if (op == 3) {
 		long r = bpf_xdp_adjust_meta(ctx, -8);
 
