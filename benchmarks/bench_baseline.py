@@ -1,7 +1,8 @@
 """Linux XDP baseline of the xdp_progs/ suite: `python benchmarks/bench_baseline.py` -> benchmarks/out/baseline.json.
 
 Every built object (xdp_progs/build/NAME.o) is measured by `hxdp.baseline` with its traffic
-(xdp_progs/traffic/NAME.pcap, or a generated 64-byte UDP trace when the program has none) and its initial maps
+(xdp_progs/traffic/NAME.pcap, or --pcap for all, or a generated 64-byte UDP trace when a program has none; every
+distinct packet is measured and weighted by its count, as Sephirot runs the trace back to back) and its initial maps
 (xdp_progs/maps/NAME.json when present). With --sephirot FILE (JSON {"NAME": cycles_per_packet, ...} or a list of
 {"program": NAME, "cycles_per_packet": C}) the table gets the Sephirot Mpps (156.25 / C) and the Sephirot/Linux
 ratio of each mode. Needs root (bpf(), network namespaces).
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -19,10 +21,11 @@ from hxdp import baseline
 from hxdp.atomic_write import write_atomic
 from hxdp.errors import HxdpError
 from hxdp.pcap import write_pcap
-from hxdp.suite import PROGS_DIR, programs
+from hxdp.suite import PROGS_DIR, SuiteProgram, programs
 from hxdp.traffic import generate
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
+MIN_B2B = 64  # packets in a back-to-back Sephirot run (the trace repeated)
 
 
 def sephirot_cycles(path: str | None) -> dict[str, float]:
@@ -47,6 +50,37 @@ def sephirot_cycles(path: str | None) -> dict[str, float]:
     return out
 
 
+def sephirot_from_engine(prog: SuiteProgram, pcap: Path, engine: str) -> tuple[float, str]:
+    """Cycles/packet of the program on Sephirot for its trace, repeated to at least MIN_B2B packets.
+
+    rtl: the Verilator model run back to back, steady state = interval between packet completions over the
+    second half of the run; vliw-model: mean of the model's per-packet cycles (no packet path)."""
+    from hxdp.compiler import compile_program
+    from hxdp.elf import load_program
+    from hxdp.maps import MapState
+    from hxdp.pcap import read_pcap
+
+    frames = read_pcap(pcap)
+    frames = frames * max(1, -(-MIN_B2B // len(frames)))
+    result = compile_program(load_program(prog.obj))
+    state = MapState(result.layout)
+    state.apply_config(prog.map_config())
+    if engine == "vliw-model":
+        from hxdp.vliwmodel import VliwModel
+
+        model = VliwModel(result.rom, state)
+        return statistics.mean(model.run(f).cycles for f in frames), "vliw-model: mean cycles per packet"
+    from hxdp.rtl import RtlSim
+
+    sim = RtlSim(result.rom, layout=result.layout, state=state)
+    sim.run_packets(frames)
+    n, half = len(sim.stamps), len(sim.stamps) // 2
+    if n >= 4:
+        return (sim.stamps[-1].out - sim.stamps[half - 1].out) / (n - half), \
+            "rtl: interval between packet completions, second half of a back-to-back run"
+    return sim.total_cycles / max(1, n), "rtl: total cycles / packets"
+
+
 def default_pcap(out_dir: Path) -> Path:
     """A 64-byte UDP trace over 4 flows, for programs without their own traffic."""
     path = out_dir / "default_udp_64B.pcap"
@@ -59,10 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--progs", type=Path, default=PROGS_DIR, help="the suite folder (default xdp_progs/)")
     ap.add_argument("--only", nargs="*", help="program names to measure (default: all built)")
     ap.add_argument("--out", type=Path, default=OUT_DIR / "baseline.json")
-    ap.add_argument("--repeat", type=int, default=1_000_000)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--max-packets", type=int, default=4)
+    ap.add_argument("--pcap", type=Path, help="one trace for every program instead of xdp_progs/traffic/NAME.pcap")
+    ap.add_argument("--repeat", type=int, default=200_000, help="packets per kernel call (default 200000)")
+    ap.add_argument("--runs", type=int, default=5, help="runs per packet and mode, median reported (default 5)")
+    ap.add_argument("--max-packets", type=int, default=64,
+                    help="distinct packets of each trace measured (default 64: every packet of the suite's traces)")
     ap.add_argument("--sephirot", help="Sephirot cycles/packet per program (JSON)")
+    ap.add_argument("--sephirot-engine", choices=("rtl", "vliw-model"),
+                    help="compute Sephirot cycles/packet on the same trace with the RTL or the VLIW model")
     ap.add_argument("--no-veth", action="store_true", help="BPF_PROG_TEST_RUN only")
     ap.add_argument("--no-native", action="store_true", help="skip the attached native-XDP mode")
     args = ap.parse_args(argv)
@@ -82,11 +120,20 @@ def main(argv: list[str] | None = None) -> int:
         if not prog.obj.exists():
             failures[prog.name] = f"{prog.obj} not built (make progs)"
             continue
-        if prog.traffic.exists():
+        if args.pcap:
+            pcap = args.pcap
+        elif prog.traffic.exists():
             pcap = prog.traffic
         else:
             fallback = fallback or default_pcap(args.out.parent)
             pcap = fallback
+        seph_note = f"from {args.sephirot}" if prog.name in cycles else None
+        if args.sephirot_engine and prog.name not in cycles:
+            try:
+                cycles[prog.name], seph_note = sephirot_from_engine(prog, pcap, args.sephirot_engine)
+            except HxdpError as exc:
+                seph_note = f"Sephirot figure unavailable: {exc}"
+                print(f"    {seph_note}", file=sys.stderr)
         opt = baseline.Options(repeat=args.repeat, runs=args.runs, max_packets=args.max_packets,
                                veth=not args.no_veth, native=not args.no_native,
                                sephirot_cycles=cycles.get(prog.name))
@@ -99,13 +146,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    failed: {exc}", file=sys.stderr)
             continue
         r.program = prog.name  # the suite's name (the object's function name may differ)
+        if seph_note:
+            r.modes[0].notes.append(f"Sephirot cycles/packet {cycles.get(prog.name)}: {seph_note}")
         results.append(r)
     elapsed = time.monotonic() - t0
     print(baseline.format_table(results))
     for name, why in failures.items():
         print(f"{name}: not measured: {why}")
     extra = {"suite": str(args.progs), "elapsed_s": round(elapsed, 1), "failures": failures,
-             "sephirot_source": args.sephirot}
+             "sephirot_source": args.sephirot or args.sephirot_engine}
     write_atomic(args.out, baseline.to_json(results, extra))
     print(f"wrote {args.out} ({len(results)} programs, {elapsed:.0f} s)")
     return 0 if results else 1
