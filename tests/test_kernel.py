@@ -307,3 +307,30 @@ def test_without_bpf_permission_reports_plainly(obj: Path, tmp_path: Path) -> No
         cwd=here.parent,
     )
     assert res.returncode == 0 and "1 skipped" in res.stdout and "kernel oracle unavailable" in res.stdout
+
+
+META_SRC = r"""
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+SEC("xdp")
+int meta_prog(struct xdp_md *ctx)
+{
+	void *data, *meta;
+
+	if (bpf_xdp_adjust_meta(ctx, -8))
+		return XDP_ABORTED;
+	data = (void *)(long)ctx->data;
+	meta = (void *)(long)ctx->data_meta;
+	if (meta + 8 > data)
+		return XDP_ABORTED;
+	*(__u64 *)meta = 0x1122334455667788ULL;
+	return XDP_PASS;
+}
+char _license[] SEC("license") = "GPL";
+"""
+
+
+def test_metadata_is_split_from_the_frame(tmp_path: Path) -> None:
+    with KernelProgram(build_bpf(tmp_path, META_SRC, "meta")) as kp:
+        r = kp.run(pkt(3))
+    assert r.action == 2 and r.packet == pkt(3) and r.meta == struct.pack("<Q", 0x1122334455667788)

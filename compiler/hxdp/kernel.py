@@ -2,7 +2,8 @@
 
 Object mode (`KernelProgram`): the object is opened with bpf_object__open_file, only the chosen program is
 loaded (type forced to XDP), map pinning is disabled (nothing is ever pinned), map fds are found by name.
-`run()` executes one packet with repeat=1 and an `xdp_md` context naming the ingress ifindex and rx queue; the
+`run()` executes one packet with repeat=1 (RunResult.packet = data..data_end afterwards, RunResult.meta =
+data_meta..data, split with the output context) and an `xdp_md` context naming the ingress ifindex and rx queue; the
 kernel requires the ifindex to exist in the caller's network namespace and the queue to be registered: ifindex 1
 (lo) with rx_queue_index 0 always works and is what the kernel uses without a context; other queues of lo fail
 with EINVAL (lo has one rx queue). The process is pinned to one CPU (CPU 0 when allowed) while it runs, and
@@ -131,7 +132,8 @@ _messages: list[str] = []  # libbpf's own messages since the last _take_messages
 
 
 def _print_cb(level: int, fmt: bytes, va_list: int) -> int:
-    assert _libc is not None
+    if level >= 2 or _libc is None:  # LIBBPF_DEBUG: not kept
+        return 0
     buf = ctypes.create_string_buffer(4096)
     _libc.vsnprintf(buf, len(buf), fmt, ctypes.c_void_p(va_list))
     _messages.append(buf.value.decode(errors="replace").rstrip("\n"))
@@ -507,13 +509,16 @@ class KernelProgram:
     # --- running ----------------------------------------------------------------------------------------------
     def _test_run(
         self, prog_fd: int, packet: bytes, ingress_ifindex: int, rx_queue_index: int, repeat: int, out: bool
-    ) -> tuple[_TestRunOpts, bytes, float]:
+    ) -> tuple[_TestRunOpts, bytes, bytes, float]:
+        """One BPF_PROG_TEST_RUN: (opts, metadata, frame, wall ns per repeat). The kernel returns the metadata
+        (data_meta..data) in front of the frame in data_out and its length in the output context's `data`."""
         if len(packet) < ETH_HLEN:
             raise KernelError(f"packet of {len(packet)} bytes: the kernel's test run needs at least {ETH_HLEN}")
         data = ctypes.create_string_buffer(packet, len(packet))
         dout = ctypes.create_string_buffer(DATA_OUT_SIZE) if out else None
         ctx = struct.pack("<6I", 0, len(packet), 0, ingress_ifindex, rx_queue_index, 0)
         cbuf = ctypes.create_string_buffer(ctx, len(ctx))
+        cout = ctypes.create_string_buffer(len(ctx)) if out else None
         opts = _TestRunOpts(
             sz=ctypes.sizeof(_TestRunOpts),
             data_in=ctypes.addressof(data),
@@ -522,6 +527,8 @@ class KernelProgram:
             data_size_out=DATA_OUT_SIZE if dout is not None else 0,
             ctx_in=ctypes.addressof(cbuf),
             ctx_size_in=len(ctx),
+            ctx_out=ctypes.addressof(cout) if cout is not None else None,
+            ctx_size_out=len(ctx) if cout is not None else 0,
             repeat=repeat,
         )
         with _pinned_cpu():
@@ -533,15 +540,21 @@ class KernelProgram:
             if -ret in (errno_mod.EINVAL, errno_mod.ENODEV):
                 hint = f" (ingress_ifindex {ingress_ifindex} rx_queue_index {rx_queue_index} must exist here; 1/0 = lo)"
             raise KernelError(f"{self.path}: BPF_PROG_TEST_RUN of {self.name} failed ({_err(ret)}){hint}")
-        outb = dout.raw[: opts.data_size_out] if dout is not None else b""
-        return opts, outb, (t1 - t0) / max(repeat, 1)
+        if dout is None or cout is None:
+            return opts, b"", b"", (t1 - t0) / max(repeat, 1)
+        raw = dout.raw[: opts.data_size_out]
+        metalen = struct.unpack_from("<I", cout.raw, 0)[0] if opts.ctx_size_out >= 4 else 0
+        return opts, raw[:metalen], raw[metalen:], (t1 - t0) / max(repeat, 1)
 
     def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> RunResult:
         """Run one packet (repeat 1): action = low 32 bits of r0, packet = data..data_end afterwards."""
         if self.obj is None:
             raise KernelError(f"{self.path}: program is closed")
-        opts, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True)
-        return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[])
+        opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True)
+        res = RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[])
+        if hasattr(res, "meta"):
+            res.meta = meta
+        return res
 
     def timing(
         self, packet: bytes, repeat: int = 5_000_000, ingress_ifindex: int = 1, rx_queue_index: int = 0
@@ -556,9 +569,9 @@ class KernelProgram:
             # A test run with repeat > 1 swaps the program into the XDP dispatcher and back, a fixed cost of
             # 15-30 ms here: measure it with repeat=2 runs and subtract it from the long run's wall clock.
             fixed = sorted(
-                copy._test_run(copy.prog_fd, packet, ingress_ifindex, rx_queue_index, 2, False)[2] * 2 for _ in range(3)
+                copy._test_run(copy.prog_fd, packet, ingress_ifindex, rx_queue_index, 2, False)[3] * 2 for _ in range(3)
             )[1]
-            opts, _, wall = copy._test_run(copy.prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, False)
+            opts, _, _, wall = copy._test_run(copy.prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, False)
         wall_ns = max(0.0, (wall * repeat - fixed) / repeat) if repeat > 2 else wall
         return Timing(repeat=repeat, kernel_ns=opts.duration, wall_ns=wall_ns, action=opts.retval)
 
@@ -627,7 +640,7 @@ def run_raw(insns: list[Insn], mem: bytes) -> tuple[int, bytes]:
         try:
             kp = KernelProgram.__new__(KernelProgram)
             kp.lib, kp.path, kp.name = lib, "<raw>", "raw"
-            opts, outb, _ = kp._test_run(fd, data, 1, 0, 1, True)
+            opts, _, outb, _ = kp._test_run(fd, data, 1, 0, 1, True)
             results.append((opts.retval, outb[:n]))
         finally:
             os.close(fd)
