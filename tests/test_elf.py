@@ -310,3 +310,13 @@ def test_corrupted_objects_give_one_line_errors(elf_objects: dict[str, Path], tm
                 assert "\n" not in str(exc)
                 errors += 1
     assert errors > 0
+
+
+def test_callback_address(elf_objects: dict[str, Path]) -> None:
+    """lddw of a function (bpf_loop callback) becomes src=PSEUDO_FUNC with the callee's relative slot."""
+    prog = load_program(elf_objects["callback"])
+    refs = [(i, ins) for i, ins in enumerate(prog.insns) if ins.opcode == 0x18]
+    assert len(refs) == 1
+    slot, ins = refs[0]
+    assert ins.src == T.PSEUDO_FUNC and prog.functions[slot + 1 + ins.imm] == "add_index"
+    assert prog.insns[slot + 1 + ins.imm - 1].opcode == 0x95  # the callee follows the entry's exit
