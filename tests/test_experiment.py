@@ -92,12 +92,15 @@ def test_error_point_is_reported_not_invented(tmp_path: Path) -> None:
 def test_cycle_targets_fail_when_missed() -> None:
     rows = [{"program": "xdp_drop", "rtl_cycles": 4.0, "rtl_mpps": E.CLOCK_MHZ / 4, "model_cycles": 1.0},
             {"program": "xdp_tx", "rtl_cycles": 7.0, "rtl_mpps": E.CLOCK_MHZ / 7, "model_cycles": 5.0},
-            {"program": "xdp_redirect", "rtl_cycles": None, "rtl_mpps": None, "model_cycles": 3.0}]
+            {"program": "xdp_redirect", "rtl_cycles": None, "rtl_mpps": None, "model_cycles": 3.0},
+            {"program": "simple_firewall", "rtl_cycles": 8.0, "rtl_mpps": E.CLOCK_MHZ / 8, "model_cycles": 8.0,
+             "rtl_model_mismatches": 3}]
     checks = {c.name.split()[2]: c for c in E._cycle_checks(rows, {"rtl:xdp_redirect": {"status": "n/a",
                                                                                          "reason": "no RTL"}})}
     assert checks["xdp_drop"].status == "fail"
     assert checks["xdp_tx"].status == "pass"
     assert checks["xdp_redirect"].status == "n/a" and "no RTL" in checks["xdp_redirect"].detail
+    assert checks["simple_firewall"].status == "fail" and "differ" in checks["simple_firewall"].detail
 
 
 def test_synth_stats_counts_cells() -> None:
