@@ -256,7 +256,7 @@ def test_btf_maps_need_btf(tmp_path: Path) -> None:
 
 
 @pytest.mark.kernel
-@pytest.mark.parametrize("name", ["maps_btf", "globals", "atomics", "subprogs"])
+@pytest.mark.parametrize("name", ["maps_btf", "globals", "atomics", "subprogs", "map_in_map", "callback"])
 def test_maps_agree_with_libbpf(elf_objects: dict[str, Path], name: str) -> None:
     """The loader's map list (names, types, sizes, entries) is what libbpf creates in the kernel."""
     from hxdp import kernel
@@ -320,3 +320,12 @@ def test_callback_address(elf_objects: dict[str, Path]) -> None:
     slot, ins = refs[0]
     assert ins.src == T.PSEUDO_FUNC and prog.functions[slot + 1 + ins.imm] == "add_index"
     assert prog.insns[slot + 1 + ins.imm - 1].opcode == 0x95  # the callee follows the entry's exit
+
+
+def test_map_in_map(elf_objects: dict[str, Path]) -> None:
+    maps = {m.name: m for m in load_program(elf_objects["map_in_map"]).maps}
+    outer = maps["outer"]
+    assert (outer.type, outer.key_size, outer.value_size, outer.max_entries) == (12, 4, 4, 2)
+    assert outer.inner is not None
+    assert (outer.inner.type, outer.inner.key_size, outer.inner.value_size, outer.inner.max_entries) == (1, 4, 2, 32)
+    assert (maps["inner_a"].type, maps["inner_a"].value_size) == (1, 2)

@@ -57,6 +57,12 @@ class Btf:
         return self._strings[off : end if end >= 0 else len(self._strings)].decode("utf-8", "replace")
 
     def _parse(self, blob: bytes) -> None:
+        try:
+            self._parse_types(blob)
+        except struct.error:
+            raise ElfError(f"{self.where}: BTF type {len(self.types)} truncated") from None
+
+    def _parse_types(self, blob: bytes) -> None:
         pos = 0
         while pos < len(blob):
             if pos + 12 > len(blob):
@@ -110,12 +116,14 @@ class Btf:
             type_id = t.size_or_type
         raise ElfError(f"{self.where}: BTF modifier chain too long at type {type_id}")
 
-    def size_of(self, type_id: int) -> int:
+    def size_of(self, type_id: int, depth: int = 0) -> int:
+        if depth > 32:
+            raise ElfError(f"{self.where}: BTF type {type_id} nests too deeply")
         t = self.skip_mods(type_id)
         if t.kind in _SIZED:
             return t.size_or_type
         if t.kind == KIND_PTR:
             return 8
         if t.kind == KIND_ARRAY:
-            return t.nelems * self.size_of(t.elem_type)
+            return t.nelems * self.size_of(t.elem_type, depth + 1)
         raise ElfError(f"{self.where}: BTF type {t.id} ({t.name or 'anonymous'}, kind {t.kind}) has no size")

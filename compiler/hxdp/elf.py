@@ -259,7 +259,9 @@ class BpfObject:
                 self._add_map(MapDef(name, MAP_TYPE_ARRAY, 4, sec.size, 1, flags, initial=bytes(initial),
                                      section=sec.name), None)
 
-    def _btf_map_def(self, name: str, type_id: int) -> MapDef:
+    def _btf_map_def(self, name: str, type_id: int, depth: int = 0) -> MapDef:
+        if depth > 1:
+            raise self._err(f"map '{name}': maps nested more than one level (map-in-map of map-in-map)")
         btf = self.btf
         st = btf.skip_mods(type_id)
         if st.kind not in (KIND_STRUCT, KIND_UNION):
@@ -290,7 +292,7 @@ class BpfObject:
                 if elem.kind == KIND_PTR:
                     target = btf.skip_mods(elem.size_or_type)
                     if target.kind in (KIND_STRUCT, KIND_UNION):
-                        inner = self._btf_map_def(f"{name}.inner", target.id)
+                        inner = self._btf_map_def(f"{name}.inner", target.id, depth + 1)
             else:
                 raise self._err(f"map '{name}': unknown BTF map field '{mname}'")
         for what, from_type in (("key", key_type), ("value", value_type)):
