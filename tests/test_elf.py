@@ -298,7 +298,7 @@ def test_corrupted_objects_give_one_line_errors(elf_objects: dict[str, Path], tm
     errors = 0
     for name in ("globals", "subprogs", "maps_btf", "maps_legacy"):
         base = elf_objects[name].read_bytes()
-        for _ in range(60):
+        for _ in range(30):
             data = bytearray(base)
             for _ in range(rng.randint(1, 6)):
                 data[rng.randrange(len(data))] = rng.randrange(256)
