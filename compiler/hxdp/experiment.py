@@ -728,7 +728,7 @@ def _rtl_module() -> Any:
         raise NotAvailable(f"RTL driver hxdp.rtl not importable ({exc})") from None
 
 
-def rtl_run(ctx: Context, name: str, packets: list[bytes]) -> tuple[list[Any], Any]:
+def rtl_run(ctx: Context, name: str, packets: list[bytes], **switches: bool) -> tuple[list[Any], Any]:
     """Run packets back to back through the Verilator model (one process); returns (results, the RtlSim)."""
     mod = _rtl_module()
     sim_cls = getattr(mod, "RtlSim", None)
@@ -737,7 +737,7 @@ def rtl_run(ctx: Context, name: str, packets: list[bytes]) -> tuple[list[Any], A
     ok, why = mod.available() if hasattr(mod, "available") else (True, "")
     if not ok:
         raise NotAvailable(why)
-    cr = compile_variant(ctx, name)
+    cr = compile_variant(ctx, name, **switches)
     try:
         sim = sim_cls(cr.rom, layout=cr.layout, state=map_state(ctx, name, cr.layout))
     except HxdpError as exc:
@@ -849,13 +849,14 @@ def m_rtl(ctx: Context, key: str) -> Record:
     """rtl:NAME: Sephirot RTL cycles per packet back to back, Mpps at 156.25 MHz, and agreement with the model."""
     from .vliwmodel import VliwModel
 
-    _, name = key.split(":")
+    _, name, *variant = key.split(":")
+    off = {variant[0][3:]: False} if variant and variant[0].startswith("no-") else {}
     packets, what = packets_64(ctx, name)
     t0 = time.perf_counter()
-    results, sim = rtl_run(ctx, name, packets)
+    results, sim = rtl_run(ctx, name, packets, **off)
     wall = time.perf_counter() - t0
     cpp, how = back_to_back_cycles(results, sim)
-    cr = compile_variant(ctx, name)
+    cr = compile_variant(ctx, name, **off)
     vliw = VliwModel(cr.rom, map_state(ctx, name, cr.layout))
     mism = sum(1 for p, r in zip(packets, results, strict=False) if not vliw.run(p).same_outcome(r))
     actions = sorted({params.ACTION_NAMES.get(r.action, str(r.action)) for r in results})
@@ -1262,12 +1263,12 @@ def _throughput_plot(ctx: Context, name: str, title: str, rows: list[dict[str, A
     plt = _plt()
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(rows) + 3), 4.5))
     series = {
-        "Sephirot RTL (ours)": [r["rtl_mpps"] for r in rows],
-        "VLIW model (ours, no overlap)": [r["model_mpps"] for r in rows],
-        "Linux XDP test_run (this machine)": [r["linux_test_run_mpps"] for r in rows],
-        "Linux XDP veth live (this machine)": [r["linux_veth_live_mpps"] for r in rows],
-        "hXDP (paper)": [r["paper_hxdp_mpps"] for r in rows],
-        "x86 @3.7GHz (paper)": [r["paper_x86_3.7GHz_mpps"] for r in rows],
+        "Sephirot RTL (ours)": [r.get("rtl_mpps") for r in rows],
+        "VLIW model (ours, no overlap)": [r.get("model_mpps") for r in rows],
+        "Linux XDP test_run (this machine)": [r.get("linux_test_run_mpps") for r in rows],
+        "Linux XDP veth live (this machine)": [r.get("linux_veth_live_mpps") for r in rows],
+        "hXDP (paper)": [r.get("paper_hxdp_mpps") for r in rows],
+        "x86 @3.7GHz (paper)": [r.get("paper_x86_3.7GHz_mpps") for r in rows],
     }
     series = {k: v for k, v in series.items() if any(x for x in v)}
     _bars(ax, labels or [r["program"] for r in rows], series, "Mpps (64 B)",
@@ -1300,13 +1301,21 @@ def _cycle_checks(rows: list[dict[str, Any]], records: dict[str, Record]) -> lis
 
 
 def points_fig12_13(ctx: Context) -> list[str]:
-    return _throughput_points(ctx, suite_names(ctx))
+    extra = ["rtl:xdp_drop:no-exit_action"] if "xdp_drop" in suite_names(ctx) else []
+    return _throughput_points(ctx, suite_names(ctx)) + extra
 
 
 def report_fig12_13(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
     names = suite_names(ctx)
     rows = _throughput_rows(ctx, names, records)
     checks = _cycle_checks(rows, records)
+    noexit = _ok(records, "rtl:xdp_drop:no-exit_action")
+    if noexit:
+        rows.append({"program": "xdp_drop (no exit with action)", "rtl_cycles": noexit["rtl_cycles"],
+                     "rtl_mpps": noexit["rtl_mpps"], "rtl_method": noexit["method"],
+                     "rtl_model_mismatches": noexit["model_mismatches"],
+                     "paper_hxdp_mpps": PAPER_NOTES["xdp_drop_no_early_exit_mpps"][0],
+                     "paper_source": PAPER_NOTES["xdp_drop_no_early_exit_mpps"][1]})
     missing = [p for p in TARGET_CYCLES if p not in names and not ctx.quick]
     checks += [Check(f"cycles/64B packet {p} <= {TARGET_CYCLES[p][0]}", "n/a", "-", f"<= {TARGET_CYCLES[p][0]}",
                      "program not in xdp_progs/") for p in missing]
