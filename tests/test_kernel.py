@@ -222,7 +222,9 @@ def test_run_raw_rejects() -> None:
         kernel.run_raw([Insn(0x85, src=1, imm=1), Insn(0x95)], bytes(8))
 
 
-def test_cli_kernel_run(obj: Path, tmp_path: Path) -> None:
+def test_cli_kernel_run(obj: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hxdp.cli import main
+
     pcap = tmp_path / "in.pcap"
     records = b"".join(struct.pack("<4I", 0, 0, 60, 60) + pkt(k) for k in (7, 8, 9))
     pcap.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1) + records)
@@ -258,12 +260,13 @@ def test_cli_kernel_run(obj: Path, tmp_path: Path) -> None:
     counters = {e["key"]: e["value"] for e in doc["maps"]["counters"]}
     assert counters["03000000"] == "0100000000000000"
     assert out.stat().st_size > 24
-    res = subprocess.run(cmd[:-4], capture_output=True, text=True)
-    assert "summary: DROP 1, PASS 1, TX 1 (3 packets)" in res.stdout
-    bad = subprocess.run(
-        [sys.executable, "-m", "hxdp.cli", "kernel-run", str(obj), "--pcap", str(pcap)], capture_output=True, text=True
-    )
-    assert bad.returncode == 1 and "several programs" in bad.stderr and bad.stderr.count("\n") == 1
+    assert main(cmd[3:-4]) == 0
+    outerr = capsys.readouterr()
+    assert "summary: DROP 1, PASS 1, TX 1 (3 packets)" in outerr.out
+    assert outerr.out.splitlines()[1] == "     1 TX  (out 60 bytes, modified)"
+    assert main(["kernel-run", str(obj), "--pcap", str(pcap)]) == 1
+    outerr = capsys.readouterr()
+    assert "several programs" in outerr.err and outerr.err.count("\n") == 1
 
 
 def test_errors_are_hxdp_errors() -> None:
