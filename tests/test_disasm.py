@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from hxdp.cli import main
 from hxdp.cmd_disasm import disasm_rom_lines
-from hxdp.isa import Insn
+from hxdp.elf import load_program
+from hxdp.isa import NOP, Insn
+from hxdp.maps import MapLayout
 from hxdp.rom import Rom
 
 LINE = re.compile(r"^\s*(\d+):\t([0-9a-f ]+)\t(.*)$")
@@ -100,8 +102,25 @@ def test_disasm_rom_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert out[1].split(None, 1)[0] == "0" and out[2].split(None, 1)[0] == "1"
     row0 = disasm_rom_lines(rom)[1]
     assert row0.index("exit") < row0.index("r0 = 1")  # lane 0 first
-    assert "r2 = 4294967301 ll" in out[2] and "if r1 == 3 goto -2 <row 0>" in out[2] and "exit 2" in out[2]
+    assert "r2 = 0x100000005 ll" in out[2] and "if r1 == 3 goto -2 <row 0>" in out[2] and "exit 2" in out[2]
     assert len(out) == 3  # header plus two rows (padding rows are not listed)
+
+
+def test_disasm_rom_with_layout(elf_objects: dict[str, Path], tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    """With PROG.maps.json next to the ROM, map handles and global data addresses print by name."""
+    prog = load_program(elf_objects["globals"])
+    layout = MapLayout.from_maps(prog.maps)
+    rodata = layout.map_id("globals.rodata")
+    rom = Rom([[Insn(0x18, dst=1, imm=layout.value_addr(rodata, 4)), Insn(0), Insn(0x85, imm=1), NOP],
+               [Insn(0x18, dst=2, imm=layout.handle(0)), Insn(0), Insn(0x95), NOP]])
+    rom.save(tmp_path / "g.rom")
+    (tmp_path / "g.maps.json").write_text(layout.to_json())
+    out = hxdp_disasm(str(tmp_path / "g.rom"), capsys=capsys)
+    assert "r1 = map[globals.rodata] + 4 ll" in out and "call 1 <map_lookup_elem>" in out
+    assert f"r2 = map[{prog.maps[0].name}] ll" in out
+    (tmp_path / "g.maps.json").unlink()
+    assert f"r2 = 0x{layout.handle(0):x} ll" in hxdp_disasm(str(tmp_path / "g.rom"), capsys=capsys)
 
 
 def test_disasm_reference_rom(capsys: pytest.CaptureFixture[str]) -> None:

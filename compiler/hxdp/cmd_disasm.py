@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import TextIO
 
 from . import isa_table as T
+from . import params
 from .elf import BpfObject
 from .errors import HxdpError
-from .isa import Insn, disasm, disasm_program
+from .isa import Insn, disasm, disasm_program, lddw_value
+from .maps import MapLayout
 from .rom import Rom
 
 LANE_WIDTH = 34
@@ -70,13 +72,32 @@ def disasm_linked_lines(path: str, section: str | None = None, prog: str | None 
     return lines
 
 
-def rom_lane_text(row: list[Insn], lane: int, row_index: int) -> str:
+def _lddw_text(ins: Insn, hi: Insn | None, layout: MapLayout | None) -> str:
+    """A ROM's lddw: map handles and map value addresses by name when the layout is known, else hex."""
+    value = lddw_value(ins, hi) if hi is not None else ins.imm & 0xFFFFFFFF
+    if ins.src != 0:
+        return disasm(ins, hi)
+    if layout is not None:
+        map_id = layout.map_of_handle(value)
+        if map_id is not None:
+            return f"r{ins.dst} = map[{layout.region(map_id).name}] ll"
+        for r in layout.regions:
+            if params.MAP_BASE + r.offset <= value < params.MAP_BASE + r.offset + r.size:
+                return f"r{ins.dst} = map[{r.name}] + {value - params.MAP_BASE - r.offset} ll"
+    return f"r{ins.dst} = 0x{value:x} ll" if value >= 0x10000 else disasm(ins, hi)
+
+
+def rom_lane_text(row: list[Insn], lane: int, row_index: int, layout: MapLayout | None = None) -> str:
     ins = row[lane]
     if lane > 0 and row[lane - 1].opcode == 0x18 and not row[lane - 1].is_nop:
         return "(lddw high half)"
     if ins.is_nop:
         return "nop"
-    text = disasm(ins, row[lane + 1] if ins.opcode == 0x18 and lane + 1 < len(row) else None)
+    if ins.opcode == 0x18:
+        return _lddw_text(ins, row[lane + 1] if lane + 1 < len(row) else None, layout)
+    text = disasm(ins)
+    if ins.opcode == 0x85 and ins.src == T.CALL_HELPER and ins.imm in params.HELPERS:
+        return f"{text} <{params.HELPERS[ins.imm]}>"
     info = T.OPCODES.get(ins.opcode)
     if info is not None and info.kind in ("jmp", "ja"):
         rel = ins.off if info.op != "gotol" else ins.imm
@@ -84,13 +105,26 @@ def rom_lane_text(row: list[Insn], lane: int, row_index: int) -> str:
     return text
 
 
-def disasm_rom_lines(rom: Rom) -> list[str]:
+def disasm_rom_lines(rom: Rom, layout: MapLayout | None = None) -> list[str]:
     header = f"{'row':>4}  " + "".join(f"{'lane ' + str(k):<{LANE_WIDTH}}" for k in range(rom.lanes))
     lines = [header.rstrip()]
     for r, row in enumerate(rom.rows):
-        cols = [rom_lane_text(row, k, r) for k in range(rom.lanes)]
+        cols = [rom_lane_text(row, k, r, layout) for k in range(rom.lanes)]
         lines.append((f"{r:4d}  " + "".join(f"{c:<{LANE_WIDTH}}" for c in cols)).rstrip())
     return lines
+
+
+def _rom_layout(rom_path: str, given: str | None) -> MapLayout | None:
+    """The map layout named by --maps, else PROG.maps.json next to PROG.rom when it exists."""
+    path = Path(given) if given else Path(rom_path).with_suffix(".maps.json")
+    if not path.exists():
+        if given:
+            raise HxdpError(f"{given}: no such map layout file")
+        return None
+    try:
+        return MapLayout.from_json(path.read_text())
+    except OSError as exc:
+        raise HxdpError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 def _is_elf(path: str) -> bool:
@@ -110,7 +144,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     else:
         if args.section or args.prog or args.linked:
             raise HxdpError(f"{args.file}: --section/--prog/--linked apply to ELF objects, not ROMs")
-        lines = disasm_rom_lines(Rom.load(Path(args.file)))
+        lines = disasm_rom_lines(Rom.load(Path(args.file)), _rom_layout(args.file, args.maps))
     (out or sys.stdout).write("\n".join(lines) + "\n")
     return 0
 
@@ -121,6 +155,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="OBJ|ROM", help="clang-compiled BPF object or ROM text file")
     p.add_argument("--section", help="only this program section")
     p.add_argument("--prog", help="only this program (function symbol)")
+    p.add_argument("--maps", metavar="LAYOUT", help="ROM only: map layout file naming map handles and addresses "
+                   "(default: PROG.maps.json next to PROG.rom)")
     p.add_argument("--linked", action="store_true",
                    help="show the program as loaded: subprograms linked, map references by name")
     p.set_defaults(func=run)
