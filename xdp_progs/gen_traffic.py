@@ -284,6 +284,8 @@ def g_firewall() -> tuple[list[bytes], Config]:
         arp(),  # DROP
         udp6("fd00::1", "fd00::2", 1, 2),  # IPv6: DROP
         tcp4("203.0.113.5", "10.0.0.1", 443, 40000, flags="SA"),  # other external host: DROP
+        udp4("10.0.0.9", "10.0.0.9", 7000, 7001),  # internal, same address both ends (ports order the key)
+        udp4("10.0.0.9", "10.0.0.9", 7001, 7000),  # the other direction of that flow: same entry, REDIRECT
     ]
     return frames, cfg
 
