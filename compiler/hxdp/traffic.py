@@ -171,7 +171,7 @@ def summarise(pf: PcapFile) -> Summary:
         s.bytes += len(r.data)
         s.sizes[len(r.data)] += 1
         s.snapped += r.orig_len > len(r.data)
-        info = classify(r.data)
+        info = classify(r.data) if pf.linktype == 1 else FrameInfo(f"linktype {pf.linktype}", False)
         s.protos[info.proto] += 1
         s.networks[info.network] += 1
         s.vlan += info.vlan
