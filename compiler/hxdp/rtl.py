@@ -71,8 +71,20 @@ def source_hash() -> str:
     return h.hexdigest()[:16]
 
 
+_BUILT: dict[str, Path] = {}
+
+
 def build(verbose: bool = False) -> Path:
     """The simulator binary for the current sources, built on first use (about a minute on 2 cores)."""
+    key = str(cache_root())
+    if key in _BUILT and _BUILT[key].exists():
+        return _BUILT[key]
+    exe = _build(verbose)
+    _BUILT[key] = exe
+    return exe
+
+
+def _build(verbose: bool) -> Path:
     ok, why = available()
     if not ok:
         raise RtlError(why)
