@@ -43,27 +43,13 @@ import threading
 import time as time_mod
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import HxdpError, KernelUnavailable
 from .isa import Insn
-
-try:  # the models engineer's RunResult; fall back to an identical local definition until it lands
-    from .result import RunResult
-except ImportError:  # pragma: no cover - only before hxdp.result exists
-
-    @dataclass
-    class RunResult:  # type: ignore[no-redef]
-        """Outcome of one packet: action (raw low 32 bits of r0), output frame, redirect target, fault, cycles."""
-
-        action: int
-        packet: bytes
-        redirect: int | None = None
-        fault: str | None = None
-        cycles: int = 0
-        trace: list = field(default_factory=list)
+from .result import RunResult
 
 
 class KernelError(HxdpError):
@@ -551,10 +537,7 @@ class KernelProgram:
         if self.obj is None:
             raise KernelError(f"{self.path}: program is closed")
         opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True)
-        res = RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[])
-        if hasattr(res, "meta"):
-            res.meta = meta
-        return res
+        return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[], meta=meta)
 
     def timing(
         self, packet: bytes, repeat: int = 5_000_000, ingress_ifindex: int = 1, rx_queue_index: int = 0
