@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sephirot", help="Sephirot cycles/packet per program (JSON)")
     ap.add_argument("--sephirot-engine", choices=("rtl", "vliw-model"),
                     help="compute Sephirot cycles/packet on the same trace with the RTL or the VLIW model")
+    ap.add_argument("--rate-from", choices=("cpu", "wall", "kernel"), default="cpu",
+                    help="figure the Mpps come from (see hxdp.baseline.Options)")
     ap.add_argument("--no-veth", action="store_true", help="BPF_PROG_TEST_RUN only")
     ap.add_argument("--no-native", action="store_true", help="skip the attached native-XDP mode")
     args = ap.parse_args(argv)
@@ -136,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    {seph_note}", file=sys.stderr)
         opt = baseline.Options(repeat=args.repeat, runs=args.runs, max_packets=args.max_packets,
                                veth=not args.no_veth, native=not args.no_native,
-                               sephirot_cycles=cycles.get(prog.name))
+                               sephirot_cycles=cycles.get(prog.name), rate_from=args.rate_from)
         print(f"... {prog.name} ({pcap.name})", file=sys.stderr, flush=True)
         try:
             r = baseline.run_baseline(str(prog.obj), str(pcap), maps=str(prog.maps) if prog.maps.exists() else None,

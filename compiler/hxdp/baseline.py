@@ -3,7 +3,7 @@
 Modes (each measured per distinct packet of the pcap, the first --max-packets of them, medians of --runs runs,
 then averaged with the packets' weights in the pcap):
 - test_run: BPF_PROG_TEST_RUN with `repeat` (JIT as configured, bpf_jit_enable is recorded). The kernel's average
-  is rounded down to whole ns, so the wall clock around the syscall is reported too and gives the Mpps.
+  is rounded down to whole ns, so the wall clock and CPU time around the syscall are reported too.
   A test run with repeat > 1 puts the program into the kernel's XDP dispatcher and takes it out again, which
   costs 15-30 ms of RCU synchronisation per call (wall clock only): the program is therefore kept attached to a
   spare veth ("parked") while it is timed, so that the dispatcher already holds it. Without veth (--no-veth)
@@ -13,8 +13,12 @@ then averaged with the packets' weights in the pcap):
   XDP_DROP sink gives them the NAPI receive path; XDP_PASS frames enter the network stack of the namespace.
 - veth_native: the program attached in native mode to `b`, fed through the veth by an injector (r0 = XDP_TX)
   test-run in live-frames mode on `a`; `a` has the XDP_DROP sink for what the program sends back. Injector and
-  receiver run on the same CPU (the veth NAPI runs in the injector's softirq). ns/packet = wall clock of the
-  injection / frames counted on `b` (rx_packets), `delivered` = counted / injected.
+  receiver run on the same CPU (the veth NAPI runs in the injector's softirq). ns/packet = CPU time (or wall
+  clock) of the injection / frames counted on `b` (rx_packets), `delivered` = counted / injected.
+Three figures per packet: the kernel's average (test_run, veth_live), the wall clock and the CPU time of the
+measuring thread around the syscall. Mpps = 1000 / one of them (Options.rate_from, default "cpu"): on this kernel
+(no IRQ time accounting) the thread's CPU time includes the veth NAPI softirq work it triggers, and unlike the
+wall clock it does not count time other processes of a shared machine take; on a quiet machine cpu and wall agree.
 Devmap entries of the maps file are pointed at the device the program runs on (test_run, veth_live: `a`;
 veth_native: `b`): the ifindexes of the file belong to another machine. The namespace (hxb-<pid>-<token>) holds
 both veth pairs and is deleted on exit, on exceptions and on SIGINT/SIGTERM/SIGHUP; namespaces of dead baseline
@@ -165,11 +169,12 @@ def load_raw_xdp(action: int, name: str = "hxdp_raw") -> int:
 
 @dataclass
 class RunOutcome:
-    """One BPF_PROG_TEST_RUN call: the program's action, the kernel's average and the wall clock per packet."""
+    """One BPF_PROG_TEST_RUN call: the program's action, the kernel's average, wall clock and CPU time per packet."""
 
     retval: int
     kernel_ns: float  # the kernel's average, rounded down by the kernel to whole ns
     wall_ns: float  # wall clock around the syscall divided by repeat
+    cpu_ns: float  # CPU time of this thread during the syscall divided by repeat (includes softirq work it ran)
 
 
 def test_run(prog_fd: int, packet: bytes, repeat: int, *, live: bool = False, ingress_ifindex: int = 0,
@@ -194,16 +199,16 @@ def test_run(prog_fd: int, packet: bytes, repeat: int, *, live: bool = False, in
         out = ctypes.create_string_buffer(len(packet) + 4096)
         opts.data_out = ctypes.cast(out, ctypes.c_void_p)
         opts.data_size_out = len(out)
-    t0 = time.perf_counter_ns()
+    c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
     ret = lib.bpf_prog_test_run_opts(prog_fd, ctypes.byref(opts))
-    t1 = time.perf_counter_ns()
+    t1, c1 = time.perf_counter_ns(), time.thread_time_ns()
     if ret < 0:
         err = -ret
         if err == errno.EINTR:
             raise KeyboardInterrupt
         where = "live-frames" if live else "test"
         raise BaselineError(f"BPF_PROG_TEST_RUN ({where} mode, {len(packet)}-byte packet) failed: {_errno_text(ret)}")
-    return RunOutcome(retval=opts.retval, kernel_ns=float(opts.duration), wall_ns=(t1 - t0) / repeat)
+    return RunOutcome(opts.retval, float(opts.duration), (t1 - t0) / repeat, (c1 - c0) / repeat)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -362,11 +367,14 @@ class VethLab:
             remove_stale_namespaces()
             self._created = True  # from here on, cleanup tries to delete the namespace
             _ip("netns", "add", self.ns)
+            self._enter_ns()
+            for conf in ("all", "default"):  # no IPv6 neighbour discovery frames on the veths (they would count)
+                with contextlib.suppress(OSError), open(f"/proc/sys/net/ipv6/conf/{conf}/disable_ipv6", "w") as fh:
+                    fh.write("1")
             _ip("-n", self.ns, "link", "add", self.a, "type", "veth", "peer", "name", self.b)
             _ip("-n", self.ns, "link", "add", self.park[0], "type", "veth", "peer", "name", self.park[1])
             for dev in ("lo", self.a, self.b, *self.park):
                 _ip("-n", self.ns, "link", "set", dev, "up")
-            self._enter_ns()
             self.ifindex_a = socket.if_nametoindex(self.a)
             self.ifindex_b = socket.if_nametoindex(self.b)
             self.park_ifindex = [socket.if_nametoindex(d) for d in self.park]
@@ -406,8 +414,10 @@ class VethLab:
                 _ip("netns", "del", self.ns, check=False)
                 self._created = False
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-            self._stack.close()
+            try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a pending signal is raised here...
+            finally:
+                self._stack.close()  # ...and the previous handlers are restored all the same
 
     def __exit__(self, *exc: object) -> None:
         self.cleanup()
@@ -439,20 +449,26 @@ class PacketResult:
     length: int
     count: int  # occurrences in the pcap (the weight)
     action: str
-    ns_per_packet: float  # kernel's average (test_run, veth_live); wall clock for veth_native
+    ns_per_packet: float  # kernel's average (test_run, veth_live); CPU time for veth_native (no kernel figure)
     wall_ns_per_packet: float
+    cpu_ns_per_packet: float
     runs_ns: list[float] = field(default_factory=list)
     runs_wall_ns: list[float] = field(default_factory=list)
+    runs_cpu_ns: list[float] = field(default_factory=list)
     delivered: float | None = None  # veth_native: frames counted on the attached side / frames injected
 
 
 @dataclass
 class ModeResult:
+    """One mode of one program: per-packet medians averaged with the packets' weights (counts in the pcap)."""
+
     mode: str
-    ns_per_packet: float  # weighted over the measured packets by their pcap counts
+    ns_per_packet: float  # the kernel's average (veth_native: CPU time)
     wall_ns_per_packet: float
-    mpps: float  # 1000 / wall-clock ns (veth_native: frames received by the attached side per second)
-    mpps_from: str = "wall"  # "wall" or "kernel" (the kernel's average, when the wall clock is not usable)
+    mpps: float  # 1000 / rate_ns_per_packet
+    mpps_from: str = "cpu"  # which figure gives the rate: "cpu", "wall" or "kernel"
+    cpu_ns_per_packet: float = math.nan
+    rate_ns_per_packet: float = math.nan  # the ns/packet the Mpps come from
     sephirot_ratio: float | None = None  # Sephirot Mpps / this Mpps
     packets: list[PacketResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -478,6 +494,12 @@ class BaselineResult:
 
 @dataclass
 class Options:
+    """How to measure. rate_from: the figure Mpps come from: "cpu" (CPU time of the measuring thread, which on
+    these kernels includes the veth softirq work it triggers; robust to other load on a shared machine), "wall"
+    (wall clock, the truth on a quiet machine) or "kernel" (the kernel's own average; veth_native has none and
+    uses cpu)."""
+
+    rate_from: str = "cpu"
     repeat: int = 1_000_000
     runs: int = 5
     max_packets: int = 4
@@ -497,24 +519,34 @@ def _action(retval: int) -> str:
     return ACTIONS.get(retval, str(retval))
 
 
-def _measure(mode: str, packets: list[tuple[int, bytes, int]], runs: int,
-             one: Callable[[bytes], tuple[int | None, float, float, float | None]]) -> ModeResult:
+Sample = tuple[int | None, float, float, float, float | None]  # retval, kernel ns, wall ns, cpu ns, delivered
+
+
+def _measure(mode: str, packets: list[tuple[int, bytes, int]], runs: int, rate_from: str,
+             one: Callable[[bytes], Sample]) -> ModeResult:
     results: list[PacketResult] = []
     for index, pkt, count in packets:
-        ks, ws, delivered = [], [], []
+        ks, ws, cs, delivered = [], [], [], []
         action = ""
         for _ in range(runs):
-            retval, kns, wns, frac = one(pkt)
+            retval, kns, wns, cns, frac = one(pkt)
             ks.append(kns)
             ws.append(wns)
+            cs.append(cns)
             if frac is not None:
                 delivered.append(frac)
             action = _action(retval) if retval is not None else "-"
-        results.append(PacketResult(index, len(pkt), count, action, statistics.median(ks), statistics.median(ws),
-                                    ks, ws, statistics.median(delivered) if delivered else None))
+        med = statistics.median
+        results.append(PacketResult(index, len(pkt), count, action, med(ks), med(ws), med(cs), ks, ws, cs,
+                                    med(delivered) if delivered else None))
     ns = _weighted([(r.ns_per_packet, r.count) for r in results])
     wall = _weighted([(r.wall_ns_per_packet, r.count) for r in results])
-    return ModeResult(mode, ns, wall, 1000.0 / wall if wall > 0 else math.nan, packets=results)
+    cpu = _weighted([(r.cpu_ns_per_packet, r.count) for r in results])
+    if mode == "veth_native" and rate_from == "kernel":
+        rate_from = "cpu"
+    rate = {"cpu": cpu, "wall": wall, "kernel": ns}[rate_from]
+    return ModeResult(mode, ns, wall, 1000.0 / rate if rate > 0 else math.nan, rate_from, cpu, rate,
+                      packets=results)
 
 
 @contextlib.contextmanager
@@ -540,6 +572,8 @@ def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, prog: 
     opt = options or Options()
     if opt.repeat < 2 or opt.runs < 1 or opt.max_packets < 1:
         raise BaselineError("--repeat must be at least 2, --runs and --max-packets positive")
+    if opt.rate_from not in ("cpu", "wall", "kernel"):
+        raise BaselineError(f"rate_from must be cpu, wall or kernel, not {opt.rate_from!r}")
     say = progress or (lambda msg: None)
     config = load_config(maps)
     frames = read_pcap(pcap)
@@ -568,16 +602,14 @@ def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, prog: 
             if not lab:
                 fixed_ns = statistics.median(test_run(obj.fd, packets[0][1], 2).wall_ns * 2 for _ in range(3))
                 notes.append(f"no device to park the program on: each call pays {fixed_ns / 1e6:.1f} ms of XDP "
-                             "dispatcher update (median of three repeat=2 calls), included in the wall clock; "
-                             "Mpps from the kernel's average")
+                             "dispatcher update (median of three repeat=2 calls, mostly waiting), included in the "
+                             "wall clock (and its small CPU part in the CPU time)")
 
-            def run_plain(pkt: bytes) -> tuple[int, float, float, None]:
+            def run_plain(pkt: bytes) -> Sample:
                 r = test_run(obj.fd, pkt, opt.repeat)
-                return r.retval, r.kernel_ns, r.wall_ns, None
+                return r.retval, r.kernel_ns, r.wall_ns, r.cpu_ns, None
 
-            m = _measure("test_run", packets, opt.runs, run_plain)
-            if not lab:
-                m.mpps, m.mpps_from = 1000.0 / m.ns_per_packet if m.ns_per_packet > 0 else math.nan, "kernel"
+            m = _measure("test_run", packets, opt.runs, opt.rate_from, run_plain)
             m.notes = notes
             result.modes.append(m)
             if lab:
@@ -602,12 +634,12 @@ def _live_mode(result: BaselineResult, obj: BpfObject, lab: VethLab, packets: li
     try:
         with xdp_attached(lab.ifindex_b, sink):
 
-            def run_live(pkt: bytes) -> tuple[None, float, float, None]:
+            def run_live(pkt: bytes) -> Sample:
                 r = test_run(obj.fd, pkt, opt.repeat, live=True, ingress_ifindex=lab.ifindex_a,
                              batch_size=opt.batch_size)
-                return None, r.kernel_ns, r.wall_ns, None
+                return None, r.kernel_ns, r.wall_ns, r.cpu_ns, None
 
-            m = _measure("veth_live", packets, opt.runs, run_live)
+            m = _measure("veth_live", packets, opt.runs, opt.rate_from, run_live)
         m.notes.append(f"ingress {lab.a}; XDP_TX and redirected frames cross the veth to {lab.b} (XDP_DROP sink)")
         _copy_actions(result.modes[0], m)
         result.modes.append(m)
@@ -628,20 +660,20 @@ def _native_mode(result: BaselineResult, obj: BpfObject, lab: VethLab, packets: 
         with xdp_attached(lab.park_ifindex[1], injector), xdp_attached(lab.ifindex_a, sink), \
                 xdp_attached(lab.ifindex_b, obj.fd):
 
-            def run_native(pkt: bytes) -> tuple[None, float, float, float]:
+            def run_native(pkt: bytes) -> Sample:
                 before = lab.rx_packets(lab.b)
                 r = test_run(injector, pkt, opt.repeat, live=True, ingress_ifindex=lab.ifindex_a,
                              batch_size=opt.batch_size)
                 got = lab.rx_packets(lab.b) - before
                 if got <= 0:
                     raise BaselineError(f"no frame reached {lab.b} (the injector sent {opt.repeat})")
-                ns = r.wall_ns * opt.repeat / got
-                return None, ns, ns, got / opt.repeat
+                scale = opt.repeat / got
+                return None, r.cpu_ns * scale, r.wall_ns * scale, r.cpu_ns * scale, got / opt.repeat
 
-            m = _measure("veth_native", packets, opt.runs, run_native)
+            m = _measure("veth_native", packets, opt.runs, opt.rate_from, run_native)
         m.notes = notes + [f"program attached (native) to {lab.b}, fed by an XDP_TX injector test-run live on "
-                           f"{lab.a} (same CPU); XDP_DROP sink on {lab.a}; ns = wall clock / frames received by "
-                           f"{lab.b}"]
+                           f"{lab.a} (same CPU); XDP_DROP sink on {lab.a}; ns = time of the injection / frames "
+                           f"received by {lab.b}"]
         _copy_actions(result.modes[0], m)
         result.modes.append(m)
     except BaselineError as exc:
@@ -663,16 +695,18 @@ def _copy_actions(src: ModeResult, dst: ModeResult) -> None:
 
 
 def format_table(results: list[BaselineResult]) -> str:
-    """A text table: program, mode, ns/packet (kernel and wall), Mpps, actions, Sephirot ratio."""
+    """A text table: program, mode, ns/packet (kernel, CPU, wall), Mpps, actions, Sephirot ratio."""
     seph = any(r.sephirot_mpps for r in results)
-    head = ["program", "mode", "ns/pkt", "wall ns/pkt", "Mpps", "action"]
+    head = ["program", "mode", "kernel ns", "cpu ns", "wall ns", "Mpps", "action"]
     if seph:
         head += ["Sephirot Mpps", "Sephirot/Linux"]
     rows = [head]
     for r in results:
         for m in r.modes:
             actions = ",".join(sorted({p.action for p in m.packets}))
-            row = [r.program, m.mode, f"{m.ns_per_packet:.1f}", f"{m.wall_ns_per_packet:.1f}", f"{m.mpps:.2f}",
+            kernel = "-" if m.mode == "veth_native" else f"{m.ns_per_packet:.1f}"
+            mpps = f"{m.mpps:.2f}" + ("" if m.mpps_from == "cpu" else f" ({m.mpps_from})")
+            row = [r.program, m.mode, kernel, f"{m.cpu_ns_per_packet:.1f}", f"{m.wall_ns_per_packet:.1f}", mpps,
                    actions]
             if seph:
                 row += [f"{r.sephirot_mpps:.2f}" if r.sephirot_mpps else "-",
@@ -686,7 +720,7 @@ def format_table(results: list[BaselineResult]) -> str:
         if row[2].startswith("skipped"):
             lines.append(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}")
         else:
-            lines.append("  ".join(c.ljust(w) if i < 2 or i == 5 else c.rjust(w)
+            lines.append("  ".join(c.ljust(w) if i < 2 or i == 6 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip())
         if n == 0:
             lines.append("-" * len(lines[0]))
@@ -699,12 +733,25 @@ def environment() -> dict:
     with contextlib.suppress(OSError, ValueError):
         jit = int(Path("/proc/sys/net/core/bpf_jit_enable").read_text())
     return {"kernel": platform.release(), "machine": platform.machine(), "cpus": os.cpu_count(), "bpf_jit_enable": jit,
+            "loadavg": [round(x, 2) for x in os.getloadavg()],
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
+def _finite(obj: object) -> object:
+    """NaN and infinities (a mode that measured nothing) become null in JSON."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def to_json(results: list[BaselineResult], extra: dict | None = None) -> str:
+    """The JSON document: format/version, environment, mode titles and one entry per program (BaselineResult)."""
     doc = {"format": "hxdp-baseline", "version": 1, "environment": environment(),
            "modes": MODE_TITLES, "results": [r.to_dict() for r in results]}
     if extra:
         doc.update(extra)
-    return json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n"
+    return json.dumps(_finite(doc), indent=2, allow_nan=False, default=str) + "\n"

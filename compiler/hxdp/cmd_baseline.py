@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-packets", type=int, default=4, help="distinct packets of the pcap measured (default 4)")
     p.add_argument("--batch-size", type=int, default=64, help="live-frames batch size (default 64)")
     p.add_argument("--cpu", type=int, default=0, help="CPU to pin to, -1 for no pinning (default 0)")
+    p.add_argument("--rate-from", choices=("cpu", "wall", "kernel"), default="cpu",
+                   help="figure the Mpps come from: CPU time of the measuring thread (default; robust to other "
+                   "load), wall clock, or the kernel's average")
     p.add_argument("--no-veth", action="store_true", help="only BPF_PROG_TEST_RUN, no namespace or veth")
     p.add_argument("--no-native", action="store_true", help="skip the attached (native XDP) measurement")
     p.add_argument("--sephirot-cycles", type=float, metavar="C",
@@ -44,7 +47,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     opt = Options(repeat=args.repeat, runs=args.runs, max_packets=args.max_packets, batch_size=args.batch_size,
                   veth=not args.no_veth, native=not args.no_native, cpu=None if args.cpu < 0 else args.cpu,
-                  sephirot_cycles=args.sephirot_cycles)
+                  sephirot_cycles=args.sephirot_cycles, rate_from=args.rate_from)
 
     def say(msg: str) -> None:
         if not args.quiet:
