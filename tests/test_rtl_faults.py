@@ -1,0 +1,109 @@
+"""Faults end the packet with XDP_ABORTED and the next packet runs normally; packet-path cycle targets."""
+
+from __future__ import annotations
+
+import pytest
+from hxdp import params
+from hxdp.isa import NOP, Insn, assemble_line
+from hxdp.maps import MapLayout, MapState
+from hxdp.rom import Rom
+from hxdp.rtl import RtlSim
+from hxdp.vliwmodel import VliwModel
+from rtl_support import require_rtl
+
+pytestmark = pytest.mark.rtl
+
+
+def _a(text: str) -> Insn:
+    return assemble_line(text)[0]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _rtl() -> None:
+    require_rtl()
+
+
+def _dispatch_rom(fault_row: list[Insn]) -> Rom:
+    """Packet byte 0 == 1 runs `fault_row`, anything else returns XDP_PASS with byte 1 incremented."""
+    return Rom([
+        [_a("r2 = *(u32 *)(r1 + 0)"), NOP, NOP, NOP],
+        [_a("r3 = *(u8 *)(r2 + 0)"), _a("r4 = *(u8 *)(r2 + 1)"), NOP, NOP],
+        [_a("if r3 == 1 goto +2"), _a("r4 += 1"), NOP, NOP],
+        [_a("*(u8 *)(r2 + 1) = r4"), NOP, NOP, NOP],
+        [_a("exit 2"), NOP, NOP, NOP],
+        fault_row,
+        [_a("exit 2"), NOP, NOP, NOP],
+    ])
+
+
+FAULTS = {
+    "illegal opcode": ([Insn(0x8D), NOP, NOP, NOP], "illegal instruction"),
+    "unsupported legacy load": ([_a("r0 = *(u32 *)skb[4]"), NOP, NOP, NOP], "illegal instruction"),
+    "packet out of range": ([_a("r0 = *(u32 *)(r2 + 2000)"), NOP, NOP, NOP], "access fault"),
+    "store to ctx": ([_a("*(u32 *)(r1 + 0) = r3"), NOP, NOP, NOP], "access fault"),
+    "stack overflow": ([_a("*(u64 *)(r10 - 520) = r3"), NOP, NOP, NOP], "access fault"),
+    "stack above r10": ([_a("r0 = *(u8 *)(r10 + 0)"), NOP, NOP, NOP], "access fault"),
+    "NULL": ([_a("r0 = *(u8 *)(r5 + 0)"), NOP, NOP, NOP], "access fault"),
+    "map handle": ([_a("r5 = 0x50000000 ll"), NOP, NOP], "access fault"),  # completed below
+    "runaway loop": ([_a("goto -1"), NOP, NOP, NOP], "cycle limit"),
+    "jump outside the program": ([_a("goto +40"), NOP, NOP, NOP], "illegal instruction"),
+}
+
+
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_fault_then_normal_packet(name: str) -> None:
+    row, fault = FAULTS[name]
+    if name == "map handle":
+        rom = _dispatch_rom([*assemble_line("r5 = 0x50000000 ll"), NOP, NOP])
+        rom.rows.insert(6, [_a("r0 = *(u8 *)(r5 + 0)"), NOP, NOP, NOP])
+    else:
+        rom = _dispatch_rom(row)
+    normal = bytes([0, 41]) + bytes(range(62))
+    bad = bytes([1, 7]) + bytes(range(62))
+    res = RtlSim(rom).run_packets([normal, bad, normal, bad, normal])
+    vm = VliwModel(rom, MapState(MapLayout.from_maps([])))
+    for i, pkt in enumerate([normal, bad, normal, bad, normal]):
+        want = vm.run(pkt)
+        if pkt is bad:
+            assert res[i].action == params.XDP_ABORTED and res[i].fault == fault, (name, i, res[i])
+        else:
+            assert res[i].action == params.XDP_PASS and res[i].fault is None, (name, i, res[i])
+            assert res[i].packet == bytes([0, 42]) + bytes(range(62))
+        assert (res[i].action, res[i].packet, res[i].cycles) == (want.action, want.packet, want.cycles), (name, i)
+
+
+def test_no_byte_of_previous_packet_visible() -> None:
+    """A long packet then a short one: the stack written by the first reads as zero in the second, and the
+    bytes past the short packet's end fault instead of showing the long packet's bytes."""
+    rom = Rom([
+        [_a("r2 = *(u32 *)(r1 + 0)"), _a("r3 = *(u32 *)(r1 + 4)"), _a("r6 = *(u64 *)(r10 - 8)"), NOP],
+        [_a("*(u64 *)(r10 - 8) = r3"), _a("r4 = *(u32 *)(r2 + 56)"), _a("*(u64 *)(r2 + 0) = r6"), NOP],
+        [_a("r5 = *(u8 *)(r2 + 60)"), NOP, NOP, NOP],
+        [_a("exit 3"), NOP, NOP, NOP],
+    ])
+    long_pkt = bytes([0xAA]) * 200
+    short = bytes([0x55]) * 60
+    res = RtlSim(rom).run_packets([long_pkt, short, long_pkt])
+    assert res[0].action == params.XDP_TX and res[0].packet == bytes(8) + bytes([0xAA]) * 192
+    assert res[1].action == params.XDP_ABORTED and res[1].fault == "access fault"
+    assert res[2].action == params.XDP_TX and res[2].packet == bytes(8) + bytes([0xAA]) * 192
+
+
+def test_drop_and_tx_cycles_back_to_back() -> None:
+    pkts = [bytes(range(64))] * 20
+    drop = Rom([[_a("exit 1"), NOP, NOP, NOP]])
+    sim = RtlSim(drop)
+    res = sim.run_packets(pkts)
+    assert all(r.action == params.XDP_DROP and r.cycles == 1 for r in res)
+    per_packet = (sim.stamps[-1].end - sim.stamps[0].end) / (len(pkts) - 1)
+    assert per_packet <= 3, per_packet
+    swap = Rom([
+        [_a("r2 = *(u32 *)(r1 + 0)"), NOP, NOP, NOP],
+        [_a("r3 = *(u48 *)(r2 + 0)"), _a("r4 = *(u48 *)(r2 + 6)"), NOP, NOP],
+        [_a("*(u48 *)(r2 + 0) = r4"), _a("*(u48 *)(r2 + 6) = r3"), _a("exit 3"), NOP],
+    ])
+    sim = RtlSim(swap)
+    res = sim.run_packets(pkts)
+    assert all(r.action == params.XDP_TX and r.packet == pkts[0][6:12] + pkts[0][:6] + pkts[0][12:] for r in res)
+    per_packet = (sim.stamps[-1].out - sim.stamps[0].out) / (len(pkts) - 1)
+    assert per_packet <= 7, per_packet
