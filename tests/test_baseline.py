@@ -211,3 +211,28 @@ def test_interrupted_tool_removes_its_namespace(objs: dict[str, Path], pcap: Pat
             child.wait()
     assert child.returncode == (130 if sig == signal.SIGINT else 128 + sig), err
     assert _leftovers(child.pid) == [] and _links_with_prefix() == []
+
+
+@pytest.mark.kernel
+def test_cli_writes_table_and_json(objs: dict[str, Path], pcap: Path, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    _need_netns()
+    from hxdp.cli import main
+
+    out = tmp_path / "b.json"
+    rc = main(["baseline", str(objs["xdp_drop"]), "--pcap", str(pcap), "--repeat", "5000", "--runs", "1",
+               "--no-native", "--sephirot-cycles", "5", "--json", str(out), "-q"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "Sephirot/Linux" in text and "veth_live" in text and "veth_native  skipped: disabled" in text
+    doc = json.loads(out.read_text())
+    (res,) = doc["results"]
+    assert res["program"] == "xdp_drop" and res["sephirot_mpps"] == pytest.approx(31.25)
+    modes = {m["mode"]: m for m in res["modes"]}
+    assert set(modes) == {"test_run", "veth_live"}
+    for m in modes.values():
+        assert m["mpps"] > 0 and m["rate_ns_per_packet"] > 0 and m["mpps_from"] == "cpu"
+        assert m["sephirot_ratio"] == pytest.approx(31.25 / m["mpps"])
+    assert main(["baseline", str(tmp_path / "missing.o"), "--pcap", str(pcap), "-q"]) == 1
+    assert "missing.o" in capsys.readouterr().err
+    assert _leftovers(os.getpid()) == []
