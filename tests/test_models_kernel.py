@@ -186,7 +186,8 @@ def test_helpers_match_kernel(helpers_obj: Path) -> None:
                 want = kp.run(pkt)
                 got = model.run(pkt)
                 assert got.fault is None
-                assert (got.action, got.meta + got.packet) == (want.action, want.packet), (op, delta, seed, len(pkt))
+                assert (got.action, got.meta, got.packet) == (want.action, want.meta, want.packet), \
+                    (op, delta, seed, len(pkt))
                 if got.action == 4:
                     assert got.redirect == 1  # lo: the devmap entries and bpf_redirect's ifindex
 
@@ -218,7 +219,7 @@ def test_suite_program_matches_kernel(sp) -> None:
             want, got = kp.run(pkt), model.run(pkt)
             assert got.fault is None, f"packet {i}: {got.fault}"
             assert got.action == want.action, f"packet {i}: action {got.action} != kernel {want.action}"
-            assert got.meta + got.packet == want.packet, f"packet {i}: bytes differ"
+            assert (got.meta, got.packet) == (want.meta, want.packet), f"packet {i}: bytes differ"
         kdump = kp.dump()
     mdump = state.dump()
     for name, entries in kdump.items():
