@@ -9,6 +9,7 @@ random; IPv4 id 1, TTL 64, no flags, valid checksums; the payload is "sal" repea
 from __future__ import annotations
 
 import random
+import socket
 import struct
 from collections import Counter
 from dataclasses import dataclass, field
@@ -51,8 +52,41 @@ def _ip6(rng: random.Random) -> str:
     return ":".join(f"{w:x}" for w in words)
 
 
-def flow_packet(proto: str, size: int, rng: random.Random) -> bytes:
-    """One frame of a new random flow of the given protocol, exactly `size` bytes long."""
+@dataclass
+class Flow:
+    """The random fields of one flow, drawn in a fixed order from the generator's random stream."""
+
+    proto: str
+    src_mac: str
+    dst_mac: str
+    sport: int
+    dport: int
+    src: str
+    dst: str
+    seq: int = 0  # tcp
+    ack: int = 0  # tcp
+    icmp_id: int = 0  # icmp
+    vid: int = 0  # vlan
+
+
+def draw_flow(proto: str, rng: random.Random) -> Flow:
+    src_mac, dst_mac = _mac(rng), _mac(rng)
+    sport, dport = rng.randrange(1, 65536), rng.randrange(1, 65536)
+    extra: dict[str, int] = {}
+    if proto == "tcp":
+        extra = {"seq": rng.randrange(1 << 32), "ack": rng.randrange(1 << 32)}
+    elif proto == "icmp":
+        extra = {"icmp_id": rng.randrange(65536)}
+    elif proto == "vlan":
+        extra = {"vid": rng.randrange(1, 4095)}
+    if proto == "ipv6":
+        src, dst = _ip6(rng), _ip6(rng)
+    else:
+        src, dst = _ip4(rng), _ip4(rng)
+    return Flow(proto, src_mac, dst_mac, sport, dport, src, dst, **extra)
+
+
+def _check_size(proto: str, size: int) -> None:
     if proto not in PROTOS:
         raise TrafficError(f"unknown protocol {proto!r} (choose from {', '.join(PROTO_CHOICES)})")
     need = HEADER_BYTES[proto]
@@ -60,27 +94,82 @@ def flow_packet(proto: str, size: int, rng: random.Random) -> bytes:
         raise TrafficError(f"--size {size} is smaller than the {need}-byte headers of a {proto} packet")
     if size > MAX_FRAME:
         raise TrafficError(f"--size {size} exceeds the largest frame ({MAX_FRAME} bytes)")
-    eth = Ether(src=_mac(rng), dst=_mac(rng))
-    sport, dport = rng.randrange(1, 65536), rng.randrange(1, 65536)
-    body = payload(size - need)
+
+
+def scapy_frame(flow: Flow, size: int) -> bytes:
+    """The flow's frame built with scapy (the reference for frame())."""
+    _check_size(flow.proto, size)
+    eth = Ether(src=flow.src_mac, dst=flow.dst_mac)
+    body = Raw(payload(size - HEADER_BYTES[flow.proto]))
+    udp = UDP(sport=flow.sport, dport=flow.dport)
     pkt: Packet
-    if proto == "udp":
-        pkt = eth / IP(src=_ip4(rng), dst=_ip4(rng), id=1, ttl=64) / UDP(sport=sport, dport=dport) / Raw(body)
-    elif proto == "tcp":
-        tcp = TCP(sport=sport, dport=dport, flags="A", seq=rng.randrange(1 << 32), ack=rng.randrange(1 << 32),
-                  window=65535)
-        pkt = eth / IP(src=_ip4(rng), dst=_ip4(rng), id=1, ttl=64) / tcp / Raw(body)
-    elif proto == "icmp":
-        icmp = ICMP(type=8, code=0, id=rng.randrange(65536), seq=1)
-        pkt = eth / IP(src=_ip4(rng), dst=_ip4(rng), id=1, ttl=64) / icmp / Raw(body)
-    elif proto == "ipv6":
-        pkt = eth / IPv6(src=_ip6(rng), dst=_ip6(rng), hlim=64) / UDP(sport=sport, dport=dport) / Raw(body)
+    if flow.proto == "ipv6":
+        return bytes(eth / IPv6(src=flow.src, dst=flow.dst, hlim=64) / udp / body)
+    ip = IP(src=flow.src, dst=flow.dst, id=1, ttl=64)
+    if flow.proto == "udp":
+        pkt = eth / ip / udp / body
+    elif flow.proto == "tcp":
+        pkt = eth / ip / TCP(sport=flow.sport, dport=flow.dport, flags="A", seq=flow.seq, ack=flow.ack,
+                             window=65535) / body
+    elif flow.proto == "icmp":
+        pkt = eth / ip / ICMP(type=8, code=0, id=flow.icmp_id, seq=1) / body
     else:  # vlan
-        vlan = Dot1Q(vlan=rng.randrange(1, 4095))
-        pkt = eth / vlan / IP(src=_ip4(rng), dst=_ip4(rng), id=1, ttl=64) / UDP(sport=sport, dport=dport) / Raw(body)
-    frame = bytes(pkt)
-    assert len(frame) == size, (proto, size, len(frame))
-    return frame
+        pkt = eth / Dot1Q(vlan=flow.vid) / ip / udp / body
+    return bytes(pkt)
+
+
+def _csum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def _l4_csum(pseudo: bytes, segment: bytes, udp: bool) -> int:
+    c = _csum(pseudo + segment)
+    return 0xFFFF if udp and c == 0 else c
+
+
+def frame(flow: Flow, size: int) -> bytes:
+    """The flow's frame, byte for byte what scapy_frame() builds, without scapy's per-packet cost."""
+    _check_size(flow.proto, size)
+    body = payload(size - HEADER_BYTES[flow.proto])
+    eth = bytes.fromhex(flow.dst_mac.replace(":", "")) + bytes.fromhex(flow.src_mac.replace(":", ""))
+    if flow.proto == "ipv6":
+        src, dst = socket.inet_pton(socket.AF_INET6, flow.src), socket.inet_pton(socket.AF_INET6, flow.dst)
+        length = 8 + len(body)
+        udp = struct.pack("!HHHH", flow.sport, flow.dport, length, 0) + body
+        pseudo = src + dst + struct.pack("!IxxxB", length, 17)
+        udp = udp[:6] + struct.pack("!H", _l4_csum(pseudo, udp, True)) + udp[8:]
+        return eth + b"\x86\xdd" + struct.pack("!IHBB", 6 << 28, length, 17, 64) + src + dst + udp
+    src, dst = socket.inet_aton(flow.src), socket.inet_aton(flow.dst)
+    if flow.proto == "tcp":
+        l4 = struct.pack("!HHIIBBHHH", flow.sport, flow.dport, flow.seq, flow.ack, 5 << 4, 0x10, 65535, 0, 0) + body
+        number = 6
+    elif flow.proto == "icmp":
+        l4 = struct.pack("!BBHHH", 8, 0, 0, flow.icmp_id, 1) + body
+        number = 1
+    else:
+        l4 = struct.pack("!HHHH", flow.sport, flow.dport, 8 + len(body), 0) + body
+        number = 17
+    if number == 1:
+        l4 = l4[:2] + struct.pack("!H", _csum(l4)) + l4[4:]
+    else:
+        pseudo = src + dst + struct.pack("!xBH", number, len(l4))
+        at = 16 if number == 6 else 6
+        l4 = l4[:at] + struct.pack("!H", _l4_csum(pseudo, l4, number == 17)) + l4[at + 2 :]
+    ip = struct.pack("!BBHHHBBH", 0x45, 0, 20 + len(l4), 1, 0, 64, number, 0) + src + dst
+    ip = ip[:10] + struct.pack("!H", _csum(ip)) + ip[12:]
+    tag = struct.pack("!HH", 0x8100, flow.vid) if flow.proto == "vlan" else b""
+    return eth + tag + b"\x08\x00" + ip + l4
+
+
+def flow_packet(proto: str, size: int, rng: random.Random) -> bytes:
+    """One frame of a new random flow of the given protocol, exactly `size` bytes long."""
+    _check_size(proto, size)
+    return frame(draw_flow(proto, rng), size)
 
 
 def generate(flows: int, count: int, size: int, proto: str = "udp", seed: int = 0) -> list[bytes]:
