@@ -256,7 +256,7 @@ def test_btf_maps_need_btf(tmp_path: Path) -> None:
 
 
 @pytest.mark.kernel
-@pytest.mark.parametrize("name", ["maps_btf", "globals", "atomics", "subprogs", "map_in_map", "callback"])
+@pytest.mark.parametrize("name", ["maps_btf", "globals", "atomics", "subprogs", "map_in_map", "callback", "strings"])
 def test_maps_agree_with_libbpf(elf_objects: dict[str, Path], name: str) -> None:
     """The loader's map list (names, types, sizes, entries) is what libbpf creates in the kernel."""
     from hxdp import kernel
@@ -329,3 +329,13 @@ def test_map_in_map(elf_objects: dict[str, Path]) -> None:
     assert outer.inner is not None
     assert (outer.inner.type, outer.inner.key_size, outer.inner.value_size, outer.inner.max_entries) == (1, 4, 2, 32)
     assert (maps["inner_a"].type, maps["inner_a"].value_size) == (1, 2)
+
+
+def test_string_section(elf_objects: dict[str, Path]) -> None:
+    prog = load_program(elf_objects["strings"])
+    (m,) = prog.maps
+    assert (m.name, m.section, m.type, m.max_entries) == (".rodata.str1.1", ".rodata.str1.1", 2, 1)
+    assert m.initial is not None and m.value_size == len(m.initial)
+    offsets = sorted(o for _s, n, o in _map_refs(prog) if n == ".rodata.str1.1")
+    assert [m.initial[o:].split(b"\0", 1)[0] for o in offsets] == sorted(
+        [b"queue one", b"queue zero"], key=lambda t: m.initial.index(t + b"\0"))
