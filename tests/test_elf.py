@@ -339,3 +339,16 @@ def test_string_section(elf_objects: dict[str, Path]) -> None:
     offsets = sorted(o for _s, n, o in _map_refs(prog) if n == ".rodata.str1.1")
     assert [m.initial[o:].split(b"\0", 1)[0] for o in offsets] == sorted(
         [b"queue one", b"queue zero"], key=lambda t: m.initial.index(t + b"\0"))
+
+
+def test_misplaced_relocation(elf_objects: dict[str, Path], tmp_path: Path) -> None:
+    src = elf_objects["maps_legacy"]
+    data = bytearray(src.read_bytes())
+    with open(src, "rb") as fh:
+        rel = ELFFile(fh).get_section_by_name(".relxdp")
+        first = next(rel.iter_relocations())
+        struct.pack_into("<Q", data, rel["sh_offset"], first["r_offset"] + 3)  # r_offset inside an instruction
+    bad = tmp_path / "misplaced.o"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ElfError, match=f"R_BPF_64_64 at xdp\\+0x{first['r_offset'] + 3:x} is not on an instruction"):
+        load_program(bad)

@@ -170,9 +170,13 @@ class BpfObject:
                 sym = self.symbols[rel["r_info_sym"]] if self.symbols else None
                 rtype = rel["r_info_type"]
                 if target.is_code:
+                    off = rel["r_offset"]
                     if sym is None:
                         raise self._err(f"relocation in {target.name} without a symbol table")
-                    target.relocs[rel["r_offset"]] = (rtype, sym)
+                    if off % 8 or off >= target.size:
+                        raise self._err(f"relocation {RELOC_NAMES.get(rtype, str(rtype))} at {target.name}+0x{off:x} "
+                                        "is not on an instruction of the section")
+                    target.relocs[off] = (rtype, sym)
                 elif _is_global_data(target.name) and rtype != R_BPF_NONE:
                     raise self._err(f"unsupported relocation {RELOC_NAMES.get(rtype, rtype)} in "
                                     f"{target.name}+0x{rel['r_offset']:x} (pointer initialisers in global data)")
