@@ -86,6 +86,10 @@ def test_disasm_section_and_prog(elf_objects: dict[str, Path], capsys: pytest.Ca
     assert ("xdp", 0) not in only  # first_drop occupies slots 0-1 of the section
     frags = parse_listing(hxdp_disasm(obj, "--section", "xdp.frags", capsys=capsys))
     assert {k[0] for k in frags} == {"xdp.frags"}
+    both = parse_listing(hxdp_disasm(obj, "--section", "xdp", capsys=capsys))  # two programs in one section
+    assert both == {k: v for k, v in ref.items() if k[0] == "xdp"}
+    assert main(["disasm", obj, "--section", "nope"]) == 1
+    assert "no section 'nope'" in capsys.readouterr().err
 
 
 def test_disasm_linked_names_maps(elf_objects: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

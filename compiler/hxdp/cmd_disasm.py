@@ -25,10 +25,15 @@ def _hex(insns: list[Insn]) -> str:
 def disasm_object_lines(path: str, section: str | None = None, prog: str | None = None) -> list[str]:
     """llvm-objdump -d style listing of the object's code (raw, before relocation), optionally one section/prog."""
     obj = BpfObject(path)
-    if section is not None or prog is not None:
-        funcs_by_sec = {}
+    if prog is not None:
         f = obj.select(section, prog)
-        funcs_by_sec[f.section.index] = [f]
+        funcs_by_sec = {f.section.index: [f]}
+    elif section is not None:  # the whole section, every function in it
+        sec = obj.by_name.get(section)
+        if sec is None or not sec.is_code:
+            obj.select(section, None)  # raises the loader's error naming the problem
+            raise HxdpError(f"{path}: section '{section}' holds no code")
+        funcs_by_sec = {sec.index: obj.functions[sec.index]}
     else:
         funcs_by_sec = obj.functions
     lines = [f"{path}:\tfile format elf64-bpf"]
