@@ -95,6 +95,9 @@ def test_disasm_section_and_prog(elf_objects: dict[str, Path], capsys: pytest.Ca
 def test_disasm_linked_names_maps(elf_objects: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     text = hxdp_disasm(str(elf_objects["globals"]), "--linked", capsys=capsys)
     assert "r1 = map[globals.data] + 0 ll" in text and "map[globals.bss]" in text and "map[globals.rodata]" in text
+    calls = hxdp_disasm(str(elf_objects["subprogs"]), "--linked", "--prog", "calls_main", capsys=capsys)
+    assert re.search(r"\tcall \d+ <twice_mix>$", calls, re.M) and re.search(r"\tcall \d+ <mix>$", calls, re.M)
+    assert "<global_pick>:" in calls
 
 
 def test_disasm_rom_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

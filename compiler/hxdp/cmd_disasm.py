@@ -71,6 +71,14 @@ def disasm_linked_lines(path: str, section: str | None = None, prog: str | None 
     for slot, line in enumerate(text):
         if slot in program.functions:
             lines.append(f"<{program.functions[slot]}>:")
+        ins = program.insns[slot]
+        target = slot + 1 + ins.imm
+        if line and target in program.functions and (
+            (ins.opcode == 0x85 and ins.src == T.CALL_LOCAL) or (ins.opcode == 0x18 and ins.src == T.PSEUDO_FUNC)
+        ):
+            line += f" <{program.functions[target]}>"
+        elif line and ins.opcode == 0x85 and ins.src == T.CALL_HELPER and ins.imm in params.HELPERS:
+            line += f" <{params.HELPERS[ins.imm]}>"
         if line:
             width = 2 if program.insns[slot].opcode == 0x18 else 1
             lines.append(f"{slot:8d}:\t{_hex(program.insns[slot : slot + width])}\t{line}")
