@@ -68,18 +68,18 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                     raise _err(r, lane + 1, hi, "lddw high half must have an all-zero opcode and fields")
                 if ins.src != 0:
                     raise _err(r, lane, ins, f"unresolved lddw pseudo source {ins.src}")
-            for reg in _writes(ins):
-                if reg == params.FP_REG:
-                    raise _err(r, lane, ins, "writes the read-only frame pointer r10")
-                if reg in written:
-                    raise _err(r, lane, ins, f"r{reg} is also written by lane {written[reg]} of this row")
-                written[reg] = lane
             if k == "call":
                 calls += 1
                 if calls > 1:
                     raise _err(r, lane, ins, "more than one helper call in a row")
                 if ins.src != 0 or ins.imm not in params.HELPERS:
                     raise _err(r, lane, ins, f"helper {ins.imm} is not implemented in hardware")
+            for reg in _writes(ins):
+                if reg == params.FP_REG:
+                    raise _err(r, lane, ins, "writes the read-only frame pointer r10")
+                if reg in written:
+                    raise _err(r, lane, ins, f"r{reg} is also written by lane {written[reg]} of this row")
+                written[reg] = lane
             if k in ("ldx", "ldxsx", "ldx6", "st", "stx", "st6", "stx6", "atomic"):
                 mem += 1
             if k == "atomic":

@@ -1,0 +1,180 @@
+"""End to end: compiled ROMs on the VLIW model behave like the program on the sequential model (and the kernel)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import XDP_PROGS, compile_bpf
+from hxdp import params
+from hxdp.compiler import CompileOptions, compile_program
+from hxdp.compiler.equiv import check
+from hxdp.compiler.randprog import random_packets, random_program
+from hxdp.elf import load_program
+from hxdp.traffic import generate
+
+DATA = Path(__file__).parent / "data" / "compiler"
+SUITE_BUILD = XDP_PROGS / "build"
+SUITE = sorted(p.stem for p in XDP_PROGS.glob("*.c"))
+
+
+def _packets(name: str) -> list[bytes]:
+    from hxdp.pcap import read_pcap
+
+    pcap = XDP_PROGS / "traffic" / f"{name}.pcap"
+    pk = read_pcap(pcap)[:40] if pcap.exists() else []
+    return pk + generate(6, 12, 64, seed=3) + generate(3, 4, 300, "tcp", seed=4) + [bytes(60), bytes(range(60))]
+
+
+def _config(name: str) -> dict:
+    f = XDP_PROGS / "maps" / f"{name}.json"
+    return json.loads(f.read_text()) if f.exists() else {}
+
+
+# --- random programs -----------------------------------------------------------------------------------------
+def _random_check(seeds: range, size: int, opts: CompileOptions | None = None) -> None:
+    bad = []
+    for seed in seeds:
+        p = random_program(seed, size)
+        res = compile_program(p, opts)
+        ms = check(p, res.rom, random_packets(seed))
+        if ms:
+            bad.append(f"seed {seed} size {size}: {ms[0]}")
+    assert not bad, "\n".join(bad[:5])
+
+
+def test_random_programs_fast_sample() -> None:
+    _random_check(range(200), 40)
+
+
+def test_random_programs_without_optimisations() -> None:
+    _random_check(range(1000, 1040), 40, CompileOptions(hoist=False, rename=False))
+    _random_check(range(2000, 2040), 40, CompileOptions(lanes=2))
+
+
+@pytest.mark.slow
+def test_random_programs_many(request: pytest.FixtureRequest) -> None:
+    if "slow" not in (request.config.getoption("-m") or "") and not os.environ.get("HXDP_SLOW"):
+        pytest.skip("3,500 random programs (about 5 minutes): run with -m slow or HXDP_SLOW=1")
+    _random_check(range(10_000, 13_000), 80)
+    _random_check(range(20_000, 20_500), 200)
+
+
+def test_random_programs_use_every_feature() -> None:
+    kinds: set[str] = set()
+    for seed in range(50):
+        for ins in random_program(seed).insns:
+            if ins.opcode:
+                kinds.add(ins.info.kind)
+                if ins.info.kind == "call":
+                    kinds.add(f"call{ins.imm}")
+    assert {"alu", "jmp", "ja", "ldx", "stx", "st", "atomic", "lddw", "call1", "call2", "call28", "exit",
+            "neg", "end"} <= kinds
+
+
+# --- C programs ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def c_objects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("compiler_c")
+    return {src.stem: compile_bpf(src, out) for src in sorted(DATA.glob("*.c"))}
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in DATA.glob("*.c")))
+def test_c_programs(c_objects: dict[str, Path], name: str) -> None:
+    p = load_program(c_objects[name])
+    res = compile_program(p)
+    assert check(p, res.rom, _packets(name)) == []
+    for opts in (CompileOptions(hoist=False), CompileOptions(rename=False, alu3=False, ld6=False)):
+        assert check(p, compile_program(p, opts).rom, _packets(name)) == []
+
+
+def test_inlined_calls_program(c_objects: dict[str, Path]) -> None:
+    p = load_program(c_objects["calls"])
+    assert len(p.functions) >= 3  # two subprograms are inlined
+    res = compile_program(p)
+    assert all(ins.opcode != 0x85 or ins.src == 0 for row in res.rom.rows for ins in row)
+
+
+# --- the program suite ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", SUITE)
+def test_suite_program(name: str) -> None:
+    obj = SUITE_BUILD / f"{name}.o"
+    if not obj.exists():
+        pytest.skip(f"{obj} not built (make progs)")
+    p = load_program(obj)
+    res = compile_program(p)
+    assert check(p, res.rom, _packets(name), _config(name)) == []
+    if len(p.insns) >= 50:
+        assert res.report["static_ipc"] > 1.7, res.report
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("name", [n for n in SUITE if not n.startswith(("csum_diff_x2", "csum_diff_x4"))])
+def test_suite_program_against_kernel(name: str) -> None:
+    from hxdp import kernel
+    from hxdp.maps import MapState
+    from hxdp.vliwmodel import VliwModel
+
+    ok, reason = kernel.available()
+    if not ok:
+        pytest.skip(f"bpf() not available: {reason}")
+    obj = SUITE_BUILD / f"{name}.o"
+    if not obj.exists():
+        pytest.skip(f"{obj} not built (make progs)")
+    p = load_program(obj)
+    res = compile_program(p)
+    state = MapState(res.layout)
+    cfg = _config(name)
+    if cfg:
+        state.apply_config(cfg)
+    vliw = VliwModel(res.rom, state)
+    with kernel.KernelProgram(obj) as kp:
+        if cfg:
+            kp.apply_config(cfg)
+        for i, pkt in enumerate(_packets(name)[:30]):
+            a, b = kp.run(pkt), vliw.run(pkt)
+            assert (a.action, a.packet) == (b.action, b.packet), f"{name} packet {i}"
+        if not name.startswith("xdp_rxq_info"):
+            assert kp.dump() == state.dump()
+
+
+# --- the command line ----------------------------------------------------------------------------------------------
+def _hxdp(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hxdp.cli", *args], capture_output=True, text=True)
+
+
+def test_cli_compile_writes_reproducible_rom(c_objects: dict[str, Path], tmp_path: Path) -> None:
+    obj = c_objects["parse"]
+    a, b = tmp_path / "a.rom", tmp_path / "b.rom"
+    r1 = _hxdp("compile", str(obj), "-o", str(a), "--report", str(tmp_path / "r.json"), "--sweep", "1-4")
+    assert r1.returncode == 0, r1.stderr
+    assert "static IPC" in r1.stdout
+    r2 = _hxdp("compile", str(obj), "-o", str(b))
+    assert r2.returncode == 0
+    assert a.read_text() == b.read_text()
+    assert len(a.read_text().splitlines()) == params.IMEM_ROWS
+    assert (tmp_path / "a.maps.json").read_text() == (tmp_path / "b.maps.json").read_text()
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["rows"] == rep["rows_by_lanes"]["4"]
+    assert rep["static_ipc"] == round(rep["original_insns"] / rep["rows"], 3)
+    assert {"original", "reduced", "extended"} <= set(rep["counts"])
+    r3 = _hxdp("compile", str(obj), "-o", str(tmp_path / "c.rom"), "--no-hoist", "--no-rename", "--no-bounds")
+    assert r3.returncode == 0
+
+
+def test_cli_compile_failure_leaves_no_rom(tmp_path: Path) -> None:
+    src = tmp_path / "tail.c"
+    src.write_text('#include <linux/bpf.h>\n#include <bpf/bpf_helpers.h>\n'
+                   'struct { __uint(type, BPF_MAP_TYPE_PROG_ARRAY); __uint(max_entries, 2);'
+                   ' __type(key, __u32); __type(value, __u32); } jt SEC(".maps");\n'
+                   'SEC("xdp") int tail(struct xdp_md *ctx) { bpf_tail_call(ctx, &jt, 0); return XDP_PASS; }\n'
+                   'char _license[] SEC("license") = "GPL";\n')
+    obj = compile_bpf(src, tmp_path)
+    r = _hxdp("compile", str(obj), "-o", str(tmp_path / "t.rom"))
+    assert r.returncode == 1
+    assert "error" in r.stderr and ("tail call" in r.stderr or "map type" in r.stderr)
+    assert not (tmp_path / "t.rom").exists() and not (tmp_path / "t.maps.json").exists()
