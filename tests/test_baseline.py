@@ -146,8 +146,8 @@ def test_veth_modes_measure_and_clean_up(objs: dict[str, Path], pcap: Path) -> N
         assert _finite_positive(m.wall_ns_per_packet) and _finite_positive(m.mpps), m
         assert m.sephirot_ratio == pytest.approx(15.625 / m.mpps)
         assert [p.action for p in m.packets] == ["TX"]
-    native = r.modes[2].packets[0]
-    assert native.delivered is not None and 0.5 < native.delivered <= 1.0  # frames seen by the attached veth
+    for m in r.modes[1:]:  # XDP_TX frames reach the peer veth (live) / frames reach the attached veth (native)
+        assert m.packets[0].delivered is not None and 0.5 < m.packets[0].delivered <= 1.0, m.mode
     assert _leftovers(os.getpid()) == [] and _links_with_prefix() == []
 
 
@@ -160,7 +160,7 @@ def test_redirect_through_devmap_is_pointed_at_the_veth(objs: dict[str, Path], p
     assert r.skipped == {}, r.skipped
     assert all(m.packets[0].action == "REDIRECT" for m in r.modes)
     assert any("tx_port[00000000]: ifindex 1 ->" in n for n in r.modes[0].notes)
-    assert r.modes[2].packets[0].delivered and r.modes[2].packets[0].delivered > 0.5
+    assert all(m.packets[0].delivered and m.packets[0].delivered > 0.5 for m in r.modes[1:])
     assert _leftovers(os.getpid()) == []
 
 

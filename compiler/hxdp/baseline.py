@@ -455,7 +455,7 @@ class PacketResult:
     runs_ns: list[float] = field(default_factory=list)
     runs_wall_ns: list[float] = field(default_factory=list)
     runs_cpu_ns: list[float] = field(default_factory=list)
-    delivered: float | None = None  # veth_native: frames counted on the attached side / frames injected
+    delivered: float | None = None  # veth modes: frames counted on the receiving veth / frames run
 
 
 @dataclass
@@ -635,13 +635,19 @@ def _live_mode(result: BaselineResult, obj: BpfObject, lab: VethLab, packets: li
         with xdp_attached(lab.ifindex_b, sink):
 
             def run_live(pkt: bytes) -> Sample:
+                before = lab.rx_packets(lab.b)
                 r = test_run(obj.fd, pkt, opt.repeat, live=True, ingress_ifindex=lab.ifindex_a,
                              batch_size=opt.batch_size)
-                return None, r.kernel_ns, r.wall_ns, r.cpu_ns, None
+                return None, r.kernel_ns, r.wall_ns, r.cpu_ns, (lab.rx_packets(lab.b) - before) / opt.repeat
 
             m = _measure("veth_live", packets, opt.runs, opt.rate_from, run_live)
-        m.notes.append(f"ingress {lab.a}; XDP_TX and redirected frames cross the veth to {lab.b} (XDP_DROP sink)")
+        m.notes.append(f"ingress {lab.a}; XDP_TX and redirected frames cross the veth to {lab.b} (XDP_DROP sink); "
+                       f"delivered = frames that reached {lab.b} / frames run")
         _copy_actions(result.modes[0], m)
+        lost = [p.index for p in m.packets if p.action in ("TX", "REDIRECT") and (p.delivered or 0) < 0.5]
+        if lost:
+            m.notes.append(f"packets {lost}: XDP_TX/XDP_REDIRECT frames did not reach {lab.b} (a redirect to an "
+                           "ifindex that is not this veth, e.g. a constant in the program, fails and drops)")
         result.modes.append(m)
     except BaselineError as exc:
         result.skipped["veth_live"] = str(exc)
