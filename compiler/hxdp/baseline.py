@@ -341,7 +341,7 @@ def _signals_raise() -> Iterator[None]:
 
 
 class VethLab:
-    """A network namespace holding a veth pair `a` <-> `b`, entered by this thread while the lab is open.
+    """A network namespace holding veth pairs `a` <-> `b` (traffic) and `park` (no traffic), entered by this thread.
 
     Everything is removed on exit, including on KeyboardInterrupt/SystemExit (signals are turned into
     exceptions while the lab is open)."""
