@@ -20,6 +20,13 @@ class Node:
     prio: int = 0
     row: int = -1
     acc: Access | None = None
+    addr: tuple | None = None  # (value-number root, constant offset) of a memory access within the trace
+
+    def disjoint(self, o: Node) -> bool:
+        assert self.acc is not None and o.acc is not None
+        if self.addr is not None and o.addr is not None and self.addr[0] == o.addr[0]:
+            return self.addr[1] + self.acc.size <= o.addr[1] or o.addr[1] + o.acc.size <= self.addr[1]
+        return self.acc.disjoint(o.acc)
 
 
 @dataclass
@@ -108,11 +115,32 @@ class _TraceScheduler:
         mem: list[int] = []
         branches: list[int] = []
         since_branch: list[int] = []
+        vn: dict[int, tuple] = {}  # register -> (root, constant): local value numbering of addresses
+
+        def value(r: int) -> tuple:
+            return vn.get(r, (("entry", r), 0))
+
         for n in self.nodes:
             op = n.op
             j = n.idx
             uses = set(op.uses())
             defs = set(op.defs())
+            if op.is_mem:
+                root, c = value(op.base)
+                n.addr = (root, c + op.off)
+            name = op.info.name
+            if name == "mov64_x":
+                nv = value(op.src)
+            elif name == "add64_k":
+                root, c = value(op.dst)
+                nv = (root, c + op.imm)
+            elif name == "add64_3":
+                root, c = value(op.src)
+                nv = (root, c + op.imm)
+            else:
+                nv = None
+            for r in defs:
+                vn[r] = nv if (nv is not None and r == op.dst) else (("def", j, r), 0)
             for r in uses:
                 if r in last_def:
                     lat = 0 if (op.kind == "exit" and r == 0) else 1
@@ -144,10 +172,10 @@ class _TraceScheduler:
                     if not (p.acc.store or n.acc.store):
                         continue
                     if p.op.is_atomic or op.is_atomic:
-                        if not p.acc.disjoint(n.acc):
+                        if not p.disjoint(n):
                             self._edge(i, j, 1)
                         continue
-                    if p.acc.disjoint(n.acc):
+                    if p.disjoint(n):
                         continue
                     self._edge(i, j, 1 if p.acc.store else 0)
                 mem.append(j)
@@ -274,7 +302,7 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                 for b in range(a + 1, len(ordered)):
                     na, nb = by_op[id(ordered[a])], by_op[id(ordered[b])]
                     if na.op.is_store and nb.op.is_store and na.acc is not None and nb.acc is not None \
-                            and na.acc.disjoint(nb.acc):
+                            and na.disjoint(nb):
                         disjoint.add((nrow + r, lane_pos[a], lane_pos[b]))
             all_rows.append(ordered)
         nrow += len(rows)
