@@ -124,7 +124,9 @@ class _TraceScheduler:
             op = n.op
             j = n.idx
             uses = set(op.uses())
-            defs = set(op.defs())
+            # the hardware call writes only r0 (r1-r5 are dead after it, not rewritten): a new argument may be
+            # set up in the row of the previous call
+            defs = {0} if op.is_call else set(op.defs())
             if op.is_mem:
                 root, c = value(op.base)
                 n.addr = (root, c + op.off)
