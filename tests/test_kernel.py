@@ -338,3 +338,97 @@ def test_metadata_is_split_from_the_frame(tmp_path: Path) -> None:
     with KernelProgram(build_bpf(tmp_path, META_SRC, "meta")) as kp:
         r = kp.run(pkt(3))
     assert r.action == 2 and r.packet == pkt(3) and r.meta == struct.pack("<Q", 0x1122334455667788)
+
+
+LEGACY_SRC = r"""
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+struct bpf_map_def { unsigned int type, key_size, value_size, max_entries, map_flags; };
+struct bpf_map_def SEC("maps") verdict = { .type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 4,
+                                           .max_entries = 16 };
+SEC("xdp")
+int legacy_prog(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u32 key, *v;
+
+	if (data + 4 > data_end)
+		return XDP_ABORTED;
+	key = *(__u32 *)data;
+	v = bpf_map_lookup_elem(&verdict, &key);
+	return v ? *v : XDP_PASS;
+}
+char _license[] SEC("license") = "GPL";
+"""
+
+GLOBALS_SRC = r"""
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+static volatile const __u32 base_action = 2;   /* .rodata */
+__u64 seen = 0;                                 /* .bss */
+__u32 bump = 5;                                 /* .data */
+
+static __attribute__((noinline)) int pick(__u32 x)
+{
+	return x == 7 ? 1 : base_action;
+}
+
+SEC("xdp")
+int globals_prog(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+
+	if (data + 4 > data_end)
+		return XDP_ABORTED;
+	seen += bump;
+	bump++;
+	return pick(*(__u32 *)data);
+}
+char _license[] SEC("license") = "GPL";
+"""
+
+
+def test_from_program_runs_legacy_maps(tmp_path: Path) -> None:
+    from hxdp.elf import load_program
+
+    obj = build_bpf(tmp_path, LEGACY_SRC, "legacy")
+    with pytest.raises(KernelError, match="cannot open"):
+        KernelProgram(obj)  # libbpf 1.x refuses legacy map definitions
+    before = fds()
+    with KernelProgram.from_program(load_program(obj)) as kp:
+        assert kp.name == "legacy_prog" and set(kp.maps) == {"verdict"}
+        kp.apply_config({"maps": {"verdict": [{"key": "07000000", "value": "01000000"}]}})
+        assert [kp.run(pkt(k)).action for k in (7, 8)] == [1, 2]
+        assert kp.dump() == {"verdict": {struct.pack("<I", 7): struct.pack("<I", 1)}}
+        assert kp.timing(pkt(7), repeat=10).action == 1
+    assert fds() == before
+
+
+def test_from_program_agrees_with_libbpf_on_globals_and_calls(tmp_path: Path) -> None:
+    from hxdp.elf import load_program
+
+    obj = build_bpf(tmp_path, GLOBALS_SRC, "globals")
+    outcomes = []
+    for make in (lambda: KernelProgram(obj), lambda: KernelProgram.from_program(load_program(obj))):
+        with make() as kp:
+            actions = [kp.run(pkt(k)).action for k in (7, 8, 9)]
+            outcomes.append((actions, {name.split(".")[-1]: v for name, v in kp.dump().items()}))
+    assert outcomes[0] == outcomes[1]
+    actions, maps = outcomes[0]
+    assert actions == [1, 2, 2]
+    assert maps["bss"] == {bytes(4): struct.pack("<Q", 5 + 6 + 7)} and maps["data"] == {bytes(4): struct.pack("<I", 8)}
+
+
+def test_cli_loader_hxdp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hxdp.cli import main
+
+    obj = build_bpf(tmp_path, LEGACY_SRC, "legacy")
+    pcap = tmp_path / "in.pcap"
+    records = b"".join(struct.pack("<4I", 0, 0, 60, 60) + pkt(k) for k in (7, 8))
+    pcap.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1) + records)
+    cfg = tmp_path / "maps.json"
+    cfg.write_text(json.dumps({"maps": {"verdict": [{"key": "07000000", "value": "03000000"}]}}))
+    args = ["kernel-run", str(obj), "--pcap", str(pcap), "--maps", str(cfg)]
+    assert main(args) == 1 and "cannot open" in capsys.readouterr().err
+    assert main([*args, "--loader", "hxdp"]) == 0
+    assert "summary: PASS 1, TX 1 (2 packets)" in capsys.readouterr().out

@@ -207,3 +207,23 @@ def test_traffic_reaches_every_instruction(name: str, built: Path) -> None:
     lddw_high = {i + 1 for i, ins in enumerate(prog.insns) if ins.opcode == 0x18}
     unseen = [i for i in range(len(prog.insns)) if i not in seen and i not in lddw_high]
     assert len(unseen) == UNREACHED_ALLOWED.get(name, 0), f"{name}: slots never executed: {unseen}"
+
+
+@requires_kernel
+@pytest.mark.kernel
+@pytest.mark.parametrize("name", NAMES)
+def test_our_loader_agrees_with_libbpf(name: str, built: Path) -> None:
+    """The program as our ELF loader links it (maps, relocations) behaves in the kernel exactly as libbpf's."""
+    from hxdp.elf import load_program
+
+    frames = read_pcap(PROGS / "traffic" / f"{name}.pcap")
+    cfg = json.loads((PROGS / "maps" / f"{name}.json").read_text())
+    outcomes = []
+    for make in (
+        lambda: KernelProgram(built / f"{name}.o"),
+        lambda: KernelProgram.from_program(load_program(built / f"{name}.o")),
+    ):
+        with make() as kp:
+            kp.apply_config(cfg)
+            outcomes.append(([(r.action, r.packet) for r in (kp.run(f) for f in frames)], kp.dump()))
+    assert outcomes[0] == outcomes[1]

@@ -68,7 +68,13 @@ def _run(args: argparse.Namespace) -> int:
 
     packets = _read_pcap(args.pcap)
     results = []
-    with KernelProgram(args.obj, section=args.section, prog=args.prog) as kp:
+    if args.loader == "hxdp":
+        from .elf import load_program
+
+        kp = KernelProgram.from_program(load_program(args.obj, section=args.section, prog=args.prog))
+    else:
+        kp = KernelProgram(args.obj, section=args.section, prog=args.prog)
+    with kp:
         if args.maps:
             kp.apply_config(args.maps)
         for p in packets:
@@ -122,6 +128,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dump-maps", action="store_true", help="print the map contents after the run (hex JSON)")
     p.add_argument("--ifindex", type=int, default=1, help="ingress ifindex in xdp_md (must exist; default 1 = lo)")
     p.add_argument("--rxq", type=int, default=0, help="rx_queue_index in xdp_md (default 0)")
+    p.add_argument(
+        "--loader",
+        choices=("libbpf", "hxdp"),
+        default="libbpf",
+        help="open the object with libbpf (default) or with hxdp's ELF loader (legacy `maps` sections)",
+    )
     p.set_defaults(func=_run)
 
 

@@ -12,6 +12,11 @@ with EINVAL (lo has one rx queue). The process is pinned to one CPU (CPU 0 when 
 A program's verifier failure raises `KernelError` with one line naming the program and the path of the full
 verifier log (written to the temporary directory).
 
+Program mode (`KernelProgram.from_program(program)`): a Program of our ELF loader (hxdp.elf) is loaded without
+libbpf: maps are created with BPF_MAP_CREATE (global data gets its initial bytes, .rodata is frozen), lddw map
+references are patched with the fds and the instructions go to BPF_PROG_LOAD. It runs objects libbpf 1.x refuses
+(legacy `maps` sections) and, on the suite, shows that the loader links programs exactly as libbpf does.
+
 Timing (`timing()` / `time()`): a fresh copy of the object is loaded, given the same map configuration, and
 runs the original packet `repeat` times in one BPF_PROG_TEST_RUN; the kernel's average (rounded down to whole
 ns) and the wall-clock ns/packet are both reported. A run with repeat > 1 costs a fixed 15-30 ms here (the
@@ -49,6 +54,7 @@ from typing import Any
 
 from .errors import HxdpError, KernelUnavailable
 from .isa import Insn
+from .program import Program
 from .result import RunResult
 
 
@@ -63,6 +69,9 @@ ARRAY_LIKE_TYPES = {2, 6}  # every index exists
 ETH_HLEN = 14
 DATA_OUT_SIZE = 8192  # room for adjust_head/adjust_tail growth (frames live in one 4 KiB page)
 LOG_SIZE = 1 << 22
+BPF_F_RDONLY_PROG = 1 << 7
+PSEUDO_MAP_FD, PSEUDO_MAP_VALUE = 1, 2
+CREATABLE_MAP_TYPES = {1, 2, 5, 6, 9, 10, 11, 14, 25}  # hash, array, percpu, lru, lru_percpu, lpm, devmaps
 
 
 class _TestRunOpts(ctypes.Structure):
@@ -107,6 +116,21 @@ class _ProgLoadOpts(ctypes.Structure):
         ("log_level", ctypes.c_uint32),
         ("log_size", ctypes.c_uint32),
         ("log_buf", ctypes.c_char_p),
+    ]
+
+
+class _MapCreateOpts(ctypes.Structure):
+    _fields_ = [
+        ("sz", ctypes.c_size_t),
+        ("btf_fd", ctypes.c_uint32),
+        ("btf_key_type_id", ctypes.c_uint32),
+        ("btf_value_type_id", ctypes.c_uint32),
+        ("btf_vmlinux_value_type_id", ctypes.c_uint32),
+        ("inner_map_fd", ctypes.c_uint32),
+        ("map_flags", ctypes.c_uint32),
+        ("map_extra", ctypes.c_uint64),
+        ("numa_node", ctypes.c_uint32),
+        ("map_ifindex", ctypes.c_uint32),
     ]
 
 
@@ -178,7 +202,8 @@ def _load_lib() -> ctypes.CDLL:
         _sig(lib, "bpf_map_lookup_elem", i, i, vp, vp)
         _sig(lib, "bpf_map_delete_elem", i, i, vp)
         _sig(lib, "bpf_map_get_next_key", i, i, vp, vp)
-        _sig(lib, "bpf_map_create", i, i, cp, u32, u32, u32, vp)
+        _sig(lib, "bpf_map_create", i, i, cp, u32, u32, u32, ctypes.POINTER(_MapCreateOpts))
+        _sig(lib, "bpf_map_freeze", i, i)
         _sig(lib, "bpf_prog_load", i, i, cp, cp, vp, ctypes.c_size_t, ctypes.POINTER(_ProgLoadOpts))
         _sig(lib, "bpf_prog_test_run_opts", i, i, ctypes.POINTER(_TestRunOpts))
         _sig(lib, "libbpf_num_possible_cpus", i)
@@ -299,6 +324,9 @@ class KernelProgram:
         self.maps: dict[str, KernelMap] = {}
         self.configs: list[dict] = []
         self._select = (section, prog)
+        self._program: Program | None = None
+        self._fds: list[int] = []
+        self._open = False
         if not Path(self.path).is_file():
             raise KernelError(f"{self.path}: no such object file")
         _take_messages()
@@ -308,11 +336,70 @@ class KernelProgram:
             detail = f" ({msgs[-1]})" if msgs else ""
             raise KernelError(f"{self.path}: libbpf cannot open the object ({_err(0)}){detail}")
         self.obj = obj
+        self._open = True
         try:
             self._load(section, prog)
         except BaseException:
             self.close()
             raise
+
+    @classmethod
+    def from_program(cls, program: Program) -> KernelProgram:
+        """Load a Program of our ELF loader (hxdp.elf) instead of going through libbpf: its maps are created with
+        bpf(BPF_MAP_CREATE), global data maps get their initial bytes (.rodata frozen), and every lddw map
+        reference is patched with the map's fd. This runs objects libbpf 1.x refuses (legacy `maps` sections)
+        and cross-checks the loader's relocations against libbpf's."""
+        self = cls.__new__(cls)
+        self.lib = require()
+        self.path = program.source or f"<{program.name}>"
+        self.obj = None
+        self.maps = {}
+        self.configs = []
+        self._select = (program.section, program.name)
+        self._program = program
+        self._fds = []
+        self._open = True
+        self.section, self.name = program.section, program.name
+        self.ncpus = self.lib.libbpf_num_possible_cpus()
+        try:
+            self._load_program(program)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _load_program(self, program: Program) -> None:
+        lib = self.lib
+        fds: list[int] = []
+        for m in program.maps:
+            if m.inner is not None or m.type not in CREATABLE_MAP_TYPES:
+                raise KernelError(f"{self.path}: map {m.name} of type {m.type} cannot be created without libbpf")
+            flags = m.flags
+            if m.section.startswith(".rodata"):
+                flags |= BPF_F_RDONLY_PROG
+            opts = _MapCreateOpts(sz=ctypes.sizeof(_MapCreateOpts), map_flags=flags)
+            kname = "".join(c if c.isalnum() or c in "._" else "_" for c in m.name)[:15].encode()
+            fd = lib.bpf_map_create(m.type, kname, m.key_size, m.value_size, m.max_entries, ctypes.byref(opts))
+            if fd < 0:
+                raise KernelError(f"{self.path}: kernel refused map {m.name} ({_err(fd)})")
+            self._fds.append(fd)
+            fds.append(fd)
+            km = KernelMap(m.name, fd, m.type, m.key_size, m.value_size, m.max_entries)
+            self.maps[m.name] = km
+            if m.initial is not None:
+                self.update(m.name, bytes(4), m.initial.ljust(m.value_size, b"\0")[: m.value_size])
+                if m.section.startswith(".rodata"):
+                    ret = lib.bpf_map_freeze(fd)
+                    if ret < 0:
+                        raise KernelError(f"{self.path}: cannot freeze {m.name} ({_err(ret)})")
+        insns = list(program.insns)
+        for i, ins in enumerate(insns):
+            if ins.opcode == 0x18 and ins.src in (PSEUDO_MAP_FD, PSEUDO_MAP_VALUE):
+                if not 0 <= ins.imm < len(fds):
+                    raise KernelError(f"{self.path}: slot {i} refers to map {ins.imm}, the program has {len(fds)}")
+                insns[i] = ins.with_(imm=fds[ins.imm])
+        self.prog_fd = _raw_load(lib, insns, self.name, (program.license or "GPL").encode())
+        self._fds.append(self.prog_fd)
 
     # --- loading ----------------------------------------------------------------------------------------------
     def _programs(self) -> list[tuple[int, str, str]]:
@@ -373,7 +460,11 @@ class KernelProgram:
         if self.obj is not None:
             self.lib.bpf_object__close(self.obj)
             self.obj = None
-            self.maps = {}
+        for fd in getattr(self, "_fds", []):
+            os.close(fd)
+        self._fds = []
+        self.maps = {}
+        self._open = False
 
     def __enter__(self) -> KernelProgram:
         return self
@@ -496,45 +587,12 @@ class KernelProgram:
     def _test_run(
         self, prog_fd: int, packet: bytes, ingress_ifindex: int, rx_queue_index: int, repeat: int, out: bool
     ) -> tuple[_TestRunOpts, bytes, bytes, float]:
-        """One BPF_PROG_TEST_RUN: (opts, metadata, frame, wall ns per repeat). The kernel returns the metadata
-        (data_meta..data) in front of the frame in data_out and its length in the output context's `data`."""
-        if len(packet) < ETH_HLEN:
-            raise KernelError(f"packet of {len(packet)} bytes: the kernel's test run needs at least {ETH_HLEN}")
-        data = ctypes.create_string_buffer(packet, len(packet))
-        dout = ctypes.create_string_buffer(DATA_OUT_SIZE) if out else None
-        ctx = struct.pack("<6I", 0, len(packet), 0, ingress_ifindex, rx_queue_index, 0)
-        cbuf = ctypes.create_string_buffer(ctx, len(ctx))
-        cout = ctypes.create_string_buffer(len(ctx)) if out else None
-        opts = _TestRunOpts(
-            sz=ctypes.sizeof(_TestRunOpts),
-            data_in=ctypes.addressof(data),
-            data_size_in=len(packet),
-            data_out=ctypes.addressof(dout) if dout is not None else None,
-            data_size_out=DATA_OUT_SIZE if dout is not None else 0,
-            ctx_in=ctypes.addressof(cbuf),
-            ctx_size_in=len(ctx),
-            ctx_out=ctypes.addressof(cout) if cout is not None else None,
-            ctx_size_out=len(ctx) if cout is not None else 0,
-            repeat=repeat,
-        )
-        with _pinned_cpu():
-            t0 = time_mod.perf_counter_ns()
-            ret = self.lib.bpf_prog_test_run_opts(prog_fd, ctypes.byref(opts))
-            t1 = time_mod.perf_counter_ns()
-        if ret < 0:
-            hint = ""
-            if -ret in (errno_mod.EINVAL, errno_mod.ENODEV):
-                hint = f" (ingress_ifindex {ingress_ifindex} rx_queue_index {rx_queue_index} must exist here; 1/0 = lo)"
-            raise KernelError(f"{self.path}: BPF_PROG_TEST_RUN of {self.name} failed ({_err(ret)}){hint}")
-        if dout is None or cout is None:
-            return opts, b"", b"", (t1 - t0) / max(repeat, 1)
-        raw = dout.raw[: opts.data_size_out]
-        metalen = struct.unpack_from("<I", cout.raw, 0)[0] if opts.ctx_size_out >= 4 else 0
-        return opts, raw[:metalen], raw[metalen:], (t1 - t0) / max(repeat, 1)
+        label = f"{self.path}: {self.name}"
+        return _prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out)
 
     def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> RunResult:
         """Run one packet (repeat 1): action = low 32 bits of r0, packet = data..data_end afterwards."""
-        if self.obj is None:
+        if not self._open:
             raise KernelError(f"{self.path}: program is closed")
         opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True)
         return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[], meta=meta)
@@ -546,7 +604,8 @@ class KernelProgram:
         if repeat < 1:
             raise KernelError(f"repeat must be >= 1, got {repeat}")
         section, prog = self._select
-        with KernelProgram(self.path, section, prog) as copy:
+        fresh = KernelProgram.from_program(self._program) if self._program else KernelProgram(self.path, section, prog)
+        with fresh as copy:
             for cfg in self.configs:
                 copy.apply_config(cfg)
             # A test run with repeat > 1 swaps the program into the XDP dispatcher and back, a fixed cost of
@@ -561,6 +620,54 @@ class KernelProgram:
     def time(self, packet: bytes, repeat: int = 5_000_000) -> float:
         """Wall-clock ns per packet over `repeat` runs (see timing() for the kernel's own average too)."""
         return self.timing(packet, repeat).wall_ns
+
+
+# --- test runs ------------------------------------------------------------------------------------------------
+def _prog_test_run(
+    lib: ctypes.CDLL,
+    label: str,
+    prog_fd: int,
+    packet: bytes,
+    ingress_ifindex: int,
+    rx_queue_index: int,
+    repeat: int,
+    out: bool,
+) -> tuple[_TestRunOpts, bytes, bytes, float]:
+    """One BPF_PROG_TEST_RUN: (opts, metadata, frame, wall ns per repeat). The kernel returns the metadata
+    (data_meta..data) in front of the frame in data_out and its length in the output context's `data`."""
+    if len(packet) < ETH_HLEN:
+        raise KernelError(f"packet of {len(packet)} bytes: the kernel's test run needs at least {ETH_HLEN}")
+    data = ctypes.create_string_buffer(packet, len(packet))
+    dout = ctypes.create_string_buffer(DATA_OUT_SIZE) if out else None
+    ctx = struct.pack("<6I", 0, len(packet), 0, ingress_ifindex, rx_queue_index, 0)
+    cbuf = ctypes.create_string_buffer(ctx, len(ctx))
+    cout = ctypes.create_string_buffer(len(ctx)) if out else None
+    opts = _TestRunOpts(
+        sz=ctypes.sizeof(_TestRunOpts),
+        data_in=ctypes.addressof(data),
+        data_size_in=len(packet),
+        data_out=ctypes.addressof(dout) if dout is not None else None,
+        data_size_out=DATA_OUT_SIZE if dout is not None else 0,
+        ctx_in=ctypes.addressof(cbuf),
+        ctx_size_in=len(ctx),
+        ctx_out=ctypes.addressof(cout) if cout is not None else None,
+        ctx_size_out=len(ctx) if cout is not None else 0,
+        repeat=repeat,
+    )
+    with _pinned_cpu():
+        t0 = time_mod.perf_counter_ns()
+        ret = lib.bpf_prog_test_run_opts(prog_fd, ctypes.byref(opts))
+        t1 = time_mod.perf_counter_ns()
+    if ret < 0:
+        hint = ""
+        if -ret in (errno_mod.EINVAL, errno_mod.ENODEV):
+            hint = f" (ingress_ifindex {ingress_ifindex} rx_queue_index {rx_queue_index} must exist here; 1/0 = lo)"
+        raise KernelError(f"{label}: BPF_PROG_TEST_RUN failed ({_err(ret)}){hint}")
+    if dout is None or cout is None:
+        return opts, b"", b"", (t1 - t0) / max(repeat, 1)
+    raw = dout.raw[: opts.data_size_out]
+    metalen = struct.unpack_from("<I", cout.raw, 0)[0] if opts.ctx_size_out >= 4 else 0
+    return opts, raw[:metalen], raw[metalen:], (t1 - t0) / max(repeat, 1)
 
 
 # --- raw mode -----------------------------------------------------------------------------------------------------
@@ -580,20 +687,21 @@ def _raw_prologue(n: int) -> list[Insn]:
     return body
 
 
-def _raw_load(lib: ctypes.CDLL, insns: list[Insn]) -> int:
+def _raw_load(lib: ctypes.CDLL, insns: list[Insn], name: str = "raw", license: bytes = b"GPL") -> int:
     code = b"".join(i.to_bytes() for i in insns)
     log = ctypes.create_string_buffer(LOG_SIZE)
     opts = _ProgLoadOpts(sz=ctypes.sizeof(_ProgLoadOpts), log_level=1, log_size=LOG_SIZE)
     opts.log_buf = ctypes.cast(log, ctypes.c_char_p)
-    fd = lib.bpf_prog_load(BPF_PROG_TYPE_XDP, b"hxdp_raw", b"GPL", code, len(insns), ctypes.byref(opts))
+    kname = ("hxdp_" + "".join(c if c.isalnum() or c == "_" else "_" for c in name))[:15].encode()
+    fd = lib.bpf_prog_load(BPF_PROG_TYPE_XDP, kname, license, code, len(insns), ctypes.byref(opts))
     _take_messages()
     if fd < 0:
         text = log.value.decode(errors="replace")
-        tfd, log_path = tempfile.mkstemp(prefix="hxdp-verifier-raw-", suffix=".log")
+        tfd, log_path = tempfile.mkstemp(prefix=f"hxdp-verifier-{name}-", suffix=".log")
         with os.fdopen(tfd, "w") as fh:
             fh.write(text)
         last = next((ln for ln in reversed(text.splitlines()) if ln.strip() and not ln.startswith("processed")), "")
-        raise KernelError(f"raw program refused by the verifier ({_err(fd)}): {last} [log: {log_path}]")
+        raise KernelError(f"kernel refused program {name} ({_err(fd)}): {last} [log: {log_path}]")
     return fd
 
 
@@ -621,9 +729,7 @@ def run_raw(insns: list[Insn], mem: bytes) -> tuple[int, bytes]:
     for prog in (lo, hi):
         fd = _raw_load(lib, prog)
         try:
-            kp = KernelProgram.__new__(KernelProgram)
-            kp.lib, kp.path, kp.name = lib, "<raw>", "raw"
-            opts, _, outb, _ = kp._test_run(fd, data, 1, 0, 1, True)
+            opts, _, outb, _ = _prog_test_run(lib, "raw program", fd, data, 1, 0, 1, True)
             results.append((opts.retval, outb[:n]))
         finally:
             os.close(fd)
