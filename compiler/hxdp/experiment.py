@@ -1126,8 +1126,8 @@ def m_synth(ctx: Context, key: str) -> Record:
                   f"synth_xilinx -family xc7 -top {top}; tee -q -o {stat_json} stat -json")
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run([yosys, "-q", "-p", script], capture_output=True, text=True, timeout=timeout,
-                                  cwd=tmp)
+            proc = subprocess.run([yosys, "-q", "-l", str(ctx.out / "resources-yosys.log"), "-p", script],
+                                  capture_output=True, text=True, timeout=timeout, cwd=tmp)
         except subprocess.TimeoutExpired:
             raise NotAvailable(f"yosys synth_xilinx did not finish within {timeout} s") from None
         dt = time.perf_counter() - t0
@@ -1468,28 +1468,27 @@ def report_fig15(ctx: Context, exp: Experiment, records: dict[str, Record]) -> l
     return []
 
 
-def _latency_program() -> str:
-    s = _suite()
-    for p in ("simple_firewall", "xdp_tx", "xdp_drop"):
-        if p in s:
-            return p
-    raise NotAvailable("no simple_firewall/xdp_tx/xdp_drop in xdp_progs/")
+LATENCY_PROGRAMS = ("simple_firewall", "xdp_tx")  # the paper's Fig. 11 program, and the shortest forwarding path
 
 
 def points_fig11(ctx: Context) -> list[str]:
-    p = _latency_program()
-    return [f"latency:{p}:{s}" for s in (QUICK_LATENCY_SIZES if ctx.quick else LATENCY_SIZES)]
+    progs = [p for p in LATENCY_PROGRAMS if p in _suite()]
+    if ctx.quick:
+        progs = progs[-1:]
+    return [f"latency:{p}:{s}" for p in progs for s in (QUICK_LATENCY_SIZES if ctx.quick else LATENCY_SIZES)]
 
 
 def report_fig11(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
     rows = []
     for k in records:
         r = _ok(records, k)
-        parts = k.split(":")
-        rows.append({"program": parts[1] if len(parts) > 2 else None, "size": int(parts[-1]) if parts[-1].isdigit()
-                     else None, "latency_cycles": r["latency_cycles"] if r else None,
+        _, prog, size = k.split(":")
+        rows.append({"program": prog, "size": int(size), "latency_cycles": r["latency_cycles"] if r else None,
                      "latency_ns": r["latency_ns"] if r else None,
-                     "wire_time_ns_10G": (int(parts[-1]) + 20) * 0.8 if parts[-1].isdigit() else None})
+                     "core_start_cycle": r.get("core_start_cycle") if r else None,
+                     "core_cycles": r.get("core_cycles") if r else None,
+                     "action": r.get("action") if r else None,
+                     "wire_time_ns_10G": (int(size) + 20) * 0.8})
     notes = _reasons(records)
     write_table(ctx.out, exp.name, exp.title, rows, {"paper": PAPER_NOTES["fig11_latency"], "not_available": notes})
     good = [r for r in rows if r["latency_ns"] is not None]
@@ -1498,12 +1497,16 @@ def report_fig11(ctx: Context, exp: Experiment, records: dict[str, Record]) -> l
         return []
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot([r["size"] for r in good], [r["latency_ns"] for r in good], "o-", label="Sephirot RTL (ours)")
+    for prog in dict.fromkeys(r["program"] for r in good):
+        pts = [r for r in good if r["program"] == prog]
+        ax.plot([r["size"] for r in pts], [r["latency_ns"] for r in pts], "o-", label=f"{prog} (Sephirot RTL)")
+    missing = sorted({r["program"] for r in rows} - {r["program"] for r in good})
     ax.set_xlabel("packet size (bytes)")
-    ax.set_ylabel("latency, first byte in to last byte out (ns)")
+    ax.set_ylabel("first byte in to last byte out (ns)")
     ax.grid(alpha=0.3)
-    ax.legend()
-    ax.set_title(f"Fig. 11: latency of {good[0]['program']} at 156.25 MHz")
+    ax.legend(fontsize=8)
+    extra = f"\nnot available: {', '.join(missing)} (see fig11.json)" if missing else ""
+    ax.set_title(f"Fig. 11: latency at 156.25 MHz{extra}", fontsize=9)
     save_figure(fig, ctx.out, exp.name)
     return []
 
