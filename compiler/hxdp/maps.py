@@ -29,7 +29,6 @@ ENOENT, E2BIG, EEXIST, EINVAL, ENOSPC = 2, 7, 17, 22, 28
 ARRAY_KINDS = {"array", "percpu_array", "devmap"}
 HASH_KINDS = {"hash", "percpu_hash", "lru_hash", "devmap_hash"}
 
-FNV_OFFSET = 0x811C9DC5
 HASH_MULT = 0x9E3779B1
 
 
@@ -100,7 +99,7 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
     if kind is None:
         raise MapError(f"map {m.name}: map type {m.type} is not supported by the hardware maps "
                        f"(supported: {', '.join(params.MAP_TYPES.values())})")
-    if m.max_entries <= 0 or m.value_size <= 0 and kind not in ("devmap", "devmap_hash"):
+    if m.max_entries <= 0 or m.value_size <= 0:
         raise MapError(f"map {m.name}: max_entries {m.max_entries} / value_size {m.value_size} must be positive")
     key_off = value_off = data_off = 0
     if kind in ARRAY_KINDS:
