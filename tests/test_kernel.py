@@ -260,9 +260,10 @@ def test_cli_kernel_run(obj: Path, tmp_path: Path, capsys: pytest.CaptureFixture
     counters = {e["key"]: e["value"] for e in doc["maps"]["counters"]}
     assert counters["03000000"] == "0100000000000000"
     assert out.stat().st_size > 24
-    assert main(cmd[3:-4]) == 0
+    assert main([*cmd[3:-4], "--time", "10"]) == 0
     outerr = capsys.readouterr()
     assert "summary: DROP 1, PASS 1, TX 1 (3 packets)" in outerr.out
+    assert "timing (10 repeats per packet, fresh program copy): kernel median" in outerr.out
     assert outerr.out.splitlines()[1] == "     1 TX  (out 60 bytes, modified)"
     assert main(["kernel-run", str(obj), "--pcap", str(pcap)]) == 1
     outerr = capsys.readouterr()

@@ -80,6 +80,7 @@ def _run(args: argparse.Namespace) -> int:
         for p in packets:
             results.append(kp.run(p, ingress_ifindex=args.ifindex, rx_queue_index=args.rxq))
         maps = kp.dump() if args.dump_maps else None
+        timings = [kp.timing(p, args.time, args.ifindex, args.rxq) for p in packets] if args.time else []
     counts = Counter(params.ACTION_NAMES.get(r.action, f"ABORTED({r.action})") for r in results)
     if args.out:
         _write_pcap(args.out, [r.packet for r in results if r.action in (params.XDP_TX, params.XDP_REDIRECT)])
@@ -100,6 +101,8 @@ def _run(args: argparse.Namespace) -> int:
         }
         if maps is not None:
             doc["maps"] = dump_json(maps)
+        if timings:
+            doc["timing"] = [{"kernel_ns": t.kernel_ns, "wall_ns": round(t.wall_ns, 3)} for t in timings]
         print(json.dumps(doc, indent=1))
         return 0
     for i, r in enumerate(results):
@@ -107,6 +110,13 @@ def _run(args: argparse.Namespace) -> int:
         changed = "" if r.packet == packets[i] else f"  (out {len(r.packet)} bytes, modified)"
         print(f"{i:6d} {name}{changed}")
     print("summary: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + f" ({len(results)} packets)")
+    if timings:
+        kns = sorted(t.kernel_ns for t in timings)
+        wns = sorted(t.wall_ns for t in timings)
+        print(
+            f"timing ({args.time} repeats per packet, fresh program copy): kernel median {kns[len(kns) // 2]} ns, "
+            f"wall clock median {wns[len(wns) // 2]:.2f} ns/packet"
+        )
     if maps is not None:
         print(json.dumps({"maps": dump_json(maps)}, indent=1))
     return 0
@@ -128,6 +138,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dump-maps", action="store_true", help="print the map contents after the run (hex JSON)")
     p.add_argument("--ifindex", type=int, default=1, help="ingress ifindex in xdp_md (must exist; default 1 = lo)")
     p.add_argument("--rxq", type=int, default=0, help="rx_queue_index in xdp_md (default 0)")
+    p.add_argument(
+        "--time",
+        type=int,
+        metavar="REPEAT",
+        help="also time every packet with REPEAT runs on a fresh copy (kernel average and wall clock ns/packet)",
+    )
     p.add_argument(
         "--loader",
         choices=("libbpf", "hxdp"),

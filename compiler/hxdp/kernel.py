@@ -22,7 +22,9 @@ runs the original packet `repeat` times in one BPF_PROG_TEST_RUN; the kernel's a
 ns) and the wall-clock ns/packet are both reported. A run with repeat > 1 costs a fixed 15-30 ms here (the
 program is swapped into the XDP dispatcher and out again); the wall clock subtracts the median of three repeat=2
 runs, so it is only meaningful when repeat * ns/packet is well above that (repeat >= 10**6 for fast programs).
-The oracle's own instance and maps are not touched. Repeats reuse the (possibly modified) buffer, as the kernel does.
+The kernel's timer stops while the test run yields the CPU; the wall clock does not, so on a busy machine the
+wall clock is an upper bound and the kernel's average the better figure. The oracle's own instance and maps are
+not touched. Repeats reuse the (possibly modified) buffer, as the kernel does.
 
 Raw mode (`run_raw(insns, mem)`), for ISA-level tests. The kernel cannot run a program whose r1 points at an
 arbitrary buffer, so a raw program runs as an XDP program with `mem` as the packet, wrapped like this:
