@@ -21,6 +21,7 @@ NO_FLAGS = {
     "hoist": "schedule basic blocks one at a time (no code motion across blocks)",
     "speculate": "never move instructions above a side exit",
     "rename": "no register renaming",
+    "copyprop": "no copy propagation",
 }
 
 

@@ -84,6 +84,46 @@ def _s32(x: int) -> int:
     return x - (1 << 32) if x & 0x80000000 else x
 
 
+# --- copy propagation ----------------------------------------------------------------------------------
+def _read_fields(op: Op) -> tuple[bool, bool]:
+    """Which of the dst/src fields are pure reads that may name another register holding the same value."""
+    k = op.kind
+    info = op.info
+    if k == "jmp":
+        return True, info.src_reg
+    if k in ("st", "st6"):
+        return True, False
+    if k in ("stx", "stx6"):
+        return True, True
+    if k in ("ldx", "ldxsx", "ldx6", "alu3"):
+        return False, True
+    if k == "alu" and info.src_reg:
+        return False, True
+    return False, False
+
+
+def copy_propagation(cfg: Cfg) -> int:
+    """After `rX = rY`, read rY instead of rX (while both hold the value) so the copy is off the critical path."""
+    n = 0
+    for bid in cfg.order:
+        copies: dict[int, int] = {}
+        for op in cfg.blocks[bid].ops:
+            rd_dst, rd_src = _read_fields(op)
+            if rd_dst and op.dst in copies:
+                op.dst = copies[op.dst]
+                n += 1
+            if rd_src and op.src in copies:
+                op.src = copies[op.src]
+                n += 1
+            for d in op.defs():
+                copies.pop(d, None)
+                for x in [x for x, y in copies.items() if y == d]:
+                    del copies[x]
+            if op.info.name == "mov64_x" and op.off == 0 and op.src != op.dst:
+                copies[op.dst] = op.src
+    return n
+
+
 # --- three-operand ALU -----------------------------------------------------------------------------------
 def alu3(cfg: Cfg) -> int:
     """`dst = src; dst OP= imm` -> `dst = src OP imm` when dst is not read in between and src is unchanged."""
