@@ -17,7 +17,7 @@ lint: setup
 	@$(PY) -m ruff check compiler tests
 
 test: setup progs lint
-	@$(PY) -m pytest -q -n 2 tests
+	@$(PY) -m pytest -q -n 2 -m "not slow" tests
 
 roms: setup progs
 	@$(PY) -c "from hxdp.suite import build_roms; [print(p) for p in build_roms()]"
