@@ -1,0 +1,164 @@
+// sephirot_board: the board top: AXI-Lite registers, NPORTS input ports arbitrated per packet, the Sephirot top.
+`default_nettype none
+`include "sephirot_params.vh"
+
+// Input port k carries ingress_ifindex k + 1. The arbiter is round robin between whole packets (a packet's frames
+// are never interleaved with another port's). While the host holds the input (CTRL bit 0), no new packet starts;
+// STATUS.held reads 1 once no packet is in the core, so a program swap happens between two packets.
+module sephirot_board #(
+  parameter integer NPORTS    = 1,
+  parameter integer LANES     = `SEPH_LANES,
+  parameter integer AW        = `SEPH_IMEM_AW,
+  parameter integer MAP_BYTES = `SEPH_MAP_MEM_BYTES,
+  parameter integer LW        = $clog2(MAP_BYTES / 16),
+  parameter integer PW        = NPORTS > 1 ? $clog2(NPORTS) : 1
+) (
+  input  wire                 clk_i,
+  input  wire                 rst_ni,
+  // AXI-Lite slave
+  input  wire [31:0]          s_awaddr_i,
+  input  wire                 s_awvalid_i,
+  output wire                 s_awready_o,
+  input  wire [31:0]          s_wdata_i,
+  input  wire [3:0]           s_wstrb_i,
+  input  wire                 s_wvalid_i,
+  output wire                 s_wready_o,
+  output wire [1:0]           s_bresp_o,
+  output wire                 s_bvalid_o,
+  input  wire                 s_bready_i,
+  input  wire [31:0]          s_araddr_i,
+  input  wire                 s_arvalid_i,
+  output wire                 s_arready_o,
+  output wire [31:0]          s_rdata_o,
+  output wire [1:0]           s_rresp_o,
+  output wire                 s_rvalid_o,
+  input  wire                 s_rready_i,
+  // input ports (32-byte frames)
+  input  wire [NPORTS-1:0]     in_valid_i,
+  output reg  [NPORTS-1:0]     in_ready_o,
+  input  wire [256*NPORTS-1:0] in_data_i,
+  input  wire [NPORTS-1:0]     in_sop_i,
+  input  wire [NPORTS-1:0]     in_eop_i,
+  input  wire [16*NPORTS-1:0]  in_len_i,
+  // output frames (the MAC is always ready)
+  output wire                 out_valid_o,
+  output wire [255:0]         out_data_o,
+  output wire                 out_sop_o,
+  output wire                 out_eop_o,
+  output wire [5:0]           out_bytes_o,
+  output wire [31:0]          out_action_o,
+  // per-packet result
+  output wire                 pkt_done_o,
+  output wire [31:0]          res_action_o,
+  output wire [2:0]           res_fault_o,
+  output wire [31:0]          res_cycles_o,
+  output wire                 res_redir_valid_o,
+  output wire [31:0]          res_redir_port_o
+);
+  wire                imem_we;
+  wire [AW-1:0]       imem_waddr;
+  wire [64*LANES-1:0] imem_wdata;
+  wire [AW:0]         imem_rows;
+  wire                map_we;
+  wire [LW-1:0]       map_line;
+  wire [127:0]        map_wdata, map_rdata;
+  wire                hold;
+  reg  [15:0]         inflight_q;
+  reg                 locked_q;
+  reg  [PW-1:0]       sel_q, rr_q;
+  wire                held = hold && !locked_q && inflight_q == 16'd0;
+
+  sephirot_axil #(.LANES(LANES), .AW(AW), .LW(LW)) u_axil (
+    .clk_i, .rst_ni,
+    .s_awaddr_i, .s_awvalid_i, .s_awready_o, .s_wdata_i, .s_wstrb_i, .s_wvalid_i, .s_wready_o,
+    .s_bresp_o, .s_bvalid_o, .s_bready_i, .s_araddr_i, .s_arvalid_i, .s_arready_o,
+    .s_rdata_o, .s_rresp_o, .s_rvalid_o, .s_rready_i,
+    .imem_we_o(imem_we), .imem_waddr_o(imem_waddr), .imem_wdata_o(imem_wdata), .imem_rows_o(imem_rows),
+    .map_we_o(map_we), .map_line_o(map_line), .map_wdata_o(map_wdata), .map_rdata_i(map_rdata),
+    .hold_o(hold), .held_i(held), .inflight_i(inflight_q),
+    .pkt_done_i(pkt_done_o), .res_action_i(res_action_o), .res_fault_i(res_fault_o)
+  );
+
+  // ---------------------------------------------------------------------------------------------------------
+  // input arbiter: a port is granted at a start of packet and keeps the core input until its end of packet
+  reg [PW-1:0] pick;
+  reg          pick_ok;
+  integer      pi;
+  reg [PW:0]   cand;
+  always @(*) begin
+    pick = rr_q;
+    pick_ok = 1'b0;
+    for (pi = NPORTS - 1; pi >= 0; pi = pi - 1) begin
+      cand = {1'b0, rr_q} + pi[PW:0];
+      if (cand >= NPORTS[PW:0]) cand = cand - NPORTS[PW:0];
+      if (in_valid_i[cand[PW-1:0]] && in_sop_i[cand[PW-1:0]]) begin
+        pick = cand[PW-1:0];
+        pick_ok = 1'b1;
+      end
+    end
+  end
+  wire [PW-1:0] cur     = locked_q ? sel_q : pick;
+  wire          grant   = locked_q || (pick_ok && !hold);
+  wire          c_valid = grant && in_valid_i[cur];
+  wire          c_ready;
+  wire          c_fire  = c_valid && c_ready;
+  wire          c_sop   = in_sop_i[cur];
+  wire          c_eop   = in_eop_i[cur];
+  integer       ri;
+  always @(*) begin
+    for (ri = 0; ri < NPORTS; ri = ri + 1) in_ready_o[ri] = grant && c_ready && cur == ri[PW-1:0];
+  end
+
+  wire pkt_start;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      locked_q <= 1'b0; sel_q <= {PW{1'b0}}; rr_q <= {PW{1'b0}}; inflight_q <= 16'd0;
+    end else begin
+      if (c_fire) begin
+        if (c_eop) begin
+          locked_q <= 1'b0;
+          rr_q <= ({1'b0, cur} + 1'b1 >= NPORTS[PW:0]) ? {PW{1'b0}} : cur + 1'b1;
+        end else begin
+          locked_q <= 1'b1;
+          sel_q <= cur;
+        end
+      end
+      inflight_q <= inflight_q + {15'd0, c_fire && c_sop} - {15'd0, pkt_done_o};
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire                 trc_valid, trc_call, trc_exit;
+  wire [AW-1:0]        trc_pc;
+  wire [LANES-1:0]     trc_wr_en, trc_st_en;
+  wire [4*LANES-1:0]   trc_wr_idx, trc_st_size;
+  wire [64*LANES-1:0]  trc_wr_val, trc_st_data;
+  wire [32*LANES-1:0]  trc_st_addr;
+  wire [63:0]          trc_ret, res_r0;
+  wire [1:0]           trc_call_lane;
+  wire [31:0]          trc_cost, trc_next;
+  wire [2:0]           trc_fault;
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  sephirot_top #(.LANES(LANES), .AW(AW), .MAP_BYTES(MAP_BYTES), .LW(LW)) u_top (
+    .clk_i, .rst_ni,
+    .imem_we_i(imem_we), .imem_waddr_i(imem_waddr), .imem_wdata_i(imem_wdata), .imem_rows_i(imem_rows),
+    .map_we_i(map_we), .map_line_i(map_line), .map_wdata_i(map_wdata), .map_rdata_o(map_rdata),
+    .raw_i(1'b0),
+    .in_valid_i(c_valid), .in_ready_o(c_ready), .in_data_i(in_data_i[256*cur +: 256]), .in_sop_i(c_sop),
+    .in_eop_i(c_eop), .in_len_i(in_len_i[16*cur +: 16]), .in_ifindex_i({{(32-PW){1'b0}}, cur} + 32'd1),
+    .in_rxq_i(32'd0),
+    .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o,
+    .pkt_start_o(pkt_start), .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o(res_r0), .res_cycles_o,
+    .res_redir_valid_o, .res_redir_port_o,
+    .trc_valid_o(trc_valid), .trc_pc_o(trc_pc), .trc_wr_en_o(trc_wr_en), .trc_wr_idx_o(trc_wr_idx),
+    .trc_wr_val_o(trc_wr_val), .trc_st_en_o(trc_st_en), .trc_st_addr_o(trc_st_addr), .trc_st_size_o(trc_st_size),
+    .trc_st_data_o(trc_st_data), .trc_call_o(trc_call), .trc_ret_o(trc_ret), .trc_call_lane_o(trc_call_lane),
+    .trc_cost_o(trc_cost), .trc_next_o(trc_next), .trc_exit_o(trc_exit), .trc_fault_o(trc_fault)
+  );
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire unused_start = pkt_start;
+  /* verilator lint_on UNUSEDSIGNAL */
+endmodule
+`default_nettype wire
