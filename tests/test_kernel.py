@@ -157,6 +157,7 @@ def test_verifier_failure_is_one_line_with_log(tmp_path: Path) -> None:
         KernelProgram(bad)
     msg = str(exc.value)
     assert "\n" not in msg and "bad_prog" in msg and "[log: " in msg
+    assert "insn 1 (r0 = *(u8 *)(r1 +0)): invalid access to packet" in msg
     log = Path(msg.split("[log: ")[1].rstrip("]"))
     assert "invalid access to packet" in log.read_text()
     log.unlink()
@@ -216,8 +217,9 @@ def test_run_raw_returns_64_bit_r0_and_memory() -> None:
 
 
 def test_run_raw_rejects() -> None:
-    with pytest.raises(KernelError, match="verifier"):
+    with pytest.raises(KernelError, match=r"insn 0 \(r0 = \*\(u8 \*\)\(r1 \+100\)\): invalid access") as exc:
         kernel.run_raw([Insn(0x71, dst=0, src=1, off=100), Insn(0x95)], bytes(8))  # beyond mem
+    Path(str(exc.value).split("[log: ")[1].rstrip("]")).unlink()
     with pytest.raises(KernelError, match="bpf-to-bpf"):
         kernel.run_raw([Insn(0x85, src=1, imm=1), Insn(0x95)], bytes(8))
 

@@ -44,6 +44,7 @@ import ctypes
 import ctypes.util
 import errno as errno_mod
 import os
+import re
 import struct
 import tempfile
 import threading
@@ -309,6 +310,20 @@ class Timing:
     action: int
 
 
+def _verifier_summary(log: str, base: int = 0) -> str:
+    """One line from a verifier log: the last instruction it looked at (numbered from `base`) and the errors."""
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith(("processed ", "verification time", "stack depth"))]
+    insn = max((i for i, ln in enumerate(lines) if re.match(r"\d+: \(", ln)), default=-1)
+    errors = lines[insn + 1 :][-3:] if insn + 1 < len(lines) else lines[-1:]
+    where = ""
+    if insn >= 0:
+        m = re.match(r"(\d+): \([0-9a-f]+\) ([^;]*)", lines[insn])
+        if m:
+            where = f"insn {int(m.group(1)) - base} ({m.group(2).strip()}): "
+    return where + "; ".join(errors)
+
+
 def _hexbytes(text: str, what: str) -> bytes:
     try:
         return bytes.fromhex(text.replace(" ", ""))
@@ -440,8 +455,7 @@ class KernelProgram:
             fd, log_path = tempfile.mkstemp(prefix=f"hxdp-verifier-{self.name}-", suffix=".log")
             with os.fdopen(fd, "w") as fh:
                 fh.write("\n".join(msgs) + "\n-- verifier log --\n" + log)
-            last = next((ln for ln in reversed(log.splitlines()) if ln.strip() and not ln.startswith("processed")), "")
-            why = last or (msgs[-1] if msgs else _err(ret))
+            why = _verifier_summary(log) or (msgs[-1] if msgs else _err(ret))
             raise KernelError(f"{self.path}: kernel refused program {self.name} ({_err(ret)}): {why} [log: {log_path}]")
         self.prog_fd = lib.bpf_program__fd(handle)
         m = lib.bpf_object__next_map(self.obj, None)
@@ -689,7 +703,8 @@ def _raw_prologue(n: int) -> list[Insn]:
     return body
 
 
-def _raw_load(lib: ctypes.CDLL, insns: list[Insn], name: str = "raw", license: bytes = b"GPL") -> int:
+def _raw_load(lib: ctypes.CDLL, insns: list[Insn], name: str = "raw", license: bytes = b"GPL", base: int = 0) -> int:
+    """BPF_PROG_LOAD of an XDP program; a refusal names the instruction counted from slot `base`."""
     code = b"".join(i.to_bytes() for i in insns)
     log = ctypes.create_string_buffer(LOG_SIZE)
     opts = _ProgLoadOpts(sz=ctypes.sizeof(_ProgLoadOpts), log_level=1, log_size=LOG_SIZE)
@@ -702,8 +717,9 @@ def _raw_load(lib: ctypes.CDLL, insns: list[Insn], name: str = "raw", license: b
         tfd, log_path = tempfile.mkstemp(prefix=f"hxdp-verifier-{name}-", suffix=".log")
         with os.fdopen(tfd, "w") as fh:
             fh.write(text)
-        last = next((ln for ln in reversed(text.splitlines()) if ln.strip() and not ln.startswith("processed")), "")
-        raise KernelError(f"kernel refused program {name} ({_err(fd)}): {last} [log: {log_path}]")
+        raise KernelError(
+            f"kernel refused program {name} ({_err(fd)}): {_verifier_summary(text, base)} [log: {log_path}]"
+        )
     return fd
 
 
@@ -729,7 +745,7 @@ def run_raw(insns: list[Insn], mem: bytes) -> tuple[int, bytes]:
     hi += [Insn(0x77, dst=0, imm=32), Insn(0x95)]
     results = []
     for prog in (lo, hi):
-        fd = _raw_load(lib, prog)
+        fd = _raw_load(lib, prog, base=len(pro))
         try:
             opts, _, outb, _ = _prog_test_run(lib, "raw program", fd, data, 1, 0, 1, True)
             results.append((opts.retval, outb[:n]))
