@@ -36,7 +36,7 @@ def _fake_registry(calls: list[str], fail_on: set[str], na_once: set[str]) -> tu
 
     def report(ctx: E.Context, exp: E.Experiment, records: dict) -> list[E.Check]:
         rows = [{"point": k, "value": r.get("value"), "status": r["status"]} for k, r in records.items()]
-        E.write_table(ctx.out, exp.name, exp.title, rows)
+        E.write_table(ctx, exp.name, exp.title, rows)
         total = sum(r.get("value") or 0 for r in records.values())
         return [E.Check("sum of squares", "pass" if total == 30 else "fail", str(total), "== 30")]
 
