@@ -94,6 +94,7 @@ def _run(args: argparse.Namespace) -> int:
                     "action_name": params.ACTION_NAMES.get(r.action, "ABORTED"),
                     "len": len(r.packet),
                     "out": r.packet.hex(),
+                    **({"meta": r.meta.hex()} if r.meta else {}),
                 }
                 for i, r in enumerate(results)
             ],
