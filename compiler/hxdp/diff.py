@@ -154,7 +154,7 @@ class _EngineRunner:
     def run_all(self, packets: list[bytes], ingress_ifindex: int) -> list[RunResult] | None:
         """The RTL runs a whole trace in one simulator process; the models go packet by packet."""
         if self.engine == "rtl":
-            return self.model.run_packets(packets, ingress_ifindex=ingress_ifindex)
+            return self.model.run_packets([(p, ingress_ifindex, 0) for p in packets])
         return None
 
     def run(self, packet: bytes, ingress_ifindex: int) -> RunResult:

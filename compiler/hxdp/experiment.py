@@ -20,6 +20,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -151,6 +152,7 @@ class Context:
 
 Record = dict[str, Any]
 Measure = Callable[[Context, str], Record]
+BACKGROUND_KINDS = frozenset({"synth"})  # measured in a background thread (an external process, no shared state)
 
 
 @dataclass
@@ -312,12 +314,18 @@ def run_experiments(names: Iterable[str], out: Path, *, quick: bool = False, res
     todo = list(dict.fromkeys(k for keys in plan.values() for k in keys if k not in done))
     reused = sum(1 for keys in plan.values() for k in keys if k in done)
     failed: list[str] = []
-    with _progress(len(todo), progress) as bar:
+    # long external tools (yosys) run in a background thread while the other points are measured
+    bg = [k for k in todo if k.split(":", 1)[0] in BACKGROUND_KINDS]
+    todo = [k for k in todo if k not in bg] + bg
+    with _progress(len(todo), progress) as bar, ThreadPoolExecutor(max_workers=1) as pool:
         ctx.log = bar.log
+        futures = {k: pool.submit(measure_point, ctx, k, meas) for k in bg}
         for key in todo:
             bar.set(key[:40])
             if key.startswith("unavailable:"):
                 rec: Record = {"status": "n/a", "reason": key.split(":", 2)[2]}
+            elif key in futures:
+                rec = futures[key].result()
             else:
                 rec = measure_point(ctx, key, meas)
             if rec["status"] == "error":
@@ -1097,12 +1105,8 @@ def m_simspeed(ctx: Context, key: str) -> Record:
             "note": f"rates from the difference between runs of {n1} and {n2} packets"}
 
 
-def _top_module(files: list[Path]) -> str:
-    for cand in ("sephirot_top", "sephirot", "sephirot_core"):
-        for f in files:
-            if re.search(rf"^\s*module\s+{cand}\b", f.read_text(errors="replace"), re.M):
-                return cand
-    raise NotAvailable(f"no Sephirot top module (sephirot_top/sephirot/sephirot_core) in {SEPHIROT_RTL}")
+def _has_module(files: list[Path], name: str) -> bool:
+    return any(re.search(rf"^\s*module\s+{name}\b", f.read_text(errors="replace"), re.M) for f in files)
 
 
 LUT_CELLS = re.compile(r"^(LUT[1-6]|MUXF[5-8])$")
@@ -1135,23 +1139,50 @@ def synth_stats(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
     return out
 
 
+def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Per module, its own cells plus those of every submodule instance (recursively)."""
+    own = synth_stats(doc)
+    cells = {m.lstrip("\\"): info.get("num_cells_by_type", {}) for m, info in doc.get("modules", {}).items()}
+    memo: dict[str, dict[str, float]] = {}
+
+    def total(m: str, depth: int = 0) -> dict[str, float]:
+        if m in memo:
+            return memo[m]
+        t = dict(own.get(m, {}))
+        if depth < 32:
+            for cell, n in cells.get(m, {}).items():
+                child = cell.lstrip("\\")
+                if child in cells and child != m:
+                    for k, v in total(child, depth + 1).items():
+                        t[k] = t.get(k, 0.0) + n * v
+        memo[m] = t
+        return t
+
+    return {m: total(m) for m in cells}
+
+
+SYNTH_TIMEOUT_S = {"sephirot_core": 600, "sephirot_top": 1200}  # run one after the other in the background
+
+
 def m_synth(ctx: Context, key: str) -> Record:
-    """synth:sephirot: yosys synth_xilinx (7-series) of the Sephirot top, hierarchy kept, stat per module."""
+    """synth:MODULE: yosys synth_xilinx (7-series) of MODULE (sephirot_top, sephirot_core), hierarchy kept."""
     yosys = shutil.which("yosys")
     if yosys is None:
         raise NotAvailable("yosys is not installed")
     files = sorted(SEPHIROT_RTL.glob("*.v")) + sorted(SEPHIROT_RTL.glob("*.sv"))
     if not files:
         raise NotAvailable(f"no RTL in {SEPHIROT_RTL}")
-    top = _top_module(files)
-    timeout = 600 if ctx.quick else 1500
+    top = key.split(":", 1)[1]
+    if not _has_module(files, top):
+        raise NotAvailable(f"no module {top} in {SEPHIROT_RTL}")
+    timeout = SYNTH_TIMEOUT_S.get(top, 600)
     with tempfile.TemporaryDirectory(prefix="hxdp-synth-") as tmp:
         stat_json = Path(tmp) / "stat.json"
         script = (f"read_verilog -sv -I{SEPHIROT_RTL} " + " ".join(str(f) for f in files) + "; "
                   f"synth_xilinx -family xc7 -top {top}; tee -q -o {stat_json} stat -json")
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run([yosys, "-l", str(ctx.out / "resources-yosys.log"), "-p", script],
+            proc = subprocess.run([yosys, "-l", str(ctx.out / f"resources-{top}.log"), "-p", script],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout,
                                   cwd=tmp)
         except subprocess.TimeoutExpired:
@@ -1538,7 +1569,7 @@ def report_fig11(ctx: Context, exp: Experiment, records: dict[str, Record]) -> l
 
 
 def points_resources(ctx: Context) -> list[str]:
-    return ["synth:sephirot"]
+    return ["synth:sephirot_top", "synth:sephirot_core"]
 
 
 def report_resources(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:

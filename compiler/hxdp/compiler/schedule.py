@@ -264,13 +264,50 @@ def _lane_order(row: list[Node]) -> list[Op]:
     return [n.op for n in wide + plain + ctrl]
 
 
+_PURE = frozenset({"alu", "alu3", "neg", "end", "bswap", "lddw", "ldx", "ldxsx", "ldx6"})
+HOIST_MAX = 4
+
+
+def _hoist_candidates(cfg: Cfg, br: Op, p: int, x: int, live_in: dict[int, set[int]],
+                      states: dict[int, State]) -> list[Op]:
+    """Ops at the top of x (only predecessor p, reached when br is taken) that may run before br on every path:
+    no side effects, no fault, and a destination that the fall-through path does not read."""
+    fall = cfg.blocks[p].fall
+    live_fall = live_in.get(fall, set()) if fall is not None else set()
+    br_uses = set(br.uses())
+    moved: list[Op] = []
+    blocked_defs: set[int] = set()
+    blocked_uses: set[int] = set()
+    store_seen = False
+    for op in cfg.blocks[x].ops:
+        if op.is_control or op.is_call:
+            break
+        d, u = set(op.defs()), set(op.uses())
+        ok = op.kind in _PURE and not (u & blocked_defs) and not (d & (blocked_defs | blocked_uses)) \
+            and not (d & live_fall) and not (d & br_uses)
+        if ok and op.is_load:
+            ok = not store_seen and speculation_safe_load(op, states.get(id(op)))
+        if ok:
+            moved.append(op)
+            if len(moved) >= HOIST_MAX:
+                break
+        else:
+            blocked_defs |= d
+            blocked_uses |= u
+            store_seen = store_seen or op.is_store or op.is_atomic
+    return moved
+
+
 def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = True) -> Schedule:
     """Schedule the whole program; branch ops keep block-id targets (resolved by emit)."""
     traces = form_traces(cfg, superblocks)
     cfg.check()
     states = provenance(cfg)
     live_in, _ = liveness(cfg)
+    preds = cfg.preds()
     heads = [t[0] for t in traces]
+    trace_of = {t[0]: i for i, t in enumerate(traces)}
+    hoisted: dict[int, set[int]] = {}  # block -> registers set for it by ops hoisted into its predecessor
     start: dict[int, int] = {}
     nrow = 0
     all_rows: list[list[Op]] = []
@@ -294,8 +331,35 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
             start.setdefault(bid, nrow)
         if not ops:
             continue
-        sched = _TraceScheduler(ops, blocks_of, states, live_in, lanes, speculate)
-        rows = sched.run()
+        rows = _TraceScheduler(ops, blocks_of, states, live_in, lanes, speculate).run()
+        if speculate:
+            # hoist the top of single-predecessor branch targets into this trace while it costs no row
+            for br in [op for op in ops if op.is_cond]:
+                x = br.target
+                if x is None or x == cfg.entry or len(preds.get(x, ())) != 1 or trace_of.get(x, -1) <= ti:
+                    continue
+                k = next(i for i, op in enumerate(ops) if op is br)
+                p = blocks_of[k]
+                cands = _hoist_candidates(cfg, br, p, x, live_in, states)
+                for m in sorted({len(cands), 1} - {0}, reverse=True):
+                    trial = ops[:k] + cands[:m] + ops[k:]
+                    trial_blocks = blocks_of[:k] + [p] * m + blocks_of[k:]
+                    # the hoisted values must survive on the taken edge: nothing may be speculated over them
+                    trial_live = dict(live_in)
+                    trial_live[x] = live_in.get(x, set()) | hoisted.get(x, set()) | \
+                        {d for op in cands[:m] for d in op.defs()}
+                    rows2 = _TraceScheduler(trial, trial_blocks, states, trial_live, lanes, speculate).run()
+                    if len(rows2) <= len(rows):
+                        ops, blocks_of, rows = trial, trial_blocks, rows2
+                        xb, pb = cfg.blocks[x], cfg.blocks[p]
+                        moved = {id(op) for op in cands[:m]}
+                        xb.ops = [op for op in xb.ops if id(op) not in moved]
+                        pb.ops[-1:-1] = cands[:m]
+                        hoisted.setdefault(x, set()).update(d for op in cands[:m] for d in op.defs())
+                        live_in, _ = liveness(cfg)
+                        for hx, hd in hoisted.items():
+                            live_in[hx] = live_in.get(hx, set()) | hd
+                        break
         for r, row in enumerate(rows):
             ordered = _lane_order(row)
             by_op = {id(n.op): n for n in row}
