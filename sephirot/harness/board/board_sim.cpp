@@ -1,0 +1,276 @@
+// board_sim.cpp: the board harness class: clocking, AXI-Lite master, input ports, outputs, pcap replay and output.
+#include "board_sim.h"
+
+#include <cinttypes>
+#include <cstring>
+#include <sstream>
+
+#include "Vsephirot_board.h"
+#include "verilated.h"
+
+namespace {
+constexpr int kFrame = 32;
+constexpr size_t kRunt = 60;
+constexpr size_t kMaxLen = 2048;
+constexpr double kClockMhz = 156.25;
+constexpr uint64_t kAxiTimeout = 100000;
+
+void put32(FILE* f, uint32_t v) { fwrite(&v, 4, 1, f); }
+}  // namespace
+
+bool read_pcap(const std::string& path, std::vector<std::vector<uint8_t>>& out, std::string* err) {
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) { *err = "cannot open " + path; return false; }
+  uint8_t gh[24];
+  if (fread(gh, 1, 24, f) != 24) { fclose(f); *err = path + ": not a pcap file (short header)"; return false; }
+  uint32_t magic;
+  memcpy(&magic, gh, 4);
+  bool swap = false;
+  if (magic == 0xa1b2c3d4 || magic == 0xa1b23c4d) swap = false;
+  else if (magic == 0xd4c3b2a1 || magic == 0x4d3cb2a1) swap = true;
+  else { fclose(f); *err = path + ": not a pcap file (bad magic)"; return false; }
+  auto rd = [&](const uint8_t* p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return swap ? __builtin_bswap32(v) : v;
+  };
+  uint8_t rh[16];
+  while (fread(rh, 1, 16, f) == 16) {
+    uint32_t incl = rd(rh + 8);
+    if (incl > (1u << 20)) { fclose(f); *err = path + ": corrupt record length"; return false; }
+    std::vector<uint8_t> d(incl);
+    if (incl && fread(d.data(), 1, incl, f) != incl) break;
+    out.push_back(std::move(d));
+  }
+  fclose(f);
+  return true;
+}
+
+BoardSim::BoardSim(int ports, size_t keep) : ctx_(new VerilatedContext), ports_(ports), keep_(keep) {
+  top_.reset(new Vsephirot_board(ctx_.get()));
+  top_->rst_ni = 0;
+  top_->clk_i = 0;
+  top_->s_bready_i = 1;
+  top_->s_rready_i = 1;
+  top_->eval();
+  top_->rst_ni = 1;
+  top_->eval();
+}
+
+BoardSim::~BoardSim() {
+  if (out_pcap_) fclose(out_pcap_);
+  top_->final();
+}
+
+void BoardSim::drive() {
+  uint32_t valid = 0, sop = 0, eop = 0;
+  uint64_t len = 0;
+  for (int p = 0; p < kMaxPorts; p++) {
+    if (in_[p].empty()) continue;
+    const BoardPacket& pk = in_[p].front();
+    size_t off = in_off_[p];
+    valid |= 1u << p;
+    if (off == 0) sop |= 1u << p;
+    if (off + kFrame >= pk.data.size()) eop |= 1u << p;
+    len = (len & ~(uint64_t(0xffff) << (16 * p))) | (uint64_t(pk.data.size()) << (16 * p));
+    for (int w = 0; w < kFrame / 4; w++) {
+      uint32_t v = 0;
+      for (int b = 0; b < 4; b++) {
+        size_t i = off + 4 * w + b;
+        if (i < pk.data.size()) v |= uint32_t(pk.data[i]) << (8 * b);
+      }
+      top_->in_data_i[8 * p + w] = v;
+    }
+  }
+  top_->in_len_i = len;
+  top_->in_valid_i = valid;
+  top_->in_sop_i = sop;
+  top_->in_eop_i = eop;
+}
+
+void BoardSim::sample() {
+  uint32_t fire = top_->in_valid_i & top_->in_ready_o;
+  for (int p = 0; p < kMaxPorts; p++) {
+    if (!((fire >> p) & 1)) continue;
+    if (in_off_[p] == 0) { order_.push_back(p); accepted_++; }
+    in_off_[p] += kFrame;
+    if (in_off_[p] >= in_[p].front().data.size()) { in_[p].pop_front(); in_off_[p] = 0; }
+  }
+  if (top_->pkt_done_o) {
+    BoardOutput r;
+    r.seq = seq_++;
+    r.port = order_.empty() ? 0 : order_.front();
+    if (!order_.empty()) order_.pop_front();
+    r.action = top_->res_action_o;
+    r.fault = top_->res_fault_o;
+    r.cycles = top_->res_cycles_o;
+    r.redirect = top_->res_redir_valid_o;
+    r.redir_port = top_->res_redir_port_o;
+    results_.push_back(r);
+  }
+  if (top_->out_valid_o) {
+    if (top_->out_sop_o) cur_out_.clear();
+    for (unsigned b = 0; b < top_->out_bytes_o; b++) cur_out_.push_back((top_->out_data_o[b / 4] >> (8 * (b % 4))) & 0xff);
+    if (top_->out_eop_o && !results_.empty()) {
+      BoardOutput r = std::move(results_.front());
+      results_.pop_front();
+      r.data = cur_out_;
+      r.cycle = cycle_;
+      finished_++;
+      if (out_pcap_ && (r.action == 3 || r.action == 4)) {
+        double us = cycle_ / kClockMhz;
+        put32(out_pcap_, uint32_t(us / 1e6));
+        put32(out_pcap_, uint32_t(uint64_t(us) % 1000000));
+        put32(out_pcap_, uint32_t(r.data.size()));
+        put32(out_pcap_, uint32_t(r.data.size()));
+        fwrite(r.data.data(), 1, r.data.size(), out_pcap_);
+        out_pcap_count_++;
+      }
+      if (keep_) {
+        outputs_.push_back(std::move(r));
+        if (outputs_.size() > keep_) { outputs_.pop_front(); dropped_outputs_++; }
+      }
+    }
+  }
+}
+
+void BoardSim::feed_replay() {
+  if (replay_.empty()) return;
+  while (in_[replay_port_].size() < 4) {
+    if (replay_pos_ >= replay_.size()) {
+      if (!replay_loop_) { replay_.clear(); return; }
+      replay_pos_ = 0;
+    }
+    inject(replay_port_, replay_[replay_pos_++]);
+    replayed_++;
+  }
+}
+
+void BoardSim::tick() {
+  feed_replay();
+  drive();
+  top_->clk_i = 0;
+  top_->eval();
+  sample();
+  top_->clk_i = 1;
+  top_->eval();
+  cycle_++;
+}
+
+int BoardSim::axi_write(uint32_t addr, uint32_t value) {
+  top_->s_awaddr_i = addr;
+  top_->s_wdata_i = value;
+  top_->s_wstrb_i = 0xf;
+  top_->s_awvalid_i = 1;
+  top_->s_wvalid_i = 1;
+  top_->s_bready_i = 1;
+  for (uint64_t n = 0; n < kAxiTimeout; n++) {
+    feed_replay();
+    drive();
+    top_->clk_i = 0;
+    top_->eval();
+    bool aw = top_->s_awvalid_i && top_->s_awready_o;
+    bool w = top_->s_wvalid_i && top_->s_wready_o;
+    bool b = top_->s_bvalid_o;
+    int resp = top_->s_bresp_o;
+    sample();
+    top_->clk_i = 1;
+    top_->eval();
+    cycle_++;
+    if (aw) top_->s_awvalid_i = 0;
+    if (w) top_->s_wvalid_i = 0;
+    if (b) return resp;
+  }
+  top_->s_awvalid_i = 0;
+  top_->s_wvalid_i = 0;
+  return -1;
+}
+
+int BoardSim::axi_read(uint32_t addr, uint32_t* value) {
+  top_->s_araddr_i = addr;
+  top_->s_arvalid_i = 1;
+  top_->s_rready_i = 1;
+  for (uint64_t n = 0; n < kAxiTimeout; n++) {
+    feed_replay();
+    drive();
+    top_->clk_i = 0;
+    top_->eval();
+    bool ar = top_->s_arvalid_i && top_->s_arready_o;
+    bool r = top_->s_rvalid_o;
+    uint32_t data = top_->s_rdata_o;
+    int resp = top_->s_rresp_o;
+    sample();
+    top_->clk_i = 1;
+    top_->eval();
+    cycle_++;
+    if (ar) top_->s_arvalid_i = 0;
+    if (r) { *value = data; return resp; }
+  }
+  top_->s_arvalid_i = 0;
+  return -1;
+}
+
+bool BoardSim::inject(int port, const std::vector<uint8_t>& data) {
+  if (port < 0 || port >= ports_) return false;
+  if (data.size() < kRunt || data.size() > kMaxLen) { runts_++; return true; }
+  in_[port].push_back({port, data});
+  return true;
+}
+
+void BoardSim::run(uint64_t cycles) {
+  for (uint64_t i = 0; i < cycles; i++) tick();
+}
+
+bool BoardSim::busy() const {
+  if (!replay_.empty()) return true;
+  for (int p = 0; p < kMaxPorts; p++)
+    if (!in_[p].empty()) return true;
+  return accepted_ != finished_;
+}
+
+bool BoardSim::drain(uint64_t max_cycles) {
+  for (uint64_t i = 0; i < max_cycles; i++) {
+    if (!busy()) return true;
+    tick();
+  }
+  return !busy();
+}
+
+bool BoardSim::replay(const std::string& path, int port, bool loop, std::string* err) {
+  if (port < 0 || port >= ports_) { *err = "no such port"; return false; }
+  std::vector<std::vector<uint8_t>> pk;
+  if (!read_pcap(path, pk, err)) return false;
+  if (pk.empty()) { *err = path + ": no packets"; return false; }
+  replay_ = std::move(pk);
+  replay_pos_ = 0;
+  replay_port_ = port;
+  replay_loop_ = loop;
+  return true;
+}
+
+bool BoardSim::open_out_pcap(const std::string& path) {
+  if (out_pcap_) fclose(out_pcap_);
+  out_pcap_ = fopen(path.c_str(), "wb");
+  if (!out_pcap_) return false;
+  put32(out_pcap_, 0xa1b2c3d4);
+  uint16_t v[2] = {2, 4};
+  fwrite(v, 2, 2, out_pcap_);
+  put32(out_pcap_, 0);
+  put32(out_pcap_, 0);
+  put32(out_pcap_, 65535);
+  put32(out_pcap_, 1);
+  fflush(out_pcap_);
+  return true;
+}
+
+std::string BoardSim::stats() const {
+  size_t queued = 0;
+  for (int p = 0; p < kMaxPorts; p++) queued += in_[p].size();
+  std::ostringstream s;
+  s << "cycle=" << cycle_ << " ports=" << ports_ << " queued=" << queued << " accepted=" << accepted_
+    << " finished=" << finished_ << " runts=" << runts_ << " outputs=" << outputs_.size()
+    << " outputs_dropped=" << dropped_outputs_ << " replaying=" << (replay_.empty() ? 0 : 1)
+    << " replayed=" << replayed_ << " out_pcap=" << out_pcap_count_;
+  if (out_pcap_) fflush(out_pcap_);
+  return s.str();
+}

@@ -1,0 +1,83 @@
+// board_sim.h: Verilator harness of sephirot_board: AXI-Lite master, input ports, output collection, pcap I/O.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+class Vsephirot_board;
+class VerilatedContext;
+
+struct BoardPacket {
+  int port = 0;
+  std::vector<uint8_t> data;
+};
+
+struct BoardOutput {
+  uint64_t seq = 0;       // packet number (order of entry into the core)
+  int port = 0;           // input port
+  uint32_t action = 0;
+  uint32_t fault = 0;
+  uint32_t cycles = 0;
+  bool redirect = false;
+  uint32_t redir_port = 0;
+  uint64_t cycle = 0;     // cycle of the last output frame
+  std::vector<uint8_t> data;
+};
+
+class BoardSim {
+ public:
+  static constexpr int kMaxPorts = 4;  // the model is built with NPORTS = 4; --ports N uses the first N
+  BoardSim(int ports, size_t keep);
+  ~BoardSim();
+  // AXI-Lite transactions (the packet path keeps running meanwhile); return the AXI response (0 OKAY, 2 SLVERR)
+  int axi_write(uint32_t addr, uint32_t value);
+  int axi_read(uint32_t addr, uint32_t* value);
+  // packets: queue on a port; runts (< 60 bytes) and frames over 2048 bytes are dropped by the MAC
+  bool inject(int port, const std::vector<uint8_t>& data);
+  void run(uint64_t cycles);
+  // run until the ports are empty and every packet has left (false when max_cycles passed first)
+  bool drain(uint64_t max_cycles);
+  bool busy() const;
+  // pcap replay into a port at full speed (loop: start over at the end) and pcap output of TX/REDIRECT frames
+  bool replay(const std::string& path, int port, bool loop, std::string* err);
+  void stop_replay() { replay_.clear(); replay_loop_ = false; }
+  bool open_out_pcap(const std::string& path);
+  std::deque<BoardOutput>& outputs() { return outputs_; }
+  uint64_t cycle() const { return cycle_; }
+  int ports() const { return ports_; }
+  std::string stats() const;
+
+ private:
+  void tick();
+  void drive();
+  void sample();
+  void feed_replay();
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Vsephirot_board> top_;
+  int ports_;
+  size_t keep_;
+  uint64_t cycle_ = 0;
+  // input ports: queued packets and the frame offset of the front packet
+  std::deque<BoardPacket> in_[kMaxPorts];
+  size_t in_off_[kMaxPorts] = {};
+  std::deque<int> order_;         // input port of each packet in the core, in order
+  std::deque<BoardOutput> results_;  // core results waiting for their output frames
+  std::deque<BoardOutput> outputs_;  // finished packets (bounded by keep_)
+  std::vector<uint8_t> cur_out_;
+  uint64_t seq_ = 0;
+  uint64_t accepted_ = 0, finished_ = 0, runts_ = 0, dropped_outputs_ = 0;
+  // pcap
+  std::vector<std::vector<uint8_t>> replay_;
+  size_t replay_pos_ = 0;
+  int replay_port_ = 0;
+  bool replay_loop_ = false;
+  uint64_t replayed_ = 0;
+  FILE* out_pcap_ = nullptr;
+  uint64_t out_pcap_count_ = 0;
+};
+
+bool read_pcap(const std::string& path, std::vector<std::vector<uint8_t>>& out, std::string* err);
