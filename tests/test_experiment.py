@@ -168,3 +168,27 @@ def test_quick_end_to_end_compiler_experiments(tmp_path: Path) -> None:
     assert args.func(args) == 0
     s = E.run_experiments(["fig8"], out, quick=True, resume=True, progress=False)
     assert s.points == 0 and s.reused > 0
+
+
+def test_hierarchy_totals_include_submodules() -> None:
+    doc = {"modules": {
+        "\\top": {"num_cells_by_type": {"LUT6": 1, "\\core": 1, "FDRE": 2}},
+        "\\core": {"num_cells_by_type": {"LUT2": 3, "\\lane": 4}},
+        "\\lane": {"num_cells_by_type": {"LUT4": 5, "FDRE": 1}}}}
+    h = E.hierarchy_totals(doc)
+    assert (h["top"]["LUT"], h["top"]["FF"]) == (24, 6)
+    assert (h["core"]["LUT"], h["core"]["FF"]) == (23, 4)
+
+
+def test_partial_runs_accumulate_in_summary(tmp_path: Path) -> None:
+    def report(ctx: E.Context, exp: E.Experiment, records: dict) -> list[E.Check]:
+        E.write_table(ctx, exp.name, exp.title, [{"n": len(records)}])
+        return [E.Check(f"{exp.name} ran", "pass", "1", "1")]
+
+    reg = {n: E.Experiment(n, n, lambda ctx, n=n: [f"m:{n}"], report) for n in ("a", "b")}
+    meas = {"m": lambda ctx, key: {"v": 1}}
+    E.run_experiments(["a"], tmp_path, registry=reg, measures=meas, progress=False)
+    E.run_experiments(["b"], tmp_path, registry=reg, measures=meas, progress=False)
+    doc = json.loads((tmp_path / "summary.json").read_text())
+    assert [c["name"] for c in doc["checks"]] == ["a ran", "b ran"]
+    assert "## a: a" in (tmp_path / "results.md").read_text()
