@@ -8,7 +8,9 @@
 
 #include "Vsephirot_top.h"
 #include "verilated.h"
+#if VM_TRACE
 #include "verilated_vcd_c.h"
+#endif
 
 namespace {
 constexpr int kLanes = 4;
@@ -50,16 +52,22 @@ SephirotSim::SephirotSim(int argc, char** argv) : ctx_(new VerilatedContext) {
 }
 
 SephirotSim::~SephirotSim() {
+#if VM_TRACE
   if (vcd_) { vcd_->close(); delete vcd_; }
+#endif
   if (trace_) fclose(trace_);
   top_->final();
 }
 
 void SephirotSim::open_vcd(const std::string& path) {
+#if VM_TRACE
   ctx_->traceEverOn(true);
   vcd_ = new VerilatedVcdC;
   top_->trace(vcd_, 99);
   vcd_->open(path.c_str());
+#else
+  fprintf(stderr, "this build has no VCD support (built without --trace): %s not written\n", path.c_str());
+#endif
 }
 
 void SephirotSim::open_trace(const std::string& path) { trace_ = fopen(path.c_str(), "w"); }
@@ -67,12 +75,16 @@ void SephirotSim::open_trace(const std::string& path) { trace_ = fopen(path.c_st
 void SephirotSim::tick() {
   top_->clk_i = 0;
   top_->eval();
+#if VM_TRACE
   if (vcd_) vcd_->dump(time_);
+#endif
   time_ += 5;
   sample();
   top_->clk_i = 1;
   top_->eval();
+#if VM_TRACE
   if (vcd_) vcd_->dump(time_);
+#endif
   time_ += 5;
   cycle_++;
 }
@@ -152,6 +164,7 @@ bool SephirotSim::setup(const std::string& rom, const std::string& maps, const s
     for (size_t f = 0; f < nf; f++) frames_.push_back({i, f * kFrame, f == 0, f == nf - 1});
   }
   top_->raw_i = raw_ ? 1 : 0;
+  tick();  // the configuration inputs are registered
   cycle_ = 0;
   return true;
 }

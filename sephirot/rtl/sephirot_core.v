@@ -130,7 +130,7 @@ module sephirot_core #(
 
   // stack: 512 bytes with valid bits (an invalid byte reads 0: zeroing in 0 cycles)
   reg [7:0]     stk_q [0:SSZ-1];
-  reg [SSZ-1:0] stk_vld_q;
+  reg [63:0]    stk_vld_q [0:SSZ/64-1];   // 64-bit words: fast to clear and to simulate
 
   // ---------------------------------------------------------------------------------------------------------
   // lanes
@@ -216,6 +216,15 @@ module sephirot_core #(
 
   // responses
   integer lj, bj;
+  reg [8:0] rd_off [0:LANES*8-1];
+  reg [8:0] wr_off [0:LANES*8-1];
+  integer oo;
+  always @(*) begin
+    for (oo = 0; oo < LANES * 8; oo = oo + 1) begin
+      rd_off[oo] = l_addr[64*(oo/8) +: 9] + oo[8:0] % 9'd8;
+      wr_off[oo] = rd_off[oo];
+    end
+  end
   always @(*) begin
     l_ld = {64*LANES{1'b0}};
     l_fault = l_bad | (l_ext & dbus_fault_i);
@@ -223,8 +232,8 @@ module sephirot_core #(
       if (l_ext[lj]) l_ld[64*lj +: 64] = dbus_rdata_i[64*lj +: 64];
       else if (l_stk[lj] && !l_bad[lj])
         for (bj = 0; bj < 8; bj = bj + 1)
-          if (bj < {28'd0, l_size[4*lj +: 4]} && stk_vld_q[l_addr[64*lj +: 9] + bj[8:0]])
-            l_ld[64*lj + 8*bj +: 8] = stk_q[l_addr[64*lj +: 9] + bj[8:0]];
+          if (bj < {28'd0, l_size[4*lj +: 4]} && stk_vld_q[rd_off[8*lj+bj][8:6]][rd_off[8*lj+bj][5:0]])
+            l_ld[64*lj + 8*bj +: 8] = stk_q[rd_off[8*lj+bj]];
     end
   end
 
@@ -348,17 +357,14 @@ module sephirot_core #(
 
   // register file and stack commit (lane order; a helper result lands in r0 last)
   integer ri, rb;
-  reg [8:0] woff [0:LANES-1];
-  always @(*) begin
-    for (ri = 0; ri < LANES; ri = ri + 1) woff[ri] = l_addr[64*ri +: 9] - 9'd0;  // STACK_BASE is 512-aligned
-  end
+
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       reg_vld_q <= 16'd0;
-      stk_vld_q <= {SSZ{1'b0}};
+      for (rb = 0; rb < SSZ / 64; rb = rb + 1) stk_vld_q[rb] <= 64'd0;
     end else if (pkt_done_o) begin
       reg_vld_q <= 16'd0;
-      stk_vld_q <= {SSZ{1'b0}};
+      for (rb = 0; rb < SSZ / 64; rb = rb + 1) stk_vld_q[rb] <= 64'd0;
     end else if (commit) begin
       for (ri = 0; ri < LANES; ri = ri + 1) begin
         if (l_wr_en[ri]) begin
@@ -368,8 +374,8 @@ module sephirot_core #(
         if (l_wr[ri] && l_addr[64*ri+28 +: 4] == R_STACK) begin
           for (rb = 0; rb < 8; rb = rb + 1)
             if (rb < l_size[4*ri +: 4]) begin
-              stk_q[woff[ri] + rb[8:0]] <= l_wdata[64*ri + 8*rb +: 8];
-              stk_vld_q[woff[ri] + rb[8:0]] <= 1'b1;
+              stk_q[wr_off[8*ri+rb]] <= l_wdata[64*ri + 8*rb +: 8];
+              stk_vld_q[wr_off[8*ri+rb][8:6]][wr_off[8*ri+rb][5:0]] <= 1'b1;
             end
         end
       end

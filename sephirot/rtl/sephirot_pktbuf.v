@@ -63,7 +63,9 @@ module sephirot_pktbuf #(
   localparam [31:0] PKT_BASE = `SEPH_PKT_BASE;
 
   reg [7:0]     mem_q [0:NBUF*BSZ-1];
-  reg [BSZ-1:0] vld_q [0:NBUF-1];
+  localparam integer VW = BSZ / 64;   // valid bits are kept in 64-bit words (fast to clear and to simulate)
+  reg [63:0]    vld_q [0:NBUF*VW-1];
+  reg [VW-1:0]  wv_q [0:NBUF-1];      // word k of vld_q is meaningful (flash clear of a whole buffer)
   reg [NBUF-1:0] busy_q, filled_q, done_q;
   reg [15:0]    len_q [0:NBUF-1];
   reg [15:0]    arr_q [0:NBUF-1];      // bytes arrived
@@ -93,10 +95,12 @@ module sephirot_pktbuf #(
   wire [8*24-1:0] ctx_img = {32'd0, rxq_q[cb], ifx_q[cb], meta_abs, ctx_end_o, ctx_data_o};
   integer li, bi;
   reg [31:0] a, o, e;
+  reg [OW-1:0] bo;  // offset of the byte being read
   always @(*) begin
     rdata_o = {64*LANES{1'b0}};
     fault_o = {LANES{1'b0}};
     wait_o = {LANES{1'b0}};
+    bo = {OW{1'b0}};
     for (li = 0; li < LANES; li = li + 1) begin
       a = addr_i[32*li +: 32];
       o = 32'd0;
@@ -115,9 +119,11 @@ module sephirot_pktbuf #(
             // bytes of the input packet that have not arrived yet: wait
             if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
               wait_o[li] = 1'b1;
-            for (bi = 0; bi < 8; bi = bi + 1)
-              if (bi < size_i[4*li +: 4] && vld_q[cb][o[OW-1:0] + bi[OW-1:0]])
-                rdata_o[64*li + 8*bi +: 8] = mem_q[{cb, o[OW-1:0] + bi[OW-1:0]}];
+            for (bi = 0; bi < 8; bi = bi + 1) begin
+              bo = o[OW-1:0] + bi[OW-1:0];
+              if (bi < size_i[4*li +: 4] && wv_q[cb][bo[OW-1:6]] && vld_q[{cb, bo[OW-1:6]}][bo[5:0]])
+                rdata_o[64*li + 8*bi +: 8] = mem_q[{cb, bo}];
+            end
           end
         end else begin
           fault_o[li] = 1'b1;
@@ -177,7 +183,7 @@ module sephirot_pktbuf #(
     out_data_o = {8*FB{1'b0}};
     for (oi = 0; oi < FB; oi = oi + 1) begin
       ooff = dstart_q[ob][OW-1:0] + out_off_q[OW-1:0] + oi[OW-1:0];
-      if (oi < out_left && vld_q[ob][ooff]) out_data_o[8*oi +: 8] = mem_q[{ob, ooff}];
+      if (oi < out_left && wv_q[ob][ooff[OW-1:6]] && vld_q[{ob, ooff[OW-1:6]}][ooff[5:0]]) out_data_o[8*oi +: 8] = mem_q[{ob, ooff}];
     end
   end
 
@@ -186,17 +192,100 @@ module sephirot_pktbuf #(
   integer wi, wb, ii;
   wire [15:0]  in_base = in_sop_i ? 16'd0 : arr_q[in_ptr_q];   // bytes of the packet before this frame
   wire [15:0]  in_len  = in_sop_i ? in_len_i : len_q[in_ptr_q];
-  wire [BSZ-1:0] grow_mask = ({BSZ{1'b1}} << dend_q[cb]) & ~({BSZ{1'b1}} << adj_new[OW:0]);
+  // byte offsets written this cycle by the lanes and by the input
+  reg [OW-1:0] st_off [0:LANES*8-1];
+  reg [OW-1:0] in_off [0:FB-1];
+  integer so;
+  always @(*) begin
+    for (so = 0; so < LANES * 8; so = so + 1) st_off[so] = addr_i[32*(so/8) +: OW] + {{(OW-3){1'b0}}, so[2:0]};
+    for (so = 0; so < FB; so = so + 1) in_off[so] = HEAD[OW-1:0] + in_base[OW-1:0] + so[OW-1:0];
+  end
+  // bytes [lo, hi) that fall in word k (adjust_tail growth reads as zero)
+  function automatic [63:0] grow_word(input [OW-7:0] k, input [OW:0] lo, input [OW:0] hi);
+    reg [OW:0] base, l, h;
+    base = {1'b0, k, 6'd0};
+    l = (lo > base) ? lo - base : {(OW+1){1'b0}};
+    h = (hi > base) ? hi - base : {(OW+1){1'b0}};
+    grow_word = ((l >= 64) ? 64'd0 : (~64'd0 << l[5:0])) & ((h >= 64) ? ~64'd0 : ~(~64'd0 << h[5:0]));
+  endfunction
+
+  // valid-bit words written this cycle: two per lane store, one input frame, two adjust_tail edge words.
+  // Targets naming the same word get the same merged value, so the order of the writes does not matter.
+  localparam integer NT = 2 * LANES + 3;
+  localparam integer WW = OW - 6;
+  wire              grow = adj_commit_i && adj_ok && adj_kind_i == 2'd1 && adj_new[OW:0] > dend_q[cb];
+  wire              in_clear = in_fire && in_sop_i;
+  reg [NT-1:0]      t_en;
+  reg [PW-1:0]      t_buf [0:NT-1];
+  reg [WW-1:0]      t_word [0:NT-1];
+  reg [63:0]        t_set [0:NT-1];
+  reg [63:0]        t_val [0:NT-1];
+  reg [VW-1:0]      wv_d [0:NBUF-1];
+  reg [OW:0]        gend;
+  integer tl, tb, tt, ts, tk;
+  always @(*) begin
+    for (tt = 0; tt < NT; tt = tt + 1) begin
+      t_en[tt] = 1'b0; t_buf[tt] = cb; t_word[tt] = {WW{1'b0}}; t_set[tt] = 64'd0;
+    end
+    for (tl = 0; tl < LANES; tl = tl + 1) begin
+      t_word[2*tl] = st_off[8*tl][OW-1:6];
+      t_word[2*tl+1] = st_off[8*tl][OW-1:6] + {{(WW-1){1'b0}}, 1'b1};
+      if (commit_i && wr_i[tl] && addr_i[32*tl+28 +: 4] == R_PKT)
+        for (tb = 0; tb < 8; tb = tb + 1)
+          if (tb < {28'd0, size_i[4*tl +: 4]}) begin
+            if (st_off[8*tl+tb][OW-1:6] == t_word[2*tl]) begin
+              t_en[2*tl] = 1'b1; t_set[2*tl][st_off[8*tl+tb][5:0]] = 1'b1;
+            end else begin
+              t_en[2*tl+1] = 1'b1; t_set[2*tl+1][st_off[8*tl+tb][5:0]] = 1'b1;
+            end
+          end
+    end
+    t_en[2*LANES] = in_fire; t_buf[2*LANES] = in_ptr_q; t_word[2*LANES] = in_off[0][OW-1:6];
+    for (tb = 0; tb < FB; tb = tb + 1)
+      if (in_base + tb[15:0] < in_len) t_set[2*LANES][in_off[tb][5:0]] = 1'b1;
+    gend = adj_new[OW:0] - {{OW{1'b0}}, 1'b1};
+    t_en[2*LANES+1] = grow; t_word[2*LANES+1] = dend_q[cb][OW-1:6];
+    t_en[2*LANES+2] = grow; t_word[2*LANES+2] = gend[OW-1:6];
+    // merged values
+    for (tt = 0; tt < NT; tt = tt + 1) begin
+      t_val[tt] = (wv_q[t_buf[tt]][t_word[tt]] && !(in_clear && t_buf[tt] == in_ptr_q)) ?
+                  vld_q[{t_buf[tt], t_word[tt]}] : 64'd0;
+      if (grow && t_buf[tt] == cb) t_val[tt] = t_val[tt] & ~grow_word(t_word[tt], dend_q[cb], adj_new[OW:0]);
+      for (ts = 0; ts < NT; ts = ts + 1)
+        if (t_en[ts] && t_buf[ts] == t_buf[tt] && t_word[ts] == t_word[tt]) t_val[tt] = t_val[tt] | t_set[ts];
+    end
+    // word-valid bits
+    for (tk = 0; tk < NBUF; tk = tk + 1) begin
+      wv_d[tk] = (in_clear && in_ptr_q == tk[PW-1:0]) ? {VW{1'b0}} : wv_q[tk];
+      if (grow && cb == tk[PW-1:0])
+        for (tb = 0; tb < VW; tb = tb + 1)  // words entirely inside the growth
+          if ({1'b0, tb[WW-1:0], 6'd0} >= dend_q[cb] && {1'b0, tb[WW-1:0], 6'd0} + 64 <= adj_new[OW:0])
+            wv_d[tk][tb] = 1'b0;
+      for (tt = 0; tt < NT; tt = tt + 1)
+        if (t_en[tt] && t_buf[tt] == tk[PW-1:0]) wv_d[tk][t_word[tt]] = 1'b1;
+    end
+  end
+
+  integer gk;
+  always @(posedge clk_i) begin
+    for (gk = 0; gk < NT; gk = gk + 1)
+      if (t_en[gk]) vld_q[{t_buf[gk], t_word[gk]}] <= t_val[gk];
+  end
+
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= {NBUF{1'b0}}; filled_q <= {NBUF{1'b0}}; done_q <= {NBUF{1'b0}};
+      for (gk = 0; gk < NBUF; gk = gk + 1) wv_q[gk] <= {VW{1'b0}};
       in_ptr_q <= {PW{1'b0}}; core_ptr_q <= {PW{1'b0}}; out_ptr_q <= {PW{1'b0}}; out_off_q <= 16'd0;
     end else begin
-      // packet adjustment (before the stores: grown bytes read as zero)
+      for (gk = 0; gk < NBUF; gk = gk + 1) wv_q[gk] <= wv_d[gk];
+      // packet adjustment
       if (adj_commit_i && adj_ok) begin
         case (adj_kind_i)
           2'd0: begin dstart_q[cb] <= adj_new[OW:0]; dmeta_q[cb] <= adj_new[OW:0]; end
-          2'd1: begin dend_q[cb] <= adj_new[OW:0]; vld_q[cb] <= vld_q[cb] & ~grow_mask; end
+          2'd1: begin
+            dend_q[cb] <= adj_new[OW:0];
+          end
           default: dmeta_q[cb] <= adj_new[OW:0];
         endcase
       end
@@ -207,7 +296,6 @@ module sephirot_pktbuf #(
             for (wb = 0; wb < 8; wb = wb + 1)
               if (wb < {28'd0, size_i[4*wi +: 4]}) begin
                 mem_q[{cb, addr_i[32*wi +: OW] + wb[OW-1:0]}] <= wdata_i[64*wi + 8*wb +: 8];
-                vld_q[cb][addr_i[32*wi +: OW] + wb[OW-1:0]] <= 1'b1;
               end
           end
         end
@@ -225,12 +313,10 @@ module sephirot_pktbuf #(
           len_q[in_ptr_q] <= in_len_i; ifx_q[in_ptr_q] <= in_ifindex_i; rxq_q[in_ptr_q] <= in_rxq_i;
           dstart_q[in_ptr_q] <= HEAD[OW:0]; dmeta_q[in_ptr_q] <= HEAD[OW:0];
           dend_q[in_ptr_q] <= HEAD[OW:0] + in_len_i[OW:0];
-          vld_q[in_ptr_q] <= {BSZ{1'b0}};
         end
         for (ii = 0; ii < FB; ii = ii + 1) begin
           if (in_base + ii[15:0] < in_len) begin
             mem_q[{in_ptr_q, HEAD[OW-1:0] + in_base[OW-1:0] + ii[OW-1:0]}] <= in_data_i[8*ii +: 8];
-            vld_q[in_ptr_q][HEAD[OW-1:0] + in_base[OW-1:0] + ii[OW-1:0]] <= 1'b1;
           end
         end
         arr_q[in_ptr_q] <= in_base + FB[15:0];

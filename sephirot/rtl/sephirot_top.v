@@ -88,12 +88,40 @@ module sephirot_top #(
   wire                core_ready;
   wire [31:0]         ctx_data, ctx_end;
 
-  wire [63:0] init_r1 = raw_i ? {32'd0, ctx_data} : {32'd0, `SEPH_CTX_BASE};
-  wire [63:0] init_r2 = raw_i ? {32'd0, ctx_end - ctx_data} : 64'd0;
+  // configuration inputs are registered (they change only between runs)
+  reg          raw_q;
+  reg [AW:0]   rows_q;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      raw_q <= 1'b0; rows_q <= {(AW+1){1'b0}};
+    end else begin
+      raw_q <= raw_i; rows_q <= imem_rows_i;
+    end
+  end
+
+  // input register (the head of the input queue): the packet buffer sees registered frames only
+  reg          iv_q, isop_q, ieop_q;
+  reg [255:0]  idata_q;
+  reg [15:0]   ilen_q;
+  reg [31:0]   iifx_q, irxq_q;
+  wire         pb_ready;
+  assign in_ready_o = !iv_q || pb_ready;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      iv_q <= 1'b0; isop_q <= 1'b0; ieop_q <= 1'b0; idata_q <= 256'd0; ilen_q <= 16'd0; iifx_q <= 32'd0;
+      irxq_q <= 32'd0;
+    end else if (in_ready_o) begin
+      iv_q <= in_valid_i; isop_q <= in_sop_i; ieop_q <= in_eop_i; idata_q <= in_data_i; ilen_q <= in_len_i;
+      iifx_q <= in_ifindex_i; irxq_q <= in_rxq_i;
+    end
+  end
+
+  wire [63:0] init_r1 = raw_q ? {32'd0, ctx_data} : {32'd0, `SEPH_CTX_BASE};
+  wire [63:0] init_r2 = raw_q ? {32'd0, ctx_end - ctx_data} : 64'd0;
 
   sephirot_core #(.LANES(LANES), .AW(AW)) u_core (
     .clk_i, .rst_ni,
-    .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i,
+    .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i(rows_q),
     .pkt_ready_i(core_ready), .init_r1_i(init_r1), .init_r2_i(init_r2),
     .pkt_start_o, .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o, .res_cycles_o,
     .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
@@ -121,7 +149,8 @@ module sephirot_top #(
 
   sephirot_pktbuf #(.LANES(LANES), .NBUF(NBUF)) u_pktbuf (
     .clk_i, .rst_ni,
-    .in_valid_i, .in_ready_o, .in_data_i, .in_sop_i, .in_eop_i, .in_len_i, .in_ifindex_i, .in_rxq_i,
+    .in_valid_i(iv_q), .in_ready_o(pb_ready), .in_data_i(idata_q), .in_sop_i(isop_q), .in_eop_i(ieop_q),
+    .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q),
     .core_ready_o(core_ready), .core_done_i(pkt_done_o), .core_action_i(res_action_o),
     .rd_i(d_rd & ~m_sel), .wr_i(d_wr & ~m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
     .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(d_wait),
