@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from hxdp.suite import ROMS_DIR, build_roms, programs
 
 SUITE = programs()
