@@ -1162,6 +1162,13 @@ def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 
 SYNTH_TIMEOUT_S = {"sephirot_core": 600, "sephirot_top": 1200}  # run one after the other in the background
+SYNTH_MEMORY_BYTES = 6 << 30  # address-space limit of yosys: the machine is shared
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (SYNTH_MEMORY_BYTES, SYNTH_MEMORY_BYTES))
 
 
 def m_synth(ctx: Context, key: str) -> Record:
@@ -1184,15 +1191,18 @@ def m_synth(ctx: Context, key: str) -> Record:
         try:
             proc = subprocess.run([yosys, "-l", str(ctx.out / f"resources-{top}.log"), "-p", script],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout,
-                                  cwd=tmp)
+                                  cwd=tmp, preexec_fn=_limit_memory)
         except subprocess.TimeoutExpired:  # a result: the RTL did not synthesise within the budget
             return {"top": top, "synth_failed": f"yosys synth_xilinx did not finish within {timeout} s",
                     "seconds": timeout}
         dt = time.perf_counter() - t0
         if proc.returncode != 0 or not stat_json.exists():
             err = (proc.stderr or "").strip().splitlines()
+            why = err[-1] if err else "no output"
+            if "bad_alloc" in (proc.stderr or "") or proc.returncode in (-6, -9, 134, 137):
+                why = f"out of memory (limit {SYNTH_MEMORY_BYTES >> 30} GB): {why}"
             return {"top": top, "seconds": round(dt, 1),
-                    "synth_failed": f"yosys failed (exit {proc.returncode}): {err[-1] if err else 'no output'}"}
+                    "synth_failed": f"yosys failed (exit {proc.returncode}): {why}"}
         doc = json.loads(stat_json.read_text())
     hier = hierarchy_totals(doc)
     return {"top": top, "seconds": round(dt, 1), "modules": hier, "own": synth_stats(doc), "total": hier.get(top, {}),
