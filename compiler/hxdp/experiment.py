@@ -920,8 +920,8 @@ def m_linux(ctx: Context, key: str) -> Record:
     prog = _suite_program(name)
     packets, what = packets_64(ctx, name)
     distinct = list(dict.fromkeys(packets))
-    pcap = ctx.out / "traces" / f"{name}-64.pcap"
-    pcap.parent.mkdir(exist_ok=True)
+    pcap = ctx.out / "work" / "traces" / f"{name}-64.pcap"
+    pcap.parent.mkdir(parents=True, exist_ok=True)
     write_pcap(pcap, distinct)
     opts = baseline.Options(repeat=20_000 if ctx.quick else 300_000, runs=1 if ctx.quick else 5,
                             max_packets=1 if ctx.quick else 4, veth=not ctx.quick, native=not ctx.quick)
@@ -1033,8 +1033,8 @@ def _clang_build(ctx: Context, stem: str, text: str) -> Any:
     clang = shutil.which("clang") or shutil.which("clang-14")
     if clang is None:
         raise NotAvailable("clang is not installed")
-    d = ctx.out / "synthetic"
-    d.mkdir(exist_ok=True)
+    d = ctx.out / "work" / "synthetic"
+    d.mkdir(parents=True, exist_ok=True)
     src, obj = d / f"{stem}.c", d / f"{stem}.o"
     src.write_text(text)
     proc = subprocess.run([clang, "-O2", "-target", "bpf", "-mcpu=v3", f"-I/usr/include/{platform.machine()}-linux-gnu",
@@ -1189,7 +1189,8 @@ def m_synth(ctx: Context, key: str) -> Record:
                   f"synth_xilinx -family xc7 -top {top}; tee -q -o {stat_json} stat -json")
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run([yosys, "-l", str(ctx.out / f"resources-{top}.log"), "-p", script],
+            (ctx.out / "work").mkdir(exist_ok=True)
+            proc = subprocess.run([yosys, "-l", str(ctx.out / "work" / f"yosys-{top}.log"), "-p", script],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout,
                                   cwd=tmp, preexec_fn=_limit_memory)
         except subprocess.TimeoutExpired:  # a result: the RTL did not synthesise within the budget
