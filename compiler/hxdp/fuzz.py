@@ -304,11 +304,13 @@ class Generator:
             kinds += [("atomic", 8), ("mvwr", 5)]
         total = sum(w for _, w in kinds)
         x = r.uniform(0, total)
+        chosen = kinds[-1][0]
         for kind, w in kinds:
             x -= w
             if x <= 0:
+                chosen = kind
                 break
-        return getattr(self, f"s_{kind}")(ctx)
+        return getattr(self, f"s_{chosen}")(ctx)
 
     def s_alu(self, ctx: _Ctx) -> Node:
         v = self.var()
@@ -732,6 +734,15 @@ def diverges(prog: FuzzProgram, packets: list[bytes], cfg: dict[str, Any], engin
     return engine in divs or engine in errs
 
 
+def _stmt_lists(nodes: list[Node]) -> list[list[Node]]:
+    """Every statement list of a tree, depth first (the same order for a deep copy)."""
+    out = [nodes]
+    for n in nodes:
+        for b in n.blocks:
+            out += _stmt_lists(b)
+    return out
+
+
 def minimise(prog: FuzzProgram, packets: list[bytes], cfg: dict[str, Any], engine: str, workdir: Path,
              deadline: float | None = None) -> tuple[FuzzProgram, list[bytes]]:
     """Greedy reduction: drop packets after the first divergent one and before it, then statements, while the
@@ -756,43 +767,23 @@ def minimise(prog: FuzzProgram, packets: list[bytes], cfg: dict[str, Any], engin
         else:
             i += 1
     best = prog
-    # statements: try removing every node (outermost first); hoist a block's body in its place too
+    # statements: try removing every node (outermost first), then replacing a block by its body
     changed = True
     while changed and not out_of_time():
         changed = False
-        lists: list[list[Node]] = []
-
-        def collect(nodes: list[Node]) -> None:
-            lists.append(nodes)
-            for n in nodes:
-                for b in n.blocks:
-                    collect(b)
-
-        collect(best.body)
-        for li, nodes in enumerate(lists):
+        nlists = len(_stmt_lists(best.body))
+        for li in range(nlists):
             j = 0
-            while j < len(nodes) and not out_of_time():
+            while j < len(_stmt_lists(best.body)[li]) and not out_of_time():
                 cand = copy.deepcopy(best)
-                cl: list[list[Node]] = []
-
-                def collect2(ns: list[Node]) -> None:
-                    cl.append(ns)
-                    for n in ns:
-                        for b in n.blocks:
-                            collect2(b)
-
-                collect2(cand.body)
-                target = cl[li]
-                node = target[j]
-                replacement: list[Node] = []
-                del target[j]
+                target = _stmt_lists(cand.body)[li]
+                node = target.pop(j)
                 if diverges(cand, packets, cfg, engine, workdir):
                     best, changed = cand, True
                     break
-                if isinstance(node, Block):
-                    replacement = list(node.body)
-                    target[j:j] = replacement
-                    if replacement and diverges(cand, packets, cfg, engine, workdir):
+                if isinstance(node, Block) and node.body:
+                    target[j:j] = list(node.body)
+                    if diverges(cand, packets, cfg, engine, workdir):
                         best, changed = cand, True
                         break
                 j += 1

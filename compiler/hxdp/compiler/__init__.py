@@ -71,6 +71,7 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None) -
         reduce.dead_code(cfg)
         counts["exit_action"] = _count(cfg)
     if opts.copyprop:
+        extend.redundant_masks(cfg)
         extend.copy_propagation(cfg)
         reduce.dead_code(cfg)
     if opts.alu3:
