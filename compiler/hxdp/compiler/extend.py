@@ -227,8 +227,11 @@ def _read_fields(op: Op) -> tuple[bool, bool]:
 def copy_propagation(cfg: Cfg) -> int:
     """After `rX = rY`, read rY instead of rX (while both hold the value) so the copy is off the critical path."""
     n = 0
+    preds = cfg.preds()
+    out: dict[int, dict[int, int]] = {}
     for bid in cfg.order:
-        copies: dict[int, int] = {}
+        ps = preds[bid]
+        copies: dict[int, int] = dict(out[ps[0]]) if len(ps) == 1 and ps[0] in out and bid != cfg.entry else {}
         for op in cfg.blocks[bid].ops:
             rd_dst, rd_src = _read_fields(op)
             if rd_dst and op.dst in copies:
@@ -243,6 +246,7 @@ def copy_propagation(cfg: Cfg) -> int:
                     del copies[x]
             if op.info.name == "mov64_x" and op.off == 0 and op.src != op.dst:
                 copies[op.dst] = op.src
+        out[bid] = copies
     return n
 
 
