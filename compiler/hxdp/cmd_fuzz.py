@@ -1,0 +1,223 @@
+"""`hxdp fuzz`: a campaign of random XDP programs x random packets, every engine compared with the kernel."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from . import fuzz
+from .errors import HxdpError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fuzz", help="fuzz the compiler and engines against Linux XDP with random programs")
+    p.add_argument("--count", type=int, default=100, help="programs to generate (default 100)")
+    p.add_argument("--packets", type=int, default=20, help="random packets per program (default 20)")
+    p.add_argument("--seed", type=int, default=1, help="campaign seed (program i is the same for every run)")
+    p.add_argument("--start", type=int, default=0, help="index of the first program (resume a campaign)")
+    p.add_argument("--engine", action="append", choices=(*fuzz.ENGINES, "all"),
+                   help="engine(s) compared with the kernel; repeatable (default vliw-model)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes")
+    p.add_argument("--batch", type=int, default=25, help="programs per clang object")
+    p.add_argument("--out", default="hxdp-fuzz-out", help="folder for reproducers and summary.json")
+    p.add_argument("--minimise", type=int, default=3,
+                   help="divergences to minimise (distinct signatures first; 0: none)")
+    p.add_argument("--minimise-seconds", type=float, default=180.0, help="time limit per minimisation")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run)
+
+
+def engines_of(names: list[str] | None) -> tuple[str, ...]:
+    if not names:
+        return ("vliw-model",)
+    if "all" in names:
+        return fuzz.ENGINES
+    return tuple(dict.fromkeys(names))
+
+
+def _batch_job(seed: int, indices: list[int], npackets: int, engines: tuple[str, ...],
+               workdir: str) -> list[fuzz.CaseResult]:
+    return fuzz.run_batch(seed, indices, npackets, engines, Path(workdir))
+
+
+def signature(engine: str, div: tuple[int, str, list[str]]) -> str:
+    """A coarse class of a divergence (engine, field, fault or first detail word) to pick distinct ones."""
+    _, what, detail = div
+    head = detail[0] if detail else ""
+    if "fault" in " ".join(detail):
+        head = next(d for d in detail if "fault" in d)
+    elif what in ("bytes", "map"):
+        head = head.split(":")[0]
+    return f"{engine}/{what}/{head}"
+
+
+def run_campaign(count: int, npackets: int, seed: int, engines: tuple[str, ...], jobs: int = 1,
+                 out: str | Path = "hxdp-fuzz-out", batch: int = 25, start: int = 0, minimise: int = 3,
+                 minimise_seconds: float = 180.0, progress: bool = True) -> dict[str, Any]:
+    """Run programs start..start+count-1 of campaign `seed`; write reproducers; return the summary dict."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = fuzz.tmpdir()
+    t0 = time.monotonic()
+    indices = list(range(start, start + count))
+    chunks = [indices[i:i + batch] for i in range(0, len(indices), batch)]
+    results: list[fuzz.CaseResult] = []
+    bar: Any = None
+    if progress:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        bar = Progress(TextColumn("fuzz seed " + str(seed)), BarColumn(), MofNCompleteColumn(),
+                       TextColumn("{task.fields[status]}"), TimeRemainingColumn(), transient=False,
+                       console=Console(stderr=True))
+    try:
+        task = None
+        if bar is not None:
+            bar.start()
+            task = bar.add_task("fuzz", total=count, status="")
+
+        def advance(rs: list[fuzz.CaseResult]) -> None:
+            results.extend(rs)
+            if bar is not None:
+                nd = sum(1 for r in results if r.status == "divergent")
+                nr = sum(1 for r in results if r.status == "rejected")
+                ne = sum(1 for r in results if r.status in ("engine-error", "clang"))
+                bar.update(task, advance=len(rs), status=f"divergent {nd} rejected {nr} errors {ne}")
+
+        if jobs <= 1:
+            for ch in chunks:
+                advance(fuzz.run_batch(seed, ch, npackets, engines, work))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futs = [pool.submit(_batch_job, seed, ch, npackets, engines, str(work)) for ch in chunks]
+                for f in as_completed(futs):
+                    advance(f.result())
+    finally:
+        if bar is not None:
+            bar.stop()
+        fuzz.rmtree(work)
+    elapsed = time.monotonic() - t0
+    results.sort(key=lambda r: r.index)
+    summary = summarise(results, seed, npackets, engines, elapsed, start)
+    summary["reproducers"] = write_reproducers(results, seed, npackets, out, minimise, minimise_seconds)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def summarise(results: list[fuzz.CaseResult], seed: int, npackets: int, engines: tuple[str, ...],
+              elapsed: float, start: int) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    actions: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+        for a, n in r.actions.items():
+            actions[str(a)] = actions.get(str(a), 0) + n
+    generated = len(results)
+    rejected = counts.get("rejected", 0)
+    accepted = generated - rejected - counts.get("clang", 0)
+    divs = []
+    classes: dict[str, int] = {}
+    for r in results:
+        for eng, d in r.divergences.items():
+            sig = signature(eng, d)
+            classes[sig] = classes.get(sig, 0) + 1
+            divs.append({"index": r.index, "prog": r.name, "engine": eng, "packet": d[0], "field": d[1],
+                         "detail": d[2][:4], "class": sig})
+    errors = [{"index": r.index, "prog": r.name, "engine": eng, "error": e}
+              for r in results for eng, e in r.errors.items()]
+    errors += [{"index": r.index, "prog": r.name, "engine": "-", "error": r.detail}
+               for r in results if r.status in ("clang", "engine-error") and not r.errors]
+    return {
+        "seed": seed, "start": start, "programs": generated, "packets_per_program": npackets,
+        "engines": list(engines), "accepted": accepted, "verifier_rejected": rejected,
+        "verifier_rejection_rate": round(rejected / generated, 4) if generated else 0.0,
+        "clang_failures": counts.get("clang", 0), "status": counts,
+        "packets_run": accepted * npackets, "kernel_actions": actions,
+        "divergent_programs": counts.get("divergent", 0), "divergences": divs, "divergence_classes": classes,
+        "engine_errors": errors, "rejections": [{"index": r.index, "why": r.detail} for r in results
+                                                if r.status == "rejected"][:20],
+        "seconds": round(elapsed, 1), "programs_per_second": round(generated / elapsed, 2) if elapsed else 0.0,
+    }
+
+
+def write_reproducers(results: list[fuzz.CaseResult], seed: int, npackets: int, out: Path, minimise: int,
+                      minimise_seconds: float) -> list[dict[str, Any]]:
+    """One folder per divergent (program, engine): the full case; the first `minimise` distinct classes also
+    get a minimised case in min/."""
+    written: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for r in results:
+        for eng, d in r.divergences.items():
+            prog = fuzz.gen_program(seed, r.index)
+            packets = fuzz.gen_packets(seed, r.index, npackets)
+            cfg = fuzz.gen_config(seed, r.index)
+            folder = out / f"{r.name}_{eng}"
+            note = f"{r.name} on {eng}: packet {d[0]}: {d[1]} differs\n" + "\n".join("  " + x for x in d[2][:8])
+            entry: dict[str, Any] = {"prog": r.name, "engine": eng, "folder": str(folder), "class": signature(eng, d)}
+            try:
+                fuzz.write_case(folder, prog, packets, cfg, eng, note)
+                sig = signature(eng, d)
+                if minimise > 0 and sig not in seen:
+                    seen.add(sig)
+                    minimise -= 1
+                    work = fuzz.tmpdir("hxdp-fuzz-min-")
+                    try:
+                        small, pk = fuzz.minimise(prog, packets, cfg, eng, work,
+                                                  deadline=time.monotonic() + minimise_seconds)
+                    finally:
+                        fuzz.rmtree(work)
+                    fuzz.write_case(folder / "min", small, pk, cfg, eng, f"minimised: {note}")
+                    entry["minimised"] = str(folder / "min")
+                    entry["min_statements"] = small.count()
+                    entry["min_packets"] = len(pk)
+            except HxdpError as exc:
+                entry["error"] = str(exc)
+            written.append(entry)
+    return written
+
+
+def render_text(s: dict[str, Any]) -> str:
+    lines = [
+        f"fuzz seed {s['seed']}: {s['programs']} programs x {s['packets_per_program']} packets on "
+        f"{', '.join(s['engines'])} in {s['seconds']} s ({s['programs_per_second']} programs/s)",
+        f"  verifier rejected {s['verifier_rejected']} ({100 * s['verifier_rejection_rate']:.1f}%), "
+        f"clang failures {s['clang_failures']}, accepted {s['accepted']}, packets {s['packets_run']}",
+        f"  kernel actions: {', '.join(f'{k}: {v}' for k, v in sorted(s['kernel_actions'].items()))}",
+        f"  divergent programs: {s['divergent_programs']}, engine errors: {len(s['engine_errors'])}",
+    ]
+    for cls, n in sorted(s["divergence_classes"].items(), key=lambda kv: -kv[1]):
+        lines.append(f"    {n:5d} x {cls}")
+    for e in s["engine_errors"][:10]:
+        lines.append(f"    error {e['prog']} on {e['engine']}: {e['error'][:200]}")
+    for rep in s["reproducers"][:20]:
+        extra = f" (minimised: {rep['minimised']})" if "minimised" in rep else ""
+        lines.append(f"  reproducer {rep['folder']}{extra}")
+    if len(s["reproducers"]) > 20:
+        lines.append(f"  ... {len(s['reproducers']) - 20} more reproducers")
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.count < 1 or args.packets < 1 or args.jobs < 1 or args.batch < 1:
+        raise HxdpError("fuzz: --count, --packets, --jobs and --batch must be >= 1")
+    from .kernel import available
+
+    ok, why = available()
+    if not ok:
+        raise HxdpError(f"fuzz: the kernel oracle is not available: {why}")
+    engines = engines_of(args.engine)
+    progress = not args.quiet
+    summary = run_campaign(args.count, args.packets, args.seed, engines, args.jobs, args.out, args.batch,
+                           args.start, args.minimise, args.minimise_seconds, progress)
+    if args.json:
+        json.dump(summary, sys.stdout, indent=1)
+        print()
+    else:
+        print(render_text(summary))
+    return 1 if summary["divergent_programs"] or summary["engine_errors"] else 0
