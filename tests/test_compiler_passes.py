@@ -280,3 +280,28 @@ def test_atomic_ops_and_cmpxchg() -> None:
              exit_()]
     p = prog(insns)
     equivalent(p, compile_program(p))
+
+
+def test_read_modify_write_becomes_atomic_add() -> None:
+    maps = [MapDef("arr", 2, 4, 8, 4)]
+    insns = [st("w", 10, -4, 1), *lddw(1, 0, src=T.PSEUDO_MAP_FD), movr(2, 10), alu64("add", 2, -4), call(1),
+             jmp("jeq", 0, 4, 0), ldx("dw", 1, 0, 0), alu64("add", 1, 5), stx("dw", 0, 1, 0), mov(0, 2), exit_(),
+             mov(0, 1), exit_()]
+    p = prog(insns, maps)
+    res = compile_program(p)
+    assert T.BY_NAME["atomicdw"].opcode in opcodes(res)
+    assert T.BY_NAME["atomicdw"].opcode not in opcodes(compile_program(p, CompileOptions(atomic_rmw=False)))
+    equivalent(p, res, [PKT] * 3)
+
+
+def test_read_modify_write_kept_when_value_reused() -> None:
+    insns = [ldx("dw", 1, 10, -8), alu64("add", 1, 5), stx("dw", 10, 1, -8), movr(0, 1), exit_()]
+    cfg = build_cfg(insns)
+    assert extend.rmw_atomic(cfg) == 0
+
+
+def test_redundant_mask_after_narrow_load() -> None:
+    insns = [ldx("w", 2, 1, 0), ldx("h", 3, 2, 12), alu32("and", 3, 0xFFFF), movr(0, 3), exit_()]
+    cfg = build_cfg(insns)
+    assert extend.redundant_masks(cfg) == 1
+    assert not any(op.info.name == "and32_k" for op in cfg.ops())

@@ -22,6 +22,7 @@ NO_FLAGS = {
     "speculate": "never move instructions above a side exit",
     "rename": "no register renaming",
     "copyprop": "no copy propagation",
+    "atomic_rmw": "keep load/add/store sequences (no atomic add)",
 }
 
 

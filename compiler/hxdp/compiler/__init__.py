@@ -35,6 +35,7 @@ class CompileOptions:
     hoist: bool = True  # superblock scheduling: code motion across blocks, several branches per row
     speculate: bool = True  # move side-effect-free ops above side exits
     rename: bool = True  # register renaming onto r0-r15
+    atomic_rmw: bool = True  # load/add/store of one memory word -> atomic add
     copyprop: bool = True  # read the source of a register copy instead of the copy
     lanes_sweep: tuple[int, ...] = ()  # also report rows for these lane counts (Fig. 8)
     imem_rows: int = params.IMEM_ROWS
@@ -74,6 +75,8 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None) -
         extend.redundant_masks(cfg)
         extend.copy_propagation(cfg)
         reduce.dead_code(cfg)
+    if opts.atomic_rmw:
+        extend.rmw_atomic(cfg)
     if opts.alu3:
         extend.alu3(cfg)
         counts["alu3"] = _count(cfg)

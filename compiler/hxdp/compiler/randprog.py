@@ -160,11 +160,19 @@ class _Gen:
             skip = self.a.label()
             self.a.jump(Insn(_op("jeq64_k"), 0, 0, 0, 0), skip)
             v = r.choice((3, 4, 5, 9))
-            self.a.emit(Insn(_op("ldxdw"), v, 0, 0), Insn(_op("add64_x"), v, self.reg() if False else v))
-            if r.random() < 0.5:
-                self.a.emit(Insn(_op("atomicdw"), 0, v, 0, 0x00))
+            c = r.random()
+            if c < 0.3:  # read-modify-write of a counter (becomes an atomic add)
+                self.a.emit(Insn(_op("ldxdw"), v, 0, 0), Insn(_op("add64_k"), v, 0, 0, r.randint(-3, 9)),
+                            Insn(_op("stxdw"), 0, v, 0), Insn(_op("ldxdw"), v, 0, 0))
+            elif c < 0.45:
+                v, w = r.choice((3, 4, 5)), 9  # r1-r5 are dead after the call: add the callee-saved r9
+                self.a.emit(Insn(_op("ldxw"), v, 0, 4), Insn(_op("add32_x"), v, w), Insn(_op("stxw"), 0, v, 4))
             else:
-                self.a.emit(Insn(_op("stxdw"), 0, v, 0))
+                self.a.emit(Insn(_op("ldxdw"), v, 0, 0), Insn(_op("add64_x"), v, v))
+                if r.random() < 0.5:
+                    self.a.emit(Insn(_op("atomicdw"), 0, v, 0, 0x00))
+                else:
+                    self.a.emit(Insn(_op("stxdw"), 0, v, 0))
             self.a.emit(Insn(_op("stxw"), 7, v, r.randint(14, 56)))
             self.a.place(skip)
         else:
