@@ -1109,6 +1109,22 @@ def _has_module(files: list[Path], name: str) -> bool:
     return any(re.search(rf"^\s*module\s+{name}\b", f.read_text(errors="replace"), re.M) for f in files)
 
 
+def rtl_files_for(files: list[Path], top: str) -> list[Path]:
+    """The files defining `top` and every module it instantiates, transitively (yosys elaborates every file it
+    reads, so reading only these keeps the unrelated modules out of the run)."""
+    texts = {f: re.sub(r"//[^\n]*|/\*.*?\*/", "", f.read_text(errors="replace"), flags=re.S) for f in files}
+    defines = {m: f for f, t in texts.items() for m in re.findall(r"^\s*module\s+(\w+)", t, re.M)}
+    need, todo = set(), [top]
+    while todo:
+        m = todo.pop()
+        f = defines.get(m)
+        if f is None or f in need:
+            continue
+        need.add(f)
+        todo += [o for o in defines if o != m and re.search(rf"\b{o}\b", texts[f])]
+    return [f for f in files if f in need]
+
+
 LUT_CELLS = re.compile(r"^(LUT[1-6]|MUXF[5-8])$")
 LUTRAM_CELLS = re.compile(r"^(RAM\d+[XSMD]\w*|SRL\w+)$")
 FF_CELLS = re.compile(r"^(FD[RSCPE]+\w*|LD\w*)$")
@@ -1183,6 +1199,7 @@ def m_synth(ctx: Context, key: str) -> Record:
     if not _has_module(files, top):
         raise NotAvailable(f"no module {top} in {SEPHIROT_RTL}")
     timeout = SYNTH_TIMEOUT_S.get(top, 600)
+    files = rtl_files_for(files, top)
     with tempfile.TemporaryDirectory(prefix="hxdp-synth-") as tmp:
         stat_json = Path(tmp) / "stat.json"
         script = (f"read_verilog -sv -I{SEPHIROT_RTL} " + " ".join(str(f) for f in files) + "; "
