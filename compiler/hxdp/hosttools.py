@@ -1,0 +1,450 @@
+"""Host tools over a Board: inject ROMs atomically, dump instruction memory, map access by name, counters, load."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import params
+from .board import Board, BoardError, imem_commit_addr, imem_word_addr
+from .isa import Insn
+from .maps import BPF_ANY, MapError, MapLayout, MapRegion, MapState
+from .rom import Rom, RomError
+
+LINE = params.AXI_LINE_BYTES
+MASK32 = 0xFFFFFFFF
+
+
+class InjectError(BoardError):
+    """A ROM that cannot be injected, or whose read-back differs from what was written."""
+
+
+# --- raw access ----------------------------------------------------------------------------------------------------
+def parse_u32(text: str, what: str = "value") -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise BoardError(f"{what} {text!r} is not a number (use 0x for hex)") from None
+    if not 0 <= v <= MASK32:
+        raise BoardError(f"{what} {text} does not fit in 32 bits")
+    return v
+
+
+def axi(board: Board, addr: int, value: int | None = None) -> str:
+    """rwaxi: write when value is given, else read; prints like rwaxi (0x%08x of the read value)."""
+    if value is not None:
+        board.write32(addr, value)
+        return ""
+    return f"0x{board.read32(addr):08x}"
+
+
+# --- hold: no packet starts while the host changes the program or several map lines ---------------------------------
+def hold_input(board: Board, timeout: float = 5.0) -> None:
+    board.write32(params.AXI_CTRL, params.AXI_CTRL_HOLD)
+    deadline = time.monotonic() + timeout
+    while not board.read32(params.AXI_STATUS) & params.AXI_STATUS_HELD:
+        if time.monotonic() > deadline:
+            raise BoardError(f"{board.name}: input not held after {timeout:.0f} s (a packet never finishes?)")
+
+
+def release_input(board: Board) -> None:
+    board.write32(params.AXI_CTRL, 0)
+
+
+@contextmanager
+def held(board: Board, enabled: bool = True) -> Iterator[None]:
+    """Hold the input at a packet boundary for the duration; left held if the body fails (no half program runs)."""
+    if not enabled:
+        yield
+        return
+    hold_input(board)
+    yield
+    release_input(board)
+
+
+# --- instruction memory ----------------------------------------------------------------------------------------------
+def row_words(row: list[Insn]) -> list[int]:
+    """The 2 * LANES 32-bit words of a row: lane k low word (opcode, regs, off) then imm."""
+    out = []
+    for ins in row:
+        v = ins.to_u64()
+        out += [v & MASK32, v >> 32]
+    return out
+
+
+def check_rom(rom: Rom, capacity: int = params.IMEM_ROWS) -> None:
+    if rom.lanes != params.LANES:
+        raise InjectError(f"ROM has {rom.lanes} lanes, the board has {params.LANES}")
+    if not rom.rows:
+        raise InjectError("ROM is empty")
+    if len(rom.rows) > capacity:
+        raise InjectError(f"ROM has {len(rom.rows)} rows, the instruction memory holds {capacity}")
+
+
+def load_rom(path: str | Path) -> Rom:
+    rom = Rom.load(path)
+    check_rom(rom)
+    return rom
+
+
+@dataclass
+class InjectReport:
+    rows: int
+    writes: int
+    reads: int
+    seconds: float
+    cleared: int
+
+
+def inject(board: Board, rom: Rom, verify: bool = True, atomic: bool = True, extensions: bool = True) -> InjectReport:
+    """Write every row with its commit, set the row count, read back and compare.
+
+    atomic: hold the input at a packet boundary meanwhile, so packets see the old program or the new one.
+    extensions: the board has this project's registers (row count, hold); False for the original bitstream
+    (implies not atomic). Rows the old program used beyond the new one are zeroed. On a read-back mismatch the
+    input stays held and InjectError names the row.
+    """
+    check_rom(rom)
+    atomic = atomic and extensions
+    t0 = time.perf_counter()
+    writes = reads = 0
+    with held(board, atomic):
+        old_rows = board.read32(params.AXI_ROWS) if extensions else 0
+        reads += 1 if extensions else 0
+        nrows = max(len(rom.rows), min(old_rows, params.IMEM_ROWS))
+        ops: list[tuple[int, int]] = []
+        for r in range(nrows):
+            words = row_words(rom.rows[r]) if r < len(rom.rows) else [0] * (2 * params.LANES)
+            ops += [(imem_word_addr(r, k // 2, bool(k % 2)), w) for k, w in enumerate(words)]
+            ops.append((imem_commit_addr(r), 1))
+        if extensions:
+            ops.append((params.AXI_ROWS, len(rom.rows)))
+        board.write_many(ops)
+        writes += len(ops)
+        if verify:
+            addrs = [imem_word_addr(r, k // 2, bool(k % 2)) for r in range(len(rom.rows))
+                     for k in range(2 * params.LANES)]
+            got = board.read_many(addrs)
+            reads += len(addrs)
+            want = [w for row in rom.rows for w in row_words(row)]
+            for i, (g, w) in enumerate(zip(got, want, strict=True)):
+                if g != w:
+                    row, k = divmod(i, 2 * params.LANES)
+                    raise InjectError(f"{board.name}: row {row} lane {k // 2} {'imm' if k % 2 else 'low'} word reads "
+                                      f"0x{g:08x}, wrote 0x{w:08x} (input left held; inject again)")
+    return InjectReport(len(rom.rows), writes, reads, time.perf_counter() - t0, nrows - len(rom.rows))
+
+
+def dump_imem(board: Board, rows: int | None = None) -> Rom:
+    """The first `rows` rows of instruction memory (default: the program's row count register)."""
+    if rows is None:
+        rows = board.read32(params.AXI_ROWS)
+    if not 0 <= rows <= params.IMEM_ROWS:
+        raise BoardError(f"row count {rows} outside 0..{params.IMEM_ROWS}")
+    addrs = [imem_word_addr(r, k // 2, bool(k % 2)) for r in range(rows) for k in range(2 * params.LANES)]
+    words = board.read_many(addrs)
+    out = []
+    for r in range(rows):
+        w = words[r * 2 * params.LANES : (r + 1) * 2 * params.LANES]
+        out.append([Insn.from_u64(w[2 * k] | (w[2 * k + 1] << 32)) for k in range(params.LANES)])
+    return Rom(out)
+
+
+def dump_imem_lines(rom: Rom, layout: MapLayout | None = None) -> list[str]:
+    from .cmd_disasm import rom_lane_text
+
+    lines = []
+    for r, row in enumerate(rom.rows):
+        hexrow = " ".join(f"{ins.to_u64():016x}" for ins in row)
+        text = " ; ".join(f"{k}: {rom_lane_text(row, k, r, layout)}" for k in range(len(row)) if not row[k].is_nop)
+        lines.append(f"{r:4d}  {hexrow}  {text or 'nop'}")
+    return lines
+
+
+# --- map memory lines ------------------------------------------------------------------------------------------------
+def line_words(data: bytes) -> list[int]:
+    return [int.from_bytes(data[4 * i : 4 * i + 4], "little") for i in range(4)]
+
+
+def check_line(board: Board, line: int) -> None:
+    lines = params.MAP_MEM_BYTES // LINE
+    if not 0 <= line < lines:
+        raise BoardError(f"map line {line} outside 0..{lines - 1}")
+
+
+def write_lines(board: Board, lines: dict[int, bytes], descending: bool = False) -> int:
+    """Write 16-byte lines (staging words then commit with the line number); returns the AXI writes."""
+    ops = []
+    for idx in sorted(lines, reverse=descending):
+        check_line(board, idx)
+        data = lines[idx]
+        if len(data) != LINE:
+            raise BoardError(f"map line {idx}: {len(data)} bytes, a line has {LINE}")
+        ops += [(params.AXI_MAPS_BASE + 4 * i, w) for i, w in enumerate(line_words(data))]
+        ops.append((params.AXI_MAPS_BASE + params.AXI_MAPS_COMMIT, idx))
+    board.write_many(ops)
+    return len(ops)
+
+
+def read_lines(board: Board, first: int, count: int) -> bytes:
+    if count <= 0:
+        return b""
+    check_line(board, first)
+    check_line(board, first + count - 1)
+    ops: list[tuple[int, int | None]] = []
+    for idx in range(first, first + count):
+        ops.append((params.AXI_MAPS_LINE_ADDR, idx))
+        ops += [(params.AXI_MAPS_BASE + 4 * i, None) for i in range(4)]
+    vals = [v for v in board.transact(ops) if v is not None]
+    return b"".join(v.to_bytes(4, "little") for v in vals)
+
+
+def read_line(board: Board, line: int) -> bytes:
+    return read_lines(board, line, 1)
+
+
+def write_line(board: Board, line: int, data: bytes) -> None:
+    write_lines(board, {line: data})
+
+
+# --- maps by name --------------------------------------------------------------------------------------------------
+def load_layout(path: str | Path) -> MapLayout:
+    try:
+        return MapLayout.from_json(Path(path).read_text())
+    except OSError as exc:
+        raise MapError(f"{path}: cannot read map layout: {exc.strerror}") from None
+
+
+def layout_path_for(rom_or_obj: str | Path) -> Path:
+    return Path(rom_or_obj).with_suffix(".maps.json")
+
+
+def _region_lines(r: MapRegion) -> tuple[int, int]:
+    first = r.offset // LINE
+    last = (r.offset + r.size + LINE - 1) // LINE
+    return first, last - first
+
+
+class BoardMaps:
+    """Map operations by name on a board: the map's region is read into a MapState, changed lines written back."""
+
+    def __init__(self, board: Board, layout: MapLayout, atomic: bool = True) -> None:
+        self.board = board
+        self.layout = layout
+        self.atomic = atomic
+        self.state = MapState(layout)
+        self.lines_written = 0
+
+    def region(self, name: str) -> MapRegion:
+        return self.layout.region(self.layout.map_id(name))
+
+    def fetch(self, r: MapRegion) -> None:
+        first, count = _region_lines(r)
+        self.state.mem[first * LINE : (first + count) * LINE] = read_lines(self.board, first, count)
+
+    def _changed_lines(self, r: MapRegion, before: bytes) -> dict[int, bytes]:
+        first, count = _region_lines(r)
+        mem = self.state.mem
+        out = {}
+        for i in range(count):
+            a = (first + i) * LINE
+            if mem[a : a + LINE] != before[i * LINE : (i + 1) * LINE]:
+                out[first + i] = bytes(mem[a : a + LINE])
+        return out
+
+    def _modify(self, name: str, op: Callable[[int], int]) -> int:
+        r = self.region(name)
+        with held(self.board, self.atomic):
+            self.fetch(r)
+            first, count = _region_lines(r)
+            before = bytes(self.state.mem[first * LINE : (first + count) * LINE])
+            err = op(r.id)
+            changed = self._changed_lines(r, before)
+            # descending order: the region header (entry count) goes last
+            write_lines(self.board, changed, descending=True)
+            self.lines_written += len(changed)
+        return err
+
+    def lookup(self, name: str, key: bytes) -> bytes | None:
+        r = self.region(name)
+        self.fetch(r)
+        return self.state.lookup(r.id, key)
+
+    def update(self, name: str, key: bytes, value: bytes, flags: int = BPF_ANY) -> int:
+        return self._modify(name, lambda mid: self.state.update(mid, key, value, flags))
+
+    def delete(self, name: str, key: bytes) -> int:
+        return self._modify(name, lambda mid: self.state.delete(mid, key))
+
+    def dump(self, name: str) -> dict[bytes, bytes]:
+        r = self.region(name)
+        self.fetch(r)
+        return self.state.dump_map(r.id)
+
+    def dump_all(self) -> dict[str, dict[bytes, bytes]]:
+        return {r.name: self.dump(r.name) for r in self.layout.regions}
+
+    def count(self, name: str) -> int:
+        r = self.region(name)
+        if r.kind in ("array", "percpu_array", "devmap"):
+            return r.max_entries
+        first, _ = _region_lines(r)
+        self.state.mem[first * LINE : first * LINE + LINE] = read_line(self.board, first)
+        return self.state.count(r.id)
+
+    def list(self) -> list[dict]:
+        out = []
+        for r in self.layout.regions:
+            out.append({"id": r.id, "name": r.name, "type": r.kind, "key": r.key_size, "value": r.value_size,
+                        "max_entries": r.max_entries, "entries": self.count(r.name), "offset": r.offset,
+                        "bytes": r.size})
+        return out
+
+
+def write_state(board: Board, state: MapState) -> int:
+    """Write the whole used part of map memory (every line, zeros included); returns the lines written."""
+    used = state.layout.used_bytes()
+    n = (used + LINE - 1) // LINE
+    mem = bytes(state.mem[: n * LINE]).ljust(n * LINE, b"\0")
+    write_lines(board, {i: mem[i * LINE : (i + 1) * LINE] for i in range(n)})
+    return n
+
+
+def bpftool_bytes(b: bytes) -> list[str]:
+    return [f"0x{x:02x}" for x in b]
+
+
+def dump_json(entries: dict[bytes, bytes]) -> str:
+    """bpftool map dump -j style: [{"key": ["0x0a", ...], "value": [...]}, ...]."""
+    return json.dumps([{"key": bpftool_bytes(k), "value": bpftool_bytes(v)} for k, v in entries.items()], indent=1)
+
+
+def parse_bytes(text: str, what: str = "key") -> bytes:
+    """Hex bytes: "0a000001", "0a 00 00 01", "0x0a 0x00 ..." or bpftool style "hex 0a 00 00 01"."""
+    parts = text.replace(",", " ").split()
+    if parts and parts[0] == "hex":
+        parts = parts[1:]
+    try:
+        if len(parts) > 1:
+            return bytes(int(p, 16) for p in parts)
+        return bytes.fromhex(parts[0].removeprefix("0x")) if parts else b""
+    except ValueError:
+        raise MapError(f"{what} {text!r} is not hex bytes") from None
+
+
+# --- counters --------------------------------------------------------------------------------------------------------
+COUNTERS = {"rx": params.AXI_CNT_RX, "tx": params.AXI_CNT_TX, "drop": params.AXI_CNT_DROP}
+ACTION_COUNTERS = {params.ACTION_NAMES[a].lower(): params.AXI_CNT_ACTION_BASE + 4 * a for a in range(5)}
+
+
+def read_counters(board: Board, extended: bool = True) -> dict[str, int]:
+    names = list(COUNTERS)
+    addrs = list(COUNTERS.values())
+    if extended:
+        names += list(ACTION_COUNTERS) + ["faults", "cycles_lo", "cycles_hi"]
+        addrs += list(ACTION_COUNTERS.values()) + [params.AXI_CNT_FAULTS, params.AXI_CNT_CYCLES_LO,
+                                                   params.AXI_CNT_CYCLES_HI]
+    vals = dict(zip(names, board.read_many(addrs), strict=True))
+    if extended:
+        vals["cycles"] = vals.pop("cycles_lo") | (vals.pop("cycles_hi") << 32)
+    return vals
+
+
+def wrap_delta(new: int, old: int) -> int:
+    """Increment of a 32-bit wrapping counter."""
+    return (new - old) & MASK32
+
+
+class Monitor:
+    """Rates and 64-bit totals from 32-bit counters sampled at intervals (each counter wraps independently)."""
+
+    def __init__(self, board: Board, extended: bool = True) -> None:
+        self.board = board
+        self.extended = extended
+        self.last = read_counters(board, extended)
+        self.last_t = time.monotonic()
+        self.totals = {k: 0 for k in self.last if k != "cycles"}
+
+    def sample(self) -> dict[str, float]:
+        now = read_counters(self.board, self.extended)
+        t = time.monotonic()
+        dt = max(t - self.last_t, 1e-9)
+        out: dict[str, float] = {"seconds": dt}
+        for k in self.totals:
+            d = wrap_delta(now[k], self.last[k])
+            self.totals[k] += d
+            out[k] = d
+            out[f"{k}_mpps"] = d / dt / 1e6
+        if self.extended:
+            dc = (now["cycles"] - self.last["cycles"]) & ((1 << 64) - 1)
+            out["cycles"] = dc
+            # packets per simulated (or real) clock cycle at the board clock: the rate the hardware would reach
+            out["rx_mpps_clock"] = (out["rx"] / dc * params.CLOCK_MHZ) if dc else 0.0
+        self.last, self.last_t = now, t
+        return out
+
+
+def format_sample(s: dict[str, float], totals: dict[str, int]) -> str:
+    text = (f"RX {s['rx_mpps']:8.3f} Mpps  TX {s['tx_mpps']:8.3f} Mpps  DROP {s['drop_mpps']:8.3f} Mpps")
+    if "redirect" in s:
+        text += f"  REDIRECT {s['redirect_mpps']:8.3f} Mpps  PASS {s['pass_mpps']:8.3f} Mpps"
+    if s.get("cycles"):
+        text += f"  | at {params.CLOCK_MHZ} MHz: {s['rx_mpps_clock']:7.2f} Mpps"
+    text += f"  | totals rx {totals['rx']} tx {totals['tx']} drop {totals['drop']}"
+    if "redirect" in totals:
+        text += f" redirect {totals['redirect']} pass {totals['pass']} aborted {totals['aborted']}"
+    return text
+
+
+# --- load = compile + configure maps + inject ---------------------------------------------------------------------
+@dataclass
+class LoadReport:
+    rom: Rom
+    layout: MapLayout
+    map_lines: int
+    inject: InjectReport
+
+
+def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict | None = None,
+                         atomic: bool = True, verify: bool = True, extensions: bool = True) -> LoadReport:
+    """Write the initial map memory (layout + config) and the ROM while the input is held: one atomic switch."""
+    check_rom(rom)
+    state = MapState(layout)
+    if config:
+        state.apply_config(config)
+    with held(board, atomic and extensions):
+        lines = write_state(board, state)
+        rep = inject(board, rom, verify=verify, atomic=False, extensions=extensions)
+    return LoadReport(rom, layout, lines, rep)
+
+
+def load_object(board: Board, obj: str | Path, section: str | None = None, prog: str | None = None,
+                config: dict | None = None, atomic: bool = True, out_rom: str | Path | None = None,
+                extensions: bool = True) -> LoadReport:
+    """hxdp load: compile the XDP object, configure its maps and inject it, like attaching XDP to an interface."""
+    from .compiler import CompileOptions, compile_program
+    from .elf import load_program
+
+    program = load_program(str(obj), section, prog)
+    result = compile_program(program, CompileOptions())
+    if out_rom:
+        result.rom.save(out_rom)
+        Path(out_rom).with_suffix(".maps.json").write_text(result.layout.to_json())
+    return configure_and_inject(board, result.rom, result.layout, config, atomic, extensions=extensions)
+
+
+def load_config(path: str | Path | None) -> dict | None:
+    if not path:
+        return None
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise MapError(f"{path}: cannot read map configuration: {exc}") from None
+
+
+__all__ = ["BoardMaps", "InjectError", "Monitor", "RomError", "axi", "configure_and_inject", "dump_imem", "inject",
+           "load_object", "read_counters", "read_lines", "write_lines", "wrap_delta"]
