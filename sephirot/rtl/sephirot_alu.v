@@ -22,11 +22,17 @@ module sephirot_alu (
   wire        b_neg = is64_i ? b[63] : b[31];
   wire [63:0] a_abs = (signed_div && a_neg) ? (is64_i ? -a : {32'd0, -a[31:0]}) : a;
   wire [63:0] b_abs = (signed_div && b_neg) ? (is64_i ? -b : {32'd0, -b[31:0]}) : b;
-  wire [63:0] q_abs = (b_abs == 64'd0) ? 64'd0 : a_abs / b_abs;
-  wire [63:0] r_abs = (b_abs == 64'd0) ? a_abs : a_abs % b_abs;
-  wire [63:0] quot  = (b == 64'd0) ? 64'd0 : ((signed_div && (a_neg ^ b_neg)) ? -q_abs : q_abs);
-  wire [63:0] rem   = (b == 64'd0) ? a : ((signed_div && a_neg) ? -r_abs : r_abs);
-
+  reg  [63:0] quot, rem;
+  always @(*) begin  // only evaluated for div/mod (the simulation skips it otherwise)
+    quot = 64'd0;
+    rem = a;
+    if ((op_i == `SEPH_ALU_DIV || op_i == `SEPH_ALU_MOD) && b != 64'd0) begin
+      quot = a_abs / b_abs;
+      rem = a_abs % b_abs;
+      if (signed_div && (a_neg ^ b_neg)) quot = -quot;
+      if (signed_div && a_neg) rem = -rem;
+    end
+  end
   wire [5:0]  sh = is64_i ? b[5:0] : {1'b0, b[4:0]};
   wire [63:0] a_sext32 = {{32{a[31]}}, a[31:0]};
   wire [63:0] arsh64 = $signed(a) >>> sh;

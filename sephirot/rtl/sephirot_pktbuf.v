@@ -223,11 +223,18 @@ module sephirot_pktbuf #(
   reg [VW-1:0]      wv_d [0:NBUF-1];
   reg [OW:0]        gend;
   integer tl, tb, tt, ts, tk;
+  reg any_st;
+  always @(*) begin
+    any_st = 1'b0;
+    for (tl = 0; tl < LANES; tl = tl + 1)
+      if (commit_i && wr_i[tl] && addr_i[32*tl+28 +: 4] == R_PKT) any_st = 1'b1;
+  end
+  wire vld_busy = any_st || in_fire || grow;   // valid bits change this cycle
   always @(*) begin
     for (tt = 0; tt < NT; tt = tt + 1) begin
       t_en[tt] = 1'b0; t_buf[tt] = cb; t_word[tt] = {WW{1'b0}}; t_set[tt] = 64'd0;
     end
-    for (tl = 0; tl < LANES; tl = tl + 1) begin
+    if (any_st) for (tl = 0; tl < LANES; tl = tl + 1) begin
       t_word[2*tl] = st_off[8*tl][OW-1:6];
       t_word[2*tl+1] = st_off[8*tl][OW-1:6] + {{(WW-1){1'b0}}, 1'b1};
       if (commit_i && wr_i[tl] && addr_i[32*tl+28 +: 4] == R_PKT)
@@ -247,7 +254,8 @@ module sephirot_pktbuf #(
     t_en[2*LANES+1] = grow; t_word[2*LANES+1] = dend_q[cb][OW-1:6];
     t_en[2*LANES+2] = grow; t_word[2*LANES+2] = gend[OW-1:6];
     // merged values
-    for (tt = 0; tt < NT; tt = tt + 1) begin
+    for (tt = 0; tt < NT; tt = tt + 1) t_val[tt] = 64'd0;
+    for (tt = 0; tt < NT; tt = tt + 1) if (vld_busy) begin
       t_val[tt] = (wv_q[t_buf[tt]][t_word[tt]] && !(in_clear && t_buf[tt] == in_ptr_q)) ?
                   vld_q[{t_buf[tt], t_word[tt]}] : 64'd0;
       if (grow && t_buf[tt] == cb) t_val[tt] = t_val[tt] & ~grow_word(t_word[tt], dend_q[cb], adj_new[OW:0]);
@@ -255,7 +263,8 @@ module sephirot_pktbuf #(
         if (t_en[ts] && t_buf[ts] == t_buf[tt] && t_word[ts] == t_word[tt]) t_val[tt] = t_val[tt] | t_set[ts];
     end
     // word-valid bits
-    for (tk = 0; tk < NBUF; tk = tk + 1) begin
+    for (tk = 0; tk < NBUF; tk = tk + 1) wv_d[tk] = wv_q[tk];
+    if (vld_busy) for (tk = 0; tk < NBUF; tk = tk + 1) begin
       wv_d[tk] = (in_clear && in_ptr_q == tk[PW-1:0]) ? {VW{1'b0}} : wv_q[tk];
       if (grow && cb == tk[PW-1:0])
         for (tb = 0; tb < VW; tb = tb + 1)  // words entirely inside the growth
