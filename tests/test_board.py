@@ -1,0 +1,422 @@
+"""The board: AXI-Lite register map, operator workflow on the simulated board, sume transport, bad input."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import struct
+import time
+from pathlib import Path
+
+import pytest
+from conftest import compile_bpf
+from hxdp import cmd_board, params, traffic
+from hxdp import hosttools as H
+from hxdp.board import (
+    SUME_IOCTL_READ,
+    SUME_IOCTL_WRITE,
+    Board,
+    BoardAddressError,
+    BoardError,
+    SimBoard,
+    SumeBoard,
+    imem_commit_addr,
+    imem_word_addr,
+    open_board,
+)
+from hxdp.compiler import CompileOptions, compile_program
+from hxdp.elf import load_program
+from hxdp.maps import MapState
+from hxdp.pcap import read_pcap, write_pcap
+from hxdp.rom import Rom, RomError
+from hxdp.rtl import available as verilator_available
+from kernel_fixtures import requires_kernel
+
+DATA = Path(__file__).parent / "data" / "board"
+_vok, _vwhy = verilator_available()
+needs_sim = pytest.mark.skipif(not _vok, reason=_vwhy)
+LINE = params.AXI_LINE_BYTES
+
+
+@pytest.fixture(scope="module")
+def objs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("board_objs")
+    return {src.stem: compile_bpf(src, out) for src in sorted(DATA.glob("*.c"))}
+
+
+@pytest.fixture(scope="module")
+def compiled(objs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, object]]:
+    """name -> (ROM path with PROG.maps.json next to it, CompileResult)."""
+    out = tmp_path_factory.mktemp("board_roms")
+    res = {}
+    for name, obj in objs.items():
+        r = compile_program(load_program(str(obj)), CompileOptions())
+        rom = out / f"{name}.rom"
+        r.rom.save(rom)
+        rom.with_suffix(".maps.json").write_text(r.layout.to_json())
+        res[name] = (rom, r)
+    return res
+
+
+@pytest.fixture(scope="module")
+def server():  # noqa: ANN201
+    if not _vok:
+        pytest.skip(_vwhy)
+    from hxdp.boardsim import BoardServer
+
+    with BoardServer(ports=2) as srv:
+        yield srv
+
+
+@pytest.fixture
+def board(server) -> SimBoard:  # noqa: ANN001
+    b = server.board()
+    b.write32(params.AXI_CTRL, 0)
+    b.stop_replay()
+    b.wait()
+    b.outputs()
+    yield b
+    b.close()
+
+
+def cli(*argv: str) -> int:
+    return cmd_board.main(list(argv))
+
+
+def let_flow(board: SimBoard, packets: int, timeout: float = 20.0) -> None:
+    """Return once `packets` more packets have left the free-running board."""
+    start = board.stat()["finished"]
+    deadline = time.monotonic() + timeout
+    while board.stat()["finished"] < start + packets:
+        assert time.monotonic() < deadline, "traffic does not flow"
+        time.sleep(0.005)
+
+
+def ipv4_packets(n: int, seed: int = 1) -> list[bytes]:
+    return traffic.generate(8, n, 64, "udp", seed)
+
+
+# --- register map ----------------------------------------------------------------------------------------------------
+@needs_sim
+def test_register_map(board: SimBoard) -> None:
+    assert board.read32(params.AXI_ID) == params.AXI_ID_VALUE
+    assert board.read32(params.AXI_IMEM_CAPACITY) == params.IMEM_ROWS
+    assert board.read32(params.AXI_MAP_LINES) == params.MAP_MEM_BYTES // LINE
+    # a row: staging words, commit, read back; the staging row is zeroed by the commit
+    words = [0x11 * (k + 1) for k in range(8)]
+    board.write_many([(imem_word_addr(200, k // 2, bool(k % 2)), w) for k, w in enumerate(words)])
+    assert board.read32(imem_word_addr(200, 0, False)) == 0  # not committed yet
+    board.write32(imem_commit_addr(200), 1)
+    assert board.read_many([imem_word_addr(200, k // 2, bool(k % 2)) for k in range(8)]) == words
+    board.write32(imem_commit_addr(201), 1)
+    assert board.read_many([imem_word_addr(201, k // 2, bool(k % 2)) for k in range(8)]) == [0] * 8
+    board.write32(imem_commit_addr(200), 1)
+    # map lines: staging, commit to line N (value), read through LINE_ADDR
+    data = bytes(range(16))
+    H.write_line(board, 60000, data)
+    assert board.read32(params.AXI_MAPS_LINE_ADDR) == 60000
+    assert H.read_line(board, 60000) == data
+    assert H.read_line(board, 59999) == bytes(16)
+    H.write_line(board, 60000, bytes(16))
+    # unknown addresses and out-of-range values answer SLVERR
+    for addr in (0x8000_0020, 0x8001_0020, 0x8002_0000, 0x8004_0000, 0x9000_0000, 0x8000_0001):
+        with pytest.raises(BoardAddressError, match=f"0x{addr:08x}"):
+            board.read32(addr)
+    with pytest.raises(BoardAddressError):
+        board.write32(params.AXI_ROWS, params.IMEM_ROWS + 1)
+    with pytest.raises(BoardAddressError):
+        board.write32(params.AXI_MAPS_BASE + params.AXI_MAPS_COMMIT, params.MAP_MEM_BYTES // LINE)
+    # counters clear; cycle counter runs
+    board.write32(params.AXI_CNT_CLEAR, 1)
+    c = H.read_counters(board)
+    assert c["rx"] == c["tx"] == c["drop"] == 0 and c["cycles"] > 0
+
+
+# --- the operator workflow --------------------------------------------------------------------------------------------
+@needs_sim
+def test_operator_workflow(board: SimBoard, server, objs, compiled, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    spec = server.spec
+    rom_gmode, res_gmode = compiled["gmode"]
+    rom_drop, _ = compiled["drop"]
+    # load = compile + configure maps + inject
+    assert cli("load", str(objs["gmode"]), "--board", spec, "-o", str(tmp_path / "gmode.rom")) == 0
+    assert "loaded gmode.o" in capsys.readouterr().out
+    assert cli("axi", "--board", spec, "-a", "0x80020040", "-w", "1") == 0  # clear the counters
+    # traffic from a pcap, counters read with the rwaxi equivalent
+    pkts = ipv4_packets(20)
+    pcap = tmp_path / "in.pcap"
+    write_pcap(pcap, pkts)
+    assert cli("board", "send", str(pcap), "--board", spec, "--wait") == 0
+    capsys.readouterr()
+    assert cli("axi", "--board", spec, "-a", hex(params.AXI_CNT_RX)) == 0
+    assert capsys.readouterr().out.strip() == "0x00000014"
+    assert [o.action for o in board.outputs()] == [params.XDP_PASS] * 20
+    # update the map while traffic flows (pcap replay in a loop at full speed): the behaviour changes
+    board.replay(pcap, port=1, loop=True)
+    let_flow(board, 300)
+    layout = ["--board", spec, "--layout", str(tmp_path / "gmode.maps.json")]
+    assert cli("maps", *layout, "update", "gmode.data", "key", "hex", "00", "00", "00", "00", "value", "hex", "03",
+               "00", "00", "00") == 0
+    let_flow(board, 300)
+    # swap the ROM at run time without restarting
+    assert cli("inject", str(rom_drop), "--board", spec) == 0
+    assert "verified" in capsys.readouterr().out
+    let_flow(board, 300)
+    board.stop_replay()
+    board.wait()
+    assert board.stat()["outputs_dropped"] == 0
+    outs = board.outputs()
+    actions = [o.action for o in outs]
+    assert len(outs) >= 900
+    assert all(o.fault == 0 and o.port == 1 for o in outs)
+    # PASS, then TX (MACs swapped), then DROP: each packet saw one program and one map state
+    first_tx, first_drop = actions.index(params.XDP_TX), actions.index(params.XDP_DROP)
+    assert 0 < first_tx < first_drop
+    assert set(actions[:first_tx]) == {params.XDP_PASS}
+    assert set(actions[first_tx:first_drop]) == {params.XDP_TX}
+    assert set(actions[first_drop:]) == {params.XDP_DROP}
+    swapped = {p[6:12] + p[:6] + p[12:] for p in pkts}
+    assert all(o.data in swapped for o in outs[first_tx:first_drop])
+    assert all(o.data in pkts for o in outs[:first_tx])
+    # counters agree with the outputs
+    c = H.read_counters(board)
+    assert c["rx"] == 20 + len(outs)
+    assert c["tx"] == actions.count(params.XDP_TX) and c["pass"] == 20 + actions.count(params.XDP_PASS)
+    assert c["drop"] == actions.count(params.XDP_DROP) and c["aborted"] == 0
+    # dump-imem shows the DROP program
+    assert cli("dump-imem", "--board", spec) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0].startswith("   0  ") and "exit 1" in text
+
+
+@needs_sim
+def test_maps_by_name(board: SimBoard, server, compiled, capsys) -> None:  # noqa: ANN001
+    rom, res = compiled["acl"]
+    H.configure_and_inject(board, res.rom, res.layout)
+    ref = MapState(res.layout)
+    bm = H.BoardMaps(board, res.layout)
+    keys = [bytes([10, 0, 0, i]) for i in range(1, 40)]
+    for i, k in enumerate(keys):
+        assert bm.update("acl", k, (i % 4).to_bytes(4, "little")) == 0
+        ref.update(0, k, (i % 4).to_bytes(4, "little"))
+    for k in keys[::3]:
+        assert bm.delete("acl", k) == 0
+        ref.delete(0, k)
+    assert bm.delete("acl", b"\x01\x02\x03\x04") == -errno.ENOENT
+    assert bm.update("acl", keys[1], b"\x09\0\0\0", flags=1) == -errno.EEXIST
+    assert bm.dump("acl") == ref.dump_map(0)
+    assert bm.lookup("acl", keys[1]) == ref.lookup(0, keys[1])
+    assert bm.lookup("acl", keys[0]) is None
+    assert {m["name"]: m["entries"] for m in bm.list()} == {"acl": ref.count(0), "stats": 5}
+    # the board's memory equals the reference image line for line
+    first, count = res.layout.regions[0].offset // LINE, res.layout.regions[0].size // LINE + 1
+    assert H.read_lines(board, first, count) == bytes(ref.mem[first * LINE : (first + count) * LINE])
+    # CLI: bpftool-like JSON, key of the wrong size, unknown map
+    spec = ["--board", server.spec, "--rom", str(rom)]
+    assert cli("maps", *spec, "lookup", "acl", keys[1].hex()) == 0
+    out = capsys.readouterr().out
+    assert '"0x0a"' in out and '"value"' in out
+    before = H.read_lines(board, first, count)
+    assert cli("maps", *spec, "update", "acl", "0a0000", "01000000") == 1
+    assert "key of 3 bytes, the map's key size is 4" in capsys.readouterr().err
+    assert cli("maps", *spec, "lookup", "nosuch", "00") == 1
+    assert "no map named 'nosuch'" in capsys.readouterr().err
+    assert H.read_lines(board, first, count) == before
+    assert cli("maps", *spec, "list") == 0
+    assert "hash  name acl" in capsys.readouterr().out
+
+
+# --- results equal the kernel's ---------------------------------------------------------------------------------------
+@needs_sim
+@pytest.mark.kernel
+@requires_kernel
+@pytest.mark.parametrize("mode", [params.XDP_PASS, params.XDP_TX, params.XDP_DROP])
+def test_board_equals_kernel(board: SimBoard, objs, compiled, mode: int) -> None:  # noqa: ANN001
+    from hxdp.kernel import KernelProgram
+
+    _rom, res = compiled["gmode"]
+    cfg = {"maps": {"gmode.data": [{"key": "00000000", "value": mode.to_bytes(4, "little").hex()}]}}
+    H.configure_and_inject(board, res.rom, res.layout, cfg)
+    pkts = ipv4_packets(12, seed=mode) + [bytes(14) + bytes(50)]  # a non-IPv4 frame takes the other branch
+    board.inject(pkts, port=0)
+    board.wait()
+    outs = board.outputs()
+    with KernelProgram(str(objs["gmode"])) as k:
+        k.apply_config(cfg)
+        want = [k.run(p) for p in pkts]
+        kdump = k.dump()
+    assert [o.action for o in outs] == [w.action for w in want]
+    assert [o.data for o in outs] == [w.packet for w in want]
+    assert H.BoardMaps(board, res.layout).dump_all() == kdump
+
+
+# --- bad input --------------------------------------------------------------------------------------------------------
+class DyingBoard(Board):
+    """Forwards to a board, then goes away after `budget` writes (a link or daemon lost mid-inject)."""
+
+    def __init__(self, inner: Board, budget: int) -> None:
+        self.inner, self.budget, self.name = inner, budget, "dying"
+
+    def read32(self, addr: int) -> int:
+        return self.inner.read32(addr)
+
+    def write32(self, addr: int, value: int) -> None:
+        if self.budget <= 0:
+            raise BoardError("dying: board went away")
+        self.budget -= 1
+        self.inner.write32(addr, value)
+
+
+@needs_sim
+def test_bad_input(board: SimBoard, server, compiled, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    _rom, res = compiled["gmode"]
+    H.configure_and_inject(board, res.rom, res.layout)
+    before = H.dump_imem(board).rows
+    # ROM too large, malformed, empty: refused before any write
+    big = Rom([[res.rom.rows[0][0]] + [res.rom.rows[0][1]] * 3 for _ in range(params.IMEM_ROWS + 1)])
+    with pytest.raises(H.InjectError, match="holds 256"):
+        H.inject(board, big)
+    bad = tmp_path / "bad.rom"
+    bad.write_text("0123\n")
+    assert cli("inject", str(bad), "--board", server.spec) == 1
+    assert "expected 64 hex digits" in capsys.readouterr().err
+    with pytest.raises(RomError):
+        H.load_rom(bad)
+    assert H.dump_imem(board).rows == before
+    # unknown address through the CLI
+    assert cli("axi", "--board", server.spec, "-a", "0x90000000") == 1
+    assert "no register at 0x90000000" in capsys.readouterr().err
+    # a board that goes away mid-inject: the input stays held, no packet runs a half-written program
+    new = Rom(res.rom.rows[::-1])
+    with pytest.raises(BoardError, match="went away"):
+        H.inject(DyingBoard(board, 40), new)
+    assert board.read32(params.AXI_STATUS) & params.AXI_STATUS_HELD
+    board.inject(ipv4_packets(3), port=0)
+    board.run(2000)
+    assert board.outputs() == [] and board.read32(params.AXI_INFLIGHT) == 0
+    H.configure_and_inject(board, res.rom, res.layout)  # a complete load releases the input
+    board.wait()
+    assert [o.action for o in board.outputs()] == [params.XDP_PASS] * 3
+    # the daemon itself goes away: a clear error
+    from hxdp.boardsim import BoardServer
+
+    with BoardServer(ports=1, step=True) as other:
+        b2 = other.board()
+        other.proc.kill()
+        other.proc.wait()
+        with pytest.raises(BoardError, match="went away"):
+            H.inject(b2, res.rom)
+    with pytest.raises(BoardError, match="no simulated board answers"):
+        open_board(f"sim:{tmp_path / 'none.sock'}")
+    with pytest.raises(BoardError, match="expected sume"):
+        open_board("pcie:0")
+
+
+# --- the sume transport against a fake register device ----------------------------------------------------------------
+class FakeSume:
+    """Stands in for the NetFPGA-SUME driver: decodes the ifreq like the kernel does and records each ioctl."""
+
+    def __init__(self, iface: str = "nf0") -> None:
+        self.iface = iface
+        self.regs: dict[int, int] = {}
+        self.calls: list[tuple[str, int, int]] = []
+
+    def __call__(self, fd: int, req: int, ifr: bytearray) -> int:
+        assert len(ifr) == 40
+        name = bytes(ifr[:16]).rstrip(b"\0").decode()
+        if name != self.iface:
+            raise OSError(errno.ENODEV, os.strerror(errno.ENODEV))
+        (ptr,) = struct.unpack_from("P", ifr, 16)
+        regs = ctypes.cast(ptr, ctypes.POINTER(ctypes.c_uint32 * 2)).contents
+        if req == SUME_IOCTL_WRITE:
+            self.calls.append(("w", regs[0], regs[1]))
+            self.regs[regs[0]] = regs[1]
+        elif req == SUME_IOCTL_READ:
+            self.calls.append(("r", regs[0], 0))
+            regs[1] = self.regs.get(regs[0], 0xDEADBEEF)
+        else:
+            raise OSError(errno.EINVAL, "bad request")
+        return 0
+
+
+def test_sume_transport_fake_device(compiled) -> None:  # noqa: ANN001
+    fake = FakeSume("nf1")
+    b = SumeBoard("nf1", ioctl=fake, sock=3)
+    b.write32(0x8002_0002, 7)
+    assert b.read32(0x8002_0002) == 7 and b.read32(0x8002_0003) == 0xDEADBEEF
+    assert fake.calls == [("w", 0x8002_0002, 7), ("r", 0x8002_0002, 0), ("r", 0x8002_0003, 0)]
+    assert H.axi(b, 0x8002_0002) == "0x00000007"
+    # inject on the original bitstream: eight words and a commit per row, then the read-back
+    _rom, res = compiled["drop"]
+    fake.calls.clear()
+    rep = H.inject(b, res.rom, extensions=False)
+    nrows = len(res.rom.rows)
+    writes = [c for c in fake.calls if c[0] == "w"]
+    assert len(writes) == 9 * nrows and rep.rows == nrows
+    assert writes[8] == ("w", 0x8000_00FF, 1)
+    lo = res.rom.rows[0][0].to_u64()
+    assert writes[0] == ("w", 0x8000_0000, lo & 0xFFFFFFFF) and writes[1] == ("w", 0x8000_0004, lo >> 32)
+    assert H.dump_imem(b, nrows).rows == res.rom.rows
+    # no board: ENODEV from the driver -> a clear error (and exit 1 from the CLI)
+    with pytest.raises(BoardError, match="no NetFPGA-SUME board answers on nf0"):
+        SumeBoard("nf0", ioctl=fake, sock=3).read32(0x8002_0002)
+    with pytest.raises(BoardError, match="longer than 15"):
+        SumeBoard("x" * 16, ioctl=fake, sock=3)
+
+
+def test_sume_cli_without_board(capsys) -> None:  # noqa: ANN001
+    assert cli("axi", "-i", "hxdpnoboard0", "-a", "0x80020002") == 1
+    assert "no NetFPGA-SUME board answers on hxdpnoboard0" in capsys.readouterr().err
+
+
+# --- monitor ----------------------------------------------------------------------------------------------------------
+class CounterBoard(Board):
+    def __init__(self) -> None:
+        self.regs: dict[int, int] = {}
+
+    def read32(self, addr: int) -> int:
+        return self.regs.get(addr, 0)
+
+    def write32(self, addr: int, value: int) -> None:
+        self.regs[addr] = value
+
+
+def test_monitor_counter_wrap() -> None:
+    assert H.wrap_delta(5, 0xFFFF_FFFE) == 7 and H.wrap_delta(9, 4) == 5
+    b = CounterBoard()
+    b.regs[params.AXI_CNT_RX] = 0xFFFF_FF00
+    b.regs[params.AXI_CNT_CYCLES_LO] = 1000
+    mon = H.Monitor(b)
+    b.regs[params.AXI_CNT_RX] = 0x100  # wrapped: 0x200 packets
+    b.regs[params.AXI_CNT_CYCLES_LO] = 1000 + 0x200 * 4
+    s = mon.sample()
+    assert s["rx"] == 0x200 and mon.totals["rx"] == 0x200
+    assert s["rx_mpps_clock"] == pytest.approx(params.CLOCK_MHZ / 4)
+    b.regs[params.AXI_CNT_RX] = 0x150
+    mon.sample()
+    assert mon.totals["rx"] == 0x250
+    assert "totals rx 592" in H.format_sample(mon.sample(), mon.totals)
+
+
+@needs_sim
+def test_pcap_replay_and_output(server, compiled, tmp_path: Path) -> None:  # noqa: ANN001
+    """A daemon started with --pcap --out replays at full speed and writes the TX frames to a pcap."""
+    from hxdp.boardsim import BoardServer
+
+    _rom, res = compiled["gmode"]
+    pkts = ipv4_packets(10)
+    write_pcap(tmp_path / "in.pcap", pkts)
+    with BoardServer(ports=1, pcap=str(tmp_path / "in.pcap"), out=str(tmp_path / "out.pcap")) as srv:
+        b = srv.board()
+        b.wait()
+        b.outputs()  # the first replay ran with an empty program (aborted)
+        cfg = {"maps": {"gmode.data": [{"key": "00000000", "value": "03000000"}]}}
+        H.configure_and_inject(b, res.rom, res.layout, cfg)
+        b.replay(tmp_path / "in.pcap")
+        b.wait()
+        assert [o.action for o in b.outputs()] == [params.XDP_TX] * 10
+        b.stat()  # flushes the output pcap
+        b.shutdown()
+    out = read_pcap(tmp_path / "out.pcap")
+    assert len(out) == 10 and all(o[:6] == p[6:12] and o[6:12] == p[:6] for o, p in zip(out, pkts, strict=True))
