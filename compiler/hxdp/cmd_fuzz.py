@@ -28,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--minimise", type=int, default=3,
                    help="divergences to minimise (distinct signatures first; 0: none)")
     p.add_argument("--minimise-seconds", type=float, default=180.0, help="time limit per minimisation")
+    p.add_argument("--exclude", default="",
+                   help="comma-separated features to leave out of the programs (preset 'rtl': what the RTL lacks)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
@@ -42,8 +44,8 @@ def engines_of(names: list[str] | None) -> tuple[str, ...]:
 
 
 def _batch_job(seed: int, indices: list[int], npackets: int, engines: tuple[str, ...],
-               workdir: str) -> list[fuzz.CaseResult]:
-    return fuzz.run_batch(seed, indices, npackets, engines, Path(workdir))
+               workdir: str, exclude: frozenset[str]) -> list[fuzz.CaseResult]:
+    return fuzz.run_batch(seed, indices, npackets, engines, Path(workdir), exclude=exclude)
 
 
 def signature(engine: str, div: tuple[int, str, list[str]]) -> str:
@@ -59,7 +61,8 @@ def signature(engine: str, div: tuple[int, str, list[str]]) -> str:
 
 def run_campaign(count: int, npackets: int, seed: int, engines: tuple[str, ...], jobs: int = 1,
                  out: str | Path = "hxdp-fuzz-out", batch: int = 25, start: int = 0, minimise: int = 3,
-                 minimise_seconds: float = 180.0, progress: bool = True) -> dict[str, Any]:
+                 minimise_seconds: float = 180.0, progress: bool = True,
+                 exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Run programs start..start+count-1 of campaign `seed`; write reproducers; return the summary dict."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -92,10 +95,10 @@ def run_campaign(count: int, npackets: int, seed: int, engines: tuple[str, ...],
 
         if jobs <= 1:
             for ch in chunks:
-                advance(fuzz.run_batch(seed, ch, npackets, engines, work))
+                advance(fuzz.run_batch(seed, ch, npackets, engines, work, exclude=exclude))
         else:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futs = [pool.submit(_batch_job, seed, ch, npackets, engines, str(work)) for ch in chunks]
+                futs = [pool.submit(_batch_job, seed, ch, npackets, engines, str(work), exclude) for ch in chunks]
                 for f in as_completed(futs):
                     advance(f.result())
     finally:
@@ -105,7 +108,8 @@ def run_campaign(count: int, npackets: int, seed: int, engines: tuple[str, ...],
     elapsed = time.monotonic() - t0
     results.sort(key=lambda r: r.index)
     summary = summarise(results, seed, npackets, engines, elapsed, start)
-    summary["reproducers"] = write_reproducers(results, seed, npackets, out, minimise, minimise_seconds)
+    summary["exclude"] = sorted(exclude)
+    summary["reproducers"] = write_reproducers(results, seed, npackets, out, minimise, minimise_seconds, exclude)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 
@@ -147,14 +151,14 @@ def summarise(results: list[fuzz.CaseResult], seed: int, npackets: int, engines:
 
 
 def write_reproducers(results: list[fuzz.CaseResult], seed: int, npackets: int, out: Path, minimise: int,
-                      minimise_seconds: float) -> list[dict[str, Any]]:
+                      minimise_seconds: float, exclude: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """One folder per divergent (program, engine): the full case; the first `minimise` distinct classes also
     get a minimised case in min/."""
     written: list[dict[str, Any]] = []
     seen: set[str] = set()
     for r in results:
         for eng, d in r.divergences.items():
-            prog = fuzz.gen_program(seed, r.index)
+            prog = fuzz.gen_program(seed, r.index, exclude=exclude)
             packets = fuzz.gen_packets(seed, r.index, npackets)
             cfg = fuzz.gen_config(seed, r.index)
             folder = out / f"{r.name}_{eng}"
@@ -188,6 +192,7 @@ def render_text(s: dict[str, Any]) -> str:
         f"{', '.join(s['engines'])} in {s['seconds']} s ({s['programs_per_second']} programs/s)",
         f"  verifier rejected {s['verifier_rejected']} ({100 * s['verifier_rejection_rate']:.1f}%), "
         f"clang failures {s['clang_failures']}, accepted {s['accepted']}, packets {s['packets_run']}",
+        f"  features left out: {', '.join(s['exclude']) or 'none'}",
         f"  kernel actions: {', '.join(f'{k}: {v}' for k, v in sorted(s['kernel_actions'].items()))}",
         f"  divergent programs: {s['divergent_programs']}, engine errors: {len(s['engine_errors'])}",
     ]
@@ -212,9 +217,10 @@ def _run(args: argparse.Namespace) -> int:
     if not ok:
         raise HxdpError(f"fuzz: the kernel oracle is not available: {why}")
     engines = engines_of(args.engine)
+    exclude = fuzz.parse_exclude(args.exclude)
     progress = not args.quiet
     summary = run_campaign(args.count, args.packets, args.seed, engines, args.jobs, args.out, args.batch,
-                           args.start, args.minimise, args.minimise_seconds, progress)
+                           args.start, args.minimise, args.minimise_seconds, progress, exclude)
     if args.json:
         json.dump(summary, sys.stdout, indent=1)
         print()

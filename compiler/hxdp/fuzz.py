@@ -161,8 +161,9 @@ class _Ctx:
 class Generator:
     """Random program trees from a seed; every choice is made with the generator's own Random."""
 
-    def __init__(self, rng: random.Random, size: int = 24) -> None:
+    def __init__(self, rng: random.Random, size: int = 24, exclude: frozenset[str] = frozenset()) -> None:
         self.r = rng
+        self.exclude = exclude
         self.size = size
         self.budget = size
         self.uid = 0
@@ -278,7 +279,7 @@ class Generator:
             return f"(__u32){self.var()} % 5"
         if x < 0.8:
             return f"{self.var()} & 3"
-        if x < 0.9:
+        if x < 0.9 and "redirect_map" not in self.exclude:
             return f"bpf_redirect_map(&devs, {self.var()} & 3, {r.choice(('XDP_DROP', 'XDP_PASS', 'XDP_TX', 0))})"
         return f"({self.cond(ctx)}) ? {r.randrange(5)} : {r.randrange(5)}"
 
@@ -302,6 +303,7 @@ class Generator:
             kinds += [("loop", 3), ("adjust", 3)]
         if ctx.mvals:
             kinds += [("atomic", 8), ("mvwr", 5)]
+        kinds = [(k, w) for k, w in kinds if k not in self.exclude]
         total = sum(w for _, w in kinds)
         x = r.uniform(0, total)
         chosen = kinds[-1][0]
@@ -463,11 +465,38 @@ class Generator:
         return FuzzProgram(name, k0, init, body, self.action_expr(ctx), stack)
 
 
-def gen_program(seed: int, index: int, size: int | None = None) -> FuzzProgram:
-    """Program `index` of campaign `seed` (independent of batching)."""
+# Statement kinds (Generator.s_<kind>) and "redirect_map" (in computed exits) that `exclude` may name.
+FEATURES = ("alu", "pktrd", "pktwr", "if", "stack", "map", "mapupd", "mapdel", "csum", "ret", "guard", "loop",
+            "adjust", "atomic", "mvwr", "redirect_map")
+# What the RTL's helper unit does not implement yet (a call ends the packet with a helper fault): map helpers,
+# csum_diff, redirect_map. `hxdp fuzz --exclude rtl` leaves them out.
+EXCLUDE_PRESETS = {"rtl": frozenset({"map", "mapupd", "mapdel", "csum", "redirect_map"})}
+
+
+def parse_exclude(text: str | None) -> frozenset[str]:
+    """Comma-separated feature names or presets -> the set; unknown names are an error."""
+    out: set[str] = set()
+    for name in (text or "").split(","):
+        name = name.strip()
+        if not name:
+            continue
+        if name in EXCLUDE_PRESETS:
+            out |= EXCLUDE_PRESETS[name]
+        elif name in FEATURES:
+            out.add(name)
+        else:
+            raise FuzzError(f"--exclude: unknown feature {name!r} (features: {', '.join(FEATURES)}; presets: "
+                            f"{', '.join(EXCLUDE_PRESETS)})")
+    if {"alu", "pktrd"} <= out:
+        raise FuzzError("--exclude: leave at least alu or pktrd")
+    return frozenset(out)
+
+
+def gen_program(seed: int, index: int, size: int | None = None, exclude: frozenset[str] = frozenset()) -> FuzzProgram:
+    """Program `index` of campaign `seed` (independent of batching), without the `exclude`d features."""
     rng = random.Random(f"hxdp-fuzz:{seed}:{index}:prog")
     n = size if size is not None else rng.randrange(8, 30)
-    return Generator(rng, n).program(f"fz_{seed}_{index}")
+    return Generator(rng, n, exclude).program(f"fz_{seed}_{index}")
 
 
 # --- packets and maps ---------------------------------------------------------------------------------------------
@@ -670,9 +699,9 @@ def check_program(obj: Path, prog: str, packets: list[bytes], cfg: dict[str, Any
 
 
 def run_batch(seed: int, indices: list[int], npackets: int, engines: tuple[str, ...], workdir: Path,
-              keep: bool = False) -> list[CaseResult]:
+              keep: bool = False, exclude: frozenset[str] = frozenset()) -> list[CaseResult]:
     """Generate, compile (one object), and check the programs `indices` of campaign `seed`."""
-    progs = [gen_program(seed, i) for i in indices]
+    progs = [gen_program(seed, i, exclude=exclude) for i in indices]
     workdir.mkdir(parents=True, exist_ok=True)
     obj = workdir / f"batch_{seed}_{indices[0]}.o"
     out: list[CaseResult] = []

@@ -121,7 +121,7 @@ def _width_after(op: Op, width: dict[int, int]) -> int:
     elif name in ("div", "rsh"):
         r = a
     elif name == "mod":
-        r = min(a, b)
+        r = a  # x % 0 = x
     else:
         r = 64
     return min(max(r, 0), cap)
@@ -460,11 +460,14 @@ def _combine(ops: list[Op], run: list[tuple[int, int]], states: dict[int, State]
                 continue
             if o.is_call or o.is_atomic or (o.is_mem and not acc.disjoint(access_of(o, states.get(id(o))))):
                 return False
-    # stores moved down must not pass loads of the group reading the bytes they write: loads all precede stores
-    if max(loads) > min(stores):
-        return False
     lo_ld = min(loads, key=lambda i: ops[i].off)
     base_ld, base_st = ops[lo_ld], ops[min(stores, key=lambda j: ops[j].off)]
+    # the group's own loads move up past its own stores (and stores down past loads): only when the copied
+    # ranges do not overlap (same base register, so offsets compare)
+    if max(loads) > min(stores):
+        if base_ld.src != base_st.dst or abs(base_st.off - base_ld.off) < 6 or \
+                any(base_ld.src in ops[m].defs() for m in range(first, last + 1)):
+            return False
     src_base, dst_base = base_ld.src, base_st.dst
     for cand in [ops[i].dst for i in loads]:
         if cand in (src_base, dst_base):
@@ -486,6 +489,8 @@ def _combine(ops: list[Op], run: list[tuple[int, int]], states: dict[int, State]
         new_ld = base_ld.copy(opcode=T.EXT_LDX6, dst=cand)
         new_st = base_st.copy(opcode=T.EXT_STX6, src=cand)
         new_ld.tags.add("ld6")
+        states[id(new_ld)] = states.get(id(ops[first]))
+        states[id(new_st)] = states.get(id(ops[last]))
         repl = {first: new_ld, last: new_st}
         rebuilt = []
         for m, o in enumerate(ops):

@@ -123,6 +123,33 @@ class _Gen:
         else:
             self.a.emit(Insn(_op(f"st{name}"), base, 0, off, self.imm()))
 
+    def copy6(self) -> None:
+        """6 bytes copied (or two 6-byte fields swapped) inside the packet, as 4+2 or 2+2+2 accesses."""
+        r = self.r
+        a, b = r.randint(0, 54), r.randint(0, 54)
+        parts = r.choice(((4, 2), (2, 4), (2, 2, 2)))
+        regs = [2, 3, 4, 5, 0, 9]
+        r.shuffle(regs)
+        loads, stores = [], []
+        pos = 0
+        for k, size in enumerate(parts):
+            name = {2: "h", 4: "w"}[size]
+            loads.append(Insn(_op(f"ldx{name}"), regs[k], 7, a + pos))
+            stores.append(Insn(_op(f"stx{name}"), 7, regs[k], b + pos))
+            pos += size
+        if r.random() < 0.5:  # swap: the other direction too
+            pos = 0
+            for k, size in enumerate(parts):
+                name = {2: "h", 4: "w"}[size]
+                loads.append(Insn(_op(f"ldx{name}"), regs[3 + k], 7, b + pos))
+                stores.append(Insn(_op(f"stx{name}"), 7, regs[3 + k], a + pos))
+                pos += size
+        if r.random() < 0.5:
+            self.a.emit(*loads, *stores)
+        else:  # interleaved as clang emits swaps
+            half = len(loads) // 2 or 1
+            self.a.emit(*loads[:half], *stores[:1], *loads[half:], *stores[1:])
+
     def stack(self) -> None:
         r = self.r
         size, name = r.choice(((1, "b"), (2, "h"), (4, "w"), (8, "dw")))
@@ -233,6 +260,8 @@ class _Gen:
                 self.map_op()
             elif c < 0.72:
                 self.helper()
+            elif c < 0.75:
+                self.copy6()
             elif c < 0.82 and self.depth < 3:
                 self.depth += 1
                 skip = self.a.label()
