@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import XDP_PROGS, compile_bpf
+from hxdp import isa_table as T
 from hxdp import params
 from hxdp.compiler import CompileOptions, compile_program
 from hxdp.compiler.equiv import check
@@ -71,9 +72,13 @@ def test_random_programs_use_every_feature() -> None:
             if ins.opcode:
                 kinds.add(ins.info.kind)
                 if ins.info.kind == "call":
-                    kinds.add(f"call{ins.imm}")
+                    kinds.add("call_local" if ins.src == 1 else f"call{ins.imm}")
+    for seed in range(50):
+        if any(i.opcode == T.EXT_LDX6 for r in compile_program(random_program(seed)).rom.rows for i in r):
+            kinds.add("ld6_pattern")
+            break
     assert {"alu", "jmp", "ja", "ldx", "stx", "st", "atomic", "lddw", "call1", "call2", "call28", "exit",
-            "neg", "end"} <= kinds
+            "neg", "end", "call_local", "ld6_pattern"} <= kinds
 
 
 # --- C programs ---------------------------------------------------------------------------------------------

@@ -43,7 +43,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _sim(args: argparse.Namespace) -> SimBoard:
-    b = board_from_args(args) if args.board else SimBoard(DEFAULT_SOCKET)
+    spec = args.board or os.environ.get("HXDP_BOARD") or f"sim:{DEFAULT_SOCKET}"
+    b = open_board(spec)
     if not isinstance(b, SimBoard):
         raise BoardError(f"hxdp board {args.board_cmd}: needs the simulated board (--board sim[:SOCKET])")
     return b

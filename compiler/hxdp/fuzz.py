@@ -17,7 +17,7 @@ import struct
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +156,10 @@ class _Ctx:
     loops: list[str] = field(default_factory=list)  # loop counters in scope
     mvals: list[str] = field(default_factory=list)  # map value pointers in scope (non-NULL)
     in_loop: bool = False
+    # a hash map value pointer is live: no hash update/delete here. The kernel replaces a hash element on update
+    # (the old pointer keeps the old copy) and keeps a deleted element's bytes; the hardware updates in place and
+    # zeroes on delete (docs/maps.md). Programs relying on either are outside what the two can agree on.
+    hlive: bool = False
 
 
 class Generator:
@@ -279,8 +283,10 @@ class Generator:
             return f"(__u32){self.var()} % 5"
         if x < 0.8:
             return f"{self.var()} & 3"
-        if x < 0.9 and "redirect_map" not in self.exclude:
+        if x < 0.85 and "redirect_map" not in self.exclude:
             return f"bpf_redirect_map(&devs, {self.var()} & 3, {r.choice(('XDP_DROP', 'XDP_PASS', 'XDP_TX', 0))})"
+        if x < 0.9 and "redirect" not in self.exclude:
+            return f"bpf_redirect({self.var()} & 7, 0)"
         return f"({self.cond(ctx)}) ? {r.randrange(5)} : {r.randrange(5)}"
 
     # -- statements --------------------------------------------------------------------------------------------
@@ -300,7 +306,7 @@ class Generator:
         if ctx.depth < 3:
             kinds += [("guard", 5)]
         if not ctx.in_loop and ctx.depth < 3:
-            kinds += [("loop", 3), ("adjust", 3)]
+            kinds += [("loop", 3), ("adjust", 3), ("pktloop", 3)]
         if ctx.mvals:
             kinds += [("atomic", 8), ("mvwr", 5)]
         kinds = [(k, w) for k, w in kinds if k not in self.exclude]
@@ -330,7 +336,7 @@ class Generator:
         return Simple([f"*({ty} *)(p + {off}) = ({ty}){self.operand(ctx)};"])
 
     def s_if(self, ctx: _Ctx) -> Node:
-        sub = _Ctx(ctx.klen, ctx.depth + 1, ctx.loops, ctx.mvals, ctx.in_loop)
+        sub = replace(ctx, depth=ctx.depth + 1)
         body = self.stmts(sub, self.r.randrange(1, 4))
         other = self.stmts(sub, self.r.randrange(0, 3)) if self.r.random() < 0.5 else None
         return Block([f"if ({self.cond(ctx)})"], body, other)
@@ -338,7 +344,7 @@ class Generator:
     def s_guard(self, ctx: _Ctx) -> Node:
         r = self.r
         k = min(300, ctx.klen + r.choice((2, 8, 16, 24, 40, 64, 100, 200)))
-        sub = _Ctx(k, ctx.depth + 1, ctx.loops, ctx.mvals, ctx.in_loop)
+        sub = replace(ctx, klen=k, depth=ctx.depth + 1)
         body = self.stmts(sub, r.randrange(1, 4))
         other = self.stmts(ctx, r.randrange(0, 2)) if r.random() < 0.3 else None
         return Block([f"if (data + {k} <= data_end)"], body, other)
@@ -346,16 +352,41 @@ class Generator:
     def s_loop(self, ctx: _Ctx) -> Node:
         r = self.r
         i = self.fresh("i")
-        n = r.randrange(2, 9)
-        sub = _Ctx(ctx.klen, ctx.depth + 1, ctx.loops + [i], ctx.mvals, True)
+        n = str(r.randrange(2, 9)) if r.random() < 0.7 else f"({self.var()} & {r.choice((3, 7, 15))})"
+        sub = replace(ctx, depth=ctx.depth + 1, loops=ctx.loops + [i], in_loop=True)
         body = self.stmts(sub, r.randrange(1, 4))
         return Block(["#pragma clang loop unroll(disable)", f"for (__u32 {i} = 0; {i} < {n}; {i}++)"], body)
+
+    def s_pktloop(self, ctx: _Ctx) -> Node:
+        """A loop walking the packet with its own bounds check per step (beyond the checked length too)."""
+        r = self.r
+        i, q = self.fresh("i"), self.fresh("q")
+        n = r.randrange(2, 17)
+        size = r.choice((1, 2, 4, 8))
+        ty = {1: "__u8", 2: "__u16", 4: "__u32", 8: "__u64"}[size]
+        off, stride = r.randrange(0, 240), r.choice((1, 2, 4, 8, 13))
+        if r.random() < 0.6:
+            act = f"{self.var()} {r.choice(('^=', '+=', '='))} *({ty} *){q};"
+        else:
+            act = f"*({ty} *){q} = ({ty})({self.var()} + {i});"
+        sub = replace(ctx, depth=ctx.depth + 1, loops=ctx.loops + [i], in_loop=True)
+        extra = self.stmts(sub, 1) if r.random() < 0.4 else []
+        return Block(["#pragma clang loop unroll(disable)", f"for (__u32 {i} = 0; {i} < {n}; {i}++)"],
+                     [Simple([f"__u8 *{q} = p + {off} + {i} * {stride};", f"if ((void *)({q} + {size}) > data_end)",
+                              "\tbreak;", act])] + extra)
 
     def s_stack(self, ctx: _Ctx) -> Node:
         r = self.r
         lane = r.choice((("b", 32, "__u8"), ("h", 16, "__u16"), ("w", 8, "__u32"), ("d", 4, "__u64")))
         f, n, ty = lane
         idx = str(r.randrange(n)) if r.random() < 0.7 else f"{self.var()} & {n - 1}"
+        if r.random() < 0.3:  # through a cast byte pointer (the verifier insists on aligned stack accesses)
+            size = r.choice((2, 4, 8))
+            ty = {2: "__u16", 4: "__u32", 8: "__u64"}[size]
+            at = f"*(volatile {ty} *)((volatile __u8 *)&st + {size * r.randrange(32 // size)})"
+            if r.random() < 0.5:
+                return Simple([f"{at} = ({ty}){self.operand(ctx)};"])
+            return Simple([f"{self.var()} {r.choice(('=', '+=', '^='))} {at};"])
         if r.random() < 0.5:
             return Simple([f"st.{f}[{idx}] = ({ty}){self.operand(ctx)};"])
         return Simple([f"{self.var()} {r.choice(('=', '+=', '^='))} st.{f}[{idx}];"])
@@ -370,14 +401,14 @@ class Generator:
         space = {"arr": r.choice((8, 16)), "hmap": 16, "pca": r.choice((4, 8))}[mp]
         pre = [f"__u32 {k} = {self.key_expr(ctx, space)};",
                f"struct val *{m} = bpf_map_lookup_elem(&{mp}, &{k});"]
-        sub = _Ctx(ctx.klen, ctx.depth + 1, ctx.loops, ctx.mvals + [m], ctx.in_loop)
+        sub = replace(ctx, depth=ctx.depth + 1, mvals=ctx.mvals + [m], hlive=ctx.hlive or mp == "hmap")
         body = self.stmts(sub, r.randrange(1, 4))
         other = self.stmts(ctx, 1) if r.random() < 0.3 else None
         return Block([f"if ({m})"], body, other, pre=pre)
 
     def s_mapupd(self, ctx: _Ctx) -> Node:
         r = self.r
-        mp = r.choice(("arr", "hmap", "hmap", "pca"))
+        mp = r.choice(("arr", "pca") if ctx.hlive else ("arr", "hmap", "hmap", "pca"))
         space = {"arr": 16, "hmap": 16, "pca": 8}[mp]
         k, nv = self.fresh("k"), self.fresh("nv")
         vals = ", ".join(self.operand(ctx) for _ in range(4))
@@ -387,7 +418,7 @@ class Generator:
                        f"\t{self.var()} += (__u64)bpf_map_update_elem(&{mp}, &{k}, &{nv}, {flags});", "}"])
 
     def s_mapdel(self, ctx: _Ctx) -> Node:
-        mp = self.r.choice(("hmap", "hmap", "arr"))
+        mp = self.r.choice(("arr",) if ctx.hlive else ("hmap", "hmap", "arr"))
         k = self.fresh("k")
         return Simple(["{", f"\t__u32 {k} = {self.key_expr(ctx, 16)};",
                        f"\t{self.var()} += (__u64)bpf_map_delete_elem(&{mp}, &{k});", "}"])
@@ -467,7 +498,7 @@ class Generator:
 
 # Statement kinds (Generator.s_<kind>) and "redirect_map" (in computed exits) that `exclude` may name.
 FEATURES = ("alu", "pktrd", "pktwr", "if", "stack", "map", "mapupd", "mapdel", "csum", "ret", "guard", "loop",
-            "adjust", "atomic", "mvwr", "redirect_map")
+            "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop")
 # What the RTL's helper unit does not implement yet (a call ends the packet with a helper fault): map helpers,
 # csum_diff, redirect_map. `hxdp fuzz --exclude rtl` leaves them out.
 EXCLUDE_PRESETS = {"rtl": frozenset({"map", "mapupd", "mapdel", "csum", "redirect_map"})}

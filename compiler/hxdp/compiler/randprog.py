@@ -21,6 +21,7 @@ ATOMIC_OPS = (0x00, 0x40, 0x50, 0xA0, 0x01, 0x41, 0x51, 0xA1, 0xE1)
 class _Jump:
     insn: Insn
     label: str
+    call: bool = False  # bpf-to-bpf call: the label goes into imm
 
 
 class _Asm:
@@ -35,8 +36,8 @@ class _Asm:
     def emit(self, *ins: Insn) -> None:
         self.items += ins
 
-    def jump(self, ins: Insn, label: str) -> None:
-        self.items.append(_Jump(ins, label))
+    def jump(self, ins: Insn, label: str, call: bool = False) -> None:
+        self.items.append(_Jump(ins, label, call))
 
     def place(self, label: str) -> None:
         self.items.append(label)
@@ -53,7 +54,9 @@ class _Asm:
         for it in self.items:
             if isinstance(it, str):
                 continue
-            if isinstance(it, _Jump):
+            if isinstance(it, _Jump) and it.call:
+                out.append(it.insn.with_(imm=pos[it.label] - (len(out) + 1)))
+            elif isinstance(it, _Jump):
                 out.append(it.insn.with_(off=pos[it.label] - (len(out) + 1)))
             else:
                 out.append(it)
@@ -68,6 +71,8 @@ class _Gen:
     def __init__(self, rng: random.Random, size: int) -> None:
         self.r = rng
         self.a = _Asm()
+        self.func = self.a.label()
+        self.calls = 0
         self.budget = size
         self.depth = 0
         self.in_loop = False
@@ -220,6 +225,26 @@ class _Gen:
                         Insn(_op("call"), 0, 0, 0, 28))
         self.reinit(keep0=True)
 
+    def local_call(self) -> None:
+        """A bpf-to-bpf call: the callee clobbers its own r6-r9 and stack frame (inlined by the compiler)."""
+        self.a.emit(Insn(_op("mov64_x"), 1, self.reg()), Insn(_op("mov64_x"), 2, self.reg()))
+        self.a.jump(Insn(_op("call"), 0, T.CALL_LOCAL, 0, 0), self.func, call=True)
+        self.calls += 1
+        self.reinit(keep0=True)
+
+    def function(self) -> None:
+        a, r = self.a, self.r
+        a.place(self.func)
+        a.emit(Insn(_op("mov64_x"), 6, 1), Insn(_op("mov64_x"), 7, 2), Insn(_op("stxdw"), 10, 6, -8),
+               Insn(_op("stxw"), 10, 7, -12), Insn(_op("mov64_k"), 8, 0, 0, r.randint(0, 99)),
+               Insn(_op("mov64_k"), 9, 0, 0, r.randint(0, 99)), Insn(_op("xor64_x"), 6, 7))
+        skip = a.label()
+        a.jump(Insn(_op("jgt64_k"), 6, 0, 0, r.randint(0, 1 << 20)), skip)
+        a.emit(Insn(_op("ldxdw"), 0, 10, -8), Insn(_op("add64_x"), 0, 8), Insn(_op("exit")))
+        a.place(skip)
+        a.emit(Insn(_op("ldxw"), 0, 10, -12), Insn(_op("add64_x"), 0, 6), Insn(_op("add64_x"), 0, 9),
+               Insn(_op("exit")))
+
     def reinit(self, keep0: bool = False) -> None:
         """After a call r1-r5 are clobbered: give the scratch registers new values."""
         for reg in (2, 3, 4, 5):
@@ -262,6 +287,8 @@ class _Gen:
                 self.helper()
             elif c < 0.75:
                 self.copy6()
+            elif c < 0.77:
+                self.local_call()
             elif c < 0.82 and self.depth < 3:
                 self.depth += 1
                 skip = self.a.label()
@@ -311,8 +338,15 @@ def random_program(seed: int, size: int = 40) -> Program:
     g.exit_seq()
     a.place(out)
     a.emit(Insn(_op("mov64_k"), 0, 0, 0, 1), Insn(_op("exit")))
+    functions = {0: f"rand{seed}"}
+    if g.calls:
+        g.function()
+    insns = a.assemble()
+    if g.calls:
+        first = next(i for i, ins in enumerate(insns) if ins.opcode == 0x85 and ins.src == T.CALL_LOCAL)
+        functions[first + 1 + insns[first].imm] = "f"
     maps = [MapDef("arr", 2, 4, 8, 4), MapDef("hsh", 1, 4, 8, 8)]
-    return Program(f"rand{seed}", "xdp", a.assemble(), maps)
+    return Program(f"rand{seed}", "xdp", insns, maps, functions=functions)
 
 
 def random_packets(seed: int, count: int = 4) -> list[bytes]:
