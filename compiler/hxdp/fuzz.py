@@ -526,7 +526,7 @@ def parse_exclude(text: str | None) -> frozenset[str]:
 def gen_program(seed: int, index: int, size: int | None = None, exclude: frozenset[str] = frozenset()) -> FuzzProgram:
     """Program `index` of campaign `seed` (independent of batching), without the `exclude`d features."""
     rng = random.Random(f"hxdp-fuzz:{seed}:{index}:prog")
-    n = size if size is not None else rng.randrange(8, 30)
+    n = size if size is not None else rng.randrange(8, 40)
     return Generator(rng, n, exclude).program(f"fz_{seed}_{index}")
 
 
@@ -853,24 +853,31 @@ def minimise(prog: FuzzProgram, packets: list[bytes], cfg: dict[str, Any], engin
 
 
 def write_case(folder: Path, prog: FuzzProgram, packets: list[bytes], cfg: dict[str, Any], engine: str,
-               note: str = "") -> dict[str, Any]:
+               note: str = "", known: dict[str, str] | None = None) -> dict[str, Any]:
+    """A self-contained regression case of a generated program (see write_case_src)."""
+    return write_case_src(folder, render_object([prog]), prog.name, packets, cfg, engine, note, known)
+
+
+def write_case_src(folder: Path, src: str, name: str, packets: list[bytes], cfg: dict[str, Any], engine: str,
+                   note: str = "", known: dict[str, str] | None = None) -> dict[str, Any]:
     """A self-contained regression case: the C source, its object, the packets, the initial maps, and the kernel's
-    results (action, bytes, maps after each packet) so that tests run without bpf()."""
+    results (action, bytes, maps after each packet) so that tests run without bpf(). `known` maps an engine to
+    the reason it is still expected to differ (tests/test_fuzz.py marks those runs xfail, strict)."""
     from .diff import dump_to_config
     from .pcap import write_pcap
 
     folder.mkdir(parents=True, exist_ok=True)
     obj = folder / "prog.o"
-    compile_c(render_object([prog]), obj)
+    compile_c(src, obj)
     write_pcap(folder / "packets.pcap", packets)
     (folder / "maps.json").write_text(json.dumps(cfg, indent=1) + "\n")
-    kern = kernel_outcome(obj, prog.name, packets, cfg)
+    kern = kernel_outcome(obj, name, packets, cfg)
     expected = [{"action": r.action, "packet": r.packet.hex(),
                  "maps": dump_to_config(m)["maps"]} for r, m in zip(kern.results, kern.maps, strict=True)]
-    case = {"prog": prog.name, "engine": engine, "note": note, "expected": expected}
+    case = {"prog": name, "engine": engine, "note": note, "known": known or {}, "expected": expected}
     (folder / "case.json").write_text(json.dumps(case, indent=1) + "\n")
     (folder / "README.txt").write_text(
-        f"{note}\n\nreproduce with:\n  hxdp diff prog.o --prog {prog.name} --pcap packets.pcap --maps maps.json "
+        f"{note}\n\nreproduce with:\n  hxdp diff prog.o --prog {name} --pcap packets.pcap --maps maps.json "
         f"--engine {engine}\n")
     return case
 
