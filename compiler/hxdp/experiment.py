@@ -1182,9 +1182,13 @@ SYNTH_MEMORY_BYTES = 6 << 30  # address-space limit of yosys: the machine is sha
 
 
 def _limit_memory() -> None:
+    """In the yosys child: cap its memory and keep it off CPU 0, where the Linux baseline pins itself."""
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (SYNTH_MEMORY_BYTES, SYNTH_MEMORY_BYTES))
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) > 1:
+        os.sched_setaffinity(0, cpus - {0})
 
 
 def m_synth(ctx: Context, key: str) -> Record:
