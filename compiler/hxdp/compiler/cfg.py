@@ -190,7 +190,9 @@ def decode(insns: list[Insn], map_ref: MapRef | None) -> dict[int, Op]:
                     raise CompileError(f"slot {i} ({text}): map reference in a program without maps")
                 op.imm64 = map_ref(ins.src, ins.imm, nxt.imm)
             else:
-                raise CompileError(f"slot {i} ({text}): lddw pseudo source {ins.src} is not supported")
+                what = "function pointers (callbacks such as bpf_loop)" if ins.src == T.PSEUDO_FUNC else \
+                    f"lddw pseudo source {ins.src}"
+                raise CompileError(f"slot {i} ({text}): {what} not supported")
             op.src = 0
             ops[i] = op
             i += 2
