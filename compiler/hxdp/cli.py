@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
+from typing import NoReturn
 
 from . import __version__
 from .errors import HxdpError
 
 # Each module defines register(subparsers) adding its subcommands; the handler is set with set_defaults(func=...)
-# and returns an exit code.
+# and returns an exit code. A module not written yet in this checkout is skipped.
 COMMAND_MODULES = (
     "hxdp.cmd_disasm",
     "hxdp.cmd_traffic",
@@ -20,22 +23,85 @@ COMMAND_MODULES = (
     "hxdp.cmd_kernel",
     "hxdp.cmd_diff",
     "hxdp.cmd_baseline",
+    "hxdp.cmd_experiment",
+    "hxdp.cmd_fuzz",
+    "hxdp.cmd_board",
+)
+
+DEBUG_ENV = "HXDP_DEBUG"  # set (to anything but "" or "0") to get Python tracebacks instead of one-line errors
+EXIT_ERROR = 1  # a user-facing failure (HxdpError, an unreadable/unwritable file)
+EXIT_USAGE = 2  # bad command line (argparse)
+EXIT_INTERNAL = 3  # a bug: an exception hxdp did not expect
+EXIT_INTERRUPTED = 130  # Ctrl-C
+
+DESCRIPTION = (
+    "hXDP toolchain: compile Linux XDP programs (clang -target bpf objects) into ROMs for the Sephirot VLIW core, "
+    "run them on the models, the RTL simulation or the simulated board, and compare with Linux XDP. "
+    f"Errors are one line on stderr with a non-zero exit; set {DEBUG_ENV}=1 for Python tracebacks."
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hxdp", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"hxdp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+def debug_enabled() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def one_line(text: str) -> str:
+    """A message as one line: its non-empty lines joined with ' | '."""
+    parts = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    return " | ".join(parts) if parts else ""
+
+
+class HxdpArgumentParser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (`hxdp CMD: error: ... (see hxdp CMD --help)`, exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)\n")
+
+
+def _load_commands(sub: argparse._SubParsersAction) -> None:
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name == name:  # not written yet in this checkout
                 continue
-            raise
+            if debug_enabled():
+                raise
+            print(f"hxdp: warning: command module {name} cannot be loaded: {one_line(str(exc))} "
+                  f"({DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+            continue
+        except Exception as exc:  # one broken module must not take every other subcommand down
+            if debug_enabled():
+                raise
+            print(f"hxdp: warning: command module {name} cannot be loaded: {type(exc).__name__}: "
+                  f"{one_line(str(exc))} ({DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+            continue
         module.register(sub)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = HxdpArgumentParser(prog="hxdp", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"hxdp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _load_commands(sub)
     return parser
+
+
+def _os_error_text(exc: OSError) -> str:
+    where = exc.filename if exc.filename is not None else ""
+    what = exc.strerror or one_line(str(exc))
+    if exc.filename2 is not None:
+        where = f"{where} -> {exc.filename2}"
+    return f"{where}: {what}" if where else what
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe (`hxdp ... | head`), keep the interpreter from failing again when it flushes stdout."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,14 +109,36 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_USAGE
+    name = f"hxdp {args.command}"
     try:
         return int(args.func(args) or 0)
     except HxdpError as exc:
-        print(f"hxdp {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        if debug_enabled():
+            traceback.print_exc()
+        print(f"{name}: error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        if debug_enabled():
+            traceback.print_exc()
+        print(f"{name}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
+        _silence_stdout()
         return 0
+    except OSError as exc:  # a file the command did not check itself: still the user's path, named
+        if debug_enabled():
+            raise
+        print(f"{name}: error: {_os_error_text(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # a bug: one line, but distinguishable (exit 3) and never silent
+        if debug_enabled():
+            raise
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
+        print(f"{name}: internal error: {type(exc).__name__}: {one_line(str(exc))}{at} "
+              f"(a bug; rerun with {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

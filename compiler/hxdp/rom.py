@@ -61,12 +61,28 @@ class Rom:
         return cls(rows, lanes)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], lanes: int = params.LANES) -> Rom:
+    def load(cls, path: str | os.PathLike[str], lanes: int = params.LANES,
+             max_rows: int | None = params.IMEM_ROWS) -> Rom:
+        """Read a ROM file; RomError names the file (and line) when it is unreadable, binary, empty, malformed or
+        longer than `max_rows` (the instruction memory; None for no limit)."""
         try:
-            text = Path(path).read_text()
+            blob = Path(path).read_bytes()
         except OSError as exc:
             raise RomError(f"{path}: cannot read ROM: {exc.strerror}") from None
-        return cls.from_text(text, str(path), lanes)
+        if blob.startswith(b"\x7fELF"):
+            raise RomError(f"{path}: an ELF object, not a ROM (compile it first: hxdp compile {path})")
+        try:
+            text = blob.decode("ascii")
+        except UnicodeDecodeError as exc:
+            line = blob[: exc.start].count(b"\n") + 1
+            raise RomError(f"{path}:{line}: not a ROM text file (byte 0x{blob[exc.start]:02x} at offset "
+                           f"{exc.start})") from None
+        if not any(ln.strip() and not ln.strip().startswith("#") for ln in text.splitlines()):
+            raise RomError(f"{path}: empty ROM file (no rows)")
+        rom = cls.from_text(text, str(path), lanes)
+        if max_rows is not None and len(rom.rows) > max_rows:
+            raise RomError(f"{path}: {len(rom.rows)} rows, instruction memory holds {max_rows}")
+        return rom
 
     def save(self, path: str | os.PathLike[str], pad_to: int | None = params.IMEM_ROWS) -> None:
         write_atomic(path, self.to_text(pad_to))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import isa_table as T
 from .cfg import Cfg
 from .dataflow import State, access_of, live_after, liveness, provenance
@@ -465,8 +467,11 @@ def _combine(ops: list[Op], run: list[tuple[int, int]], states: dict[int, State]
     # the group's own loads move up past its own stores (and stores down past loads): only when the copied
     # ranges do not overlap (same base register, so offsets compare)
     if max(loads) > min(stores):
-        if base_ld.src != base_st.dst or abs(base_st.off - base_ld.off) < 6 or \
-                any(base_ld.src in ops[m].defs() for m in range(first, last + 1)):
+        src6 = replace(access_of(base_ld, states.get(id(base_ld))), size=6)
+        dst6 = replace(access_of(base_st, states.get(id(base_st))), size=6)
+        same_base = base_ld.src == base_st.dst and abs(base_st.off - base_ld.off) >= 6 and \
+            not any(base_ld.src in ops[m].defs() for m in range(first, last + 1))
+        if not same_base and not src6.disjoint(dst6):
             return False
     src_base, dst_base = base_ld.src, base_st.dst
     for cand in [ops[i].dst for i in loads]:

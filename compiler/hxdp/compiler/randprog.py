@@ -132,23 +132,25 @@ class _Gen:
         """6 bytes copied (or two 6-byte fields swapped) inside the packet, as 4+2 or 2+2+2 accesses."""
         r = self.r
         a, b = r.randint(0, 54), r.randint(0, 54)
-        parts = r.choice(((4, 2), (2, 4), (2, 2, 2)))
+        src_base = 7
+        if r.random() < 0.3:  # from the stack (another region) into the packet
+            src_base, a = 10, -r.randint(6, 48)
+        parts = r.choice(((4, 2), (2, 4), (2, 2, 2), (1, 1, 2, 2), (1, 1, 1, 1, 1, 1)))
         regs = [2, 3, 4, 5, 0, 9]
         r.shuffle(regs)
         loads, stores = [], []
-        pos = 0
-        for k, size in enumerate(parts):
-            name = {2: "h", 4: "w"}[size]
-            loads.append(Insn(_op(f"ldx{name}"), regs[k], 7, a + pos))
-            stores.append(Insn(_op(f"stx{name}"), 7, regs[k], b + pos))
-            pos += size
-        if r.random() < 0.5:  # swap: the other direction too
-            pos = 0
+        names = {1: "b", 2: "h", 4: "w"}
+        order = list(enumerate(parts))
+        r.shuffle(order)
+        offs = [sum(parts[:k]) for k in range(len(parts))]
+        for k, size in order:
+            reg = regs[k % len(regs)]
+            loads.append(Insn(_op(f"ldx{names[size]}"), reg, src_base, a + offs[k]))
+            stores.append(Insn(_op(f"stx{names[size]}"), 7, reg, b + offs[k]))
+        if len(parts) <= 3 and src_base == 7 and r.random() < 0.5:  # swap: the other direction too
             for k, size in enumerate(parts):
-                name = {2: "h", 4: "w"}[size]
-                loads.append(Insn(_op(f"ldx{name}"), regs[3 + k], 7, b + pos))
-                stores.append(Insn(_op(f"stx{name}"), 7, regs[3 + k], a + pos))
-                pos += size
+                loads.append(Insn(_op(f"ldx{names[size]}"), regs[3 + k], 7, b + offs[k]))
+                stores.append(Insn(_op(f"stx{names[size]}"), 7, regs[3 + k], a + offs[k]))
         if r.random() < 0.5:
             self.a.emit(*loads, *stores)
         else:  # interleaved as clang emits swaps
