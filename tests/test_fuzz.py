@@ -1,0 +1,151 @@
+"""End-to-end fuzzing: the regression cases of tests/fuzz_cases on every engine, the generator, a short campaign."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hxdp import fuzz
+from hxdp.cmd_fuzz import run_campaign
+from hxdp.elf import load_program
+from hxdp.result import RunResult
+from kernel_fixtures import requires_clang, requires_kernel
+from rtl_support import require_rtl
+
+CASES = Path(__file__).parent / "fuzz_cases"
+CASE_DIRS = sorted(d for d in CASES.iterdir() if (d / "case.json").is_file())
+
+
+def _case_params() -> list:
+    out = []
+    for d in CASE_DIRS:
+        known = json.loads((d / "case.json").read_text()).get("known", {})
+        for eng in fuzz.ENGINES:
+            marks = [pytest.mark.rtl] if eng == "rtl" else []
+            if eng in known:
+                marks.append(pytest.mark.xfail(reason=f"known divergence: {known[eng]}", strict=True))
+            out.append(pytest.param(d, eng, marks=marks, id=f"{d.name}-{eng}"))
+    return out
+
+
+def test_cases_exist() -> None:
+    assert CASE_DIRS, "tests/fuzz_cases holds no case"
+    for d in CASE_DIRS:
+        obj, prog, packets, cfg, case = fuzz.load_case(d)
+        assert obj.is_file() and (d / "prog.c").is_file()
+        assert len(case["expected"]) == len(packets) >= 1
+        assert set(case.get("known", {})) <= set(fuzz.ENGINES)
+        assert all(0 <= e["action"] <= 4 for e in case["expected"])
+
+
+@pytest.mark.parametrize(("folder", "engine"), _case_params())
+def test_case_on_engine(folder: Path, engine: str) -> None:
+    """The engine reproduces the kernel's recorded action, bytes and maps for every packet of the case."""
+    if engine == "rtl":
+        require_rtl()
+    obj, prog, packets, cfg, case = fuzz.load_case(folder)
+    program = load_program(obj, prog=prog)
+    got = fuzz.engine_outcome(engine, program, packets, cfg)
+    div = fuzz.first_divergence(fuzz.recorded_outcome(case), got)
+    assert div is None, f"{folder.name} on {engine}: packet {div[0]}: {div[1]}: {div[2]}"
+
+
+@pytest.mark.parametrize("folder", CASE_DIRS, ids=[d.name for d in CASE_DIRS])
+@pytest.mark.kernel
+@requires_kernel
+def test_case_recorded_matches_live_kernel(folder: Path) -> None:
+    """What a case records is what the running kernel does (so the offline tests check the real oracle)."""
+    obj, prog, packets, cfg, case = fuzz.load_case(folder)
+    live = fuzz.kernel_outcome(obj, prog, packets, cfg)
+    assert fuzz.first_divergence(fuzz.recorded_outcome(case), live) is None
+
+
+def test_first_divergence_finds_each_field() -> None:
+    base = fuzz.Outcome([RunResult(2, b"\x01\x02")], [{"m": {b"\0": b"\1"}}])
+    assert fuzz.first_divergence(base, base) is None
+    act = fuzz.Outcome([RunResult(1, b"\x01\x02")], [{"m": {b"\0": b"\1"}}])
+    assert fuzz.first_divergence(base, act)[1] == "action"
+    byt = fuzz.Outcome([RunResult(2, b"\x01\x03")], [{"m": {b"\0": b"\1"}}])
+    assert fuzz.first_divergence(base, byt)[1] == "bytes"
+    mp = fuzz.Outcome([RunResult(2, b"\x01\x02")], [{"m": {b"\0": b"\2"}}])
+    assert fuzz.first_divergence(base, mp)[1] == "map"
+    assert fuzz.first_divergence(base, fuzz.Outcome([RunResult(2, b"\x01\x02")], [None])) is None
+
+
+def test_generator_is_deterministic_and_varied() -> None:
+    a = fuzz.gen_program(7, 3).render()
+    assert a == fuzz.gen_program(7, 3).render()
+    assert a != fuzz.gen_program(7, 4).render()
+    text = "".join(fuzz.gen_program(1, i).render() for i in range(60))
+    for needle in ("bpf_map_lookup_elem", "bpf_map_update_elem", "bpf_map_delete_elem", "__sync_", "bpf_csum_diff",
+                   "bpf_xdp_adjust_head", "bpf_xdp_adjust_tail", "bpf_redirect_map", "for (", "st.", "if (data + ",
+                   "(__s32)", "(__s64)", "__builtin_bswap", " % ", " >> "):
+        assert needle in text, needle
+    assert fuzz.gen_packets(1, 2, 5) == fuzz.gen_packets(1, 2, 5)
+    assert all(60 <= len(p) <= 300 for p in fuzz.gen_packets(1, 2, 50))
+
+
+def test_exclude_removes_features() -> None:
+    ex = fuzz.parse_exclude("rtl")
+    text = "".join(fuzz.gen_program(1, i, exclude=ex).render() for i in range(60))
+    assert "bpf_map_" not in text and "bpf_csum_diff" not in text and "bpf_redirect_map" not in text
+    with pytest.raises(fuzz.FuzzError):
+        fuzz.parse_exclude("nonsense")
+
+
+def test_packets_have_plausible_headers() -> None:
+    rng = random.Random(5)
+    pkts = [fuzz.gen_packet(rng) for _ in range(200)]
+    ipv4 = [p for p in pkts if p[12:14] == b"\x08\x00"]
+    assert len(ipv4) > 80
+    assert sum(1 for p in ipv4 if p[23] in (6, 17)) > len(ipv4) // 2
+    assert sum(1 for p in ipv4 if p[14] == 0x45 and fuzz._csum16(p[14:34]) == 0) > len(ipv4) // 2
+
+
+@requires_clang
+@pytest.mark.kernel
+@requires_kernel
+def test_campaign_sample_vliw(tmp_path: Path) -> None:
+    """Fixed-seed sample: 20 programs x 10 packets on the sequential and VLIW models, no divergence."""
+    s = run_campaign(20, 10, 2024, ("seq-model", "vliw-model"), out=tmp_path, batch=10, minimise=0, progress=False)
+    assert s["programs"] == 20 and s["accepted"] >= 18
+    assert s["divergences"] == [] and s["engine_errors"] == [], s["divergences"] or s["engine_errors"]
+    assert (tmp_path / "summary.json").is_file()
+    assert len(s["kernel_actions"]) >= 3
+
+
+@requires_clang
+@pytest.mark.kernel
+@pytest.mark.rtl
+@requires_kernel
+def test_campaign_sample_rtl(tmp_path: Path) -> None:
+    """A few programs on the RTL, without the helpers the RTL does not implement yet."""
+    require_rtl()
+    s = run_campaign(6, 6, 2025, ("rtl",), out=tmp_path, batch=6, minimise=0, progress=False,
+                     exclude=fuzz.parse_exclude("rtl"))
+    assert s["accepted"] >= 5
+    assert s["divergences"] == [] and s["engine_errors"] == [], s["divergences"] or s["engine_errors"]
+
+
+@requires_clang
+@pytest.mark.kernel
+@requires_kernel
+def test_campaign_detects_and_reports_a_divergence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deliberately wrong engine (the VLIW model with every action off by one) is caught, with a reproducer."""
+    real = fuzz.engine_outcome
+
+    def broken(engine: str, program, packets, cfg):  # type: ignore[no-untyped-def]
+        out = real(engine, program, packets, cfg)
+        out.results[-1].action = (out.results[-1].action + 1) % 5
+        return out
+
+    monkeypatch.setattr(fuzz, "engine_outcome", broken)
+    s = run_campaign(2, 3, 99, ("vliw-model",), out=tmp_path, batch=2, minimise=0, progress=False)
+    assert s["divergent_programs"] == s["accepted"] >= 1
+    rep = s["reproducers"][0]
+    folder = Path(rep["folder"])
+    assert (folder / "prog.o").is_file() and (folder / "packets.pcap").is_file() and (folder / "case.json").is_file()
+    case = json.loads((folder / "case.json").read_text())
+    assert len(case["expected"]) == 3
