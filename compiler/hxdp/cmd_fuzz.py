@@ -151,13 +151,16 @@ def summarise(results: list[fuzz.CaseResult], seed: int, npackets: int, engines:
 
 
 def write_reproducers(results: list[fuzz.CaseResult], seed: int, npackets: int, out: Path, minimise: int,
-                      minimise_seconds: float, exclude: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-    """One folder per divergent (program, engine): the full case; the first `minimise` distinct classes also
-    get a minimised case in min/."""
+                      minimise_seconds: float, exclude: frozenset[str] = frozenset(),
+                      max_reproducers: int = 50) -> list[dict[str, Any]]:
+    """One folder per divergent (program, engine), at most `max_reproducers`: the full case; the first `minimise`
+    distinct classes also get a minimised case in min/."""
     written: list[dict[str, Any]] = []
     seen: set[str] = set()
     for r in results:
         for eng, d in r.divergences.items():
+            if len(written) >= max_reproducers:
+                return written
             prog = fuzz.gen_program(seed, r.index, exclude=exclude)
             packets = fuzz.gen_packets(seed, r.index, npackets)
             cfg = fuzz.gen_config(seed, r.index)

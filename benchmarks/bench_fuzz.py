@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Fuzz campaign benchmark: N random XDP programs x P packets on the chosen engines against the kernel; writes the
+seed, counts, verifier-rejection rate and every divergence (with its class) to JSON.
+
+    python3 benchmarks/bench_fuzz.py [--count 10000] [--packets 20] [--seed 1] [--engine vliw-model ...]
+        [--rtl-count 500] [--jobs 2] [--json benchmarks/out/fuzz.json]
+
+The RTL part runs its own (shorter) campaign with the features the RTL does not implement left out (hxdp.fuzz
+EXCLUDE_PRESETS["rtl"]), so that its result says something about what the RTL does implement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "compiler"))
+
+from hxdp import fuzz  # noqa: E402
+from hxdp.cmd_fuzz import render_text, run_campaign  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=10_000)
+    ap.add_argument("--packets", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--engine", action="append", choices=fuzz.ENGINES,
+                    help="engines of the main campaign (default seq-model and vliw-model)")
+    ap.add_argument("--rtl-count", type=int, default=500, help="programs of the RTL campaign (0: none)")
+    ap.add_argument("--rtl-exclude", default="rtl", help="features left out of the RTL campaign")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--minimise", type=int, default=3)
+    ap.add_argument("--out", default="/tmp/hxdp-bench-fuzz", help="reproducer folder (not part of the repository)")
+    ap.add_argument("--json", default=str(ROOT / "benchmarks" / "out" / "fuzz.json"))
+    args = ap.parse_args(argv)
+    engines = tuple(dict.fromkeys(args.engine or ["seq-model", "vliw-model"]))
+    t0 = time.time()
+    runs = []
+    main_run = run_campaign(args.count, args.packets, args.seed, engines, jobs=args.jobs,
+                            out=Path(args.out) / "main", minimise=args.minimise, progress=sys.stderr.isatty())
+    print(render_text(main_run), flush=True)
+    runs.append(main_run)
+    if args.rtl_count > 0:
+        ex = fuzz.parse_exclude(args.rtl_exclude)
+        rtl_run = run_campaign(args.rtl_count, args.packets, args.seed + 1, ("rtl",), jobs=args.jobs,
+                               out=Path(args.out) / "rtl", minimise=args.minimise, progress=sys.stderr.isatty(),
+                               exclude=ex)
+        print(render_text(rtl_run), flush=True)
+        runs.append(rtl_run)
+    result = {
+        "benchmark": "fuzz",
+        "machine": platform.node(),
+        "kernel": platform.release(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
+        "seconds": round(time.time() - t0, 1),
+        "programs": sum(r["programs"] for r in runs),
+        "packets": sum(r["packets_run"] for r in runs),
+        "divergent_programs": sum(r["divergent_programs"] for r in runs),
+        "engine_errors": sum(len(r["engine_errors"]) for r in runs),
+        "campaigns": runs,
+    }
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {out}")
+    return 1 if result["divergent_programs"] or result["engine_errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
