@@ -50,6 +50,16 @@ module sephirot_core #(
   input  wire [63:0]           hlp_ret_i,
   input  wire                  hlp_illegal_i,
   input  wire                  hlp_fault_i,
+  input  wire                  hlp_access_i,    // the helper's memory read faulted (access fault)
+  // helper memory read port (csum_diff, map keys): any region, read only
+  input  wire                  hm_en_i,
+  input  wire [31:0]           hm_addr_i,
+  input  wire [3:0]            hm_size_i,
+  output reg  [63:0]           hm_rdata_o,
+  output reg                   hm_fault_o,
+  output reg                   hbus_rd_o,       // the helper port's access to ctx/packet/maps
+  input  wire [63:0]           hbus_rdata_i,
+  input  wire                  hbus_fault_i,
   output wire [63:0]           hlp_cycles_o,    // packet cycles of all earlier packets + this one so far
   // trace of the row committed (or faulted) this cycle
   output wire                  trc_valid_o,
@@ -214,6 +224,34 @@ module sephirot_core #(
   end
   always @(*) dbus_wdata_o = l_wdata;
 
+  // helper read port
+  wire [31:0] hm_soff = hm_addr_i - `SEPH_STACK_BASE;
+  reg  [8:0]  hm_off;
+  integer hb;
+  always @(*) begin
+    hbus_rd_o = hm_en_i && (hm_addr_i[31:28] == R_CTX || hm_addr_i[31:28] == R_PKT || hm_addr_i[31:28] == R_MAP);
+  end
+  always @(*) begin
+    hm_rdata_o = 64'd0;
+    hm_fault_o = 1'b0;
+    hm_off = 9'd0;
+    if (hbus_rd_o) begin
+      hm_rdata_o = hbus_rdata_i;
+      hm_fault_o = hbus_fault_i;
+    end else if (hm_en_i) begin
+      if (hm_addr_i[31:28] == R_STACK) begin
+        if (hm_soff + {28'd0, hm_size_i} > SSZ) hm_fault_o = 1'b1;
+        else
+          for (hb = 0; hb < 8; hb = hb + 1) begin
+            hm_off = hm_addr_i[8:0] + hb[8:0];
+            if (hb < {28'd0, hm_size_i} && stk_vld_q[hm_off[8:6]][hm_off[5:0]]) hm_rdata_o[8*hb +: 8] = stk_q[hm_off];
+          end
+      end else begin
+        hm_fault_o = 1'b1;
+      end
+    end
+  end
+
   // responses
   integer lj, bj;
   reg [8:0] rd_off [0:LANES*8-1];
@@ -270,7 +308,7 @@ module sephirot_core #(
   wire        ext_wait   = exec && (|(dbus_wait_i & l_ext));
   wire        row_bad    = illegal || afault;
   assign      hlp_req_o  = exec && !limit && call_any && !row_bad && !ext_wait;
-  wire        hlp_bad    = hlp_req_o && hlp_done_i && (hlp_illegal_i || hlp_fault_i);
+  wire        hlp_bad    = hlp_req_o && hlp_done_i && (hlp_illegal_i || hlp_fault_i || hlp_access_i);
   wire        stall      = exec && !limit && !row_bad && (ext_wait || (call_any && !hlp_done_i));
   wire        commit     = exec && !limit && !row_bad && !stall && !hlp_bad;
   wire        fault_end  = limit || (exec && row_bad) || hlp_bad;
@@ -308,6 +346,8 @@ module sephirot_core #(
     end else if (illegal || (hlp_bad && hlp_illegal_i)) begin
       res_fault_o = F_ILLEGAL; res_action_o = 32'd0; res_r0_o = 64'd0;
     end else if (afault) begin
+      res_fault_o = F_ACCESS; res_action_o = 32'd0; res_r0_o = 64'd0;
+    end else if (hlp_bad && hlp_access_i) begin
       res_fault_o = F_ACCESS; res_action_o = 32'd0; res_r0_o = 64'd0;
     end else if (hlp_bad) begin
       res_fault_o = F_HELPER; res_action_o = 32'd0; res_r0_o = 64'd0;

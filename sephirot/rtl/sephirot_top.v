@@ -77,7 +77,11 @@ module sephirot_top #(
   reg  [LANES-1:0]    d_fault;
   reg  [LANES-1:0]    m_sel;
 
-  wire                hlp_req, hlp_done, hlp_illegal, hlp_fault;
+  wire                hlp_req, hlp_done, hlp_illegal, hlp_fault, hlp_access;
+  wire                hm_en, hm_fault, hb_rd;
+  wire [31:0]         hm_addr;
+  wire [3:0]          hm_size;
+  wire [63:0]         hm_rdata;
   wire [31:0]         hlp_id;
   wire [64*5-1:0]     hlp_args;
   wire [63:0]         hlp_ret, hlp_cycles;
@@ -127,7 +131,9 @@ module sephirot_top #(
     .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
     .dbus_commit_o(d_commit), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait),
     .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
-    .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_cycles_o(hlp_cycles),
+    .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
+    .hm_en_i(hm_en), .hm_addr_i(hm_addr), .hm_size_i(hm_size), .hm_rdata_o(hm_rdata), .hm_fault_o(hm_fault),
+    .hbus_rd_o(hb_rd), .hbus_rdata_i(hb_rdata), .hbus_fault_i(hb_fault),
     .trc_valid_o, .trc_pc_o, .trc_wr_en_o, .trc_wr_idx_o, .trc_wr_val_o, .trc_st_en_o, .trc_st_addr_o,
     .trc_st_size_o, .trc_st_data_o, .trc_call_o, .trc_ret_o, .trc_call_lane_o, .trc_cost_o, .trc_next_o, .trc_exit_o,
     .trc_fault_o
@@ -138,8 +144,13 @@ module sephirot_top #(
   always @(*) begin
     for (li = 0; li < LANES; li = li + 1) m_sel[li] = d_addr[32*li+28 +: 4] == R_MAP;
   end
-  wire [64*LANES-1:0] p_rdata, m_rdata;
-  wire [LANES-1:0]    p_fault, m_fault;
+  // port LANES of the packet buffer and the map memory is the helper's read port
+  wire [64*(LANES+1)-1:0] p_rdata, m_rdata;
+  wire [LANES:0]          p_fault, m_fault, p_wait;
+  wire                    hb_msel = hm_addr[31:28] == R_MAP;
+  wire [63:0]             hb_rdata = hb_msel ? m_rdata[64*LANES +: 64] : p_rdata[64*LANES +: 64];
+  wire                    hb_fault = hb_msel ? m_fault[LANES] : p_fault[LANES];
+  assign d_wait = p_wait[LANES-1:0];
   always @(*) begin
     for (li = 0; li < LANES; li = li + 1) begin
       d_rdata[64*li +: 64] = m_sel[li] ? m_rdata[64*li +: 64] : p_rdata[64*li +: 64];
@@ -147,21 +158,23 @@ module sephirot_top #(
     end
   end
 
-  sephirot_pktbuf #(.LANES(LANES), .NBUF(NBUF)) u_pktbuf (
+  sephirot_pktbuf #(.LANES(LANES + 1), .NBUF(NBUF)) u_pktbuf (
     .clk_i, .rst_ni,
     .in_valid_i(iv_q), .in_ready_o(pb_ready), .in_data_i(idata_q), .in_sop_i(isop_q), .in_eop_i(ieop_q),
     .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q),
     .core_ready_o(core_ready), .core_done_i(pkt_done_o), .core_action_i(res_action_o),
-    .rd_i(d_rd & ~m_sel), .wr_i(d_wr & ~m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
-    .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(d_wait),
+    .rd_i({hb_rd && !hb_msel, d_rd & ~m_sel}), .wr_i({1'b0, d_wr & ~m_sel}), .addr_i({hm_addr, d_addr}),
+    .size_i({hm_size, d_size}), .wdata_i({64'd0, d_wdata}),
+    .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(p_wait),
     .adj_kind_i(adj_kind), .adj_delta_i(adj_delta), .adj_commit_i(adj_commit), .adj_err_o(adj_err),
     .ctx_data_o(ctx_data), .ctx_end_o(ctx_end),
     .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o
   );
 
-  sephirot_mapmem #(.LANES(LANES), .BYTES(MAP_BYTES)) u_mapmem (
+  sephirot_mapmem #(.LANES(LANES + 1), .BYTES(MAP_BYTES)) u_mapmem (
     .clk_i,
-    .rd_i(d_rd & m_sel), .wr_i(d_wr & m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
+    .rd_i({hb_rd && hb_msel, d_rd & m_sel}), .wr_i({1'b0, d_wr & m_sel}), .addr_i({hm_addr, d_addr}),
+    .size_i({hm_size, d_size}), .wdata_i({64'd0, d_wdata}),
     .commit_i(d_commit), .rdata_o(m_rdata), .fault_o(m_fault),
     .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o)
   );
@@ -169,7 +182,8 @@ module sephirot_top #(
   sephirot_helpers u_helpers (
     .clk_i, .rst_ni, .pkt_start_i(pkt_start_o),
     .req_i(hlp_req), .id_i(hlp_id), .args_i(hlp_args), .cycles_i(hlp_cycles),
-    .done_o(hlp_done), .ret_o(hlp_ret), .illegal_o(hlp_illegal), .fault_o(hlp_fault),
+    .done_o(hlp_done), .ret_o(hlp_ret), .illegal_o(hlp_illegal), .fault_o(hlp_fault), .access_o(hlp_access),
+    .hm_en_o(hm_en), .hm_addr_o(hm_addr), .hm_size_o(hm_size), .hm_rdata_i(hm_rdata), .hm_fault_i(hm_fault),
     .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_err_i(adj_err),
     .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o)
   );

@@ -224,6 +224,32 @@ def main() -> None:
                    f"{rr}0 = cmpxchg{xn}(r10 - 8, {rr}0, {rr}4)", f"r3 = *(u{w} *)(r10 - 8)", "r3 <<= 4",
                    "r0 ^= r3", "exit"],
                   (base & m) ^ ((((src if hit else base) & m) << 4) & M64))
+    # csum_diff (helper 28): ones' complement sums, folded to 16 bits (Linux >= 6.13)
+    def ones(data: bytes, seed: int) -> int:
+        total = seed + sum(int.from_bytes(data[i : i + 4].ljust(4, b"\0"), "little") for i in range(0, len(data), 4))
+        return 0 if total == 0 else (total - 1) % 0xFFFFFFFF + 1
+
+    def fold(v: int) -> int:
+        v &= 0xFFFFFFFF
+        return ((v + (((v & 0xFFFF) << 16) | (v >> 16))) & 0xFFFFFFFF) >> 16
+
+    cmem = bytes((7 * i + 3) & 0xFF for i in range(64))
+    for fsz, tsz in ((20, 12), (0, 16), (8, 0), (4, 4), (12, 28), (0, 0)):
+        f, t = cmem[:fsz], cmem[20 : 20 + tsz]
+        seed = 0x1234
+        if fsz and tsz:
+            a, b = ones(t, seed), ones(f, 0)
+            r = a + (~b & 0xFFFFFFFF)
+            exp = fold((r & 0xFFFFFFFF) + (r >> 32))
+        elif tsz:
+            exp = fold(ones(t, seed))
+        elif fsz:
+            exp = fold(~ones(f, ~seed & 0xFFFFFFFF))
+        else:
+            exp = fold(seed)
+        write(f"call_csum_diff_{fsz}_{tsz}", ["r6 = r1", f"r2 = {fsz}", "r3 = r6", "r3 += 20", f"r4 = {tsz}",
+                                              f"r5 = {seed}", "call 28", "exit"], exp, cmem,
+              cycles=8 + 1 + (fsz + tsz + 7) // 8)
     # three-operand extensions
     for w, names in ((64, ("add", "and", "lsh", "rsh", "or", "xor")), (32, ("add", "lsh", "rsh", "and", "or"))):
         rr = "r" if w == 64 else "w"
