@@ -209,6 +209,10 @@ def test_maps_by_name(board: SimBoard, server, compiled, capsys) -> None:  # noq
     assert bm.lookup("acl", keys[1]) == ref.lookup(0, keys[1])
     assert bm.lookup("acl", keys[0]) is None
     assert {m["name"]: m["entries"] for m in bm.list()} == {"acl": ref.count(0), "stats": 5}
+    # a lookup reads the header and the probe sequence only, not the whole region
+    bm.lines_read = 0
+    bm.lookup("acl", keys[5])
+    assert 0 < bm.lines_read < res.layout.regions[0].size // LINE // 8
     # the board's memory equals the reference image line for line
     first, count = res.layout.regions[0].offset // LINE, res.layout.regions[0].size // LINE + 1
     assert H.read_lines(board, first, count) == bytes(ref.mem[first * LINE : (first + count) * LINE])
@@ -220,6 +224,9 @@ def test_maps_by_name(board: SimBoard, server, compiled, capsys) -> None:  # noq
     before = H.read_lines(board, first, count)
     assert cli("maps", *spec, "update", "acl", "0a0000", "01000000") == 1
     assert "key of 3 bytes, the map's key size is 4" in capsys.readouterr().err
+    assert cli("maps", *spec, "update", "acl", "0a000001", "01") == 1
+    assert "value of 1 bytes, the map's value size is 4" in capsys.readouterr().err
+    assert board.read32(params.AXI_CTRL) == 0  # not left holding the input
     assert cli("maps", *spec, "lookup", "nosuch", "00") == 1
     assert "no map named 'nosuch'" in capsys.readouterr().err
     assert H.read_lines(board, first, count) == before

@@ -230,7 +230,11 @@ def _region_lines(r: MapRegion) -> tuple[int, int]:
 
 
 class BoardMaps:
-    """Map operations by name on a board: the map's region is read into a MapState, changed lines written back."""
+    """Map operations by name on a board: the lines an operation touches are read into a MapState (the hash probe
+    sequence, an array slot; the whole region for LPM tries and full LRU maps), the operation runs there with the
+    kernel's semantics, and the lines that changed are written back while the input is held."""
+
+    PROBE_CHUNK = 8  # hash slots read per round trip while following a probe sequence
 
     def __init__(self, board: Board, layout: MapLayout, atomic: bool = True) -> None:
         self.board = board
@@ -238,50 +242,122 @@ class BoardMaps:
         self.atomic = atomic
         self.state = MapState(layout)
         self.lines_written = 0
+        self.lines_read = 0
+        self._fetched: set[int] = set()
 
     def region(self, name: str) -> MapRegion:
         return self.layout.region(self.layout.map_id(name))
 
+    def _read(self, lines: list[int]) -> None:
+        want = sorted(set(lines) - self._fetched)
+        if not want:
+            return
+        runs: list[tuple[int, int]] = []
+        for idx in want:
+            if runs and runs[-1][0] + runs[-1][1] == idx:
+                runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+            else:
+                runs.append((idx, 1))
+        ops: list[tuple[int, int | None]] = []
+        for first, count in runs:
+            for idx in range(first, first + count):
+                ops.append((params.AXI_MAPS_LINE_ADDR, idx))
+                ops += [(params.AXI_MAPS_BASE + 4 * i, None) for i in range(4)]
+        vals = [v for v in self.board.transact(ops) if v is not None]
+        data = b"".join(v.to_bytes(4, "little") for v in vals)
+        for n, idx in enumerate(want):
+            self.state.mem[idx * LINE : (idx + 1) * LINE] = data[n * LINE : (n + 1) * LINE]
+        self._fetched.update(want)
+        self.lines_read += len(want)
+
+    @staticmethod
+    def _span(addr: int, size: int) -> list[int]:
+        return list(range(addr // LINE, (addr + size + LINE - 1) // LINE))
+
     def fetch(self, r: MapRegion) -> None:
         first, count = _region_lines(r)
-        self.state.mem[first * LINE : (first + count) * LINE] = read_lines(self.board, first, count)
+        self._read(list(range(first, first + count)))
 
-    def _changed_lines(self, r: MapRegion, before: bytes) -> dict[int, bytes]:
-        first, count = _region_lines(r)
-        mem = self.state.mem
-        out = {}
-        for i in range(count):
-            a = (first + i) * LINE
-            if mem[a : a + LINE] != before[i * LINE : (i + 1) * LINE]:
-                out[first + i] = bytes(mem[a : a + LINE])
-        return out
+    def _fetch_for_key(self, r: MapRegion, key: bytes, update: bool) -> None:
+        """Read the lines an operation on `key` reads or writes (everything for LPM tries and full LRU maps)."""
+        from .maps import ARRAY_KINDS, DELETED, EMPTY, HASH_KINDS, key_hash
 
-    def _modify(self, name: str, op: Callable[[int], int]) -> int:
-        r = self.region(name)
-        with held(self.board, self.atomic):
+        if len(key) != r.key_size:
+            return  # MapState refuses the key before reading memory
+        header = self._span(r.offset, LINE)
+        if r.kind in ARRAY_KINDS:
+            idx = int.from_bytes(key, "little")
+            if idx < r.max_entries:
+                self._read(self._span(r.slot_addr(idx), r.slot_size))
+            return
+        if r.kind not in HASH_KINDS:
             self.fetch(r)
-            first, count = _region_lines(r)
+            return
+        self._read(header)
+        if r.kind == "lru_hash" and update and self.state.count(r.id) >= r.max_entries:
+            self.fetch(r)  # an insert may evict the least recently used entry: every slot is read
+            return
+        mask, start = r.slots - 1, key_hash(key) & (r.slots - 1)
+        for n0 in range(0, r.slots, self.PROBE_CHUNK):
+            slots = [(start + n) & mask for n in range(n0, min(r.slots, n0 + self.PROBE_CHUNK))]
+            self._read([ln for i in slots for ln in self._span(r.slot_addr(i), r.slot_size)])
+            for i in slots:
+                base = r.slot_addr(i)
+                state = self.state.mem[base]
+                if state == EMPTY or (state != DELETED and
+                                      self.state.mem[base + r.key_offset : base + r.key_offset + r.key_size] == key):
+                    return
+
+    def _modify(self, name: str, key: bytes, op: Callable[[int], int], value: bytes | None = None) -> int:
+        r = self.region(name)
+        if len(key) != r.key_size:  # refused before the input is held
+            raise MapError(f"map {r.name}: key of {len(key)} bytes, the map's key size is {r.key_size}")
+        if value is not None and len(value) != r.value_size:
+            raise MapError(f"map {r.name}: value of {len(value)} bytes, the map's value size is {r.value_size}")
+        first, count = _region_lines(r)
+        with held(self.board, self.atomic):
+            self._fetched.clear()
+            self._fetch_for_key(r, key, update=True)
             before = bytes(self.state.mem[first * LINE : (first + count) * LINE])
             err = op(r.id)
-            changed = self._changed_lines(r, before)
+            mem = self.state.mem
+            changed = {first + i: bytes(mem[(first + i) * LINE : (first + i + 1) * LINE]) for i in range(count)
+                       if mem[(first + i) * LINE : (first + i + 1) * LINE] != before[i * LINE : (i + 1) * LINE]}
+            if not set(changed) <= self._fetched:  # the operation reached lines not read: redo on the whole region
+                mem[first * LINE : (first + count) * LINE] = before
+                self.fetch(r)
+                return self._modify_full(r, op)
             # descending order: the region header (entry count) goes last
             write_lines(self.board, changed, descending=True)
             self.lines_written += len(changed)
         return err
 
+    def _modify_full(self, r: MapRegion, op: Callable[[int], int]) -> int:
+        first, count = _region_lines(r)
+        before = bytes(self.state.mem[first * LINE : (first + count) * LINE])
+        err = op(r.id)
+        mem = self.state.mem
+        changed = {first + i: bytes(mem[(first + i) * LINE : (first + i + 1) * LINE]) for i in range(count)
+                   if mem[(first + i) * LINE : (first + i + 1) * LINE] != before[i * LINE : (i + 1) * LINE]}
+        write_lines(self.board, changed, descending=True)
+        self.lines_written += len(changed)
+        return err
+
     def lookup(self, name: str, key: bytes) -> bytes | None:
         r = self.region(name)
-        self.fetch(r)
+        self._fetched.clear()
+        self._fetch_for_key(r, key, update=False)
         return self.state.lookup(r.id, key)
 
     def update(self, name: str, key: bytes, value: bytes, flags: int = BPF_ANY) -> int:
-        return self._modify(name, lambda mid: self.state.update(mid, key, value, flags))
+        return self._modify(name, key, lambda mid: self.state.update(mid, key, value, flags), value)
 
     def delete(self, name: str, key: bytes) -> int:
-        return self._modify(name, lambda mid: self.state.delete(mid, key))
+        return self._modify(name, key, lambda mid: self.state.delete(mid, key))
 
     def dump(self, name: str) -> dict[bytes, bytes]:
         r = self.region(name)
+        self._fetched.clear()
         self.fetch(r)
         return self.state.dump_map(r.id)
 
@@ -292,8 +368,8 @@ class BoardMaps:
         r = self.region(name)
         if r.kind in ("array", "percpu_array", "devmap"):
             return r.max_entries
-        first, _ = _region_lines(r)
-        self.state.mem[first * LINE : first * LINE + LINE] = read_line(self.board, first)
+        self._fetched.clear()
+        self._read(self._span(r.offset, LINE))
         return self.state.count(r.id)
 
     def list(self) -> list[dict]:
