@@ -21,3 +21,14 @@ test: setup progs lint
 
 roms: setup progs
 	@$(PY) -c "from hxdp.suite import build_roms; [print(p) for p in build_roms()]"
+
+FUZZ_COUNT ?= 1000
+FUZZ_SEED ?= 1
+fuzz: setup
+	@hxdp fuzz --count $(FUZZ_COUNT) --packets 20 --seed $(FUZZ_SEED) --engine vliw-model --out out/fuzz
+
+eval: setup progs
+	@hxdp experiment --out out/eval --resume
+
+bench: setup progs
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
