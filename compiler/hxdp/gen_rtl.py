@@ -119,6 +119,13 @@ def gen_params() -> str:
         dec(f"HELPER_{name}", num)
     for num, name in sorted(P.MAP_TYPES.items()):
         dec(f"MAP_TYPE_{name}", num)
+    dec("MAPS_MAX", P.MAPS_MAX)
+    dec("MAP_KEY_MAX_HW", P.MAP_KEY_MAX_HW)
+    from . import maps as M  # map memory format (docs/maps.md)
+
+    hexd("MAP_HASH_MULT", M.HASH_MULT)
+    dec("MAP_SLOT_HEADER", M.SLOT_HEADER)
+    dec("MAP_LINE_BYTES", 16)
     lines.append("")
     lines.append("// cycle model and packet path")
     dec("TAKEN_BRANCH_PENALTY", P.TAKEN_BRANCH_PENALTY)

@@ -74,6 +74,8 @@ MAP_TYPES = {
     25: "devmap_hash",
 }
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
+MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1)
+MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
 
 # --- cycle model (docs/execution_contract.md, section "Cycles") --------------------------------------------------
 CYCLES_PER_ROW = 1
