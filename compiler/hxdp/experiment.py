@@ -1177,7 +1177,8 @@ def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
     return {m: total(m) for m in cells}
 
 
-SYNTH_TIMEOUT_S = {"sephirot_core": 600, "sephirot_top": 1200}  # run one after the other in the background
+# run one after the other in the background; HXDP_SYNTH_TIMEOUT=SECONDS overrides both
+SYNTH_TIMEOUT_S = {"sephirot_core": 600, "sephirot_top": 1200}
 SYNTH_MEMORY_BYTES = 6 << 30  # address-space limit of yosys: the machine is shared
 
 
@@ -1202,7 +1203,7 @@ def m_synth(ctx: Context, key: str) -> Record:
     top = key.split(":", 1)[1]
     if not _has_module(files, top):
         raise NotAvailable(f"no module {top} in {SEPHIROT_RTL}")
-    timeout = SYNTH_TIMEOUT_S.get(top, 600)
+    timeout = int(os.environ.get("HXDP_SYNTH_TIMEOUT", 0)) or SYNTH_TIMEOUT_S.get(top, 600)
     files = rtl_files_for(files, top)
     with tempfile.TemporaryDirectory(prefix="hxdp-synth-") as tmp:
         stat_json = Path(tmp) / "stat.json"
