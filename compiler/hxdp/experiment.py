@@ -1447,8 +1447,9 @@ def _throughput_plot(ctx: Context, name: str, title: str, rows: list[dict[str, A
         return
     plt = _plt()
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(rows) + 3), 4.5))
+    wrong = [r["program"] for r in rows if r.get("rtl_model_mismatches")]
     series = {
-        "Sephirot RTL (ours)": [r.get("rtl_mpps") for r in rows],
+        "Sephirot RTL (ours)": [None if r.get("rtl_model_mismatches") else r.get("rtl_mpps") for r in rows],
         "VLIW model (ours, no overlap)": [r.get("model_mpps") for r in rows],
         "Linux XDP test_run (this machine)": [r.get("linux_test_run_mpps") for r in rows],
         "Linux XDP veth live (this machine)": [r.get("linux_veth_live_mpps") for r in rows],
@@ -1459,7 +1460,11 @@ def _throughput_plot(ctx: Context, name: str, title: str, rows: list[dict[str, A
     _bars(ax, labels or [r["program"] for r in rows], series, "Mpps (64 B)",
           {"hXDP (paper)": "//", "x86 @3.7GHz (paper)": "\\\\"})
     ax.set_yscale("log")
-    ax.set_title(title)
+    if wrong:
+        title += f"\nno RTL bar where the RTL's results differ from the model: {', '.join(wrong)}"
+        if len(title) > 240:
+            title = title[:237] + "..."
+    ax.set_title(title, fontsize=9 if wrong else 11, wrap=True)
     save_figure(fig, ctx.out, name)
 
 
@@ -1710,8 +1715,8 @@ def report_speed(ctx: Context, exp: Experiment, records: dict[str, Record]) -> l
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     sims = [r for r in rows if r["what"] == "simspeed" and r.get("sim_cycles_per_s")]
-    sim_txt = "; ".join(f"{r['program']}: {r['sim_cycles_per_s'] / 1e6:.2f} M cycles/s, "
-                        f"{r['packets_per_s'] / 1e3:.1f} k pkt/s" for r in sims) or "Verilator model: not available"
+    sim_txt = "\n".join(f"Verilator model, {r['program']}: {r['sim_cycles_per_s'] / 1e6:.2f} M cycles/s, "
+                         f"{r['packets_per_s']:,.0f} packets/s" for r in sims) or "Verilator model: not available"
     ax.set_title("Toolchain speed: compile time vs program size\n" + sim_txt, fontsize=8)
     save_figure(fig, ctx.out, exp.name)
     return checks
