@@ -314,6 +314,8 @@ def test_bad_input(board: SimBoard, server, compiled, tmp_path: Path, capsys) ->
         other.proc.wait()
         with pytest.raises(BoardError, match="went away"):
             H.inject(b2, res.rom)
+    with pytest.raises(BoardError, match="another board is already serving"):
+        BoardServer(server.socket_path).start()
     with pytest.raises(BoardError, match="no simulated board answers"):
         open_board(f"sim:{tmp_path / 'none.sock'}")
     with pytest.raises(BoardError, match="expected sume"):

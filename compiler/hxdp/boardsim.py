@@ -97,7 +97,12 @@ class BoardServer:
 
     def start(self, timeout: float = 30.0) -> BoardServer:
         if os.path.exists(self.socket_path):
-            os.unlink(self.socket_path)
+            try:
+                SimBoard(self.socket_path, timeout=2.0).close()
+            except BoardError:
+                pass  # a stale socket file: the daemon replaces it
+            else:
+                raise BoardError(f"another board is already serving on {self.socket_path}")
         self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -163,7 +163,14 @@ int Server::run() {
   addr.sun_family = AF_UNIX;
   if (opt_.socket.size() >= sizeof addr.sun_path) { fprintf(stderr, "socket path too long\n"); return 1; }
   strcpy(addr.sun_path, opt_.socket.c_str());
-  unlink(opt_.socket.c_str());
+  int probe = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    fprintf(stderr, "another board is already serving on %s\n", opt_.socket.c_str());
+    close(probe);
+    return 1;
+  }
+  close(probe);
+  unlink(opt_.socket.c_str());  // a stale socket file of a daemon that is gone
   if (bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0 || listen(lfd, 8) < 0) {
     fprintf(stderr, "cannot listen on %s: %s\n", opt_.socket.c_str(), strerror(errno));
     return 1;
