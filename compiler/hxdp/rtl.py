@@ -122,6 +122,17 @@ class PacketStamps:
     out: int
 
 
+def map_config_lines(layout: object) -> list[str]:
+    """The hardware map table (sephirot_mapcfg.v) for a MapLayout: one `<id> <256-bit hex>` line per map."""
+    lines = []
+    for r in layout.regions:
+        entry = (r.type | 1 << 8 | r.key_size << 16 | r.value_size << 32 | r.max_entries << 48 | r.offset << 80
+                 | r.slots << 112 | r.slot_size << 144 | r.key_offset << 160 | r.value_offset << 176
+                 | r.data_offset << 192)
+        lines.append(f"{r.id} {entry:064x}\n")
+    return lines
+
+
 def parse_trace_line(line: str) -> tuple[int, object]:
     """One harness trace line -> (packet index, vliwmodel.TraceRecord)."""
     from .vliwmodel import TraceRecord
@@ -186,6 +197,11 @@ class RtlSim:
                         img.append(f"{i:x} {chunk.hex()}\n")
                 (t / "maps.txt").write_text("".join(img))
                 args += [f"+maps={t / 'maps.txt'}", f"+mapdump={t / 'dump.txt'}", f"+mapdump_lines={nlines}"]
+            if self.layout is not None and self.layout.regions:
+                if len(self.layout.regions) > params.MAPS_MAX:
+                    raise RtlError(f"{len(self.layout.regions)} maps: the hardware map table holds {params.MAPS_MAX}")
+                (t / "mapcfg.txt").write_text("".join(map_config_lines(self.layout)))
+                args.append(f"+mapcfg={t / 'mapcfg.txt'}")
             if raw:
                 args.append("+raw")
             trace_path = Path(self.trace_file) if self.trace_file else (t / "trace.txt")

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   std::string rom = plusarg(argc, argv, "rom");
   std::string packets = plusarg(argc, argv, "packets");
   if (rom.empty() || packets.empty()) {
-    fprintf(stderr, "usage: %s +rom=ROM +packets=FILE [+out=FILE] [+maps=IMG] [+mapdump=FILE +mapdump_lines=N] "
+    fprintf(stderr, "usage: %s +rom=ROM +packets=FILE [+out=FILE] [+maps=IMG] [+mapcfg=CFG] [+mapdump=FILE +mapdump_lines=N] "
             "[+raw] [+vcd=FILE] [+trace=FILE] [+max_cycles=N]\n", argv[0]);
     return 2;
   }
@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   if (!vcd.empty()) sim.open_vcd(vcd);
   std::string trace = plusarg(argc, argv, "trace");
   if (!trace.empty()) sim.open_trace(trace);
+  sim.set_mapcfg(plusarg(argc, argv, "mapcfg"));
   if (!sim.setup(rom, plusarg(argc, argv, "maps"), packets, !plusarg(argc, argv, "raw").empty())) return 1;
   uint64_t max_cycles = std::stoull(plusarg(argc, argv, "max_cycles", "100000000000"));
   auto t0 = std::chrono::steady_clock::now();

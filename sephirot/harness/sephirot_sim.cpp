@@ -138,6 +138,22 @@ bool SephirotSim::setup(const std::string& rom, const std::string& maps, const s
     }
     top_->map_we_i = 0;
   }
+  // map configuration table: "<map id> <64 hex digits>" (256-bit entry, most significant digit first)
+  if (!mapcfg_.empty()) {
+    std::ifstream cf(mapcfg_);
+    if (!cf) { fprintf(stderr, "cannot read map configuration %s\n", mapcfg_.c_str()); return false; }
+    while (std::getline(cf, line)) {
+      std::istringstream ls(line);
+      std::string idx, hex;
+      if (!(ls >> idx >> hex)) continue;
+      if (hex.size() != 64) { fprintf(stderr, "bad map configuration line %s\n", line.c_str()); return false; }
+      top_->mcfg_we_i = 1;
+      top_->mcfg_idx_i = std::stoul(idx);
+      for (int w = 0; w < 8; w++) top_->mcfg_wdata_i[w] = std::stoul(hex.substr(64 - 8 * (w + 1), 8), nullptr, 16);
+      tick();
+    }
+    top_->mcfg_we_i = 0;
+  }
   // packets: "<ifindex> <rxq> <hex>"
   std::ifstream pf(packets);
   if (!pf) { fprintf(stderr, "cannot read packets %s\n", packets.c_str()); return false; }

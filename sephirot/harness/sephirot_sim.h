@@ -44,6 +44,7 @@ class SephirotSim {
   // write the results (and the map image when dump_path is not empty)
   bool finish(const std::string& out_path, const std::string& dump_path, uint64_t dump_lines);
   uint64_t cycles() const { return cycle_; }
+  void set_mapcfg(const std::string& path) { mapcfg_ = path; }
   void open_vcd(const std::string& path);
   void open_trace(const std::string& path);
 
@@ -57,6 +58,7 @@ class SephirotSim {
   uint64_t cycle_ = 0;
   uint64_t time_ = 0;
   bool raw_ = false;
+  std::string mapcfg_;
   std::vector<SimPacket> packets_;
   std::vector<SimResult> results_;
   // input frames

@@ -26,6 +26,12 @@ module sephirot_helpers (
   output reg  [3:0]      hm_size_o,
   input  wire [63:0]     hm_rdata_i,
   input  wire            hm_fault_i,
+  // map configuration entry of map `mid_o` and the map memory's wide read port (map FSM)
+  output wire [31:0]     mid_o,
+  input  wire [255:0]    mcfg_i,
+  input  wire [31:0]     mcount_i,
+  output reg  [31:0]     mw_off_o,
+  input  wire [8*80-1:0] mw_rdata_i,
   // packet adjustment (sephirot_pktbuf)
   output reg  [1:0]      adj_kind_o,
   output wire [31:0]     adj_delta_o,
@@ -44,6 +50,8 @@ module sephirot_helpers (
   localparam [31:0] H_META = `SEPH_HELPER_XDP_ADJUST_META;
   localparam [31:0] H_TAIL = `SEPH_HELPER_XDP_ADJUST_TAIL;
   localparam [31:0] H_CSUM = `SEPH_HELPER_CSUM_DIFF;
+  localparam [31:0] H_LOOKUP = `SEPH_HELPER_MAP_LOOKUP_ELEM;
+  localparam [31:0] H_REDIRMAP = `SEPH_HELPER_REDIRECT_MAP;
 
   wire [63:0] r1 = args_i[63:0];
   wire [63:0] r2 = args_i[127:64];
@@ -61,9 +69,13 @@ module sephirot_helpers (
   wire        cs_go = req_i && id_i == H_CSUM && cs_off_q < csz;
   wire [32:0] cs_left = cs_off_q < {1'b0, fsz} ? {1'b0, fsz} - cs_off_q : csz - cs_off_q;
   always @(*) begin
-    hm_en_o = cs_go;
+    hm_en_o = cs_go || k_go;
     hm_size_o = (cs_left >= 33'd8) ? 4'd8 : cs_left[3:0];
     hm_addr_o = (cs_off_q < {1'b0, fsz}) ? r1[31:0] + cs_off_q[31:0] : r3[31:0] + (cs_off_q[31:0] - fsz);
+    if (k_go) begin
+      hm_size_o = (key_left >= 32'd8) ? 4'd8 : key_left[3:0];
+      hm_addr_o = r2[31:0] + kcnt_q;
+    end
   end
   wire [63:0] cs_words = {32'd0, hm_rdata_i[31:0]} + {32'd0, hm_rdata_i[63:32]};
 
@@ -97,6 +109,81 @@ module sephirot_helpers (
   end
   wire [32:0] csum_lat = 33'd1 + ((csz + 33'd7) >> 3);
 
+  // ---------------------------------------------------------------------------------------------------------
+  // map FSM: map_lookup_elem (array, percpu_array, devmap, hash, percpu_hash, lru_hash without the LRU
+  // refresh, devmap_hash) and redirect_map (devmap, devmap_hash), probing as MapState (docs/maps.md)
+  localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
+  localparam integer KMAX = `SEPH_MAP_KEY_MAX_HW;
+  localparam integer SH = `SEPH_MAP_SLOT_HEADER;
+  wire        is_map   = (id_i == H_LOOKUP) || (id_i == H_REDIRMAP);
+  assign mid_o = r1[31:0] - HBASE;
+  wire [7:0]  m_type   = mcfg_i[7:0];
+  wire [31:0] m_ks     = {16'd0, mcfg_i[31:16]};
+  wire [31:0] m_max    = mcfg_i[79:48];
+  wire [31:0] m_off    = mcfg_i[111:80];
+  wire [31:0] m_slots  = mcfg_i[143:112];
+  wire [31:0] m_ssz    = {16'd0, mcfg_i[159:144]};
+  wire [31:0] m_voff   = {16'd0, mcfg_i[191:176]};
+  wire [31:0] m_doff   = {16'd0, mcfg_i[207:192]};
+  wire        m_array  = m_type == `SEPH_MAP_TYPE_ARRAY || m_type == `SEPH_MAP_TYPE_PERCPU_ARRAY ||
+                         m_type == `SEPH_MAP_TYPE_DEVMAP;
+  wire        m_hash   = m_type == `SEPH_MAP_TYPE_HASH || m_type == `SEPH_MAP_TYPE_PERCPU_HASH ||
+                         m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
+  wire        m_dev    = m_type == `SEPH_MAP_TYPE_DEVMAP || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
+  wire        handle_ok = r1[63:32] == 32'd0 && r1[31:0] >= HBASE && mid_o < mcount_i && mcfg_i[15:8] != 8'd0;
+  wire [31:0] rflags   = r3[31:0];
+  wire        rm_badflags = id_i == H_REDIRMAP && (r3[63:32] != 32'd0 || (rflags & ~32'h1B) != 32'd0);
+  // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long, broadcast
+  wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash) || m_ks > KMAX ||
+                         (id_i == H_REDIRMAP && (!m_dev || (!rm_badflags && rflags[3]))));
+
+  reg  [8*KMAX-1:0] key_q;
+  reg  [31:0] kcnt_q;          // key bytes read
+  reg         mdone_q, mhit_q, mprob_q;
+  reg  [31:0] pidx_q, pn_q, mres_q, mval_q;
+  wire        k_go     = req_i && id_i == H_LOOKUP && !m_fault && kcnt_q < m_ks;
+  wire        kdone    = id_i == H_REDIRMAP || kcnt_q >= m_ks;
+  wire [8*KMAX-1:0] key = (id_i == H_REDIRMAP) ? {{(8*KMAX-32){1'b0}}, r2[31:0]} : key_q;
+  wire [31:0] key_left = m_ks - kcnt_q;
+
+  // hash of the key (maps.key_hash): x = len; x ^= rotl32(word i, 7 i mod 32); h = x * MULT; h ^ (h >> 16)
+  reg  [31:0] hx, hw;
+  reg  [4:0]  hr;
+  integer hi;
+  always @(*) begin
+    hx = m_ks;
+    hw = 32'd0;
+    hr = 5'd0;
+    for (hi = 0; hi < KMAX / 4; hi = hi + 1)
+      if (4 * hi < m_ks) begin
+        hw = key[32*hi +: 32];
+        hr = hi[4:0] * 5'd7;
+        hx = hx ^ ((hw << hr) | ((hr == 5'd0) ? 32'd0 : (hw >> (6'd32 - {1'b0, hr}))));
+      end
+  end
+  wire [31:0] hm0 = hx * `SEPH_MAP_HASH_MULT;
+  wire [31:0] hsh = hm0 ^ (hm0 >> 16);
+
+  // one probe per cycle through the wide read port
+  wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
+  wire [31:0] a_idx    = key[31:0];
+  wire [31:0] cur      = mprob_q ? pidx_q : (hsh & (m_slots - 32'd1));
+  wire [31:0] slot_off = m_off + m_doff + (m_array ? a_idx : cur) * m_ssz;
+  reg         keq;
+  integer ki;
+  always @(*) begin
+    mw_off_o = slot_off;
+    keq = 1'b1;
+    for (ki = 0; ki < KMAX; ki = ki + 1)
+      if (ki < m_ks && mw_rdata_i[8*(SH+ki) +: 8] != key[8*ki +: 8]) keq = 1'b0;
+  end
+  wire [7:0]  s_state  = mw_rdata_i[7:0];
+  wire [31:0] s_val    = m_array ? mw_rdata_i[31:0] : mw_rdata_i[8*m_voff +: 32];
+  wire [31:0] pn_next  = pn_q + 32'd1;
+  wire [32:0] klines   = ({1'b0, m_ks} + 33'd15) >> 4;
+  wire [32:0] m_lat    = (id_i == H_LOOKUP) ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines)
+                                            : 33'd2 + {1'b0, pn_q};
+
   reg         busy_q;
   reg         redir_valid_q, redir_valid_d;
   reg [31:0]  redir_port_q, redir_port_d;
@@ -113,6 +200,7 @@ module sephirot_helpers (
       H_KTIME, H_PRANDOM, H_SMP: lat = 33'd0;
       H_REDIRECT, H_PRINTK: lat = 33'd1;
       H_CSUM: lat = csum_lat;
+      H_LOOKUP, H_REDIRMAP: lat = (mdone_q || rm_badflags) ? (rm_badflags ? 33'd3 : m_lat) : {33{1'b1}};
       H_HEAD: adj_kind_o = 2'd0;
       H_TAIL: adj_kind_o = 2'd1;
       H_META: adj_kind_o = 2'd2;
@@ -126,19 +214,21 @@ module sephirot_helpers (
   wire [31:0] rnd_next  = rnd_next1 ^ (rnd_next1 << 5);
   wire [63:0] ktime_ns  = (cycles_i * 64'd32) / 64'd5;
 
-  wire finish = req_i && (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known));
+  wire finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known)));
   wire is_adj = (id_i == H_HEAD) || (id_i == H_TAIL) || (id_i == H_META);
   assign adj_commit_o = finish && known && is_adj;
 
   always @(*) begin
     done_o = finish;
     illegal_o = 1'b0;
-    fault_o = finish && !known;
-    access_o = finish && known && id_i == H_CSUM && cs_bad_q;
+    fault_o = finish && (!known || m_fault);
+    access_o = finish && known && (id_i == H_CSUM || id_i == H_LOOKUP) && cs_bad_q;
     ret_o = 64'd0;
     case (id_i)
       H_KTIME:    ret_o = ktime_ns;
       H_CSUM:     ret_o = {48'd0, csum};
+      H_LOOKUP:   ret_o = mhit_q ? {32'd0, `SEPH_MAP_BASE + mres_q} : 64'd0;
+      H_REDIRMAP: ret_o = rm_badflags ? 64'd`SEPH_XDP_ABORTED : (mhit_q ? 64'd`SEPH_XDP_REDIRECT : {62'd0, rflags[1:0]});
       H_PRANDOM:  ret_o = {32'd0, rnd_next};
       H_REDIRECT: ret_o = (r2 != 64'd0) ? 64'd`SEPH_XDP_ABORTED : 64'd`SEPH_XDP_REDIRECT;
       H_HEAD, H_TAIL, H_META: ret_o = (adj_err_i == 8'd0) ? 64'd0 : -{56'd0, adj_err_i};
@@ -152,6 +242,9 @@ module sephirot_helpers (
     if (finish && known && id_i == H_REDIRECT && r2 == 64'd0) begin
       redir_valid_d = 1'b1; redir_port_d = r1[31:0];
     end
+    if (finish && id_i == H_REDIRMAP && !m_fault && !rm_badflags) begin
+      redir_valid_d = mhit_q; redir_port_d = mval_q;
+    end
   end
   assign redir_valid_o = redir_valid_d;
   assign redir_port_o = redir_port_d;
@@ -161,8 +254,29 @@ module sephirot_helpers (
       busy_q <= 1'b0; cnt_q <= 33'd0; rnd_q <= 32'h2545F491;
       cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
       redir_valid_q <= 1'b0; redir_port_q <= 32'd0;
+      key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
+      pidx_q <= 32'd0; pn_q <= 32'd0; mres_q <= 32'd0; mval_q <= 32'd0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
+      if (k_go) begin
+        key_q[8*kcnt_q[5:0] +: 64] <= hm_rdata_i;
+        kcnt_q <= kcnt_q + {28'd0, hm_size_o};
+        if (hm_fault_i) cs_bad_q <= 1'b1;
+      end
+      if (p_go) begin
+        pn_q <= pn_next;
+        if (m_array) begin
+          mdone_q <= 1'b1;
+          mhit_q <= a_idx < m_max && !(m_type == `SEPH_MAP_TYPE_DEVMAP && s_val == 32'd0);
+          mres_q <= slot_off; mval_q <= s_val;
+        end else if (s_state == 8'd1 && keq) begin
+          mdone_q <= 1'b1; mhit_q <= 1'b1; mres_q <= slot_off + m_voff; mval_q <= s_val;
+        end else if (s_state == 8'd0 || pn_next >= m_slots) begin
+          mdone_q <= 1'b1; mhit_q <= 1'b0;
+        end else begin
+          mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
+        end
+      end
       if (cs_go) begin
         cs_off_q <= cs_off_q + {29'd0, hm_size_o};
         if (cs_off_q < {1'b0, fsz}) sum_f_q <= sum_f_q + cs_words;
@@ -172,6 +286,8 @@ module sephirot_helpers (
       if (finish) begin
         busy_q <= 1'b0; cnt_q <= 33'd0;
         cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
+        key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
+        pidx_q <= 32'd0; pn_q <= 32'd0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;

@@ -5,7 +5,8 @@
 module sephirot_mapmem #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer BYTES = `SEPH_MAP_MEM_BYTES,
-  parameter integer LW    = $clog2(BYTES / 16)   // line address width
+  parameter integer LW    = $clog2(BYTES / 16),  // line address width
+  parameter integer WB    = 80                    // bytes of the helper's wide read
 ) (
   input  wire                 clk_i,
   // lanes (map region addresses; loads see memory before the row, stores commit in lane order)
@@ -21,7 +22,10 @@ module sephirot_mapmem #(
   input  wire                 host_we_i,
   input  wire [LW-1:0]        host_line_i,
   input  wire [127:0]         host_wdata_i,
-  output reg  [127:0]         host_rdata_o
+  output reg  [127:0]         host_rdata_o,
+  // helper unit: wide read of WB bytes at a byte offset (map FSM: slot header, key and value in one cycle)
+  input  wire [31:0]          hw_off_i,
+  output reg  [8*WB-1:0]      hw_rdata_o
 );
   localparam integer AW = $clog2(BYTES);
   localparam [31:0] MAP_BASE = `SEPH_MAP_BASE;
@@ -44,6 +48,17 @@ module sephirot_mapmem #(
   integer hi;
   always @(*) begin
     for (hi = 0; hi < 16; hi = hi + 1) host_rdata_o[8*hi +: 8] = mem_q[{host_line_i, hi[3:0]}];
+  end
+
+  integer wr;
+  reg [AW-1:0] wro;
+  always @(*) begin
+    hw_rdata_o = {8*WB{1'b0}};
+    wro = {AW{1'b0}};
+    for (wr = 0; wr < WB; wr = wr + 1) begin
+      wro = hw_off_i[AW-1:0] + wr[AW-1:0];
+      if ({1'b0, hw_off_i} + wr < {1'b0, BYTES[31:0]}) hw_rdata_o[8*wr +: 8] = mem_q[wro];
+    end
   end
 
   integer wi, wb, hw;

@@ -21,6 +21,10 @@ module sephirot_top #(
   input  wire [LW-1:0]        map_line_i,
   input  wire [127:0]         map_wdata_i,
   output wire [127:0]         map_rdata_o,
+  // map configuration table (one 256-bit entry per map id, sephirot_mapcfg.v)
+  input  wire                 mcfg_we_i,
+  input  wire [7:0]           mcfg_idx_i,
+  input  wire [255:0]         mcfg_wdata_i,
   // raw mode (ISA tests): r1 = data, r2 = packet length instead of r1 = ctx
   input  wire                 raw_i,
   // input frames
@@ -82,6 +86,9 @@ module sephirot_top #(
   wire [31:0]         hm_addr;
   wire [3:0]          hm_size;
   wire [63:0]         hm_rdata;
+  wire [31:0]         m_id, m_count, mw_off;
+  wire [255:0]        m_entry;
+  wire [8*80-1:0]     mw_rdata;
   wire [31:0]         hlp_id;
   wire [64*5-1:0]     hlp_args;
   wire [63:0]         hlp_ret, hlp_cycles;
@@ -176,7 +183,13 @@ module sephirot_top #(
     .rd_i({hb_rd && hb_msel, d_rd & m_sel}), .wr_i({1'b0, d_wr & m_sel}), .addr_i({hm_addr, d_addr}),
     .size_i({hm_size, d_size}), .wdata_i({64'd0, d_wdata}),
     .commit_i(d_commit), .rdata_o(m_rdata), .fault_o(m_fault),
-    .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o)
+    .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o),
+    .hw_off_i(mw_off), .hw_rdata_o(mw_rdata)
+  );
+
+  sephirot_mapcfg u_mapcfg (
+    .clk_i, .rst_ni, .we_i(mcfg_we_i), .widx_i(mcfg_idx_i), .wdata_i(mcfg_wdata_i), .id_i(m_id), .entry_o(m_entry),
+    .count_o(m_count)
   );
 
   sephirot_helpers u_helpers (
@@ -184,6 +197,7 @@ module sephirot_top #(
     .req_i(hlp_req), .id_i(hlp_id), .args_i(hlp_args), .cycles_i(hlp_cycles),
     .done_o(hlp_done), .ret_o(hlp_ret), .illegal_o(hlp_illegal), .fault_o(hlp_fault), .access_o(hlp_access),
     .hm_en_o(hm_en), .hm_addr_o(hm_addr), .hm_size_o(hm_size), .hm_rdata_i(hm_rdata), .hm_fault_i(hm_fault),
+    .mid_o(m_id), .mcfg_i(m_entry), .mcount_i(m_count), .mw_off_o(mw_off), .mw_rdata_i(mw_rdata),
     .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_err_i(adj_err),
     .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o)
   );
