@@ -183,3 +183,27 @@ def test_cli_compile_failure_leaves_no_rom(tmp_path: Path) -> None:
     assert r.returncode == 1
     assert "error" in r.stderr and ("tail call" in r.stderr or "map type" in r.stderr)
     assert not (tmp_path / "t.rom").exists() and not (tmp_path / "t.maps.json").exists()
+
+
+@pytest.mark.rtl
+def test_random_programs_on_the_rtl() -> None:
+    """Compiled random programs give the same results on the Sephirot RTL as on the VLIW model."""
+    from hxdp import rtl
+    from hxdp.maps import MapState
+    from hxdp.vliwmodel import VliwModel
+
+    ok, reason = rtl.available()
+    if not ok:
+        pytest.skip(f"RTL simulation not available: {reason}")
+    bad = []
+    for seed in range(30):
+        p = random_program(seed, 40, map_updates=False)
+        res = compile_program(p)
+        vliw = VliwModel(res.rom, MapState(res.layout))
+        sim = rtl.RtlSim(res.rom, res.layout, MapState(res.layout))
+        for i, pkt in enumerate(random_packets(seed)):
+            a, b = vliw.run(pkt), sim.run(pkt)
+            if (a.action, a.packet) != (b.action, b.packet):
+                bad.append(f"seed {seed} packet {i}: vliw {(a.action, a.fault)} rtl {(b.action, b.fault)}")
+                break
+    assert not bad, "\n".join(bad[:5])

@@ -228,20 +228,30 @@ class BpfObject:
         self.name: str = self.kp.name
         self.section: str = self.kp.section
 
-    def apply_config(self, config: dict | None, devmap_ifindex: int | None = None) -> list[str]:
+    def apply_config(self, config: dict | None, devmap_ifindex: int | None = None,
+                     source: str | None = None) -> list[str]:
         """Write the maps file's entries; devmap targets become devmap_ifindex (a device of this namespace).
 
         Returns notes on what was rewritten."""
+        from .maps import MapError, check_map_config
+
         notes: list[str] = []
         if not config:
             return notes
+        try:
+            check_map_config(config, source or "map config")
+        except MapError as exc:
+            raise BaselineError(str(exc)) from None
         cfg: dict = {"maps": {}}
-        for name, entries in config.get("maps", {}).items():
+        for name, entries in (config.get("maps") or {}).items():
+            if name not in self.kp.maps:
+                raise BaselineError(f"{source or 'map config'}: no map named {name!r} in {self.path} "
+                                    f"(maps: {', '.join(self.kp.maps) or 'none'})")
             m = self.kp.map(name)
             if m.type in DEVMAP_TYPES and devmap_ifindex is not None and isinstance(entries, list):
                 new = []
                 for e in entries:
-                    value = bytes.fromhex(e["value"])
+                    value = bytes.fromhex(e["value"].replace(" ", "").replace("_", ""))
                     if len(value) >= 4:
                         old = struct.unpack_from("<I", value)[0]
                         value = struct.pack("<I", devmap_ifindex) + bytes(len(value) - 4)  # no devmap program
@@ -249,7 +259,7 @@ class BpfObject:
                     new.append({"key": e["key"], "value": value.hex()})
                 entries = new
             cfg["maps"][name] = entries
-        self.kp.apply_config(cfg)
+        self.kp.apply_config(cfg, source=source)
         return notes
 
     def close(self) -> None:
@@ -266,13 +276,12 @@ def load_config(path: str | os.PathLike[str] | None) -> dict | None:
     """Read an initial map configuration file ({"maps": {name: [{"key": hex, "value": hex}]}})."""
     if path is None:
         return None
+    from .maps import MapError, load_map_config
+
     try:
-        cfg = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise BaselineError(f"{path}: cannot read the maps file: {exc}") from exc
-    if not isinstance(cfg, dict) or not isinstance(cfg.get("maps", {}), dict):
-        raise BaselineError(f"{path}: a maps file is an object {{\"maps\": {{name: [entries]}}}}")
-    return cfg
+        return load_map_config(path)
+    except MapError as exc:
+        raise BaselineError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -594,7 +603,7 @@ def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, prog: 
         result = BaselineResult(obj.name, obj_path, obj.section, pcap, maps, opt.repeat, opt.runs,
                                 opt.sephirot_cycles, sephirot_mpps)
         # devmap entries name devices of the config's machine: point them at the measured program's ingress
-        notes = obj.apply_config(config, devmap_ifindex=lab.ifindex_a if lab else 1)
+        notes = obj.apply_config(config, devmap_ifindex=lab.ifindex_a if lab else 1, source=maps)
         with contextlib.ExitStack() as parked:
             if lab:
                 parked.enter_context(xdp_attached(lab.park_ifindex[0], obj.fd))
@@ -662,7 +671,7 @@ def _native_mode(result: BaselineResult, obj: BpfObject, lab: VethLab, packets: 
     sink = load_raw_xdp(1, "hxdp_sink")  # receives on a what the program sends back (XDP_TX, redirect)
     injector = load_raw_xdp(3, "hxdp_inject")  # live frames: XDP_TX sends each frame out of a, into b
     try:
-        notes = obj.apply_config(config, devmap_ifindex=lab.ifindex_b)
+        notes = obj.apply_config(config, devmap_ifindex=lab.ifindex_b, source=result.maps)
         with xdp_attached(lab.park_ifindex[1], injector), xdp_attached(lab.ifindex_a, sink), \
                 xdp_attached(lab.ifindex_b, obj.fd):
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .atomic_write import write_atomic
+from .atomic_write import check_writable, write_atomic
 from .baseline import MODE_TITLES, Options, format_table, run_baseline, to_json
 
 
@@ -45,6 +45,8 @@ def main(args: argparse.Namespace) -> int:
     if args.sephirot_cycles is not None and args.sephirot_cycles <= 0:
         print("hxdp baseline: error: --sephirot-cycles must be positive", file=sys.stderr)
         return 2
+    if args.json:
+        check_writable(args.json, "JSON results")  # before minutes of measurement, not after
     opt = Options(repeat=args.repeat, runs=args.runs, max_packets=args.max_packets, batch_size=args.batch_size,
                   veth=not args.no_veth, native=not args.no_native, cpu=None if args.cpu < 0 else args.cpu,
                   sephirot_cycles=args.sephirot_cycles, rate_from=args.rate_from)

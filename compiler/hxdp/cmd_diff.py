@@ -5,38 +5,38 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .diff import ENGINES, run_diff
 from .errors import HxdpError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("diff", help="differential test of an engine against Linux XDP on a pcap")
+    p = sub.add_parser("diff", help="differential test of an engine against Linux XDP on a pcap",
+                       description=__doc__)
     p.add_argument("obj", help="clang-compiled XDP object (.o)")
     p.add_argument("--pcap", required=True, help="input packets")
     p.add_argument("--maps", help="initial map configuration (JSON)")
-    p.add_argument("--engine", choices=ENGINES, default="vliw-model")
-    p.add_argument("--section")
-    p.add_argument("--prog")
-    p.add_argument("--ingress-ifindex", type=int, default=1)
+    p.add_argument("--engine", choices=ENGINES, default="vliw-model", help="engine compared with the kernel "
+                   "(default vliw-model)")
+    p.add_argument("--section", help="ELF section of the program (default: the only one)")
+    p.add_argument("--prog", help="function name of the program")
+    p.add_argument("--ingress-ifindex", type=int, default=1, help="ingress ifindex in xdp_md (default 1)")
     p.add_argument("--repro", default="hxdp-repro", help="folder for a reproducer on divergence")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .maps import load_map_config
     from .pcap import read_pcap
 
-    cfg = None
-    if args.maps:
-        try:
-            with open(args.maps) as fh:
-                cfg = json.load(fh)
-        except (OSError, json.JSONDecodeError) as exc:
-            raise HxdpError(f"{args.maps}: cannot read map configuration: {exc}") from None
+    cfg = load_map_config(args.maps) if args.maps else None
+    if args.repro and Path(args.repro).exists() and not Path(args.repro).is_dir():
+        raise HxdpError(f"--repro {args.repro}: exists and is not a folder")
     packets = read_pcap(args.pcap)
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
-                      ingress_ifindex=args.ingress_ifindex, repro_dir=args.repro)
+                      ingress_ifindex=args.ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1, default=str)
         print()

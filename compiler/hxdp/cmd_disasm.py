@@ -134,10 +134,7 @@ def _rom_layout(rom_path: str, given: str | None) -> MapLayout | None:
         if given:
             raise HxdpError(f"{given}: no such map layout file")
         return None
-    try:
-        return MapLayout.from_json(path.read_text())
-    except OSError as exc:
-        raise HxdpError(f"{path}: cannot read: {exc.strerror}") from None
+    return MapLayout.load(path)
 
 
 def _is_elf(path: str) -> bool:

@@ -64,8 +64,11 @@ def dump_json(dump: dict[str, dict[bytes, bytes]]) -> dict[str, list[dict[str, s
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .atomic_write import check_writable
     from .kernel import KernelProgram
 
+    if args.out:
+        check_writable(args.out, "output pcap")
     packets = _read_pcap(args.pcap)
     results = []
     if args.loader == "hxdp":

@@ -122,7 +122,7 @@ class _EngineRunner:
     """Runs packets one at a time on an engine and exposes its map contents."""
 
     def __init__(self, engine: str, obj: Path, section: str | None, prog: str | None, cfg: dict[str, Any],
-                 compile_options: Any = None) -> None:
+                 compile_options: Any = None, cfg_source: str | None = None) -> None:
         from .elf import load_program
         from .maps import MapLayout, MapState
 
@@ -132,14 +132,14 @@ class _EngineRunner:
             from .seqmodel import SeqModel
 
             self.state = MapState(MapLayout.from_maps(program.maps))
-            self.state.apply_config(cfg)
+            self.state.apply_config(cfg, source=cfg_source)
             self.model: Any = SeqModel(program, self.state)
         elif engine in ("vliw-model", "rtl"):
             from .compiler import compile_program
 
             result = compile_program(program, compile_options)
             self.state = MapState(result.layout)
-            self.state.apply_config(cfg)
+            self.state.apply_config(cfg, source=cfg_source)
             if engine == "vliw-model":
                 from .vliwmodel import VliwModel
 
@@ -167,17 +167,20 @@ class _EngineRunner:
 def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None = None, engine: str = "vliw-model",
              section: str | None = None, prog: str | None = None, ingress_ifindex: int = 1,
              repro_dir: str | Path | None = None, compile_options: Any = None,
-             progress: Callable[[Iterable[int]], Iterable[int]] | None = None) -> DiffReport:
-    """Compare every packet's action, bytes and (models: after every packet; RTL: at the end) map contents."""
+             progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
+             cfg_source: str | None = None) -> DiffReport:
+    """Compare every packet's action, bytes and (models: after every packet; RTL: at the end) map contents.
+
+    cfg_source names the map configuration (its file) in error messages."""
     from .kernel import KernelProgram
 
     obj = Path(obj)
     cfg = cfg or {"maps": {}}
     report = DiffReport(engine)
-    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options)
+    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source)
     batch = runner.run_all(packets, ingress_ifindex)
     with KernelProgram(obj, section=section, prog=prog) as kernel:
-        kernel.apply_config(cfg)
+        kernel.apply_config(cfg, source=cfg_source)
         maps_before = kernel.dump()
         indices: Iterable[int] = range(len(packets))
         if progress is not None:

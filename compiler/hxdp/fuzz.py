@@ -301,8 +301,8 @@ class Generator:
 
     def stmt(self, ctx: _Ctx) -> Node:
         r = self.r
-        kinds = [("alu", 30), ("pktrd", 8), ("pktwr", 6), ("if", 10), ("stack", 8), ("map", 9), ("mapupd", 5),
-                 ("mapdel", 2), ("csum", 3), ("ret", 3)]
+        kinds = [("alu", 30), ("asm", 6), ("pktrd", 8), ("pktwr", 6), ("if", 10), ("stack", 8), ("map", 9),
+                 ("mapupd", 5), ("mapdel", 2), ("csum", 3), ("ret", 3)]
         if ctx.depth < 3:
             kinds += [("guard", 5)]
         if not ctx.in_loop and ctx.depth < 3:
@@ -324,6 +324,26 @@ class Generator:
         v = self.var()
         op = self.r.choice(("=", "=", "=", "+=", "^=", "|=", "-="))
         return Simple([f"{v} {op} {self.alu_expr(ctx)};"])
+
+    def s_asm(self, ctx: _Ctx) -> Node:
+        """One ALU instruction in inline assembly: what C cannot say without undefined behaviour (division by
+        zero, shift amounts >= the width), and 32-bit ops on subregisters."""
+        r = self.r
+        a, b = self.var(), self.var()
+        op = r.choice(("/=", "/=", "<<=", ">>=", "s>>=", "+=", "-=", "*=", "|=", "&=", "^=", "neg", "be", "le"))
+        src = b if r.random() < 0.6 else f"({self.operand(ctx)} & {r.choice((0, 1, 3, 0x3F, 0x7F, 0xFF))})"
+        if op == "neg":
+            ins = "%0 = -%0"
+        elif op in ("be", "le"):
+            ins = f"%0 = {op}{r.choice((16, 32, 64))} %0"
+        else:
+            ins = f"%0 {op} %1"
+        if r.random() < 0.5 and op not in ("be", "le"):
+            t, u = self.fresh("t"), self.fresh("u")
+            return Simple(["{", f"\t__u32 {t} = (__u32){a}, {u} = (__u32){src};",
+                           f'\tasm volatile("{ins}" : "+w"({t}) : "w"({u}));', f"\t{a} = {t};", "}"])
+        u = self.fresh("u")
+        return Simple(["{", f"\t__u64 {u} = {src};", f'\tasm volatile("{ins}" : "+r"({a}) : "r"({u}));', "}"])
 
     def s_pktrd(self, ctx: _Ctx) -> Node:
         return Simple([f"{self.var()} {self.r.choice(('=', '+=', '^='))} {self.pkt_read(ctx)};"])
@@ -497,7 +517,7 @@ class Generator:
 
 
 # Statement kinds (Generator.s_<kind>) and "redirect_map" (in computed exits) that `exclude` may name.
-FEATURES = ("alu", "pktrd", "pktwr", "if", "stack", "map", "mapupd", "mapdel", "csum", "ret", "guard", "loop",
+FEATURES = ("alu", "asm", "pktrd", "pktwr", "if", "stack", "map", "mapupd", "mapdel", "csum", "ret", "guard", "loop",
             "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop")
 # What the RTL's helper unit does not implement yet (a call ends the packet with a helper fault): map helpers,
 # csum_diff, redirect_map. `hxdp fuzz --exclude rtl` leaves them out.

@@ -325,10 +325,26 @@ def _verifier_summary(log: str, base: int = 0) -> str:
 
 
 def _hexbytes(text: str, what: str) -> bytes:
+    if not isinstance(text, str):
+        raise KernelError(f"map config: {what}: expected a hex string, got {type(text).__name__} {text!r}")
     try:
         return bytes.fromhex(text.replace(" ", ""))
     except ValueError:
         raise KernelError(f"map config: {what} is not hex: {text!r}") from None
+
+
+def _check_object_file(path: str) -> None:
+    """A clear KernelError for a path that is missing, a folder, unreadable or not an ELF file."""
+    p = Path(path)
+    if p.is_dir():
+        raise KernelError(f"{path}: is a directory, not an object file")
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise KernelError(f"{path}: cannot read the object: {exc.strerror}") from None
+    if head != b"\x7fELF":
+        raise KernelError(f"{path}: not an ELF object (compile XDP programs with clang -O2 -g -target bpf)")
 
 
 class KernelProgram:
@@ -344,14 +360,13 @@ class KernelProgram:
         self._program: Program | None = None
         self._fds: list[int] = []
         self._open = False
-        if not Path(self.path).is_file():
-            raise KernelError(f"{self.path}: no such object file")
+        _check_object_file(self.path)
         _take_messages()
         obj = self.lib.bpf_object__open_file(self.path.encode(), None)
         if not obj:
             msgs = _take_messages()
-            detail = f" ({msgs[-1]})" if msgs else ""
-            raise KernelError(f"{self.path}: libbpf cannot open the object ({_err(0)}){detail}")
+            detail = f": {msgs[-1].removeprefix('libbpf: ')}" if msgs else f" ({_err(0)})"
+            raise KernelError(f"{self.path}: libbpf cannot open the object{detail}")
         self.obj = obj
         self._open = True
         try:
@@ -556,29 +571,35 @@ class KernelProgram:
             cur = ctypes.create_string_buffer(out[-1], m.key_size)
         return out
 
-    def apply_config(self, cfg: dict | str | os.PathLike[str]) -> None:
-        """Load an initial map configuration ({"maps": {name: [{"key": hex, "value": hex}, ...]}}, or its path)."""
-        if not isinstance(cfg, dict):
-            import json
+    def apply_config(self, cfg: dict | str | os.PathLike[str], source: str | None = None) -> None:
+        """Load an initial map configuration ({"maps": {name: [{"key": hex, "value": hex}, ...]}}, or its path).
 
-            try:
-                cfg = json.loads(Path(cfg).read_text())
-            except (OSError, ValueError) as exc:
-                raise KernelError(f"map config {cfg}: {exc}") from None
-        assert isinstance(cfg, dict)
-        maps = cfg.get("maps")
-        if not isinstance(maps, dict):
-            raise KernelError('map config: top level must be {"maps": {name: [entries]}}')
-        for name, entries in maps.items():
-            self.map(name)
-            if not isinstance(entries, list):
-                raise KernelError(f"map config: entries of {name} must be a list")
-            for i, e in enumerate(entries):
+        Errors are KernelErrors naming the source (the file when known), the map and the entry."""
+        from .maps import MapError, check_map_config, load_map_config
+
+        try:
+            if not isinstance(cfg, dict):
+                source = source or str(cfg)
+                cfg = load_map_config(cfg)
+            source = source or "map config"
+            checked = check_map_config(cfg, source)
+        except MapError as exc:
+            raise KernelError(str(exc)) from None
+        for name, pairs in checked.items():
+            if name not in self.maps:
+                raise KernelError(f"{source}: no map named {name!r} in {self.path} "
+                                  f"(maps: {', '.join(self.maps) or 'none'})")
+            m = self.maps[name]
+            for i, (key, value) in enumerate(pairs):
+                where = f"{source}: maps.{name}[{i}]"
+                if len(key) != m.key_size:
+                    raise KernelError(f"{where}.key: {len(key)} bytes, map {name} has {m.key_size}-byte keys")
+                if len(value) != m.value_size:
+                    raise KernelError(f"{where}.value: {len(value)} bytes, map {name} has {m.value_size}-byte values")
                 try:
-                    key, value = e["key"], e["value"]
-                except (KeyError, TypeError):
-                    raise KernelError(f'map config: {name}[{i}] needs "key" and "value"') from None
-                self.update(name, _hexbytes(key, f"{name}[{i}].key"), _hexbytes(value, f"{name}[{i}].value"))
+                    self.update(name, key, value)
+                except KernelError as exc:
+                    raise KernelError(f"{where}: {exc}") from None
         self.configs.append(cfg)
 
     def dump(self) -> dict[str, dict[bytes, bytes]]:

@@ -7,8 +7,10 @@ host, the models and the RTL all compute placements from that text.
 from __future__ import annotations
 
 import json
+import os
 import struct
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 
 from . import params
 from .errors import HxdpError
@@ -65,6 +67,85 @@ def key_hash(key: bytes) -> int:
         x ^= rotl32(w, (7 * (i // 4)) % 32)
     h = (x * HASH_MULT) & 0xFFFFFFFF
     return h ^ (h >> 16)
+
+
+CONFIG_SHAPE = '{"maps": {"<map name>": [{"key": "<hex>", "value": "<hex>"}, ...]}}'
+
+
+def errno_text(err: int) -> str:
+    """`E2BIG` style name of a (positive or negative) errno."""
+    import errno as errno_mod
+
+    return errno_mod.errorcode.get(abs(err), f"errno {abs(err)}")
+
+
+def _why_rejected(r: MapRegion, key: bytes, err: int) -> str:
+    if r.kind in ARRAY_KINDS and abs(err) == E2BIG:
+        return f": index {int.from_bytes(key, 'little')} is beyond max_entries {r.max_entries}"
+    if abs(err) in (E2BIG, ENOSPC):
+        return f": the map is full ({r.max_entries} entries)"
+    if r.kind == "lpm_trie" and abs(err) == EINVAL:
+        return f": prefix length {int.from_bytes(key[:4], 'little')} exceeds {8 * (r.key_size - 4)} bits"
+    return ""
+
+
+def _config_hex(text: object, where: str) -> bytes:
+    if not isinstance(text, str):
+        raise MapError(f"{where}: expected a hex string, got {type(text).__name__} {text!r}")
+    try:
+        return bytes.fromhex(text.replace(" ", "").replace("_", ""))
+    except ValueError:
+        raise MapError(f"{where}: not hex bytes: {text!r}") from None
+
+
+def check_map_config(cfg: object, source: str = "map config") -> dict[str, list[tuple[bytes, bytes]]]:
+    """Validate the shape of an initial map configuration; {map name: [(key, value), ...]} with the hex decoded.
+
+    Every error is a MapError naming `source` (the file) and the entry, e.g. `f.json: maps.tx_port[0].key: ...`.
+    Sizes are checked against the program's maps by MapState.apply_config and KernelProgram.apply_config."""
+    if not isinstance(cfg, dict):
+        raise MapError(f"{source}: top level must be a JSON object {CONFIG_SHAPE}, not {type(cfg).__name__}")
+    unknown = sorted(set(cfg) - {"maps", "comment"})
+    if unknown:
+        raise MapError(f"{source}: unknown top-level key {unknown[0]!r} (expected {CONFIG_SHAPE})")
+    maps = cfg.get("maps", {})
+    if maps is None:
+        maps = {}
+    if not isinstance(maps, dict):
+        raise MapError(f"{source}: \"maps\" must be an object {{map name: [entries]}}, not {type(maps).__name__}")
+    out: dict[str, list[tuple[bytes, bytes]]] = {}
+    for name, entries in maps.items():
+        if not isinstance(entries, list):
+            raise MapError(f"{source}: maps.{name}: must be a list of {{\"key\": hex, \"value\": hex}}, "
+                           f"not {type(entries).__name__}")
+        pairs = []
+        for i, e in enumerate(entries):
+            where = f"{source}: maps.{name}[{i}]"
+            if not isinstance(e, dict) or "key" not in e or "value" not in e:
+                raise MapError(f'{where}: an entry needs "key" and "value" (hex strings)')
+            extra = sorted(set(e) - {"key", "value", "comment"})
+            if extra:
+                raise MapError(f"{where}: unknown field {extra[0]!r} (an entry has \"key\" and \"value\")")
+            pairs.append((_config_hex(e["key"], where + ".key"), _config_hex(e["value"], where + ".value")))
+        out[str(name)] = pairs
+    return out
+
+
+def load_map_config(path: str | os.PathLike[str]) -> dict:
+    """Read a map configuration file (JSON, see check_map_config); MapError names the file and the problem."""
+    try:
+        blob = Path(path).read_bytes()
+    except OSError as exc:
+        raise MapError(f"{path}: cannot read the map configuration: {exc.strerror}") from None
+    try:
+        cfg = json.loads(blob.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MapError(f"{path}: not a JSON map configuration (byte 0x{blob[exc.start]:02x} at offset "
+                       f"{exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise MapError(f"{path}:{exc.lineno}:{exc.colno}: map configuration is not valid JSON: {exc.msg}") from None
+    check_map_config(cfg, str(path))
+    return cfg
 
 
 @dataclass
@@ -191,10 +272,32 @@ class MapLayout:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise MapError(f"map layout is not JSON: {exc}") from None
-        if doc.get("format") != "hxdp-map-layout" or doc.get("version") != LAYOUT_VERSION:
-            raise MapError(f"map layout format {doc.get('format')!r} version {doc.get('version')!r} is not "
-                           f"hxdp-map-layout version {LAYOUT_VERSION}")
-        return cls([MapRegion(**r) for r in doc["maps"]], doc.get("mem_bytes", params.MAP_MEM_BYTES))
+        if not isinstance(doc, dict) or doc.get("format") != "hxdp-map-layout":
+            raise MapError("not an hxdp map layout (no \"format\": \"hxdp-map-layout\"; the compiler writes "
+                           "PROG.maps.json next to PROG.rom)")
+        if doc.get("version") != LAYOUT_VERSION:
+            raise MapError(f"map layout version {doc.get('version')!r} is not {LAYOUT_VERSION} (recompile the ROM)")
+        names = {f.name for f in fields(MapRegion)}
+        regions = []
+        for i, r in enumerate(doc.get("maps", [])):
+            if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial"}:
+                raise MapError(f"map layout: maps[{i}] is malformed (fields: {', '.join(sorted(names))})")
+            regions.append(MapRegion(**r))
+        return cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> MapLayout:
+        """Read a map layout file (PROG.maps.json); MapError names the file and the problem."""
+        try:
+            text = Path(path).read_bytes().decode("utf-8")
+        except OSError as exc:
+            raise MapError(f"{path}: cannot read the map layout: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise MapError(f"{path}: not a map layout (binary data)") from None
+        try:
+            return cls.from_json(text)
+        except MapError as exc:
+            raise MapError(f"{path}: {exc}") from None
 
 
 class MapState:
@@ -481,15 +584,33 @@ class MapState:
         """Map name -> {key: value}; arrays list every index, devmaps their non-empty entries."""
         return {r.name: self.dump_map(r.id) for r in self.layout.regions}
 
-    def apply_config(self, cfg: dict) -> None:
-        """Load {"maps": {name: [{"key": hex, "value": hex}, ...]}} with BPF_ANY updates."""
-        for name, entries in (cfg.get("maps") or {}).items():
-            map_id = self.layout.map_id(name)
-            for e in entries:
-                key, value = bytes.fromhex(e["key"]), bytes.fromhex(e["value"])
-                err = self.update(map_id, key, value, BPF_ANY)
+    def apply_config(self, cfg: dict | str | os.PathLike[str], source: str | None = None) -> None:
+        """Load {"maps": {name: [{"key": hex, "value": hex}, ...]}} (or the JSON file at that path) with BPF_ANY
+        updates. Errors are MapErrors naming the source (file), the map and the entry."""
+        if not isinstance(cfg, dict):
+            source = source or str(cfg)
+            cfg = load_map_config(cfg)
+        source = source or "map config"
+        for name, pairs in check_map_config(cfg, source).items():
+            try:
+                map_id = self.layout.map_id(name)
+            except MapError:
+                raise MapError(f"{source}: no map named {name!r} in the program "
+                               f"(maps: {', '.join(self.layout.by_name) or 'none'})") from None
+            r = self.layout.region(map_id)
+            for i, (key, value) in enumerate(pairs):
+                where = f"{source}: maps.{name}[{i}]"
+                if len(key) != r.key_size:
+                    raise MapError(f"{where}.key: {len(key)} bytes, map {name} has {r.key_size}-byte keys")
+                if len(value) != r.value_size:
+                    raise MapError(f"{where}.value: {len(value)} bytes, map {name} has {r.value_size}-byte values")
+                try:
+                    err = self.update(map_id, key, value, BPF_ANY)
+                except MapError as exc:
+                    raise MapError(f"{where}: {exc}") from None
                 if err:
-                    raise MapError(f"map {name}: initial entry {e['key']} rejected with errno {-err}")
+                    raise MapError(f"{where}: map {name}: initial entry {key.hex()} rejected "
+                                   f"({errno_text(err)}{_why_rejected(r, key, err)})")
 
     def copy(self) -> MapState:
         other = MapState.__new__(MapState)

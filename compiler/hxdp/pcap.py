@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 from collections.abc import Iterable, Sequence
@@ -105,6 +106,8 @@ def pcap_bytes(packets: Sequence[bytes], timestamps: Sequence[float] | None = No
         if len(pkt) > SNAPLEN:
             raise PcapError(f"packet {i} is {len(pkt)} bytes, longer than the snap length {SNAPLEN}")
         t = timestamps[i] if timestamps is not None else i * 1e-6
+        if not (isinstance(t, (int, float)) and math.isfinite(t) and 0 <= t < 2**32):
+            raise PcapError(f"packet {i}: timestamp {t!r} s is outside the pcap range 0 .. {2**32 - 1} s")
         ticks = round(t * scale)
         parts.append(struct.pack("<IIII", ticks // scale, ticks % scale, len(pkt), len(pkt)))
         parts.append(bytes(pkt))

@@ -8,6 +8,7 @@ random; IPv4 id 1, TTL 64, no flags, valid checksums; the payload is "sal" repea
 
 from __future__ import annotations
 
+import math
 import random
 import socket
 import struct
@@ -190,6 +191,15 @@ def generate(flows: int, count: int, size: int, proto: str = "udp", seed: int = 
 
 
 def timestamps(count: int, start: float = DEFAULT_START, gap: float = DEFAULT_GAP) -> list[float]:
+    """Seconds of each packet: start, start + gap, ...; TrafficError when they do not fit a pcap (0 .. 2^32 s)."""
+    if not math.isfinite(start) or not 0 <= start < 2**32:
+        raise TrafficError(f"--start {start}: must be a time in seconds from 0 to {2**32 - 1}")
+    if not math.isfinite(gap) or gap < 0:
+        raise TrafficError(f"--gap {gap}: must be a non-negative number of seconds")
+    last = start + max(count - 1, 0) * gap
+    if last >= 2**32:
+        raise TrafficError(f"--start {start} --gap {gap}: packet {count - 1} at {last:.0f} s is beyond the pcap "
+                           f"timestamp range ({2**32 - 1} s)")
     return [start + i * gap for i in range(count)]
 
 

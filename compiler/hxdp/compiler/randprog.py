@@ -68,7 +68,8 @@ def _op(name: str) -> int:
 
 
 class _Gen:
-    def __init__(self, rng: random.Random, size: int) -> None:
+    def __init__(self, rng: random.Random, size: int, map_updates: bool = True) -> None:
+        self.map_updates = map_updates
         self.r = rng
         self.a = _Asm()
         self.func = self.a.label()
@@ -189,7 +190,7 @@ class _Gen:
         self.a.emit(Insn(_op("and64_k"), key_reg, 0, 0, 7), Insn(_op("stxw"), 10, key_reg, -80))
         self.a.emit(Insn(0x18, 1, T.PSEUDO_MAP_FD, 0, m), Insn(0, 0, 0, 0, 0))
         self.a.emit(Insn(_op("mov64_x"), 2, 10), Insn(_op("add64_k"), 2, 0, 0, -80))
-        if r.random() < 0.6:
+        if r.random() < 0.6 or not self.map_updates:
             self.a.emit(Insn(_op("call"), 0, 0, 0, 1))
             skip = self.a.label()
             self.a.jump(Insn(_op("jeq64_k"), 0, 0, 0, 0), skip)
@@ -322,10 +323,11 @@ class _Gen:
                 self.alu()
 
 
-def random_program(seed: int, size: int = 40) -> Program:
-    """A valid program of roughly `size` generated pieces: verifier-style bounds check, then random code."""
+def random_program(seed: int, size: int = 40, map_updates: bool = True) -> Program:
+    """A valid program of roughly `size` generated pieces: verifier-style bounds check, then random code.
+    map_updates=False leaves out bpf_map_update_elem (for engines that do not implement it yet)."""
     rng = random.Random(seed)
-    g = _Gen(rng, size)
+    g = _Gen(rng, size, map_updates)
     a = g.a
     out = a.label()
     a.emit(Insn(_op("mov64_x"), 6, 1), Insn(_op("ldxw"), 7, 6, 0), Insn(_op("ldxw"), 8, 6, 4))
