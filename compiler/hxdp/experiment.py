@@ -1446,7 +1446,7 @@ def _throughput_plot(ctx: Context, name: str, title: str, rows: list[dict[str, A
         _note_figure(ctx.out, name, title, notes)
         return
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(rows) + 3), 4.5))
+    fig, ax = plt.subplots(figsize=(max(7, 0.5 * len(rows) + 4), 5))
     wrong = [r["program"] for r in rows if r.get("rtl_model_mismatches")]
     series = {
         "Sephirot RTL (ours)": [None if r.get("rtl_model_mismatches") else r.get("rtl_mpps") for r in rows],
