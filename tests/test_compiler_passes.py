@@ -305,3 +305,19 @@ def test_redundant_mask_after_narrow_load() -> None:
     cfg = build_cfg(insns)
     assert extend.redundant_masks(cfg) == 1
     assert not any(op.info.name == "and32_k" for op in cfg.ops())
+
+
+def test_variable_bounds_check_rewritten() -> None:
+    # p = data + (byte & 15); if p + 20 > data_end -> e = data_end - 20; if p > e
+    insns = [ldx("w", 2, 1, 0), ldx("w", 3, 1, 4), ldx("b", 4, 2, 0), alu64("and", 4, 15), alu64("add", 4, src=2),
+             movr(5, 4), alu64("add", 5, 20), jmp("jgt", 5, 2, src=3), ldx("b", 0, 4, 19), exit_(), mov(0, 1),
+             exit_()]
+    cfg = build_cfg(insns)
+    extend.alu3(cfg)
+    assert extend.rewrite_bounds_checks(cfg) == 1
+    p = prog(insns)
+    res = compile_program(p)
+    for n in (60, 64, 80):
+        for b0 in (0, 5, 15, 40):
+            equivalent(p, res, [bytes([b0]) + bytes(range(1, n))])
+    assert len(res.rom.rows) < len(compile_program(p, CompileOptions(rewrite_checks=False)).rom.rows)

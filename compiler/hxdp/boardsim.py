@@ -67,7 +67,8 @@ def build(verbose: bool = False) -> Path:
 
 
 def server_args(socket_path: str = DEFAULT_SOCKET, ports: int = 1, pcap: str | None = None, loop: bool = False,
-                out: str | None = None, step: bool = False, keep: int | None = None, pcap_port: int = 0) -> list[str]:
+                out: str | None = None, step: bool = False, keep: int | None = None, pcap_port: int = 0,
+                taps: list[str] | None = None) -> list[str]:
     if not 1 <= ports <= MAX_PORTS:
         raise BoardError(f"--ports {ports}: the simulated board has 1 to {MAX_PORTS} ports")
     args = [str(build()), "--socket", socket_path, "--ports", str(ports)]
@@ -79,6 +80,10 @@ def server_args(socket_path: str = DEFAULT_SOCKET, ports: int = 1, pcap: str | N
         args.append("--step")
     if keep is not None:
         args += ["--keep", str(keep)]
+    if taps:
+        if len(taps) > ports:
+            raise BoardError(f"--tap: {len(taps)} TAP interfaces for {ports} ports")
+        args += ["--tap", ",".join(taps)]
     return args
 
 

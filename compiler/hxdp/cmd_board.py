@@ -35,7 +35,9 @@ def _board_parent() -> argparse.ArgumentParser:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .boardsim import server_args
 
-    argv = server_args(args.socket, args.ports, args.pcap, args.loop, args.out, args.step, args.keep, args.pcap_port)
+    taps = args.tap.split(",") if args.tap else None
+    ports = max(args.ports, len(taps or []))
+    argv = server_args(args.socket, ports, args.pcap, args.loop, args.out, args.step, args.keep, args.pcap_port, taps)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(argv[0], argv)  # the daemon replaces this process (signals and exit code go to it)
@@ -264,6 +266,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--out", help="write TX and REDIRECT frames to this pcap")
     s.add_argument("--step", action="store_true", help="the clock advances only on requests (RUN/WAIT, AXI)")
     s.add_argument("--keep", type=int, default=None, help="outputs kept for retrieval (default 100000)")
+    s.add_argument("--tap", metavar="NAME[,NAME..]",
+                   help="create TAP interfaces, one per port (bump in the wire: TX leaves by the same TAP, PASS by "
+                        "the next port's, REDIRECT to ifindex i by port i-1's)")
     s.set_defaults(func=cmd_serve)
     for name, fn, hlp in (("stat", cmd_stat, "harness statistics"),
                           ("stop-replay", cmd_stop_replay, "stop pcap replay"),

@@ -62,7 +62,7 @@ def signature(engine: str, div: tuple[int, str, list[str]]) -> str:
 def run_campaign(count: int, npackets: int, seed: int, engines: tuple[str, ...], jobs: int = 1,
                  out: str | Path = "hxdp-fuzz-out", batch: int = 25, start: int = 0, minimise: int = 3,
                  minimise_seconds: float = 180.0, progress: bool = True,
-                 exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
+                 exclude: frozenset[str] = frozenset(), checkpoint: int = 250) -> dict[str, Any]:
     """Run programs start..start+count-1 of campaign `seed`; write reproducers; return the summary dict."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -86,7 +86,12 @@ def run_campaign(count: int, npackets: int, seed: int, engines: tuple[str, ...],
             task = bar.add_task("fuzz", total=count, status="")
 
         def advance(rs: list[fuzz.CaseResult]) -> None:
+            before = len(results)
             results.extend(rs)
+            if len(results) // checkpoint != before // checkpoint:  # partial numbers for long campaigns
+                part = summarise(sorted(results, key=lambda r: r.index), seed, npackets, engines,
+                                 time.monotonic() - t0, start)
+                (out / "progress.json").write_text(json.dumps(part, indent=1) + "\n")
             if bar is not None:
                 nd = sum(1 for r in results if r.status == "divergent")
                 nr = sum(1 for r in results if r.status == "rejected")

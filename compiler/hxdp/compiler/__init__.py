@@ -35,6 +35,7 @@ class CompileOptions:
     hoist: bool = True  # superblock scheduling: code motion across blocks, several branches per row
     speculate: bool = True  # move side-effect-free ops above side exits
     rename: bool = True  # register renaming onto r0-r15
+    rewrite_checks: bool = True  # `p + K > data_end` -> `p > data_end - K` for the checks that remain
     atomic_rmw: bool = True  # load/add/store of one memory word -> atomic add
     copyprop: bool = True  # read the source of a register copy instead of the copy
     lanes_sweep: tuple[int, ...] = ()  # also report rows for these lane counts (Fig. 8)
@@ -80,6 +81,8 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None) -
     if opts.alu3:
         extend.alu3(cfg)
         counts["alu3"] = _count(cfg)
+    if opts.alu3 and opts.rewrite_checks:
+        extend.rewrite_bounds_checks(cfg)
     if opts.ld6:
         extend.ld6(cfg)
         counts["ld6"] = _count(cfg)

@@ -158,6 +158,23 @@ class _Gen:
             half = len(loads) // 2 or 1
             self.a.emit(*loads[:half], *stores[:1], *loads[half:], *stores[1:])
 
+    def var_check(self) -> None:
+        """A bounds check at a variable packet offset, as header parsers do, then accesses it guards."""
+        r, a = self.r, self.a
+        k = r.choice((8, 14, 20, 40, 70, 100))
+        a.emit(Insn(_op("ldxw"), 3, 6, 4), Insn(_op("mov64_x"), 1, self.reg()), Insn(_op("and64_k"), 1, 0, 0, 31),
+               Insn(_op("add64_x"), 1, 7), Insn(_op("mov64_x"), 2, 1), Insn(_op("add64_k"), 2, 0, 0, k))
+        skip = a.label()
+        cond = r.choice((("jgt", 2, 3), ("jge", 2, 3), ("jlt", 3, 2), ("jle", 3, 2)))
+        a.jump(Insn(_op(f"{cond[0]}64_x"), cond[1], cond[2]), skip)
+        size, name = r.choice(((1, "b"), (2, "h"), (4, "w")))
+        off = r.randint(0, k - size)
+        if r.random() < 0.6:
+            a.emit(Insn(_op(f"ldx{name}"), self.reg(), 1, off))
+        else:
+            a.emit(Insn(_op(f"stx{name}"), 1, self.reg(), off))
+        a.place(skip)
+
     def stack(self) -> None:
         r = self.r
         size, name = r.choice(((1, "b"), (2, "h"), (4, "w"), (8, "dw")))
@@ -292,6 +309,8 @@ class _Gen:
                 self.copy6()
             elif c < 0.77:
                 self.local_call()
+            elif c < 0.80:
+                self.var_check()
             elif c < 0.82 and self.depth < 3:
                 self.depth += 1
                 skip = self.a.label()
