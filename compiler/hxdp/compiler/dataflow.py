@@ -190,7 +190,9 @@ def transfer(op: Op, st: State) -> None:
     info = op.info
     regs = st.regs
     g = regs.get
-    if k == "alu":
+    if k == "alu" and op.off != 0:  # movsx, sdiv, smod (v4): nothing tracked
+        regs[op.dst] = ("scalar", None)
+    elif k == "alu":
         b = g(op.src) if info.src_reg else ("scalar", _sext32(op.imm) if info.width == 64 else op.imm & 0xFFFFFFFF)
         regs[op.dst] = _alu(info.op, info.width, g(op.dst), b)
     elif k == "alu3":

@@ -152,8 +152,8 @@ def _width_after(op: Op, width: dict[int, int]) -> int:
         return 8 * op.size
     if k == "lddw":
         return max((op.imm64 & ((1 << 64) - 1)).bit_length(), 1)
-    if k not in ("alu", "alu3"):
-        return 64
+    if k not in ("alu", "alu3") or (k == "alu" and op.off != 0):  # movsx, sdiv, smod: unknown
+        return 32 if info.width == 32 and k == "alu" else 64
     cap = 32 if info.width == 32 else 64
     name = info.op
     a = w(op.src, 64) if k == "alu3" else w(op.dst, 64)
