@@ -328,9 +328,13 @@ def test_v4_sign_extending_ops_are_not_folded_as_copies() -> None:
 
     movsx = T.BY_NAME["mov64_x"].opcode
     sdiv = T.BY_NAME["div64_x"].opcode
-    insns = [mov(1, 0xFF), Insn(movsx, 0, 1, 8, 0), ldx("w", 2, 1, 0), ldx("b", 3, 2, 0), Insn(movsx, 4, 3, 8, 0),
+    insns = [mov(7, 0xFF), Insn(movsx, 0, 7, 8, 0), ldx("w", 2, 1, 0), ldx("b", 3, 2, 0), Insn(movsx, 4, 3, 8, 0),
              alu64("and", 4, 0xFF), alu64("add", 0, src=4), mov(5, -7), mov(6, 2), Insn(sdiv, 5, 6, 1, 0),
              alu64("add", 0, src=5), exit_()]
     p = prog(insns)
     res = compile_program(p)
     equivalent(p, res, [bytes([0x80]) + PKT[1:], PKT])
+    from hxdp.maps import MapState
+    from hxdp.vliwmodel import VliwModel
+    out = VliwModel(res.rom, MapState.from_maps([])).run(bytes([0x80]) + PKT[1:])
+    assert out.fault is None and out.action == (-1 + 0x80 - 3) & 0xFFFFFFFF
