@@ -30,6 +30,7 @@ module sephirot_helpers (
   output wire [31:0]     mid_o,
   input  wire [255:0]    mcfg_i,
   input  wire [31:0]     mcount_i,
+  output wire            mw_en_o,
   output reg  [31:0]     mw_off_o,
   input  wire [8*80-1:0] mw_rdata_i,
   // packet adjustment (sephirot_pktbuf)
@@ -154,7 +155,7 @@ module sephirot_helpers (
     hx = m_ks;
     hw = 32'd0;
     hr = 5'd0;
-    for (hi = 0; hi < KMAX / 4; hi = hi + 1)
+    if (p_go && m_hash) for (hi = 0; hi < KMAX / 4; hi = hi + 1)
       if (4 * hi < m_ks) begin
         hw = key[32*hi +: 32];
         hr = hi[4:0] * 5'd7;
@@ -166,6 +167,7 @@ module sephirot_helpers (
 
   // one probe per cycle through the wide read port
   wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
+  assign mw_en_o = p_go;
   wire [31:0] a_idx    = key[31:0];
   wire [31:0] cur      = mprob_q ? pidx_q : (hsh & (m_slots - 32'd1));
   wire [31:0] slot_off = m_off + m_doff + (m_array ? a_idx : cur) * m_ssz;
@@ -174,7 +176,7 @@ module sephirot_helpers (
   always @(*) begin
     mw_off_o = slot_off;
     keq = 1'b1;
-    for (ki = 0; ki < KMAX; ki = ki + 1)
+    if (p_go && m_hash) for (ki = 0; ki < KMAX; ki = ki + 1)
       if (ki < m_ks && mw_rdata_i[8*(SH+ki) +: 8] != key[8*ki +: 8]) keq = 1'b0;
   end
   wire [7:0]  s_state  = mw_rdata_i[7:0];

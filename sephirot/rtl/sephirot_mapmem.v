@@ -18,12 +18,18 @@ module sephirot_mapmem #(
   input  wire                 commit_i,
   output reg  [64*LANES-1:0]  rdata_o,
   output reg  [LANES-1:0]     fault_o,
+  input  wire                 h_rd_i,
+  input  wire [31:0]          h_addr_i,
+  input  wire [3:0]           h_size_i,
+  output reg  [63:0]          h_rdata_o,
+  output reg                  h_fault_o,
   // host (AXI map lines, loader and dump)
   input  wire                 host_we_i,
   input  wire [LW-1:0]        host_line_i,
   input  wire [127:0]         host_wdata_i,
   output reg  [127:0]         host_rdata_o,
   // helper unit: wide read of WB bytes at a byte offset (map FSM: slot header, key and value in one cycle)
+  input  wire                 hw_en_i,
   input  wire [31:0]          hw_off_i,
   output reg  [8*WB-1:0]      hw_rdata_o
 );
@@ -31,18 +37,35 @@ module sephirot_mapmem #(
   localparam [31:0] MAP_BASE = `SEPH_MAP_BASE;
   reg [7:0] mem_q [0:BYTES-1];
 
-  integer li, bi;
-  reg [31:0] o;
+  // one access of `size` bytes at `a`: {fault, data}
+  function automatic [64:0] access(input rd, input wr, input [31:0] a, input [3:0] size);
+    reg [31:0] o;
+    integer bi;
+    access = 65'd0;
+    o = a - MAP_BASE;
+    if ((rd || wr) && (o + {28'd0, size} > BYTES)) access[64] = 1'b1;
+    else if (rd)
+      for (bi = 0; bi < 8; bi = bi + 1)
+        if (bi < {28'd0, size}) access[8*bi +: 8] = mem_q[o[AW-1:0] + bi[AW-1:0]];
+  endfunction
+
+  integer li;
+  reg [64:0] acc;
   always @(*) begin
     rdata_o = {64*LANES{1'b0}};
     fault_o = {LANES{1'b0}};
+    acc = 65'd0;
     for (li = 0; li < LANES; li = li + 1) begin
-      o = addr_i[32*li +: 32] - MAP_BASE;
-      if ((rd_i[li] || wr_i[li]) && (o + {28'd0, size_i[4*li +: 4]} > BYTES)) fault_o[li] = 1'b1;
-      else if (rd_i[li])
-        for (bi = 0; bi < 8; bi = bi + 1)
-          if (bi < {28'd0, size_i[4*li +: 4]}) rdata_o[64*li + 8*bi +: 8] = mem_q[o[AW-1:0] + bi[AW-1:0]];
+      acc = access(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+      rdata_o[64*li +: 64] = acc[63:0];
+      fault_o[li] = acc[64];
     end
+  end
+  reg [64:0] hacc;
+  always @(*) begin
+    hacc = access(h_rd_i, 1'b0, h_addr_i, h_size_i);
+    h_rdata_o = hacc[63:0];
+    h_fault_o = hacc[64];
   end
 
   integer hi;
@@ -55,7 +78,7 @@ module sephirot_mapmem #(
   always @(*) begin
     hw_rdata_o = {8*WB{1'b0}};
     wro = {AW{1'b0}};
-    for (wr = 0; wr < WB; wr = wr + 1) begin
+    if (hw_en_i) for (wr = 0; wr < WB; wr = wr + 1) begin
       wro = hw_off_i[AW-1:0] + wr[AW-1:0];
       if ({1'b0, hw_off_i} + wr < {1'b0, BYTES[31:0]}) hw_rdata_o[8*wr +: 8] = mem_q[wro];
     end

@@ -38,6 +38,11 @@ module sephirot_pktbuf #(
   output reg  [64*LANES-1:0]  rdata_o,
   output reg  [LANES-1:0]     fault_o,
   output reg  [LANES-1:0]     wait_o,
+  input  wire                 h_rd_i,
+  input  wire [31:0]          h_addr_i,
+  input  wire [3:0]           h_size_i,
+  output reg  [63:0]          h_rdata_o,
+  output reg                  h_fault_o,
   // packet adjustment from the helper unit (0 head, 1 tail, 2 meta)
   input  wire [1:0]           adj_kind_i,
   input  wire [31:0]          adj_delta_i,
@@ -93,43 +98,59 @@ module sephirot_pktbuf #(
   // lane accesses to the current packet (buffer core_ptr) and to its xdp_md
   wire [31:0] meta_abs = PKT_BASE + {{(31-OW){1'b0}}, dmeta_q[cb]};
   wire [8*24-1:0] ctx_img = {32'd0, rxq_q[cb], ifx_q[cb], meta_abs, ctx_end_o, ctx_data_o};
-  integer li, bi;
-  reg [31:0] a, o, e;
-  reg [OW-1:0] bo;  // offset of the byte being read
+  // one access of `size` bytes at `a`: {wait, fault, data}
+  function automatic [65:0] access(input rd, input wr, input [31:0] a, input [3:0] size);
+    reg [31:0] o, e;
+    reg [OW-1:0] bo;
+    integer bi;
+    access = 66'd0;
+    e = a + {28'd0, size};
+    if (rd || wr) begin
+      if (a[31:28] == R_CTX) begin
+        o = a - `SEPH_CTX_BASE;
+        if (wr || o + {28'd0, size} > `SEPH_CTX_SIZE) access[64] = 1'b1;
+        else
+          for (bi = 0; bi < 8; bi = bi + 1)
+            if (bi < {28'd0, size}) access[8*bi +: 8] = ctx_img[8*(o[4:0] + bi[4:0]) +: 8];
+      end else if (a[31:28] == R_PKT) begin
+        o = a - PKT_BASE;
+        if (a < meta_abs || e > ctx_end_o) access[64] = 1'b1;
+        else begin
+          // bytes of the input packet that have not arrived yet: wait
+          if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
+            access[65] = 1'b1;
+          for (bi = 0; bi < 8; bi = bi + 1) begin
+            bo = o[OW-1:0] + bi[OW-1:0];
+            if (bi < {28'd0, size} && wv_q[cb][bo[OW-1:6]] && vld_q[{cb, bo[OW-1:6]}][bo[5:0]])
+              access[8*bi +: 8] = mem_q[{cb, bo}];
+          end
+        end
+      end else begin
+        access[64] = 1'b1;
+      end
+    end
+  endfunction
+
+  integer li;
+  reg [65:0] acc;
   always @(*) begin
     rdata_o = {64*LANES{1'b0}};
     fault_o = {LANES{1'b0}};
     wait_o = {LANES{1'b0}};
-    bo = {OW{1'b0}};
+    acc = 66'd0;
     for (li = 0; li < LANES; li = li + 1) begin
-      a = addr_i[32*li +: 32];
-      o = 32'd0;
-      e = a + {28'd0, size_i[4*li +: 4]};
-      if (rd_i[li] || wr_i[li]) begin
-        if (a[31:28] == R_CTX) begin
-          o = a - `SEPH_CTX_BASE;
-          if (wr_i[li] || o + {28'd0, size_i[4*li +: 4]} > `SEPH_CTX_SIZE) fault_o[li] = 1'b1;
-          else
-            for (bi = 0; bi < 8; bi = bi + 1)
-              if (bi < size_i[4*li +: 4]) rdata_o[64*li + 8*bi +: 8] = ctx_img[8*(o[4:0] + bi[4:0]) +: 8];
-        end else if (a[31:28] == R_PKT) begin
-          o = a - PKT_BASE;
-          if (a < meta_abs || e > ctx_end_o) fault_o[li] = 1'b1;
-          else begin
-            // bytes of the input packet that have not arrived yet: wait
-            if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
-              wait_o[li] = 1'b1;
-            for (bi = 0; bi < 8; bi = bi + 1) begin
-              bo = o[OW-1:0] + bi[OW-1:0];
-              if (bi < size_i[4*li +: 4] && wv_q[cb][bo[OW-1:6]] && vld_q[{cb, bo[OW-1:6]}][bo[5:0]])
-                rdata_o[64*li + 8*bi +: 8] = mem_q[{cb, bo}];
-            end
-          end
-        end else begin
-          fault_o[li] = 1'b1;
-        end
-      end
+      acc = access(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+      rdata_o[64*li +: 64] = acc[63:0];
+      fault_o[li] = acc[64];
+      wait_o[li] = acc[65];
     end
+  end
+  // the helper unit's read port (never waits: it reads bytes the program already had)
+  reg [65:0] hacc;
+  always @(*) begin
+    hacc = access(h_rd_i, 1'b0, h_addr_i, h_size_i);
+    h_rdata_o = hacc[63:0];
+    h_fault_o = hacc[64];
   end
 
   // ---------------------------------------------------------------------------------------------------------

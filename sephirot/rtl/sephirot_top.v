@@ -87,6 +87,7 @@ module sephirot_top #(
   wire [3:0]          hm_size;
   wire [63:0]         hm_rdata;
   wire [31:0]         m_id, m_count, mw_off;
+  wire                mw_en;
   wire [255:0]        m_entry;
   wire [8*80-1:0]     mw_rdata;
   wire [31:0]         hlp_id;
@@ -151,13 +152,14 @@ module sephirot_top #(
   always @(*) begin
     for (li = 0; li < LANES; li = li + 1) m_sel[li] = d_addr[32*li+28 +: 4] == R_MAP;
   end
-  // port LANES of the packet buffer and the map memory is the helper's read port
-  wire [64*(LANES+1)-1:0] p_rdata, m_rdata;
-  wire [LANES:0]          p_fault, m_fault, p_wait;
+  // the helper unit's read port goes to the packet buffer or the map memory by region
+  wire [64*LANES-1:0]     p_rdata, m_rdata;
+  wire [LANES-1:0]        p_fault, m_fault;
+  wire [63:0]             ph_rdata, mh_rdata;
+  wire                    ph_fault, mh_fault;
   wire                    hb_msel = hm_addr[31:28] == R_MAP;
-  wire [63:0]             hb_rdata = hb_msel ? m_rdata[64*LANES +: 64] : p_rdata[64*LANES +: 64];
-  wire                    hb_fault = hb_msel ? m_fault[LANES] : p_fault[LANES];
-  assign d_wait = p_wait[LANES-1:0];
+  wire [63:0]             hb_rdata = hb_msel ? mh_rdata : ph_rdata;
+  wire                    hb_fault = hb_msel ? mh_fault : ph_fault;
   always @(*) begin
     for (li = 0; li < LANES; li = li + 1) begin
       d_rdata[64*li +: 64] = m_sel[li] ? m_rdata[64*li +: 64] : p_rdata[64*li +: 64];
@@ -165,26 +167,26 @@ module sephirot_top #(
     end
   end
 
-  sephirot_pktbuf #(.LANES(LANES + 1), .NBUF(NBUF)) u_pktbuf (
+  sephirot_pktbuf #(.LANES(LANES), .NBUF(NBUF)) u_pktbuf (
     .clk_i, .rst_ni,
     .in_valid_i(iv_q), .in_ready_o(pb_ready), .in_data_i(idata_q), .in_sop_i(isop_q), .in_eop_i(ieop_q),
     .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q),
     .core_ready_o(core_ready), .core_done_i(pkt_done_o), .core_action_i(res_action_o),
-    .rd_i({hb_rd && !hb_msel, d_rd & ~m_sel}), .wr_i({1'b0, d_wr & ~m_sel}), .addr_i({hm_addr, d_addr}),
-    .size_i({hm_size, d_size}), .wdata_i({64'd0, d_wdata}),
-    .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(p_wait),
+    .rd_i(d_rd & ~m_sel), .wr_i(d_wr & ~m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
+    .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(d_wait),
+    .h_rd_i(hb_rd && !hb_msel), .h_addr_i(hm_addr), .h_size_i(hm_size), .h_rdata_o(ph_rdata), .h_fault_o(ph_fault),
     .adj_kind_i(adj_kind), .adj_delta_i(adj_delta), .adj_commit_i(adj_commit), .adj_err_o(adj_err),
     .ctx_data_o(ctx_data), .ctx_end_o(ctx_end),
     .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o
   );
 
-  sephirot_mapmem #(.LANES(LANES + 1), .BYTES(MAP_BYTES)) u_mapmem (
+  sephirot_mapmem #(.LANES(LANES), .BYTES(MAP_BYTES)) u_mapmem (
     .clk_i,
-    .rd_i({hb_rd && hb_msel, d_rd & m_sel}), .wr_i({1'b0, d_wr & m_sel}), .addr_i({hm_addr, d_addr}),
-    .size_i({hm_size, d_size}), .wdata_i({64'd0, d_wdata}),
+    .rd_i(d_rd & m_sel), .wr_i(d_wr & m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
+    .h_rd_i(hb_rd && hb_msel), .h_addr_i(hm_addr), .h_size_i(hm_size), .h_rdata_o(mh_rdata), .h_fault_o(mh_fault),
     .commit_i(d_commit), .rdata_o(m_rdata), .fault_o(m_fault),
     .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o),
-    .hw_off_i(mw_off), .hw_rdata_o(mw_rdata)
+    .hw_en_i(mw_en), .hw_off_i(mw_off), .hw_rdata_o(mw_rdata)
   );
 
   sephirot_mapcfg u_mapcfg (
@@ -197,7 +199,7 @@ module sephirot_top #(
     .req_i(hlp_req), .id_i(hlp_id), .args_i(hlp_args), .cycles_i(hlp_cycles),
     .done_o(hlp_done), .ret_o(hlp_ret), .illegal_o(hlp_illegal), .fault_o(hlp_fault), .access_o(hlp_access),
     .hm_en_o(hm_en), .hm_addr_o(hm_addr), .hm_size_o(hm_size), .hm_rdata_i(hm_rdata), .hm_fault_i(hm_fault),
-    .mid_o(m_id), .mcfg_i(m_entry), .mcount_i(m_count), .mw_off_o(mw_off), .mw_rdata_i(mw_rdata),
+    .mid_o(m_id), .mcfg_i(m_entry), .mcount_i(m_count), .mw_en_o(mw_en), .mw_off_o(mw_off), .mw_rdata_i(mw_rdata),
     .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_err_i(adj_err),
     .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o)
   );

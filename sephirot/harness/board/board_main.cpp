@@ -25,6 +25,7 @@ struct Options {
   std::string socket = "/tmp/hxdp-board.sock";
   int ports = 1;
   std::string pcap, out;
+  std::vector<std::string> taps;
   int pcap_port = 0;
   bool loop = false;
   bool step = false;
@@ -154,6 +155,10 @@ int Server::run() {
     std::string err;
     if (!sim_.replay(opt_.pcap, opt_.pcap_port, opt_.loop, &err)) { fprintf(stderr, "%s\n", err.c_str()); return 1; }
   }
+  for (size_t p = 0; p < opt_.taps.size(); p++) {
+    std::string err;
+    if (!sim_.open_tap(int(p), opt_.taps[p], &err)) { fprintf(stderr, "%s\n", err.c_str()); return 1; }
+  }
   if (!opt_.out.empty() && !sim_.open_out_pcap(opt_.out)) {
     fprintf(stderr, "cannot write %s\n", opt_.out.c_str());
     return 1;
@@ -182,6 +187,9 @@ int Server::run() {
   while (!quit && !g_stop) {
     std::vector<pollfd> fds{{lfd, POLLIN, 0}};
     for (auto& c : clients) fds.push_back({c.first, POLLIN, 0});
+    size_t ntap_first = fds.size();
+    for (int p = 0; p < sim_.ports(); p++)
+      if (sim_.tap_fd(p) >= 0) fds.push_back({sim_.tap_fd(p), POLLIN, 0});
     bool running = !opt_.step && sim_.busy();
     int n = poll(fds.data(), fds.size(), running ? 0 : 20);
     if (n < 0 && errno != EINTR) break;
@@ -190,7 +198,11 @@ int Server::run() {
         int cfd = accept(lfd, nullptr, nullptr);
         if (cfd >= 0) clients[cfd] = "";
       }
-      for (size_t i = 1; i < fds.size(); i++) {
+      for (size_t i = ntap_first; i < fds.size(); i++)
+        if (fds[i].revents & POLLIN)
+          for (int p = 0; p < sim_.ports(); p++)
+            if (sim_.tap_fd(p) == fds[i].fd) sim_.read_tap(p);
+      for (size_t i = 1; i < ntap_first; i++) {
         if (!fds[i].revents) continue;
         int fd = fds[i].fd;
         char rb[65536];
@@ -228,7 +240,7 @@ int Server::run() {
 
 void usage(const char* argv0) {
   fprintf(stderr, "usage: %s [--socket PATH] [--ports N] [--pcap IN.pcap [--pcap-port P] [--loop]] [--out OUT.pcap] "
-          "[--step] [--keep N]\n", argv0);
+          "[--step] [--keep N] [--tap NAME[,NAME...]]\n", argv0);
 }
 }  // namespace
 
@@ -249,10 +261,22 @@ int main(int argc, char** argv) {
     else if (a == "--loop") o.loop = true;
     else if (a == "--out") o.out = next();
     else if (a == "--step") o.step = true;
+    else if (a == "--tap") {
+      std::string list = next();
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        o.taps.push_back(list.substr(start, comma - start));
+        start = comma + 1;
+      }
+    }
     else if (a == "--keep") { if (!parse_u64(next(), &v)) { usage(argv[0]); return 2; } o.keep = v; }
     else if (a == "-h" || a == "--help") { usage(argv[0]); return 0; }
     else { usage(argv[0]); return 2; }
   }
+  if (o.taps.size() > size_t(o.ports)) o.ports = int(std::min<size_t>(o.taps.size(), BoardSim::kMaxPorts));
+  if (o.taps.size() > size_t(BoardSim::kMaxPorts)) { usage(argv[0]); return 2; }
   signal(SIGPIPE, SIG_IGN);
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);

@@ -1,6 +1,13 @@
 // board_sim.cpp: the board harness class: clocking, AXI-Lite master, input ports, outputs, pcap replay and output.
 #include "board_sim.h"
 
+#include <fcntl.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cinttypes>
 #include <cstring>
 #include <sstream>
@@ -59,6 +66,8 @@ BoardSim::BoardSim(int ports, size_t keep) : ctx_(new VerilatedContext), ports_(
 
 BoardSim::~BoardSim() {
   if (out_pcap_) fclose(out_pcap_);
+  for (int fd : tap_)
+    if (fd >= 0) close(fd);
   top_->final();
 }
 
@@ -126,6 +135,7 @@ void BoardSim::sample() {
         fwrite(r.data.data(), 1, r.data.size(), out_pcap_);
         out_pcap_count_++;
       }
+      emit_tap(r);
       if (keep_) {
         outputs_.push_back(std::move(r));
         if (outputs_.size() > keep_) { outputs_.pop_front(); dropped_outputs_++; }
@@ -270,7 +280,45 @@ std::string BoardSim::stats() const {
   s << "cycle=" << cycle_ << " ports=" << ports_ << " queued=" << queued << " accepted=" << accepted_
     << " finished=" << finished_ << " runts=" << runts_ << " outputs=" << outputs_.size()
     << " outputs_dropped=" << dropped_outputs_ << " replaying=" << (replay_.empty() ? 0 : 1)
-    << " replayed=" << replayed_ << " out_pcap=" << out_pcap_count_;
+    << " replayed=" << replayed_ << " out_pcap=" << out_pcap_count_ << " tap_in=" << tap_in_ << " tap_out=" << tap_out_;
   if (out_pcap_) fflush(out_pcap_);
   return s.str();
+}
+
+bool BoardSim::open_tap(int port, const std::string& name, std::string* err) {
+  if (port < 0 || port >= ports_) { *err = "no port " + std::to_string(port); return false; }
+  int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK);
+  if (fd < 0) { *err = std::string("cannot open /dev/net/tun: ") + strerror(errno); return false; }
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+  strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
+  if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+    *err = "cannot create TAP " + name + ": " + strerror(errno);
+    close(fd);
+    return false;
+  }
+  tap_[port] = fd;
+  return true;
+}
+
+void BoardSim::read_tap(int port) {
+  int fd = tap_[port];
+  if (fd < 0) return;
+  uint8_t buf[4096];
+  for (int n = 0; n < 64 && in_[port].size() < 256; n++) {
+    ssize_t got = read(fd, buf, sizeof buf);
+    if (got <= 0) return;
+    tap_in_++;
+    inject(port, std::vector<uint8_t>(buf, buf + got));
+  }
+}
+
+void BoardSim::emit_tap(const BoardOutput& r) {
+  int port = -1;
+  if (r.action == 3) port = r.port;
+  else if (r.action == 4 && r.redirect && r.redir_port >= 1 && r.redir_port <= uint32_t(ports_)) port = int(r.redir_port) - 1;
+  else if (r.action == 2) port = (r.port + 1) % ports_;
+  if (port < 0 || tap_[port] < 0 || r.data.empty()) return;
+  if (write(tap_[port], r.data.data(), r.data.size()) > 0) tap_out_++;
 }

@@ -46,6 +46,11 @@ class BoardSim {
   bool replay(const std::string& path, int port, bool loop, std::string* err);
   void stop_replay() { replay_.clear(); replay_loop_ = false; }
   bool open_out_pcap(const std::string& path);
+  // TAP interfaces (bump in the wire): frames read from port k's TAP enter port k; TX leaves by the same TAP,
+  // REDIRECT to ifindex i by port i-1's TAP, PASS by the next port's TAP (to the other side of the wire)
+  bool open_tap(int port, const std::string& name, std::string* err);
+  int tap_fd(int port) const { return tap_[port]; }
+  void read_tap(int port);
   std::deque<BoardOutput>& outputs() { return outputs_; }
   uint64_t cycle() const { return cycle_; }
   int ports() const { return ports_; }
@@ -76,6 +81,9 @@ class BoardSim {
   int replay_port_ = 0;
   bool replay_loop_ = false;
   uint64_t replayed_ = 0;
+  void emit_tap(const BoardOutput& r);
+  int tap_[kMaxPorts] = {-1, -1, -1, -1};
+  uint64_t tap_in_ = 0, tap_out_ = 0;
   FILE* out_pcap_ = nullptr;
   uint64_t out_pcap_count_ = 0;
 };
