@@ -90,7 +90,11 @@ def test_generator_is_deterministic_and_varied() -> None:
 def test_exclude_removes_features() -> None:
     ex = fuzz.parse_exclude("rtl")
     text = "".join(fuzz.gen_program(1, i, exclude=ex).render() for i in range(60))
-    assert "bpf_map_" not in text and "bpf_csum_diff" not in text and "bpf_redirect_map" not in text
+    assert "bpf_map_update_elem" not in text and "bpf_map_delete_elem" not in text
+    assert "bpf_map_lookup_elem" in text
+    text = "".join(fuzz.gen_program(1, i, exclude=fuzz.parse_exclude("map,csum,redirect_map")).render()
+                   for i in range(60))
+    assert "bpf_map_lookup_elem" not in text and "bpf_csum_diff" not in text and "bpf_redirect_map" not in text
     with pytest.raises(fuzz.FuzzError):
         fuzz.parse_exclude("nonsense")
 
