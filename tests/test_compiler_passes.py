@@ -338,3 +338,22 @@ def test_v4_sign_extending_ops_are_not_folded_as_copies() -> None:
     from hxdp.vliwmodel import VliwModel
     out = VliwModel(res.rom, MapState.from_maps([])).run(bytes([0x80]) + PKT[1:])
     assert out.fault is None and out.action == (-1 + 0x80 - 3) & 0xFFFFFFFF
+
+
+def test_byte_loads_combined_into_wider_loads() -> None:
+    # h_proto read byte-wise: (p[13] << 8) | p[12] == u16 at p + 12; then two halves -> u32
+    insns = [ldx("w", 2, 1, 0), ldx("b", 3, 2, 13), ldx("b", 4, 2, 12), alu32("lsh", 3, 8), alu32("or", 3, src=4),
+             ldx("h", 5, 2, 16), ldx("h", 6, 2, 14), alu64("lsh", 5, 16), alu64("or", 5, src=6),
+             movr(0, 3), alu64("add", 0, src=5), exit_()]
+    cfg = build_cfg(insns)
+    assert extend.combine_loads(cfg) == 2
+    names = [op.info.name for op in cfg.ops()]
+    assert "ldxh" in names and "ldxw" in names and "lsh32_k" not in names
+    p = prog(insns)
+    equivalent(p, compile_program(p), [PKT, bytes(range(200, 256)) + bytes(8)])
+
+
+def test_byte_loads_not_combined_across_a_store() -> None:
+    insns = [ldx("w", 2, 1, 0), ldx("b", 3, 2, 13), st("b", 2, 12, 7), ldx("b", 4, 2, 12), alu32("lsh", 3, 8),
+             alu32("or", 3, src=4), movr(0, 3), exit_()]
+    assert extend.combine_loads(build_cfg(insns)) == 0

@@ -23,6 +23,7 @@ NO_FLAGS = {
     "rename": "no register renaming",
     "copyprop": "no copy propagation",
     "atomic_rmw": "keep load/add/store sequences (no atomic add)",
+    "wide_loads": "keep byte loads that are shifted and or-ed together",
     "rewrite_checks": "keep the remaining bounds checks as p + K > data_end",
 }
 

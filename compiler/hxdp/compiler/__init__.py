@@ -36,6 +36,7 @@ class CompileOptions:
     speculate: bool = True  # move side-effect-free ops above side exits
     rename: bool = True  # register renaming onto r0-r15
     rewrite_checks: bool = True  # `p + K > data_end` -> `p > data_end - K` for the checks that remain
+    wide_loads: bool = True  # byte loads shifted and or-ed together -> one wider load
     atomic_rmw: bool = True  # load/add/store of one memory word -> atomic add
     copyprop: bool = True  # read the source of a register copy instead of the copy
     lanes_sweep: tuple[int, ...] = ()  # also report rows for these lane counts (Fig. 8)
@@ -66,6 +67,9 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None) -
         reduce.remove_zeroing(cfg)
     reduce.dead_code(cfg)
     counts["reduced"] = _count(cfg)
+    if opts.wide_loads:
+        extend.combine_loads(cfg)
+        reduce.dead_code(cfg)
     if opts.tail_dup:
         extend.duplicate_exits(cfg)
     if opts.exit_action:

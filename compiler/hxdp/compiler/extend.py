@@ -86,6 +86,71 @@ def _s32(x: int) -> int:
     return x - (1 << 32) if x & 0x80000000 else x
 
 
+# --- byte loads combined into wider loads -------------------------------------------------------------------
+_LDX = {1: "ldxb", 2: "ldxh", 4: "ldxw", 8: "ldxdw"}
+
+
+def _def_before(ops: list[Op], j: int, reg: int) -> int | None:
+    for i in range(j - 1, -1, -1):
+        if reg in ops[i].defs():
+            return i
+    return None
+
+
+def combine_loads(cfg: Cfg) -> int:
+    """`a = u8[p+k+1]; b = u8[p+k]; a <<= 8; a |= b` -> `a = u16[p+k]` (little endian), and likewise 2+2 -> 4 and
+    4+4 -> 8 bytes: the way clang reads unaligned header fields."""
+    _, live_out = liveness(cfg)
+    n = 0
+    for bid in cfg.order:
+        b = cfg.blocks[bid]
+        changed = True
+        while changed:
+            changed = False
+            ops = b.ops
+            after = live_after(ops, live_out[bid])
+            for j, op in enumerate(ops):
+                info = op.info
+                if op.kind != "alu" or info.op != "or" or not info.src_reg or op.dst == op.src:
+                    continue
+                a, bb = op.dst, op.src
+                sh = _def_before(ops, j, a)
+                lb = _def_before(ops, j, bb)
+                if sh is None or lb is None or bb in after[j]:
+                    continue
+                shop = ops[sh]
+                la = _def_before(ops, sh, a)
+                if la is None or shop.info.name not in ("lsh32_k", "lsh64_k") or shop.dst != a:
+                    continue
+                lda, ldb = ops[la], ops[lb]
+                if lda.kind != "ldx" or ldb.kind != "ldx" or lda.size != ldb.size or lda.src != ldb.src:
+                    continue
+                size = lda.size
+                if shop.imm != 8 * size or lda.off != ldb.off + size or size not in (1, 2, 4):
+                    continue
+                if 2 * size == 8 and (info.width != 64 or shop.info.width != 64):
+                    continue
+                lo, hi = min(la, lb), max(la, lb)
+                base = lda.src
+                others = [m for m in range(lo, j + 1) if m not in (la, lb, sh, j)]
+                if any(base in ops[m].defs() for m in range(lo, hi)):
+                    continue
+                if any(ops[m].is_store or ops[m].is_call or ops[m].is_atomic for m in range(lo, hi)):
+                    continue
+                # a and b are only touched by the pattern between the loads and the or
+                if any(a in ops[m].uses() or a in ops[m].defs() for m in others if m > la) or \
+                        any(bb in ops[m].uses() or bb in ops[m].defs() for m in others if m > lb):
+                    continue
+                if hi == lb and any(a in ops[m].uses() for m in range(la + 1, hi)):
+                    continue
+                wide = ldb.copy(opcode=T.BY_NAME[_LDX[2 * size]].opcode, dst=a)
+                b.ops = [wide if m == hi else o for m, o in enumerate(ops) if m not in (lo, sh, j) or m == hi]
+                n += 1
+                changed = True
+                break
+    return n
+
+
 # --- remaining packet bounds checks ---------------------------------------------------------------------
 _UNSIGNED = frozenset({"jgt", "jge", "jlt", "jle"})
 

@@ -158,6 +158,21 @@ class _Gen:
             half = len(loads) // 2 or 1
             self.a.emit(*loads[:half], *stores[:1], *loads[half:], *stores[1:])
 
+    def field_read(self) -> None:
+        """An unaligned header field read byte by byte (or half by half) and assembled with shifts and ors."""
+        r, a = self.r, self.a
+        size, name = r.choice(((1, "b"), (1, "b"), (2, "h"), (4, "w")))
+        w = 64 if size == 4 else r.choice((32, 64))
+        k = r.randint(0, 56 - 2 * size)
+        hi, lo = r.sample((0, 2, 3, 4, 5, 9), 2)
+        shift = 8 * size if r.random() < 0.85 else 8 * size - 1  # sometimes not a plain concatenation
+        ld_hi = Insn(_op(f"ldx{name}"), hi, 7, k + size if r.random() < 0.9 else k + size + 1)
+        ld_lo = Insn(_op(f"ldx{name}"), lo, 7, k)
+        pieces = [ld_hi, ld_lo] if r.random() < 0.5 else [ld_lo, ld_hi]
+        if r.random() < 0.2:  # a store in between (may alias)
+            pieces.insert(1, Insn(_op("stxb"), 7, self.reg(), k + r.randint(0, 2 * size)))
+        a.emit(*pieces, Insn(_op(f"lsh{w}_k"), hi, 0, 0, shift), Insn(_op(f"or{w}_x"), hi, lo))
+
     def var_check(self) -> None:
         """A bounds check at a variable packet offset, as header parsers do, then accesses it guards."""
         r, a = self.r, self.a
@@ -311,6 +326,8 @@ class _Gen:
                 self.local_call()
             elif c < 0.80:
                 self.var_check()
+            elif c < 0.83:
+                self.field_read()
             elif c < 0.82 and self.depth < 3:
                 self.depth += 1
                 skip = self.a.label()
