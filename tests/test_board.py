@@ -429,3 +429,107 @@ def test_pcap_replay_and_output(server, compiled, tmp_path: Path) -> None:  # no
         b.shutdown()
     out = read_pcap(tmp_path / "out.pcap")
     assert len(out) == 10 and all(o[:6] == p[6:12] and o[6:12] == p[:6] for o, p in zip(out, pkts, strict=True))
+
+
+# --- TAP interfaces: Linux traffic between two network namespaces through the simulated NIC ---------------------------
+RECV = """import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.77.0.2", 9999))
+s.settimeout(1.5)
+n = 0
+try:
+    while n < 5:
+        s.recv(100)
+        n += 1
+except OSError:
+    pass
+print(n)
+"""
+SEND = """import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(5):
+    s.sendto(b"x" * 40, ("10.77.0.2", 9999))
+    time.sleep(0.02)
+"""
+
+
+def _tap_reason() -> str | None:
+    import shutil
+
+    if os.geteuid() != 0:
+        return "TAP interfaces and network namespaces need root"
+    if not os.path.exists("/dev/net/tun"):
+        return "no /dev/net/tun"
+    if shutil.which("ip") is None:
+        return "iproute2 (ip) is not installed"
+    return None
+
+
+@needs_sim
+def test_tap_bump_in_the_wire(compiled) -> None:  # noqa: ANN001
+    """Namespace A -> TAP 0 -> board -> TAP 1 -> namespace B: UDP passes, then a map update makes it drop."""
+    import subprocess
+    import sys
+
+    reason = _tap_reason()
+    if reason:
+        pytest.skip(reason)
+    from hxdp.boardsim import BoardServer
+
+    tag = f"{os.getpid() % 100000}"
+    ns = [f"hxbA{tag}", f"hxbB{tag}"]
+    taps = [f"hxt{tag}a", f"hxt{tag}b"]
+
+    def sh(*cmd: str) -> None:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, f"{' '.join(cmd)}: {r.stderr}"
+
+    def udp() -> int:
+        rx = subprocess.Popen(["ip", "netns", "exec", ns[1], sys.executable, "-c", RECV], stdout=subprocess.PIPE,
+                              text=True)
+        time.sleep(0.3)
+        sh("ip", "netns", "exec", ns[0], sys.executable, "-c", SEND)
+        return int(rx.communicate(timeout=10)[0])
+
+    _rom, res = compiled["gmode"]
+    with BoardServer(ports=2, taps=taps) as srv:
+        b = srv.board()
+        cfg = {"maps": {"gmode.data": [{"key": "00000000", "value": "02000000"}]}}
+        H.configure_and_inject(b, res.rom, res.layout, cfg)
+        try:
+            for n, t, ip in zip(ns, taps, ("10.77.0.1", "10.77.0.2"), strict=True):
+                sh("ip", "netns", "add", n)
+                sh("ip", "link", "set", t, "netns", n)
+                sh("ip", "netns", "exec", n, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+                sh("ip", "-n", n, "addr", "add", f"{ip}/24", "dev", t)
+                sh("ip", "-n", n, "link", "set", t, "up")
+            assert udp() == 5  # ARP (not IPv4) and UDP pass through the board
+            H.BoardMaps(b, res.layout).update("gmode.data", bytes(4), params.XDP_DROP.to_bytes(4, "little"))
+            assert udp() == 0
+            c = H.read_counters(b)
+            assert c["drop"] == 5 and c["pass"] >= 5 and b.stat()["tap_in"] == c["rx"]
+        finally:
+            for n in ns:
+                subprocess.run(["ip", "netns", "del", n], capture_output=True)
+
+
+@needs_sim
+def test_input_ports(board: SimBoard, compiled) -> None:  # noqa: ANN001
+    """Two ports fed at once: whole packets are arbitrated (never interleaved), port k has ingress_ifindex k+1."""
+    _rom, res = compiled["ifx"]
+    H.configure_and_inject(board, res.rom, res.layout)
+    a = traffic.generate(5, 30, 64, "udp", 1)
+    c = traffic.generate(5, 30, 300, "udp", 2)
+    H.hold_input(board)  # queue on both ports before the first packet goes in
+    board.inject(a, port=0)
+    board.inject(c, port=1)
+    H.release_input(board)
+    board.wait()
+    outs = board.outputs()
+    assert len(outs) == 60
+    by_port = {p: [o for o in outs if o.port == p] for p in (0, 1)}
+    assert [o.data for o in by_port[0]] == a and [o.data for o in by_port[1]] == c
+    assert {o.action for o in by_port[0]} == {params.XDP_PASS} and {o.action for o in by_port[1]} == {params.XDP_DROP}
+    assert {o.port for o in outs[:10]} == {0, 1}  # both ports are served while both have packets
+    with pytest.raises(BoardError, match="no port 2"):
+        board.inject([a[0]], port=2)
