@@ -131,11 +131,12 @@ module sephirot_helpers (
   wire        m_hash   = m_type == `SEPH_MAP_TYPE_HASH || m_type == `SEPH_MAP_TYPE_PERCPU_HASH ||
                          m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
   wire        m_dev    = m_type == `SEPH_MAP_TYPE_DEVMAP || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
+  wire        m_lpm    = m_type == `SEPH_MAP_TYPE_LPM_TRIE && id_i == H_LOOKUP;
   wire        handle_ok = r1[63:32] == 32'd0 && r1[31:0] >= HBASE && mid_o < mcount_i && mcfg_i[15:8] != 8'd0;
   wire [31:0] rflags   = r3[31:0];
   wire        rm_badflags = id_i == H_REDIRMAP && (r3[63:32] != 32'd0 || (rflags & ~32'h1B) != 32'd0);
   // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long, broadcast
-  wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash) || m_ks > KMAX ||
+  wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash || m_lpm) || m_ks > KMAX ||
                          (id_i == H_REDIRMAP && (!m_dev || (!rm_badflags && rflags[3]))));
 
   reg  [8*KMAX-1:0] key_q;
@@ -169,12 +170,41 @@ module sephirot_helpers (
   wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
   assign mw_en_o = p_go;
   wire [31:0] a_idx    = key[31:0];
-  wire [31:0] cur      = mprob_q ? pidx_q : (hsh & (m_slots - 32'd1));
+  wire [31:0] cur      = m_lpm ? pidx_q : (mprob_q ? pidx_q : (hsh & (m_slots - 32'd1)));
   wire [31:0] slot_off = m_off + m_doff + (m_array ? a_idx : cur) * m_ssz;
+
+  // LPM trie: scan the slots below the high-water mark (header word 2), keep the longest matching prefix
+  reg         lhdr_q;
+  reg  [31:0] lhigh_q, lbest_q;
+  reg         lfound_q;
+  wire [31:0] kplen    = key[31:0];
+  wire [31:0] dbits    = (m_ks - 32'd4) << 3;
+  wire [31:0] want     = (kplen < dbits) ? kplen : dbits;
+  wire [31:0] s_plen   = mw_rdata_i[63:32];
+  reg         pmatch;
+  integer pb;
+  reg  [31:0] pbit;
+  reg  [7:0]  pmask;
+  always @(*) begin
+    pmatch = 1'b1;
+    pbit = 32'd0;
+    pmask = 8'd0;
+    if (p_go && m_lpm && lhdr_q)
+      for (pb = 0; pb < KMAX - 4; pb = pb + 1) begin
+        pbit = 8 * pb;
+        if (pbit + 32'd8 <= s_plen) begin
+          if (mw_rdata_i[8*(SH+pb) +: 8] != key[8*(4+pb) +: 8]) pmatch = 1'b0;
+        end else if (pbit < s_plen) begin
+          pmask = 8'hFF << (4'd8 - {1'b0, s_plen[2:0]});
+          if ((mw_rdata_i[8*(SH+pb) +: 8] & pmask) != (key[8*(4+pb) +: 8] & pmask)) pmatch = 1'b0;
+        end
+      end
+  end
+  wire        l_better = s_state == 8'd1 && (!lfound_q || s_plen > lbest_q) && s_plen <= want && pmatch;
   reg         keq;
   integer ki;
   always @(*) begin
-    mw_off_o = slot_off;
+    mw_off_o = (m_lpm && !lhdr_q) ? m_off : slot_off;
     keq = 1'b1;
     if (p_go && m_hash) for (ki = 0; ki < KMAX; ki = ki + 1)
       if (ki < m_ks && mw_rdata_i[8*(SH+ki) +: 8] != key[8*ki +: 8]) keq = 1'b0;
@@ -258,6 +288,7 @@ module sephirot_helpers (
       redir_valid_q <= 1'b0; redir_port_q <= 32'd0;
       key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
       pidx_q <= 32'd0; pn_q <= 32'd0; mres_q <= 32'd0; mval_q <= 32'd0;
+      lhdr_q <= 1'b0; lhigh_q <= 32'd0; lbest_q <= 32'd0; lfound_q <= 1'b0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
       if (k_go) begin
@@ -265,7 +296,22 @@ module sephirot_helpers (
         kcnt_q <= kcnt_q + {28'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
-      if (p_go) begin
+      if (p_go && m_lpm) begin
+        if (!lhdr_q) begin
+          lhdr_q <= 1'b1; lhigh_q <= mw_rdata_i[95:64]; pidx_q <= 32'd0; lfound_q <= 1'b0; lbest_q <= 32'd0;
+          if (mw_rdata_i[95:64] == 32'd0) begin
+            mdone_q <= 1'b1; mhit_q <= 1'b0; pn_q <= 32'd1;
+          end
+        end else begin
+          pidx_q <= pidx_q + 32'd1;
+          if (l_better) begin
+            lfound_q <= 1'b1; lbest_q <= s_plen; mres_q <= slot_off + m_voff;
+          end
+          if (pidx_q + 32'd1 >= lhigh_q) begin
+            mdone_q <= 1'b1; mhit_q <= lfound_q || l_better; pn_q <= lhigh_q;
+          end
+        end
+      end else if (p_go) begin
         pn_q <= pn_next;
         if (m_array) begin
           mdone_q <= 1'b1;
@@ -289,7 +335,7 @@ module sephirot_helpers (
         busy_q <= 1'b0; cnt_q <= 33'd0;
         cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
         key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
-        pidx_q <= 32'd0; pn_q <= 32'd0;
+        pidx_q <= 32'd0; pn_q <= 32'd0; lhdr_q <= 1'b0; lfound_q <= 1'b0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;
