@@ -699,14 +699,15 @@ def first_divergence(kern: Outcome, eng: Outcome) -> tuple[int, str, list[str]] 
         if (k.action & 0xFFFFFFFF) != (e.action & 0xFFFFFFFF):
             det = [f"kernel action {k.action}, engine {e.action}"] + ([f"engine fault: {e.fault}"] if e.fault else [])
             return i, "action", det
+        fault = [f"engine fault: {e.fault}"] if e.fault else []
         if k.packet != e.packet:
-            return i, "bytes", byte_diff(k.packet, e.packet)
+            return i, "bytes", byte_diff(k.packet, e.packet) + fault
         if eng.maps[i] is not None:
             kmaps = kern.maps[i]
             assert kmaps is not None
             lines = map_diff(kmaps, eng.maps[i])  # type: ignore[arg-type]
             if lines:
-                return i, "map", lines
+                return i, "map", lines + fault
     return None
 
 
