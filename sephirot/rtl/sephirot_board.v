@@ -98,7 +98,7 @@ module sephirot_board #(
     end
   end
   wire [PW-1:0] cur     = locked_q ? sel_q : pick;
-  wire          grant   = locked_q || pick_ok;
+  wire          grant   = locked_q || (pick_ok && !hold);
   wire          c_valid = grant && in_valid_i[cur];
   wire          c_ready;
   wire          c_fire  = c_valid && c_ready;
