@@ -15,11 +15,6 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, field
 
-from scapy.layers.inet import ICMP, IP, TCP, UDP
-from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import Dot1Q, Ether
-from scapy.packet import Packet, Raw
-
 from .errors import HxdpError
 from .pcap import PcapFile
 
@@ -98,7 +93,13 @@ def _check_size(proto: str, size: int) -> None:
 
 
 def scapy_frame(flow: Flow, size: int) -> bytes:
-    """The flow's frame built with scapy (the reference for frame())."""
+    """The flow's frame built with scapy (the reference for frame()); scapy is imported here only, as it takes
+    most of a second to load and every `hxdp` command imports this module."""
+    from scapy.layers.inet import ICMP, IP, TCP, UDP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Dot1Q, Ether
+    from scapy.packet import Packet, Raw
+
     _check_size(flow.proto, size)
     eth = Ether(src=flow.src_mac, dst=flow.dst_mac)
     body = Raw(payload(size - HEADER_BYTES[flow.proto]))
