@@ -177,13 +177,29 @@ def allocate(cfg: Cfg, rename: bool = True) -> int:
             reg_of[w] = web_reg[w]
     order = sorted((w for w in webs if w not in reg_of), key=lambda w: (web_reg[w] >= PHYS,
                                                                          min(first_pos[d] for d in webs[w])))
+    # copies: a value moved into another web prefers that web's register (the move then disappears)
+    prefs: dict[int, list[int]] = {}
+    for bid in cfg.order:
+        for op in cfg.blocks[bid].ops:
+            if op.info.name == "mov64_x" and op.off == 0 and op.dst != op.src:
+                u = uf.find(use_web[(id(op), op.src)])
+                d = uf.find(op_defs[id(op)][op.dst])
+                if u != d:
+                    prefs.setdefault(u, []).append(d)
+                    prefs.setdefault(d, []).append(u)
     rotation = [11, 12, 13, 14, 15, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5]
     turn = 0
     for w in order:
         taken = {reg_of[n] for n in interf.get(w, ()) if n in reg_of}
         orig = web_reg[w]
         choice = None
-        if rename:
+        for other in prefs.get(w, ()):
+            if other in reg_of and reg_of[other] not in taken and reg_of[other] != FP:
+                choice = reg_of[other]
+                break
+        if choice is not None:
+            pass
+        elif rename:
             for k in range(len(rotation)):
                 cand = rotation[(turn + k) % len(rotation)]
                 if cand not in taken:
@@ -221,6 +237,9 @@ def allocate(cfg: Cfg, rename: bool = True) -> int:
             if op.info.src_reg or k in ("alu3", "ldx", "ldxsx", "ldx6", "stx", "stx6", "atomic"):
                 new_src = reg_of[uf.find(use_web[(id(op), op.src)])]
             op.dst, op.src = new_dst, new_src
+    for bid in cfg.order:  # moves coalesced into their source register
+        b = cfg.blocks[bid]
+        b.ops = [op for op in b.ops if not (op.info.name == "mov64_x" and op.off == 0 and op.dst == op.src)]
     return moved
 
 
