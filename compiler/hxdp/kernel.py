@@ -338,13 +338,16 @@ def _check_object_file(path: str) -> None:
     p = Path(path)
     if p.is_dir():
         raise KernelError(f"{path}: is a directory, not an object file")
+    if not p.exists():
+        raise KernelError(f"{path}: no such object file")
     try:
         with open(p, "rb") as fh:
             head = fh.read(4)
     except OSError as exc:
-        raise KernelError(f"{path}: cannot read the object: {exc.strerror}") from None
+        raise KernelError(f"{path}: cannot open the object: {exc.strerror}") from None
     if head != b"\x7fELF":
-        raise KernelError(f"{path}: not an ELF object (compile XDP programs with clang -O2 -g -target bpf)")
+        raise KernelError(f"{path}: cannot open: not an ELF object (compile XDP programs with clang -O2 -g "
+                          "-target bpf)")
 
 
 class KernelProgram:
@@ -589,13 +592,8 @@ class KernelProgram:
             if name not in self.maps:
                 raise KernelError(f"{source}: no map named {name!r} in {self.path} "
                                   f"(maps: {', '.join(self.maps) or 'none'})")
-            m = self.maps[name]
             for i, (key, value) in enumerate(pairs):
                 where = f"{source}: maps.{name}[{i}]"
-                if len(key) != m.key_size:
-                    raise KernelError(f"{where}.key: {len(key)} bytes, map {name} has {m.key_size}-byte keys")
-                if len(value) != m.value_size:
-                    raise KernelError(f"{where}.value: {len(value)} bytes, map {name} has {m.value_size}-byte values")
                 try:
                     self.update(name, key, value)
                 except KernelError as exc:
