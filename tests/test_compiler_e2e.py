@@ -67,7 +67,7 @@ def test_random_programs_many(request: pytest.FixtureRequest) -> None:
 
 def test_random_programs_use_every_feature() -> None:
     kinds: set[str] = set()
-    for seed in range(50):
+    for seed in range(200):
         for ins in random_program(seed).insns:
             if ins.opcode:
                 kinds.add(ins.info.kind)
