@@ -127,6 +127,13 @@ def test_register_map(board: SimBoard) -> None:
         board.write32(params.AXI_ROWS, params.IMEM_ROWS + 1)
     with pytest.raises(BoardAddressError):
         board.write32(params.AXI_MAPS_BASE + params.AXI_MAPS_COMMIT, params.MAP_MEM_BYTES // LINE)
+    # map configuration entries: staging, commit to map id N, read back through MCFG_ADDR
+    entry = int.from_bytes(bytes(range(1, 33)), "little")
+    board.write_many([(params.AXI_MCFG_BASE + 4 * w, (entry >> (32 * w)) & 0xFFFFFFFF) for w in range(8)])
+    board.write32(params.AXI_MCFG_COMMIT, params.MAPS_MAX - 1)
+    assert H.read_map_config(board)[params.MAPS_MAX - 1] == entry
+    with pytest.raises(BoardAddressError):
+        board.write32(params.AXI_MCFG_COMMIT, params.MAPS_MAX)
     # counters clear; cycle counter runs
     board.write32(params.AXI_CNT_CLEAR, 1)
     c = H.read_counters(board)
@@ -194,6 +201,7 @@ def test_operator_workflow(board: SimBoard, server, objs, compiled, tmp_path: Pa
 def test_maps_by_name(board: SimBoard, server, compiled, capsys) -> None:  # noqa: ANN001
     rom, res = compiled["acl"]
     H.configure_and_inject(board, res.rom, res.layout)
+    assert H.read_map_config(board) == H.map_config_entries(res.layout)
     ref = MapState(res.layout)
     bm = H.BoardMaps(board, res.layout)
     keys = [bytes([10, 0, 0, i]) for i in range(1, 40)]
@@ -256,6 +264,41 @@ def test_board_equals_kernel(board: SimBoard, objs, compiled, mode: int) -> None
     assert [o.action for o in outs] == [w.action for w in want]
     assert [o.data for o in outs] == [w.packet for w in want]
     assert H.BoardMaps(board, res.layout).dump_all() == kdump
+
+
+@needs_sim
+@pytest.mark.kernel
+@requires_kernel
+def test_board_equals_kernel_hash_map(board: SimBoard, objs, compiled) -> None:  # noqa: ANN001
+    """acl.c (hash map lookups, atomic counters in an array): entries written by the host tools are found by the
+    hardware where the kernel finds them; actions, bytes and the maps agree before and after an update."""
+    from hxdp.kernel import KernelProgram
+
+    _rom, res = compiled["acl"]
+    pkts = traffic.generate(16, 48, 64, "udp", 7)
+    srcs = sorted({p[26:30] for p in pkts})
+    entries = {src: (i % 4).to_bytes(4, "little") for i, src in enumerate(srcs[:10])}
+    H.configure_and_inject(board, res.rom, res.layout)
+    bm = H.BoardMaps(board, res.layout)
+    with KernelProgram(str(objs["acl"])) as k:
+        for round_ in range(2):
+            for key, value in entries.items():
+                assert bm.update("acl", key, value) == 0
+            k.apply_config({"maps": {"acl": [{"key": a.hex(), "value": v.hex()} for a, v in entries.items()]}})
+            board.inject(pkts, port=0)
+            board.wait()
+            outs = board.outputs()
+            want = [k.run(p) for p in pkts]
+            assert [o.action for o in outs] == [w.action for w in want], f"round {round_}"
+            assert [o.data for o in outs] == [w.packet for w in want]
+            assert bm.dump_all() == k.dump()
+            # change the table: delete two entries on both sides, flip the others
+            for key in list(entries)[:2]:
+                assert bm.delete("acl", key) == 0
+                k.delete("acl", key)
+                del entries[key]
+            entries = {key: ((int.from_bytes(v, "little") + 1) % 4).to_bytes(4, "little") for key, v in entries.items()}
+        assert len({o.action for o in outs}) >= 3
 
 
 # --- bad input --------------------------------------------------------------------------------------------------------

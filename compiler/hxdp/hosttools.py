@@ -381,6 +381,38 @@ class BoardMaps:
         return out
 
 
+def map_config_entries(layout: MapLayout) -> list[int]:
+    """The 256-bit map configuration entry of every map id 0..MAPS_MAX-1 (zero: no map), from the layout."""
+    from .rtl import map_config_lines
+
+    if len(layout.regions) > params.MAPS_MAX:
+        raise MapError(f"the program has {len(layout.regions)} maps, the hardware table holds {params.MAPS_MAX}")
+    entries = [0] * params.MAPS_MAX
+    for line in map_config_lines(layout):
+        idx, text = line.split()
+        entries[int(idx)] = int(text, 16)
+    return entries
+
+
+def write_map_config(board: Board, layout: MapLayout) -> int:
+    """Write the map configuration table (every id: unused ones are cleared); returns the AXI writes."""
+    ops: list[tuple[int, int]] = []
+    for mid, entry in enumerate(map_config_entries(layout)):
+        ops += [(params.AXI_MCFG_BASE + 4 * w, (entry >> (32 * w)) & MASK32) for w in range(8)]
+        ops.append((params.AXI_MCFG_COMMIT, mid))
+    board.write_many(ops)
+    return len(ops)
+
+
+def read_map_config(board: Board) -> list[int]:
+    ops: list[tuple[int, int | None]] = []
+    for mid in range(params.MAPS_MAX):
+        ops.append((params.AXI_MCFG_ADDR, mid))
+        ops += [(params.AXI_MCFG_BASE + 4 * w, None) for w in range(8)]
+    vals = [v for v in board.transact(ops) if v is not None]
+    return [sum(vals[8 * m + w] << (32 * w) for w in range(8)) for m in range(params.MAPS_MAX)]
+
+
 def write_state(board: Board, state: MapState) -> int:
     """Write the whole used part of map memory (every line, zeros included); returns the lines written."""
     used = state.layout.used_bytes()
@@ -489,10 +521,13 @@ def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict
                          atomic: bool = True, verify: bool = True, extensions: bool = True) -> LoadReport:
     """Write the initial map memory (layout + config) and the ROM while the input is held: one atomic switch."""
     check_rom(rom)
+    map_config_entries(layout)  # refuse a layout the hardware table cannot hold before touching the board
     state = MapState(layout)
     if config:
         state.apply_config(config)
     with held(board, atomic and extensions):
+        if extensions:
+            write_map_config(board, layout)
         lines = write_state(board, state)
         rep = inject(board, rom, verify=verify, atomic=False, extensions=extensions)
     return LoadReport(rom, layout, lines, rep)

@@ -8,6 +8,9 @@
 //   0x8001_0000 + 4w (w = 0..3)            write: staging map line word w; read: word w of line LINE_ADDR
 //   0x8001_0010                            LINE_ADDR (read address of map lines)
 //   0x8001_00FF                            write N: commit the staging line to line N (and LINE_ADDR = N)
+//   0x8001_1000 + 4w (w = 0..7)            write: staging map configuration entry word w; read: word w of entry MCFG_ADDR
+//   0x8001_1020                            MCFG_ADDR (read address of map configuration entries)
+//   0x8001_10FF                            write N: commit the staging entry as the configuration of map id N
 //   0x8002_0002 / 3 / 4                    received / transmitted (TX + REDIRECT) / dropped (DROP + ABORTED)
 //   0x8002_0010 + 4a (a = 0..4)            packets per XDP action; +0x24 other actions; +0x28 faults
 //   0x8002_0030 / 0x34                     cycle counter low (reading it latches high) / high
@@ -19,7 +22,8 @@
 module sephirot_axil #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer AW    = `SEPH_IMEM_AW,
-  parameter integer LW    = 16
+  parameter integer LW    = 16,
+  parameter integer NMAPS = `SEPH_MAPS_MAX
 ) (
   input  wire                 clk_i,
   input  wire                 rst_ni,
@@ -51,6 +55,10 @@ module sephirot_axil #(
   output wire [LW-1:0]        map_line_o,
   output wire [127:0]         map_wdata_o,
   input  wire [127:0]         map_rdata_i,
+  // map configuration table (one 256-bit entry per map id)
+  output reg                  mcfg_we_o,
+  output reg  [7:0]           mcfg_idx_o,
+  output reg  [255:0]         mcfg_wdata_o,
   // control and status
   output reg                  hold_o,
   input  wire                 held_i,
@@ -92,12 +100,17 @@ module sephirot_axil #(
   wire        maps_word = wa_maps && wa[15:4] == 12'd0 && wa[1:0] == 2'b00;
   wire        maps_addr = wa_maps && wa[15:0] == 16'h0010;
   wire        maps_cmt  = wa_maps && wa[15:0] == 16'h00FF;
+  wire        mcfg_word = wa_maps && wa[15:5] == 11'h080 && wa[1:0] == 2'b00;   // 0x1000..0x101C
+  wire        mcfg_addr = wa_maps && wa[15:0] == 16'h1020;
+  wire        mcfg_cmt  = wa_maps && wa[15:0] == 16'h10FF;
+  wire        mcfg_ok   = wd < NMAPS;
   wire        line_ok   = (wd >> LW) == 32'd0;
   wire        cnt_clr   = wa_cnt && wa[15:0] == 16'h0040;
   wire        ctrl_reg  = wa_ctrl && wa[15:0] == 16'h0000;
   wire        rows_reg  = wa_ctrl && wa[15:0] == 16'h0008;
   wire        rows_ok   = wd <= ROWS;
   wire        wr_ok     = imem_word || imem_cmt || maps_word || maps_addr || (maps_cmt && line_ok) || cnt_clr ||
+                          mcfg_word || mcfg_addr || (mcfg_cmt && mcfg_ok) ||
                           ctrl_reg || (rows_reg && rows_ok);
 
   function automatic [31:0] merge(input [31:0] old, input [31:0] val, input [3:0] strb);
@@ -111,6 +124,9 @@ module sephirot_axil #(
   reg                map_we_q;
   reg [LW-1:0]       map_wline_q;
   reg [64*LANES-1:0] shadow_q [0:ROWS-1];  // committed rows, for read-back (the core's imem is write-only)
+  reg [255:0]        mstage_q;
+  reg [7:0]          mcfg_addr_q;
+  reg [255:0]        mshadow_q [0:NMAPS-1];  // committed map configuration entries, for read-back
   reg [31:0]         cnt_q [0:NCNT-1];
   reg [31:0]         cyc_hi_q;
   reg [63:0]         cyc_q;
@@ -128,8 +144,10 @@ module sephirot_axil #(
       map_we_q <= 1'b0; map_wline_q <= {LW{1'b0}};
       imem_we_o <= 1'b0; imem_waddr_o <= {AW{1'b0}}; imem_wdata_o <= {64*LANES{1'b0}};
       imem_rows_o <= {(AW+1){1'b0}}; hold_o <= 1'b0;
+      mstage_q <= 256'd0; mcfg_addr_q <= 8'd0; mcfg_we_o <= 1'b0; mcfg_idx_o <= 8'd0; mcfg_wdata_o <= 256'd0;
     end else begin
       imem_we_o <= 1'b0;
+      mcfg_we_o <= 1'b0;
       map_we_q <= 1'b0;
       if (s_awvalid_i && s_awready_o && !wr_go) begin aw_q <= 1'b1; awaddr_q <= s_awaddr_i; end
       if (s_wvalid_i && s_wready_o && !wr_go) begin w_q <= 1'b1; wdata_q <= s_wdata_i; wstrb_q <= s_wstrb_i; end
@@ -148,6 +166,12 @@ module sephirot_axil #(
         if (maps_cmt && line_ok) begin
           map_we_q <= 1'b1; map_wline_q <= wd[LW-1:0]; line_addr_q <= wd[LW-1:0];
         end
+        if (mcfg_word) mstage_q[32*wa[4:2] +: 32] <= merge(mstage_q[32*wa[4:2] +: 32], wd, ws);
+        if (mcfg_addr) mcfg_addr_q <= wd[7:0];
+        if (mcfg_cmt && mcfg_ok) begin
+          mcfg_we_o <= 1'b1; mcfg_idx_o <= wd[7:0]; mcfg_wdata_o <= mstage_q; mcfg_addr_q <= wd[7:0];
+          mstage_q <= 256'd0;
+        end
         if (ctrl_reg) hold_o <= wd[0];
         if (rows_reg && rows_ok) imem_rows_o <= wd[AW:0];
       end
@@ -157,6 +181,7 @@ module sephirot_axil #(
 
   always @(posedge clk_i) begin
     if (imem_we_o) shadow_q[imem_waddr_o] <= imem_wdata_o;
+    if (mcfg_we_o) mshadow_q[mcfg_idx_o[$clog2(NMAPS)-1:0]] <= mcfg_wdata_o;
   end
 
   // ---------------------------------------------------------------------------------------------------------
@@ -195,6 +220,7 @@ module sephirot_axil #(
   wire [15:0] ro      = s_araddr_i[15:0];
   wire        r_row_ok = {24'd0, ro[15:8]} < ROWS;
   wire [64*LANES-1:0] srow = shadow_q[ro[AW+7:8]];
+  wire [255:0]        mentry = mshadow_q[mcfg_addr_q[$clog2(NMAPS)-1:0]];
   wire [$clog2(2*LANES)-1:0] rword = ro[2 +: $clog2(2*LANES)];
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -209,6 +235,9 @@ module sephirot_axil #(
         else if (ra_imem && r_row_ok && ro[7:0] == 8'hFF) s_rdata_o <= 32'd0;
         else if (ra_maps && ro[15:4] == 12'd0 && ro[1:0] == 2'b00) s_rdata_o <= map_rdata_i[32*ro[3:2] +: 32];
         else if (ra_maps && ro == 16'h0010) s_rdata_o <= {{(32-LW){1'b0}}, line_addr_q};
+        else if (ra_maps && ro[15:5] == 11'h080 && ro[1:0] == 2'b00)
+          s_rdata_o <= ({24'd0, mcfg_addr_q} < NMAPS) ? mentry[32*ro[4:2] +: 32] : 32'd0;
+        else if (ra_maps && ro == 16'h1020) s_rdata_o <= {24'd0, mcfg_addr_q};
         else if (ra_cnt && (ro == 16'h0002 || ro == 16'h0003 || ro == 16'h0004)) s_rdata_o <= cnt_q[ro[3:0] - 4'd2];
         else if (ra_cnt && ro >= 16'h0010 && ro <= 16'h0028 && ro[1:0] == 2'b00)
           s_rdata_o <= cnt_q[ro[5:2] - 4'd1];

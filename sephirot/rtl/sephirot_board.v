@@ -62,6 +62,9 @@ module sephirot_board #(
   wire                map_we;
   wire [LW-1:0]       map_line;
   wire [127:0]        map_wdata, map_rdata;
+  wire                mcfg_we;
+  wire [7:0]          mcfg_idx;
+  wire [255:0]        mcfg_wdata;
   wire                hold;
   reg  [15:0]         inflight_q;
   reg                 locked_q;
@@ -75,6 +78,7 @@ module sephirot_board #(
     .s_rdata_o, .s_rresp_o, .s_rvalid_o, .s_rready_i,
     .imem_we_o(imem_we), .imem_waddr_o(imem_waddr), .imem_wdata_o(imem_wdata), .imem_rows_o(imem_rows),
     .map_we_o(map_we), .map_line_o(map_line), .map_wdata_o(map_wdata), .map_rdata_i(map_rdata),
+    .mcfg_we_o(mcfg_we), .mcfg_idx_o(mcfg_idx), .mcfg_wdata_o(mcfg_wdata),
     .hold_o(hold), .held_i(held), .inflight_i(inflight_q),
     .pkt_done_i(pkt_done_o), .res_action_i(res_action_o), .res_fault_i(res_fault_o)
   );
@@ -145,6 +149,7 @@ module sephirot_board #(
     .clk_i, .rst_ni,
     .imem_we_i(imem_we), .imem_waddr_i(imem_waddr), .imem_wdata_i(imem_wdata), .imem_rows_i(imem_rows),
     .map_we_i(map_we), .map_line_i(map_line), .map_wdata_i(map_wdata), .map_rdata_o(map_rdata),
+    .mcfg_we_i(mcfg_we), .mcfg_idx_i(mcfg_idx), .mcfg_wdata_i(mcfg_wdata),
     .raw_i(1'b0),
     .in_valid_i(c_valid), .in_ready_o(c_ready), .in_data_i(in_data_i[256*cur +: 256]), .in_sop_i(c_sop),
     .in_eop_i(c_eop), .in_len_i(in_len_i[16*cur +: 16]), .in_ifindex_i({{(32-PW){1'b0}}, cur} + 32'd1),
