@@ -308,27 +308,27 @@ class _Gen:
             c = self.r.random()
             self.budget -= 1
             n -= 1
-            if c < 0.30:
+            if c < 0.26:
                 self.alu()
-            elif c < 0.45:
+            elif c < 0.37:
                 self.pkt()
-            elif c < 0.60:
+            elif c < 0.48:
                 self.stack()
-            elif c < 0.64:
+            elif c < 0.51:
                 self.atomic()
-            elif c < 0.69:
+            elif c < 0.56:
                 self.map_op()
-            elif c < 0.72:
+            elif c < 0.58:
                 self.helper()
-            elif c < 0.75:
+            elif c < 0.61:
                 self.copy6()
-            elif c < 0.77:
+            elif c < 0.63:
                 self.local_call()
-            elif c < 0.80:
+            elif c < 0.66:
                 self.var_check()
-            elif c < 0.83:
+            elif c < 0.69:
                 self.field_read()
-            elif c < 0.82 and self.depth < 3:
+            elif c < 0.84 and self.depth < 3:
                 self.depth += 1
                 skip = self.a.label()
                 self.a.jump(self.cond(), skip)
@@ -344,7 +344,7 @@ class _Gen:
                 else:
                     self.a.place(skip)
                 self.depth -= 1
-            elif c < 0.87 and not self.in_loop and self.depth < 3:
+            elif c < 0.90 and not self.in_loop and self.depth < 3:
                 self.in_loop = True
                 self.depth += 1
                 self.a.emit(Insn(_op("mov64_k"), 8, 0, 0, self.r.randint(1, 4)))
