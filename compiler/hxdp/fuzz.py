@@ -302,7 +302,7 @@ class Generator:
     def stmt(self, ctx: _Ctx) -> Node:
         r = self.r
         kinds = [("alu", 30), ("asm", 6), ("pktrd", 8), ("pktwr", 6), ("if", 10), ("stack", 8), ("map", 9),
-                 ("mapupd", 5), ("mapdel", 2), ("csum", 3), ("ret", 3)]
+                 ("mapupd", 5), ("mapdel", 2), ("csum", 3), ("ret", 3), ("copy", 5)]
         if ctx.depth < 3:
             kinds += [("guard", 5)]
         if not ctx.in_loop and ctx.depth < 3:
@@ -344,6 +344,40 @@ class Generator:
                            f'\tasm volatile("{ins}" : "+w"({t}) : "w"({u}));', f"\t{a} = {t};", "}"])
         u = self.fresh("u")
         return Simple(["{", f"\t__u64 {u} = {src};", f'\tasm volatile("{ins}" : "+r"({a}) : "r"({u}));', "}"])
+
+    def s_copy(self, ctx: _Ctx) -> Node:
+        """6 contiguous bytes copied (what the compiler fuses into ldx6/stx6), packet to packet (overlapping too),
+        packet to stack or stack to packet, as 2+2+2 or 4+2 accesses, interleaved or loads first, or swapped."""
+        r = self.r
+        if ctx.klen < 6:
+            return self.s_alu(ctx)
+
+        def place() -> str:
+            if r.random() < 0.75:
+                return f"(p + {r.randrange(0, ctx.klen - 5)})"
+            return f"((__u8 *)(void *)&st + {4 * r.randrange(0, 7)})"
+
+        d, sp = place(), place()
+        if r.random() < 0.3:  # overlap on purpose
+            off = r.randrange(0, ctx.klen - 5)
+            d, sp = f"(p + {off})", f"(p + {min(ctx.klen - 6, max(0, off + r.choice((-4, -2, -1, 1, 2, 4))))})"
+        style = r.choice(("i16", "t16", "i42", "t42", "swap"))
+        if style == "i16":
+            body = [f"__u16 *cd = (__u16 *){d}, *cs = (__u16 *){sp};", "cd[0] = cs[0];", "cd[1] = cs[1];",
+                    "cd[2] = cs[2];"]
+        elif style == "t16":
+            body = [f"__u16 *cd = (__u16 *){d}, *cs = (__u16 *){sp};", "__u16 c0 = cs[0], c1 = cs[1], c2 = cs[2];",
+                    "cd[0] = c0;", "cd[1] = c1;", "cd[2] = c2;"]
+        elif style == "i42":
+            body = [f"*(__u32 *){d} = *(__u32 *){sp};", f"*(__u16 *)({d} + 4) = *(__u16 *)({sp} + 4);"]
+        elif style == "t42":
+            body = [f"__u32 c0 = *(__u32 *){sp};", f"__u16 c1 = *(__u16 *)({sp} + 4);",
+                    f"*(__u32 *){d} = c0;", f"*(__u16 *)({d} + 4) = c1;"]
+        else:
+            body = [f"__u16 *cd = (__u16 *){d}, *cs = (__u16 *){sp};",
+                    "__u16 c0 = cd[0], c1 = cd[1], c2 = cd[2];", "cd[0] = cs[0];", "cd[1] = cs[1];",
+                    "cd[2] = cs[2];", "cs[0] = c0;", "cs[1] = c1;", "cs[2] = c2;"]
+        return Simple(["{"] + ["\t" + b for b in body] + ["}"])
 
     def s_pktrd(self, ctx: _Ctx) -> Node:
         return Simple([f"{self.var()} {self.r.choice(('=', '+=', '^='))} {self.pkt_read(ctx)};"])
@@ -408,7 +442,8 @@ class Generator:
                 return Simple([f"{at} = ({ty}){self.operand(ctx)};"])
             return Simple([f"{self.var()} {r.choice(('=', '+=', '^='))} {at};"])
         if r.random() < 0.5:
-            return Simple([f"st.{f}[{idx}] = ({ty}){self.operand(ctx)};"])
+            val = "0" if r.random() < 0.25 else f"({ty}){self.operand(ctx)}"
+            return Simple([f"st.{f}[{idx}] = {val};"])
         return Simple([f"{self.var()} {r.choice(('=', '+=', '^='))} st.{f}[{idx}];"])
 
     def key_expr(self, ctx: _Ctx, space: int) -> str:
@@ -518,7 +553,7 @@ class Generator:
 
 # Statement kinds (Generator.s_<kind>) and "redirect_map" (in computed exits) that `exclude` may name.
 FEATURES = ("alu", "asm", "pktrd", "pktwr", "if", "stack", "map", "mapupd", "mapdel", "csum", "ret", "guard", "loop",
-            "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop")
+            "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop", "copy")
 # What the RTL's helper unit does not implement yet (a call ends the packet with a helper fault): map update and
 # delete (lookups, csum_diff and redirect_map are in since b0126e6/893455b). `hxdp fuzz --exclude rtl` leaves
 # them out.
