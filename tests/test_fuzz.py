@@ -81,7 +81,8 @@ def test_generator_is_deterministic_and_varied() -> None:
     text = "".join(fuzz.gen_program(1, i).render() for i in range(60))
     for needle in ("bpf_map_lookup_elem", "bpf_map_update_elem", "bpf_map_delete_elem", "__sync_", "bpf_csum_diff",
                    "bpf_xdp_adjust_head", "bpf_xdp_adjust_tail", "bpf_redirect_map", "for (", "st.", "if (data + ",
-                   "(__s32)", "(__s64)", "__builtin_bswap", " % ", " >> "):
+                   "(__s32)", "(__s64)", "__builtin_bswap", " % ", " >> ", "asm volatile", "cd[2] = ",
+                   "if ((void *)(q"):
         assert needle in text, needle
     assert fuzz.gen_packets(1, 2, 5) == fuzz.gen_packets(1, 2, 5)
     assert all(60 <= len(p) <= 300 for p in fuzz.gen_packets(1, 2, 50))
