@@ -154,3 +154,25 @@ def test_campaign_detects_and_reports_a_divergence(tmp_path: Path, monkeypatch: 
     assert (folder / "prog.o").is_file() and (folder / "packets.pcap").is_file() and (folder / "case.json").is_file()
     case = json.loads((folder / "case.json").read_text())
     assert len(case["expected"]) == 3
+
+
+@requires_clang
+@pytest.mark.kernel
+@requires_kernel
+def test_fuzz_command_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`hxdp fuzz ... --json` (registered the way cli.py does it): summary on stdout, exit 0 without divergence."""
+    import argparse
+
+    from hxdp import cmd_fuzz
+
+    parser = argparse.ArgumentParser(prog="hxdp")
+    cmd_fuzz.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["fuzz", "--count", "3", "--packets", "3", "--seed", "5", "--json", "--quiet",
+                              "--out", str(tmp_path), "--engine", "seq-model"])
+    assert args.func(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["programs"] == 3 and summary["engines"] == ["seq-model"] and summary["seed"] == 5
+    assert json.loads((tmp_path / "summary.json").read_text())["programs"] == 3
+    with pytest.raises(Exception, match="--count"):
+        args = parser.parse_args(["fuzz", "--count", "0", "--quiet", "--out", str(tmp_path)])
+        args.func(args)
