@@ -598,3 +598,25 @@ def test_map_config_checks_name_source_and_entry() -> None:
         check_map_config({"maps": {"a": [{"key": "00", "value": "00", "vaule": "00"}]}})
     with pytest.raises(MapError, match=r"unknown top-level key 'map'"):
         check_map_config({"map": {}})
+
+
+# --- results for scripts -------------------------------------------------------------------------------------------
+
+
+def test_json_outputs_parse(bad_inputs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Scripts read results as JSON: traffic (written and --info) and the compile report."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["traffic", "t.pcap", "--count", "6", "--flows", "3", "--proto", "tcp", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"file": "t.pcap", "packets": 6, "flows": 3, "size": 64,
+                                                   "proto": "tcp", "seed": 0}
+    assert main(["traffic", "--info", "t.pcap", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["packets"] == 6 and doc["flows"] == 3 and doc["protocols"] == {"tcp": 6} and doc["sizes"] == {"64": 6}
+    assert main(["compile", str(bad_inputs / "xdp_drop.o"), "-o", "d.rom", "--report", "r.json"]) == 0
+    capsys.readouterr()
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["rows"] >= 1 and report["object"] == "xdp_drop.o"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.maps.json", "d.rom", "r.json", "t.pcap"]

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from .diff import ENGINES, run_diff
 from .errors import HxdpError
+
+PROGRESS_MIN_PACKETS = 200  # a progress bar on stderr (terminals only) from this many packets
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,8 +38,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.repro and Path(args.repro).exists() and not Path(args.repro).is_dir():
         raise HxdpError(f"--repro {args.repro}: exists and is not a folder")
     packets = read_pcap(args.pcap)
+    progress = None
+    if sys.stderr.isatty() and len(packets) >= PROGRESS_MIN_PACKETS:
+        from tqdm import tqdm
+
+        def progress(indices: Iterable[int]) -> Iterable[int]:
+            return tqdm(indices, total=len(packets), desc=f"diff {args.engine}", unit="pkt", leave=False)
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
-                      ingress_ifindex=args.ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps)
+                      ingress_ifindex=args.ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
+                      progress=progress)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1, default=str)
         print()

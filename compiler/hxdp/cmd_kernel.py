@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import struct
+import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from . import params
@@ -58,6 +60,15 @@ def _write_pcap(path: str, packets: list[bytes]) -> None:
     write_pcap(path, packets)
 
 
+def _progress(items: list[bytes], desc: str, long: bool) -> Iterable[bytes]:
+    """A progress bar on stderr for long work when stderr is a terminal; the items unchanged otherwise."""
+    if not long or not sys.stderr.isatty():
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit="pkt", leave=False)
+
+
 def dump_json(dump: dict[str, dict[bytes, bytes]]) -> dict[str, list[dict[str, str]]]:
     """Map contents as JSON-ready data, in the initial-configuration format (hex keys and values)."""
     return {name: [{"key": k.hex(), "value": v.hex()} for k, v in entries.items()] for name, entries in dump.items()}
@@ -80,10 +91,11 @@ def _run(args: argparse.Namespace) -> int:
     with kp:
         if args.maps:
             kp.apply_config(args.maps)
-        for p in packets:
+        for p in _progress(packets, "kernel-run", len(packets) >= 5000):
             results.append(kp.run(p, ingress_ifindex=args.ifindex, rx_queue_index=args.rxq))
         maps = kp.dump() if args.dump_maps else None
-        timings = [kp.timing(p, args.time, args.ifindex, args.rxq) for p in packets] if args.time else []
+        timings = ([kp.timing(p, args.time, args.ifindex, args.rxq) for p in _progress(packets, "timing", True)]
+                   if args.time else [])
     counts = Counter(params.ACTION_NAMES.get(r.action, f"ABORTED({r.action})") for r in results)
     if args.out:
         _write_pcap(args.out, [r.packet for r in results if r.action in (params.XDP_TX, params.XDP_REDIRECT)])

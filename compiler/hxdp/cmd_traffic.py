@@ -3,24 +3,44 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from .errors import HxdpError
 from .pcap import read_pcap_file, write_pcap
-from .traffic import DEFAULT_GAP, DEFAULT_START, PROTO_CHOICES, format_summary, generate, summarise, timestamps
+from .traffic import (
+    DEFAULT_GAP,
+    DEFAULT_START,
+    PROTO_CHOICES,
+    format_summary,
+    generate,
+    summarise,
+    summary_json,
+    timestamps,
+)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.info:
+        docs = []
         for name in [args.info, *([args.out] if args.out else [])]:
             pf = read_pcap_file(name)
-            print("\n".join(format_summary(name, pf, summarise(pf))))
+            if args.json:
+                docs.append(summary_json(name, pf, summarise(pf)))
+            else:
+                print("\n".join(format_summary(name, pf, summarise(pf))))
+        if args.json:
+            print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
         return 0
     if not args.out:
         raise HxdpError("give an output file OUT.pcap (or --info IN.pcap)")
     packets = generate(args.flows, args.count, args.size, args.proto, args.seed)
     write_pcap(args.out, packets, timestamps(len(packets), args.start, args.gap), nanosecond=args.nanosecond)
-    print(f"{args.out}: {len(packets)} packets, {min(args.flows, args.count)} flows, {args.size} bytes, {args.proto}, "
-          f"seed {args.seed}")
+    flows = min(args.flows, args.count)
+    if args.json:
+        print(json.dumps({"file": args.out, "packets": len(packets), "flows": flows, "size": args.size,
+                          "proto": args.proto, "seed": args.seed}))
+    else:
+        print(f"{args.out}: {len(packets)} packets, {flows} flows, {args.size} bytes, {args.proto}, seed {args.seed}")
     return 0
 
 
@@ -38,4 +58,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--gap", type=float, default=DEFAULT_GAP, help="seconds between packets")
     p.add_argument("--nanosecond", action="store_true", help="write a nanosecond-resolution pcap")
     p.add_argument("--info", metavar="IN.pcap", help="summarise a pcap instead of writing one")
+    p.add_argument("--json", action="store_true", help="print the summary (or what was written) as JSON")
     p.set_defaults(func=run)

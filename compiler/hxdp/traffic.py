@@ -283,6 +283,14 @@ def summarise(pf: PcapFile) -> Summary:
     return s
 
 
+def summary_json(name: str, pf: PcapFile, s: Summary) -> dict:
+    """The summary as JSON-ready data (`hxdp traffic --info IN.pcap --json`)."""
+    return {"file": name, "nanosecond": pf.nanosecond, "linktype": pf.linktype, "snaplen": pf.snaplen,
+            "packets": s.packets, "bytes": s.bytes, "duration_s": s.duration_s,
+            "sizes": {str(k): v for k, v in sorted(s.sizes.items())}, "networks": dict(s.networks.most_common()),
+            "protocols": dict(s.protos.most_common()), "vlan": s.vlan, "flows": s.flows, "snapped": s.snapped}
+
+
 def format_summary(name: str, pf: PcapFile, s: Summary) -> list[str]:
     sizes = ", ".join(f"{k}: {v}" for k, v in sorted(s.sizes.items())[:12])
     if len(s.sizes) > 12:
