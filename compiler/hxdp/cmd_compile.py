@@ -21,7 +21,7 @@ NO_FLAGS = {
     "hoist": "schedule basic blocks one at a time (no code motion across blocks)",
     "speculate": "never move instructions above a side exit",
     "rename": "no register renaming",
-    "copyprop": "no copy propagation",
+    "copyprop": "no copy propagation and no redundant-mask removal",
     "atomic_rmw": "keep load/add/store sequences (no atomic add)",
     "wide_loads": "keep byte loads that are shifted and or-ed together",
     "rewrite_checks": "keep the remaining bounds checks as p + K > data_end",
