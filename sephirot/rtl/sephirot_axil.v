@@ -41,7 +41,7 @@ module sephirot_axil #(
   input  wire [31:0]          s_araddr_i,
   input  wire                 s_arvalid_i,
   output wire                 s_arready_o,
-  output reg  [31:0]          s_rdata_o,
+  output wire [31:0]          s_rdata_o,
   output reg  [1:0]           s_rresp_o,
   output reg                  s_rvalid_o,
   input  wire                 s_rready_i,
@@ -219,37 +219,49 @@ module sephirot_axil #(
   wire        ra_ctrl = s_araddr_i[31:16] == PAGE_CTRL;
   wire [15:0] ro      = s_araddr_i[15:0];
   wire        r_row_ok = {24'd0, ro[15:8]} < ROWS;
-  wire [64*LANES-1:0] srow = shadow_q[ro[AW+7:8]];
+  // the row shadow is read synchronously (block RAM); the word is selected after the register
+  reg  [64*LANES-1:0] srow_q;
+  reg                 imem_rd_q;
+  reg  [$clog2(2*LANES)-1:0] rword_q;
+  reg  [31:0]         rdata_q;
+  assign s_rdata_o = imem_rd_q ? srow_q[32*rword_q +: 32] : rdata_q;
+  wire        imem_rd = ra_imem && r_row_ok && {24'd0, ro[7:0]} < 8 * LANES && ro[1:0] == 2'b00;
+  always @(posedge clk_i) begin
+    if (s_arvalid_i && s_arready_o) srow_q <= shadow_q[ro[AW+7:8]];
+  end
   wire [255:0]        mentry = mshadow_q[mcfg_addr_q[$clog2(NMAPS)-1:0]];
   wire [$clog2(2*LANES)-1:0] rword = ro[2 +: $clog2(2*LANES)];
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      s_rvalid_o <= 1'b0; s_rdata_o <= 32'd0; s_rresp_o <= OKAY; cyc_hi_q <= 32'd0;
+      s_rvalid_o <= 1'b0; rdata_q <= 32'd0; s_rresp_o <= OKAY; cyc_hi_q <= 32'd0;
+      imem_rd_q <= 1'b0; rword_q <= {$clog2(2*LANES){1'b0}};
     end else begin
       if (s_rvalid_o && s_rready_i) s_rvalid_o <= 1'b0;
       if (s_arvalid_i && s_arready_o) begin
         s_rvalid_o <= 1'b1;
-        s_rdata_o <= 32'd0;
+        rdata_q <= 32'd0;
         s_rresp_o <= OKAY;
-        if (ra_imem && r_row_ok && {24'd0, ro[7:0]} < 8 * LANES && ro[1:0] == 2'b00) s_rdata_o <= srow[32*rword +: 32];
-        else if (ra_imem && r_row_ok && ro[7:0] == 8'hFF) s_rdata_o <= 32'd0;
-        else if (ra_maps && ro[15:4] == 12'd0 && ro[1:0] == 2'b00) s_rdata_o <= map_rdata_i[32*ro[3:2] +: 32];
-        else if (ra_maps && ro == 16'h0010) s_rdata_o <= {{(32-LW){1'b0}}, line_addr_q};
+        imem_rd_q <= imem_rd;
+        rword_q <= rword;
+        if (imem_rd) rdata_q <= 32'd0;
+        else if (ra_imem && r_row_ok && ro[7:0] == 8'hFF) rdata_q <= 32'd0;
+        else if (ra_maps && ro[15:4] == 12'd0 && ro[1:0] == 2'b00) rdata_q <= map_rdata_i[32*ro[3:2] +: 32];
+        else if (ra_maps && ro == 16'h0010) rdata_q <= {{(32-LW){1'b0}}, line_addr_q};
         else if (ra_maps && ro[15:5] == 11'h080 && ro[1:0] == 2'b00)
-          s_rdata_o <= ({24'd0, mcfg_addr_q} < NMAPS) ? mentry[32*ro[4:2] +: 32] : 32'd0;
-        else if (ra_maps && ro == 16'h1020) s_rdata_o <= {24'd0, mcfg_addr_q};
-        else if (ra_cnt && (ro == 16'h0002 || ro == 16'h0003 || ro == 16'h0004)) s_rdata_o <= cnt_q[ro[3:0] - 4'd2];
+          rdata_q <= ({24'd0, mcfg_addr_q} < NMAPS) ? mentry[32*ro[4:2] +: 32] : 32'd0;
+        else if (ra_maps && ro == 16'h1020) rdata_q <= {24'd0, mcfg_addr_q};
+        else if (ra_cnt && (ro == 16'h0002 || ro == 16'h0003 || ro == 16'h0004)) rdata_q <= cnt_q[ro[3:0] - 4'd2];
         else if (ra_cnt && ro >= 16'h0010 && ro <= 16'h0028 && ro[1:0] == 2'b00)
-          s_rdata_o <= cnt_q[ro[5:2] - 4'd1];
-        else if (ra_cnt && ro == 16'h0030) begin s_rdata_o <= cyc_q[31:0]; cyc_hi_q <= cyc_q[63:32]; end
-        else if (ra_cnt && ro == 16'h0034) s_rdata_o <= cyc_hi_q;
-        else if (ra_ctrl && ro == 16'h0000) s_rdata_o <= {31'd0, hold_o};
-        else if (ra_ctrl && ro == 16'h0004) s_rdata_o <= {30'd0, hold_o, held_i};
-        else if (ra_ctrl && ro == 16'h0008) s_rdata_o <= {{(31-AW){1'b0}}, imem_rows_o};
-        else if (ra_ctrl && ro == 16'h000C) s_rdata_o <= ID;
-        else if (ra_ctrl && ro == 16'h0010) s_rdata_o <= {16'd0, inflight_i};
-        else if (ra_ctrl && ro == 16'h0014) s_rdata_o <= ROWS;
-        else if (ra_ctrl && ro == 16'h0018) s_rdata_o <= 32'd1 << LW;
+          rdata_q <= cnt_q[ro[5:2] - 4'd1];
+        else if (ra_cnt && ro == 16'h0030) begin rdata_q <= cyc_q[31:0]; cyc_hi_q <= cyc_q[63:32]; end
+        else if (ra_cnt && ro == 16'h0034) rdata_q <= cyc_hi_q;
+        else if (ra_ctrl && ro == 16'h0000) rdata_q <= {31'd0, hold_o};
+        else if (ra_ctrl && ro == 16'h0004) rdata_q <= {30'd0, hold_o, held_i};
+        else if (ra_ctrl && ro == 16'h0008) rdata_q <= {{(31-AW){1'b0}}, imem_rows_o};
+        else if (ra_ctrl && ro == 16'h000C) rdata_q <= ID;
+        else if (ra_ctrl && ro == 16'h0010) rdata_q <= {16'd0, inflight_i};
+        else if (ra_ctrl && ro == 16'h0014) rdata_q <= ROWS;
+        else if (ra_ctrl && ro == 16'h0018) rdata_q <= 32'd1 << LW;
         else s_rresp_o <= SLVERR;
       end
     end
