@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import json
 import os
 import struct
 import time
@@ -576,3 +577,42 @@ def test_input_ports(board: SimBoard, compiled) -> None:  # noqa: ANN001
     assert {o.port for o in outs[:10]} == {0, 1}  # both ports are served while both have packets
     with pytest.raises(BoardError, match="no port 2"):
         board.inject([a[0]], port=2)
+
+
+@needs_sim
+def test_cli_serve_monitor_out(compiled, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """`hxdp board serve` as an operator starts it, then monitor, out --pcap, stat, shutdown through the CLI."""
+    import subprocess
+    import sys
+
+    sock = str(tmp_path / "b.sock")
+    proc = subprocess.Popen([sys.executable, "-m", "hxdp.cmd_board", "board", "serve", "--socket", sock],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not os.path.exists(sock):
+            assert proc.poll() is None and time.monotonic() < deadline, "the daemon did not start"
+            time.sleep(0.05)
+        spec = f"sim:{sock}"
+        rom, res = compiled["gmode"]
+        with SimBoard(sock) as b:
+            H.configure_and_inject(b, res.rom, res.layout, {"maps": {"gmode.data": [{"key": "00000000",
+                                                                                      "value": "03000000"}]}})
+            b.inject(ipv4_packets(7))
+            b.wait()
+        assert cli("monitor", "--board", spec, "--count", "1", "--interval", "0.05", "--json") == 0
+        sample = json.loads(capsys.readouterr().out)
+        assert sample["totals"]["tx"] == 0  # counted before the monitor started
+        assert cli("board", "out", "--board", spec, "--pcap", str(tmp_path / "tx.pcap")) == 0
+        assert len(read_pcap(tmp_path / "tx.pcap")) == 7
+        assert cli("dump-imem", "--board", spec, "-o", str(tmp_path / "back.rom")) == 0
+        assert Rom.load(tmp_path / "back.rom").rows == res.rom.rows
+        assert cli("board", "stat", "--board", spec) == 0
+        assert '"finished": 7' in capsys.readouterr().out
+        assert cli("board", "shutdown", "--board", spec) == 0
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
