@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import XDP_PROGS, compile_bpf
+from conftest import ELF_SOURCES, XDP_PROGS, compile_bpf
 from hxdp import atomic_write, cli
 from hxdp.atomic_write import OutputError, check_writable, write_atomic
 from hxdp.cli import main
@@ -120,6 +120,12 @@ def bad_inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
                       "big": big_source()}.items():
         (d / f"{name}.c").write_text(src)
         compile_bpf(d / f"{name}.c", d)
+    (d / "noprog.c").write_text("#include <linux/bpf.h>\nint x;\n")
+    compile_bpf(d / "noprog.c", d)
+    compile_bpf(ELF_SOURCES / "two_progs.c", d)
+    (d / "badlayout.json").write_text('{"format": "hxdp-map-layout", "version": 1, "maps": [{"id": 0}]}')
+    (d / "badlayout2.json").write_text('{"format": "hxdp-map-layout", "version": 1, "maps": 7}')
+    (d / "v2.json").write_text('{"format": "hxdp-map-layout", "version": 2, "maps": []}')
     (d / "empty").write_bytes(b"")
     (d / "random.bin").write_bytes(random.Random(7).randbytes(3000))
     (d / "adir").mkdir()
@@ -183,6 +189,9 @@ CASES = [
     case("disasm in/drop.rom --maps missing.json", 1, "missing.json: no such map layout file"),
     case("disasm in/drop.rom --maps in/random.bin", 1, "in/random.bin: not a map layout"),
     case("disasm in/drop.rom --maps in/fw.json", 1, "in/fw.json: not an hxdp map layout"),
+    case("disasm in/drop.rom --maps in/badlayout.json", 1, "in/badlayout.json: map layout: maps[0] is malformed"),
+    case("disasm in/drop.rom --maps in/badlayout2.json", 1, 'in/badlayout2.json: map layout: "maps" must be a list'),
+    case("disasm in/drop.rom --maps in/v2.json", 1, "in/v2.json: map layout version 2 is not 1"),
     case("disasm in/drop.rom --linked", 1, "apply to ELF objects, not ROMs"),
     case("disasm in/xdp_drop.o --section nosuch", 1, "in/xdp_drop.o: no section 'nosuch'"),
     case("disasm in/xdp_drop.o --prog nosuch", 1, "in/xdp_drop.o: no program 'nosuch'"),
@@ -231,6 +240,9 @@ CASES = [
          (xfail("cmd_compile.py", "--sweep 1-x says \"invalid _lanes_list value: '1-x'\" (raise "
                 "argparse.ArgumentTypeError naming the expected form, e.g. 1-8 or 2,4)"),)),
     case("compile in/xdp_drop.o --section nosuch -o out.rom", 1, "no section 'nosuch'", ("out.rom",)),
+    case("compile in/two_progs.o -o out.rom", 1, "in/two_progs.o: 3 programs (xdp:first_drop, xdp:second_pass, "
+         "xdp.frags:frags_prog): choose one with --section or --prog", ("out.rom",)),
+    case("compile in/noprog.o -o out.rom", 1, "in/noprog.o: no XDP program", ("out.rom",)),
     # exec: raw programs
     case("exec missing.hex", 1, "missing.hex: cannot read: No such file"),
     case("exec --engine seq-model in/empty", 1, "in/empty: empty program"),
@@ -271,6 +283,11 @@ CASES = [
     case(f"kernel-run in/empty {PCAP}", 1, "in/empty: cannot open: not an ELF object", (), (KERNEL,)),
     case(f"kernel-run in/trunc.o {PCAP}", 1, "in/trunc.o: libbpf cannot open the object", (), (KERNEL,)),
     case(f"kernel-run --loader hxdp in/trunc.o {PCAP}", 1, "in/trunc.o: truncated file", (), (KERNEL,)),
+    case(f"kernel-run in/noprog.o {PCAP}", 1, "in/noprog.o: no program in the object", (), (KERNEL,)),
+    case(f"kernel-run in/two_progs.o {PCAP}", 1, "in/two_progs.o: several programs match, choose with "
+         "--section/--prog", (), (KERNEL,)),
+    case(f"kernel-run in/two_progs.o {PCAP} --section nosuch", 1, "in/two_progs.o: no program matches --section "
+         "nosuch (have: xdp/first_drop", (), (KERNEL,)),
     case(f"kernel-run --loader hxdp in/ringbuf.o {PCAP}", 1, "map rb of type 27 cannot be created without libbpf",
          (), (KERNEL,)),
     case("kernel-run in/xdp_drop.o --pcap in/trunc.pcap", 1, "in/trunc.pcap: truncated pcap", (), (KERNEL,)),

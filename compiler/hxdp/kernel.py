@@ -450,8 +450,13 @@ class KernelProgram:
         progs = self._programs()
         chosen = [p for p in progs if (section is None or p[1] == section) and (prog is None or p[2] == prog)]
         if not chosen:
-            have = ", ".join(f"{s}/{n}" for _, s, n in progs) or "none"
-            raise KernelError(f"{self.path}: no program matches section={section} prog={prog} (have: {have})")
+            if not progs:
+                raise KernelError(f"{self.path}: no program in the object (an XDP program is a function in a "
+                                  "SEC(\"xdp\") section)")
+            have = ", ".join(f"{s}/{n}" for _, s, n in progs)
+            want = " ".join(w for w in (f"--section {section}" if section else "", f"--prog {prog}" if prog else "")
+                            if w)
+            raise KernelError(f"{self.path}: no program matches {want} (have: {have})")
         if len(chosen) > 1:
             have = ", ".join(f"{s}/{n}" for _, s, n in chosen)
             raise KernelError(f"{self.path}: several programs match, choose with --section/--prog: {have}")

@@ -279,6 +279,8 @@ class MapLayout:
             raise MapError(f"map layout version {doc.get('version')!r} is not {LAYOUT_VERSION} (recompile the ROM)")
         names = {f.name for f in fields(MapRegion)}
         regions = []
+        if not isinstance(doc.get("maps", []), list):
+            raise MapError("map layout: \"maps\" must be a list of map regions")
         for i, r in enumerate(doc.get("maps", [])):
             if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial"}:
                 raise MapError(f"map layout: maps[{i}] is malformed (fields: {', '.join(sorted(names))})")
