@@ -435,6 +435,28 @@ def test_every_subcommand_has_help(name: str, capsys: pytest.CaptureFixture[str]
     assert out.startswith(f"usage: hxdp {name}")
 
 
+def _missing_help(name: str, parser: argparse.ArgumentParser) -> list[str]:
+    out = []
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sub, sp in a.choices.items():
+                out += _missing_help(f"{name} {sub}", sp)
+        elif not a.help and a.dest != "help":
+            out.append(f"{name} {'/'.join(a.option_strings) or a.dest}")
+    return out
+
+
+HELP_GAPS = {"exec": "cmd_exec.py", "board": "cmd_board.py", "maps": "cmd_board.py", "load": "cmd_board.py"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=xfail(HELP_GAPS[n], "arguments without a help text"))
+                                  if n in HELP_GAPS else n for n in sorted(_subcommands())])
+def test_every_argument_has_help(name: str) -> None:
+    parser = cli.build_parser()
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert _missing_help(name, action.choices[name]) == []
+
+
 def test_usage_error_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["compile"])

@@ -105,14 +105,18 @@ def dump_to_config(dump: MapDump) -> dict[str, Any]:
 def write_repro(folder: Path, obj: Path, packet: bytes, maps_before: MapDump, report: DiffReport,
                 section: str | None, prog: str | None) -> None:
     """A self-contained reproducer: the object, the packet, the map contents just before it, and the command."""
+    from .atomic_write import OutputError, write_atomic
     from .pcap import write_pcap
 
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{folder}: cannot create the reproducer folder: {exc.strerror}") from None
     shutil.copyfile(obj, folder / obj.name)
     write_pcap(folder / "packet.pcap", [packet])
-    (folder / "maps.json").write_text(json.dumps(dump_to_config(maps_before), indent=1) + "\n")
+    write_atomic(folder / "maps.json", json.dumps(dump_to_config(maps_before), indent=1) + "\n")
     sel = (f" --section {section}" if section else "") + (f" --prog {prog}" if prog else "")
-    (folder / "README.txt").write_text(
+    write_atomic(folder / "README.txt",
         f"{report.divergence.render() if report.divergence else ''}\n\nreproduce with:\n"
         f"  hxdp diff {obj.name}{sel} --pcap packet.pcap --maps maps.json --engine {report.engine}\n"
     )
