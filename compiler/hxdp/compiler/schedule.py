@@ -356,9 +356,14 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                         xb.ops = [op for op in xb.ops if id(op) not in moved]
                         pb.ops[-1:-1] = cands[:m]
                         hoisted.setdefault(x, set()).update(d for op in cands[:m] for d in op.defs())
-                        live_in, _ = liveness(cfg)
-                        for hx, hd in hoisted.items():
-                            live_in[hx] = live_in.get(hx, set()) | hd
+                        # only x's live-in changes (p's does not: x was its only way to those values)
+                        live = set()
+                        for s2 in cfg.succs(x):
+                            live |= live_in.get(s2, set())
+                        for op in reversed(xb.ops):
+                            live -= set(op.defs())
+                            live |= set(op.uses())
+                        live_in[x] = live | hoisted[x]
                         break
         for r, row in enumerate(rows):
             ordered = _lane_order(row)
