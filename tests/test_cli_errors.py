@@ -519,8 +519,10 @@ def _blocked_reading_stdin(pid: int) -> bool:
 
 
 @pytest.mark.skipif(sys.platform != "linux" or os.uname().machine != "x86_64", reason="reads /proc/PID/syscall")
-def test_ctrl_c_is_one_line_exit_130(tmp_path: Path) -> None:
-    """Ctrl-C while a command waits (here `hxdp exec` reading its program from stdin): one line, exit 130."""
+@pytest.mark.parametrize(("sig", "code", "word"), [(signal.SIGINT, 130, "interrupted"),
+                                                   (signal.SIGTERM, 143, "terminated")])
+def test_ctrl_c_and_sigterm_are_one_line(sig: int, code: int, word: str, tmp_path: Path) -> None:
+    """Ctrl-C or SIGTERM while a command waits (`hxdp exec` reading its program from stdin): one line, 130/143."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop(cli.DEBUG_ENV, None)
     proc = subprocess.Popen([sys.executable, "-m", "hxdp.cli", "exec", "--engine", "seq-model"], cwd=tmp_path,
@@ -531,14 +533,14 @@ def test_ctrl_c_is_one_line_exit_130(tmp_path: Path) -> None:
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "hxdp exec never waited on stdin"
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, err
-    assert err == "hxdp exec: interrupted\n"
+    assert proc.returncode == code, err
+    assert err == f"hxdp exec: {word}\n"
     assert list(tmp_path.iterdir()) == []
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
 import traceback
+from collections.abc import Iterator
 from typing import NoReturn
 
 from . import __version__
@@ -104,6 +108,31 @@ def _silence_stdout() -> None:
         pass
 
 
+class Terminated(SystemExit):
+    """SIGTERM/SIGHUP turned into an exception, so that cleanup (temporary files, namespaces) runs."""
+
+
+@contextlib.contextmanager
+def _terminate_raises() -> Iterator[None]:
+    """While a command runs (main thread only): SIGTERM/SIGHUP raise Terminated(128 + signal)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated(128 + signum)
+
+    old = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) in (signal.SIG_DFL, None):  # never override a handler someone installed
+            old[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -112,7 +141,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     name = f"hxdp {args.command}"
     try:
-        return int(args.func(args) or 0)
+        with _terminate_raises():
+            return int(args.func(args) or 0)
+    except Terminated as exc:
+        print(f"{name}: terminated", file=sys.stderr)
+        return int(exc.code or 1)
     except HxdpError as exc:
         if debug_enabled():
             traceback.print_exc()
