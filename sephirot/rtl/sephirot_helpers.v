@@ -30,6 +30,13 @@ module sephirot_helpers (
   output wire [31:0]     mid_o,
   input  wire [255:0]    mcfg_i,
   input  wire [31:0]     mcount_i,
+  output reg             mwa_en_o,        // map memory writes at the end of the row: slot (80 bytes, masked)
+  output reg  [31:0]     mwa_off_o,
+  output reg  [8*80-1:0] mwa_data_o,
+  output reg  [79:0]     mwa_mask_o,
+  output reg             mwb_en_o,        // and the region's entry count (u32)
+  output reg  [31:0]     mwb_off_o,
+  output reg  [31:0]     mwb_data_o,
   output wire            mw_en_o,
   output reg  [31:0]     mw_off_o,
   input  wire [8*80-1:0] mw_rdata_i,
@@ -53,6 +60,7 @@ module sephirot_helpers (
   localparam [31:0] H_CSUM = `SEPH_HELPER_CSUM_DIFF;
   localparam [31:0] H_LOOKUP = `SEPH_HELPER_MAP_LOOKUP_ELEM;
   localparam [31:0] H_REDIRMAP = `SEPH_HELPER_REDIRECT_MAP;
+  localparam [31:0] H_UPDATE = `SEPH_HELPER_MAP_UPDATE_ELEM;
 
   wire [63:0] r1 = args_i[63:0];
   wire [63:0] r2 = args_i[127:64];
@@ -70,12 +78,15 @@ module sephirot_helpers (
   wire        cs_go = req_i && id_i == H_CSUM && cs_off_q < csz;
   wire [32:0] cs_left = cs_off_q < {1'b0, fsz} ? {1'b0, fsz} - cs_off_q : csz - cs_off_q;
   always @(*) begin
-    hm_en_o = cs_go || k_go;
+    hm_en_o = cs_go || k_go || v_go;
     hm_size_o = (cs_left >= 33'd8) ? 4'd8 : cs_left[3:0];
     hm_addr_o = (cs_off_q < {1'b0, fsz}) ? r1[31:0] + cs_off_q[31:0] : r3[31:0] + (cs_off_q[31:0] - fsz);
     if (k_go) begin
       hm_size_o = (key_left >= 32'd8) ? 4'd8 : key_left[3:0];
       hm_addr_o = r2[31:0] + kcnt_q;
+    end else if (v_go) begin
+      hm_size_o = (val_left >= 32'd8) ? 4'd8 : val_left[3:0];
+      hm_addr_o = r3[31:0] + vcnt_q;
     end
   end
   wire [63:0] cs_words = {32'd0, hm_rdata_i[31:0]} + {32'd0, hm_rdata_i[63:32]};
@@ -116,7 +127,8 @@ module sephirot_helpers (
   localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
   localparam integer KMAX = `SEPH_MAP_KEY_MAX_HW;
   localparam integer SH = `SEPH_MAP_SLOT_HEADER;
-  wire        is_map   = (id_i == H_LOOKUP) || (id_i == H_REDIRMAP);
+  wire        is_map   = (id_i == H_LOOKUP) || (id_i == H_REDIRMAP) || (id_i == H_UPDATE);
+  wire        is_upd   = id_i == H_UPDATE;
   assign mid_o = r1[31:0] - HBASE;
   wire [7:0]  m_type   = mcfg_i[7:0];
   wire [31:0] m_ks     = {16'd0, mcfg_i[31:16]};
@@ -132,19 +144,28 @@ module sephirot_helpers (
                          m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
   wire        m_dev    = m_type == `SEPH_MAP_TYPE_DEVMAP || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
   wire        m_lpm    = m_type == `SEPH_MAP_TYPE_LPM_TRIE && id_i == H_LOOKUP;
+  wire [31:0] m_vs     = {16'd0, mcfg_i[47:32]};
+  // updates: arrays and hash maps without LRU (lru_hash and lpm_trie updates are not in hardware yet)
+  wire        upd_bad  = is_upd && (m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_LPM_TRIE ||
+                                    m_vs > KMAX || (m_hash && m_voff + m_vs > 32'd80));
   wire        handle_ok = r1[63:32] == 32'd0 && r1[31:0] >= HBASE && mid_o < mcount_i && mcfg_i[15:8] != 8'd0;
   wire [31:0] rflags   = r3[31:0];
   wire        rm_badflags = id_i == H_REDIRMAP && (r3[63:32] != 32'd0 || (rflags & ~32'h1B) != 32'd0);
   // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long, broadcast
-  wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash || m_lpm) || m_ks > KMAX ||
+  wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash || m_lpm) || m_ks > KMAX || upd_bad ||
                          (id_i == H_REDIRMAP && (!m_dev || (!rm_badflags && rflags[3]))));
 
   reg  [8*KMAX-1:0] key_q;
   reg  [31:0] kcnt_q;          // key bytes read
   reg         mdone_q, mhit_q, mprob_q;
   reg  [31:0] pidx_q, pn_q, mres_q, mval_q;
-  wire        k_go     = req_i && id_i == H_LOOKUP && !m_fault && kcnt_q < m_ks;
-  wire        kdone    = id_i == H_REDIRMAP || kcnt_q >= m_ks;
+  wire        k_go     = req_i && (id_i == H_LOOKUP || is_upd) && !m_fault && kcnt_q < m_ks;
+  reg  [8*KMAX-1:0] val_q;
+  reg  [31:0] vcnt_q;
+  wire        v_go     = req_i && is_upd && !m_fault && kcnt_q >= m_ks && vcnt_q < m_vs;
+  wire [31:0] val_left = m_vs - vcnt_q;
+  wire        kdone    = id_i == H_REDIRMAP || kcnt_q >= m_ks;   // probing starts once the key is in
+  wire        vdone    = !is_upd || vcnt_q >= m_vs;              // the value is read while probing
   wire [8*KMAX-1:0] key = (id_i == H_REDIRMAP) ? {{(8*KMAX-32){1'b0}}, r2[31:0]} : key_q;
   wire [31:0] key_left = m_ks - kcnt_q;
 
@@ -167,10 +188,15 @@ module sephirot_helpers (
   wire [31:0] hsh = hm0 ^ (hm0 >> 16);
 
   // one probe per cycle through the wide read port
+  wire [63:0] uflags   = r4;
+  wire        ubadfl   = is_upd && uflags > 64'd2;
+  reg         ufree_v_q, uhdr_q, ufound_q;
+  reg  [31:0] ufree_q, ucount_q, ures_q;
   wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
   assign mw_en_o = p_go;
   wire [31:0] a_idx    = key[31:0];
   wire [31:0] cur      = m_lpm ? pidx_q : (mprob_q ? pidx_q : (hsh & (m_slots - 32'd1)));
+  wire        u_hdr    = is_upd && m_hash && uhdr_q;   // this cycle reads the region header (entry count)
   wire [31:0] slot_off = m_off + m_doff + (m_array ? a_idx : cur) * m_ssz;
 
   // LPM trie: scan the slots below the high-water mark (header word 2), keep the longest matching prefix
@@ -204,7 +230,7 @@ module sephirot_helpers (
   reg         keq;
   integer ki;
   always @(*) begin
-    mw_off_o = (m_lpm && !lhdr_q) ? m_off : slot_off;
+    mw_off_o = ((m_lpm && !lhdr_q) || u_hdr) ? m_off : slot_off;
     keq = 1'b1;
     if (p_go && m_hash) for (ki = 0; ki < KMAX; ki = ki + 1)
       if (ki < m_ks && mw_rdata_i[8*(SH+ki) +: 8] != key[8*ki +: 8]) keq = 1'b0;
@@ -213,8 +239,34 @@ module sephirot_helpers (
   wire [31:0] s_val    = m_array ? mw_rdata_i[31:0] : mw_rdata_i[8*m_voff +: 32];
   wire [31:0] pn_next  = pn_q + 32'd1;
   wire [32:0] klines   = ({1'b0, m_ks} + 33'd15) >> 4;
-  wire [32:0] m_lat    = (id_i == H_LOOKUP) ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines)
-                                            : 33'd2 + {1'b0, pn_q};
+  wire [32:0] vlines   = ({1'b0, m_vs} + 33'd15) >> 4;
+  wire [32:0] m_lat    = (id_i == H_LOOKUP) ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines) :
+                         is_upd ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines) + vlines :
+                         33'd2 + {1'b0, pn_q};
+
+  // map memory writes of an update, at the end of its row
+  integer wb2;
+  always @(*) begin
+    mwa_en_o = 1'b0; mwa_off_o = mres_q; mwa_data_o = {8*80{1'b0}}; mwa_mask_o = 80'd0;
+    mwb_en_o = 1'b0; mwb_off_o = m_off; mwb_data_o = ucount_q + 32'd1;
+    if (finish && is_upd && !m_fault && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
+      mwa_en_o = 1'b1;
+      if (m_array) begin
+        for (wb2 = 0; wb2 < KMAX; wb2 = wb2 + 1)
+          if (wb2 < m_vs) begin mwa_data_o[8*wb2 +: 8] = val_q[8*wb2 +: 8]; mwa_mask_o[wb2] = 1'b1; end
+      end else begin
+        for (wb2 = 0; wb2 < 80; wb2 = wb2 + 1) begin
+          if (wb2 >= m_voff && wb2 < m_voff + m_vs) begin
+            mwa_data_o[8*wb2 +: 8] = val_q[8*(wb2 - m_voff) +: 8]; mwa_mask_o[wb2] = 1'b1;
+          end
+          if (!ufound_q && wb2 >= SH && wb2 < SH + m_ks) begin
+            mwa_data_o[8*wb2 +: 8] = key_q[8*(wb2 - SH) +: 8]; mwa_mask_o[wb2] = 1'b1;
+          end
+        end
+        if (!ufound_q) begin mwa_data_o[7:0] = 8'd1; mwa_mask_o[0] = 1'b1; mwb_en_o = 1'b1; end
+      end
+    end
+  end
 
   reg         busy_q;
   reg         redir_valid_q, redir_valid_d;
@@ -232,7 +284,8 @@ module sephirot_helpers (
       H_KTIME, H_PRANDOM, H_SMP: lat = 33'd0;
       H_REDIRECT, H_PRINTK: lat = 33'd1;
       H_CSUM: lat = csum_lat;
-      H_LOOKUP, H_REDIRMAP: lat = (mdone_q || rm_badflags) ? (rm_badflags ? 33'd3 : m_lat) : {33{1'b1}};
+      H_LOOKUP, H_REDIRMAP, H_UPDATE:
+        lat = ((mdone_q && vdone) || rm_badflags) ? (rm_badflags ? 33'd3 : m_lat) : {33{1'b1}};
       H_HEAD: adj_kind_o = 2'd0;
       H_TAIL: adj_kind_o = 2'd1;
       H_META: adj_kind_o = 2'd2;
@@ -254,12 +307,13 @@ module sephirot_helpers (
     done_o = finish;
     illegal_o = 1'b0;
     fault_o = finish && (!known || m_fault);
-    access_o = finish && known && (id_i == H_CSUM || id_i == H_LOOKUP) && cs_bad_q;
+    access_o = finish && known && (id_i == H_CSUM || id_i == H_LOOKUP || is_upd) && cs_bad_q;
     ret_o = 64'd0;
     case (id_i)
       H_KTIME:    ret_o = ktime_ns;
       H_CSUM:     ret_o = {48'd0, csum};
       H_LOOKUP:   ret_o = mhit_q ? {32'd0, `SEPH_MAP_BASE + mres_q} : 64'd0;
+      H_UPDATE:   ret_o = {{32{ures_q[31]}}, ures_q};
       H_REDIRMAP: ret_o = rm_badflags ? 64'd`SEPH_XDP_ABORTED : (mhit_q ? 64'd`SEPH_XDP_REDIRECT : {62'd0, rflags[1:0]});
       H_PRANDOM:  ret_o = {32'd0, rnd_next};
       H_REDIRECT: ret_o = (r2 != 64'd0) ? 64'd`SEPH_XDP_ABORTED : 64'd`SEPH_XDP_REDIRECT;
@@ -289,6 +343,8 @@ module sephirot_helpers (
       key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
       pidx_q <= 32'd0; pn_q <= 32'd0; mres_q <= 32'd0; mval_q <= 32'd0;
       lhdr_q <= 1'b0; lhigh_q <= 32'd0; lbest_q <= 32'd0; lfound_q <= 1'b0;
+      val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
+      ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
       if (k_go) begin
@@ -296,7 +352,38 @@ module sephirot_helpers (
         kcnt_q <= kcnt_q + {28'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
-      if (p_go && m_lpm) begin
+      if (v_go) begin
+        val_q[8*vcnt_q[5:0] +: 64] <= hm_rdata_i;
+        vcnt_q <= vcnt_q + {28'd0, hm_size_o};
+        if (hm_fault_i) cs_bad_q <= 1'b1;
+      end
+      if (p_go && is_upd && (ubadfl || m_array)) begin
+        mdone_q <= 1'b1; pn_q <= 32'd1; ures_q <= 32'd0;
+        if (ubadfl) ures_q <= -32'd22;                                    // -EINVAL
+        else if (a_idx >= m_max) ures_q <= -32'd7;                        // -E2BIG
+        else if (uflags == 64'd1) ures_q <= -32'd17;                      // BPF_NOEXIST: -EEXIST
+        mres_q <= slot_off;
+      end else if (p_go && is_upd && uhdr_q) begin                        // hash insert: entry count
+        mdone_q <= 1'b1; ucount_q <= mw_rdata_i[31:0];
+        if (mw_rdata_i[31:0] >= m_max || !ufree_v_q) ures_q <= -32'd7;   // -E2BIG
+        mres_q <= ufree_q;
+      end else if (p_go && is_upd) begin                                  // hash probe
+        pn_q <= pn_next;
+        if (s_state == 8'd1 && keq) begin
+          mdone_q <= 1'b1; ufound_q <= 1'b1; mres_q <= slot_off;
+          ures_q <= (uflags == 64'd1) ? -32'd17 : 32'd0;                  // NOEXIST: -EEXIST
+        end else if (s_state == 8'd0 || pn_next >= m_slots) begin
+          if (s_state == 8'd0 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; end
+          if (uflags == 64'd2 && m_type != `SEPH_MAP_TYPE_DEVMAP_HASH) begin
+            mdone_q <= 1'b1; ures_q <= -32'd2;                            // EXIST: -ENOENT
+          end else begin
+            uhdr_q <= 1'b1; ures_q <= 32'd0;
+          end
+        end else begin
+          if (s_state == 8'd2 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; end
+          mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
+        end
+      end else if (p_go && m_lpm) begin
         if (!lhdr_q) begin
           lhdr_q <= 1'b1; lhigh_q <= mw_rdata_i[95:64]; pidx_q <= 32'd0; lfound_q <= 1'b0; lbest_q <= 32'd0;
           if (mw_rdata_i[95:64] == 32'd0) begin
@@ -311,7 +398,7 @@ module sephirot_helpers (
             mdone_q <= 1'b1; mhit_q <= lfound_q || l_better; pn_q <= lhigh_q;
           end
         end
-      end else if (p_go) begin
+      end else if (p_go && !is_upd) begin
         pn_q <= pn_next;
         if (m_array) begin
           mdone_q <= 1'b1;
@@ -336,6 +423,7 @@ module sephirot_helpers (
         cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
         key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
         pidx_q <= 32'd0; pn_q <= 32'd0; lhdr_q <= 1'b0; lfound_q <= 1'b0;
+        val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;

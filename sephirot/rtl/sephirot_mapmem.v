@@ -29,6 +29,13 @@ module sephirot_mapmem #(
   input  wire [127:0]         host_wdata_i,
   output reg  [127:0]         host_rdata_o,
   // helper unit: wide read of WB bytes at a byte offset (map FSM: slot header, key and value in one cycle)
+  input  wire                 wa_en_i,        // helper writes (map updates), after the lanes' stores
+  input  wire [31:0]          wa_off_i,
+  input  wire [8*WB-1:0]      wa_data_i,
+  input  wire [WB-1:0]        wa_mask_i,
+  input  wire                 wb_en_i,
+  input  wire [31:0]          wb_off_i,
+  input  wire [31:0]          wb_data_i,
   input  wire                 hw_en_i,
   input  wire [31:0]          hw_off_i,
   output reg  [8*WB-1:0]      hw_rdata_o
@@ -93,6 +100,14 @@ module sephirot_mapmem #(
             if (wb < {28'd0, size_i[4*wi +: 4]})
               mem_q[addr_i[32*wi +: AW] + wb[AW-1:0]] <= wdata_i[64*wi + 8*wb +: 8];
     end
+    if (wa_en_i) begin  // two loops of WB/2 (each short enough to unroll)
+      for (hw = 0; hw < WB / 2; hw = hw + 1)
+        if (wa_mask_i[hw]) mem_q[wa_off_i[AW-1:0] + hw[AW-1:0]] <= wa_data_i[8*hw +: 8];
+      for (hw = WB / 2; hw < WB; hw = hw + 1)
+        if (wa_mask_i[hw]) mem_q[wa_off_i[AW-1:0] + hw[AW-1:0]] <= wa_data_i[8*hw +: 8];
+    end
+    if (wb_en_i)
+      for (hw = 0; hw < 4; hw = hw + 1) mem_q[wb_off_i[AW-1:0] + hw[AW-1:0]] <= wb_data_i[8*hw +: 8];
     if (host_we_i)
       for (hw = 0; hw < 16; hw = hw + 1) mem_q[{host_line_i, hw[3:0]}] <= host_wdata_i[8*hw +: 8];
   end

@@ -30,7 +30,7 @@ struct Options {
   bool loop = false;
   bool step = false;
   size_t keep = 100000;
-  uint64_t chunk = 256;
+  uint64_t chunk = 64;
 };
 
 bool parse_u64(const std::string& s, uint64_t* v) {

@@ -82,6 +82,8 @@ void BoardSim::drive() {
     if (off == 0) sop |= 1u << p;
     if (off + kFrame >= pk.data.size()) eop |= 1u << p;
     len = (len & ~(uint64_t(0xffff) << (16 * p))) | (uint64_t(pk.data.size()) << (16 * p));
+    if (driven_[p] == fired_[p]) continue;  // this frame is already on the port
+    driven_[p] = fired_[p];
     for (int w = 0; w < kFrame / 4; w++) {
       uint32_t v = 0;
       for (int b = 0; b < 4; b++) {
@@ -102,6 +104,7 @@ void BoardSim::sample() {
   for (int p = 0; p < kMaxPorts; p++) {
     if (!((fire >> p) & 1)) continue;
     if (in_off_[p] == 0) { order_.push_back(p); accepted_++; }
+    fired_[p]++;
     in_off_[p] += kFrame;
     if (in_off_[p] >= in_[p].front().data.size()) { in_[p].pop_front(); in_off_[p] = 0; }
   }

@@ -69,6 +69,8 @@ class BoardSim {
   // input ports: queued packets and the frame offset of the front packet
   std::deque<BoardPacket> in_[kMaxPorts];
   size_t in_off_[kMaxPorts] = {};
+  uint64_t fired_[kMaxPorts] = {};            // frames taken per port
+  uint64_t driven_[kMaxPorts] = {~0ull, ~0ull, ~0ull, ~0ull};  // fired_ count when the data was last driven
   std::deque<int> order_;         // input port of each packet in the core, in order
   std::deque<BoardOutput> results_;  // core results waiting for their output frames
   std::deque<BoardOutput> outputs_;  // finished packets (bounded by keep_)
