@@ -95,7 +95,8 @@ def big_c_source(n_blocks: int, seed: int = 1) -> str:
         off = rng.randrange(56)
         k = rng.randrange(1, 1 << 16)
         body.append(f"\th{a} = h{b} * {k}u + p[{off}];")
-        body.append(f"\tif ((h{a} & {rng.randrange(1, 255)}) == {rng.randrange(8)}) h{c} ^= h{b} >> {rng.randrange(1, 31)};"
+        body.append(f"\tif ((h{a} & {rng.randrange(1, 255)}) == {rng.randrange(8)})"
+                    f" h{c} ^= h{b} >> {rng.randrange(1, 31)};"
                     f" else h{c} += p[{rng.randrange(56)}] << {rng.randrange(1, 16)};")
         if i % 7 == 0:
             body.append(f"\tp[{rng.randrange(56)}] = (unsigned char)h{c};")
@@ -137,8 +138,8 @@ def random_equivalence(count: int, size: int) -> dict:
         ipcs.append(res.report["static_ipc"])
         if check(p, res.rom, random_packets(seed)):
             bad.append(seed)
-    return {"programs": count, "size": size, "mismatching_seeds": bad, "mean_static_ipc": round(statistics.mean(ipcs), 3),
-            "seconds": round(time.perf_counter() - t0, 1)}
+    return {"programs": count, "size": size, "mismatching_seeds": bad,
+            "mean_static_ipc": round(statistics.mean(ipcs), 3), "seconds": round(time.perf_counter() - t0, 1)}
 
 
 def main() -> int:
