@@ -306,7 +306,7 @@ class Generator:
         if ctx.depth < 3:
             kinds += [("guard", 5)]
         if not ctx.in_loop and ctx.depth < 3:
-            kinds += [("loop", 3), ("adjust", 3), ("pktloop", 3)]
+            kinds += [("loop", 3), ("adjust", 3), ("pktloop", 3), ("meta", 2)]
         if ctx.mvals:
             kinds += [("atomic", 8), ("mvwr", 5)]
         kinds = [(k, w) for k, w in kinds if k not in self.exclude]
@@ -526,6 +526,22 @@ class Generator:
                        "data = (void *)(long)ctx->data;", "data_end = (void *)(long)ctx->data_end;",
                        f"if (data + {ctx.klen} > data_end)", f"\treturn {b};", "p = data;"])
 
+    def s_meta(self, ctx: _Ctx) -> Node:
+        """bpf_xdp_adjust_meta, then metadata written and read through ctx->data_meta (checked against data)."""
+        r = self.r
+        d = r.choice((-4, -8, -16, -32, -36, -40, 4, 8))
+        a, b = r.randrange(5), r.randrange(5)
+        mt = self.fresh("mt")
+        n = r.choice((4, 8, 16, 32))
+        w = r.randrange(0, n // 4) * 4
+        return Simple([f"if (bpf_xdp_adjust_meta(ctx, {d}))", f"\treturn {a};",
+                       "data = (void *)(long)ctx->data;", "data_end = (void *)(long)ctx->data_end;",
+                       f"if (data + {ctx.klen} > data_end)", f"\treturn {b};", "p = data;",
+                       "{", f"\t__u8 *{mt} = (void *)(long)ctx->data_meta;",
+                       f"\tif ((void *)({mt} + {n}) <= data) {{",
+                       f"\t\t*(__u32 *)({mt} + {w}) = (__u32){self.operand(ctx)};",
+                       f"\t\t{self.var()} ^= *(__u32 *)({mt} + {r.randrange(0, n // 4) * 4});", "\t}", "}"])
+
     def s_ret(self, ctx: _Ctx) -> Node:
         return Block([f"if ({self.cond(ctx)})"], [Simple([f"return {self.action_expr(ctx)};"])])
 
@@ -553,11 +569,11 @@ class Generator:
 
 # Statement kinds (Generator.s_<kind>) and "redirect_map" (in computed exits) that `exclude` may name.
 FEATURES = ("alu", "asm", "pktrd", "pktwr", "if", "stack", "map", "mapupd", "mapdel", "csum", "ret", "guard", "loop",
-            "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop", "copy")
-# What the RTL's helper unit does not implement yet (a call ends the packet with a helper fault): map update and
-# delete (lookups, csum_diff and redirect_map are in since b0126e6/893455b). `hxdp fuzz --exclude rtl` leaves
-# them out.
-EXCLUDE_PRESETS = {"rtl": frozenset({"mapupd", "mapdel"})}
+            "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop", "copy", "meta")
+# What the RTL does not implement yet: map update and delete (a call ends the packet with a helper fault;
+# lookups, csum_diff and redirect_map are in since b0126e6/893455b), and bpf_xdp_adjust_head with metadata in
+# front of data (-EINVAL instead of moving it; tests/fuzz_cases/rtl_adjust_head_with_meta). `--exclude rtl`.
+EXCLUDE_PRESETS = {"rtl": frozenset({"mapupd", "mapdel", "meta"})}
 
 
 def parse_exclude(text: str | None) -> frozenset[str]:
@@ -681,6 +697,7 @@ class Outcome:
 
     results: list[Any]
     maps: list[MapDump | None]
+    meta: bool = True  # the side reports XDP metadata (RunResult.meta); rtl.py does not
 
 
 def kernel_outcome(obj: Path, prog: str, packets: list[bytes], cfg: dict[str, Any]) -> Outcome:
@@ -715,7 +732,7 @@ def engine_outcome(engine: str, program: Any, packets: list[bytes], cfg: dict[st
 
             sim = RtlSim(cr.rom, layout=cr.layout, state=state)
             res = sim.run_packets(list(packets))
-            return Outcome(res, [None] * (len(packets) - 1) + [state.dump()])
+            return Outcome(res, [None] * (len(packets) - 1) + [state.dump()], meta=False)
         from .vliwmodel import VliwModel
 
         model = VliwModel(cr.rom, state)
@@ -737,6 +754,8 @@ def first_divergence(kern: Outcome, eng: Outcome) -> tuple[int, str, list[str]] 
         fault = [f"engine fault: {e.fault}"] if e.fault else []
         if k.packet != e.packet:
             return i, "bytes", byte_diff(k.packet, e.packet) + fault
+        if kern.meta and eng.meta and k.meta != e.meta:
+            return i, "meta", [f"kernel {k.meta.hex() or '-'}", f"engine {e.meta.hex() or '-'}"] + fault
         if eng.maps[i] is not None:
             kmaps = kern.maps[i]
             assert kmaps is not None
@@ -929,7 +948,7 @@ def write_case_src(folder: Path, src: str, name: str, packets: list[bytes], cfg:
     write_pcap(folder / "packets.pcap", packets)
     (folder / "maps.json").write_text(json.dumps(cfg, indent=1) + "\n")
     kern = kernel_outcome(obj, name, packets, cfg)
-    expected = [{"action": r.action, "packet": r.packet.hex(),
+    expected = [{"action": r.action, "packet": r.packet.hex(), "meta": r.meta.hex(),
                  "maps": dump_to_config(m)["maps"]} for r, m in zip(kern.results, kern.maps, strict=True)]
     case = {"prog": name, "engine": engine, "note": note, "known": known or {}, "expected": expected}
     (folder / "case.json").write_text(json.dumps(case, indent=1) + "\n")
@@ -954,10 +973,11 @@ def recorded_outcome(case: dict[str, Any]) -> Outcome:
 
     res, maps = [], []
     for e in case["expected"]:
-        res.append(RunResult(action=e["action"], packet=bytes.fromhex(e["packet"])))
+        res.append(RunResult(action=e["action"], packet=bytes.fromhex(e["packet"]),
+                             meta=bytes.fromhex(e.get("meta", ""))))
         maps.append({name: {bytes.fromhex(x["key"]): bytes.fromhex(x["value"]) for x in entries}
                      for name, entries in e["maps"].items()})
-    return Outcome(res, maps)
+    return Outcome(res, maps, meta=all("meta" in e for e in case["expected"]))
 
 
 def tmpdir(prefix: str = "hxdp-fuzz-") -> Path:
