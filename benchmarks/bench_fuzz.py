@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -41,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     engines = tuple(dict.fromkeys(args.engine or ["seq-model", "vliw-model"]))
     t0 = time.time()
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
     runs = []
     main_run = run_campaign(args.count, args.packets, args.seed, engines, jobs=args.jobs,
                             out=Path(args.out) / "main", minimise=args.minimise, progress=sys.stderr.isatty())
@@ -57,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "fuzz",
         "machine": platform.node(),
         "kernel": platform.release(),
+        "commit": commit,  # the generator (hxdp/fuzz.py) decides which programs a seed gives
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
         "seconds": round(time.time() - t0, 1),
         "programs": sum(r["programs"] for r in runs),
