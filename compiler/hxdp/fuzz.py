@@ -812,25 +812,26 @@ def run_batch(seed: int, indices: list[int], npackets: int, engines: tuple[str, 
     workdir.mkdir(parents=True, exist_ok=True)
     obj = workdir / f"batch_{seed}_{indices[0]}.o"
     out: list[CaseResult] = []
+    objs = [obj]
     try:
         compile_c(render_object(progs), obj)
-    except FuzzError as exc:
+        out = _check_all(seed, indices, progs, obj, npackets, engines)
+    except FuzzError:
         # one bad function spoils the batch: compile them one by one to find it
         out = []
         for i, p in zip(indices, progs, strict=True):
             one = workdir / f"one_{seed}_{i}.o"
+            objs.append(one)
             try:
                 compile_c(render_object([p]), one)
-            except FuzzError as e1:
-                out.append(CaseResult(i, p.name, "clang", str(e1)[-400:]))
+            except FuzzError as exc:
+                out.append(CaseResult(i, p.name, "clang", str(exc)[-400:]))
                 continue
             out += _check_all(seed, [i], [p], one, npackets, engines)
-        del exc
-        return out
-    out = _check_all(seed, indices, progs, obj, npackets, engines)
     if not keep:
-        for f in (obj, obj.with_suffix(".c")):
-            f.unlink(missing_ok=True)
+        for o in objs:
+            for f in (o, o.with_suffix(".c")):
+                f.unlink(missing_ok=True)
     return out
 
 
