@@ -8,6 +8,7 @@ import importlib
 import os
 import signal
 import sys
+import sysconfig
 import threading
 import traceback
 from collections.abc import Iterator
@@ -99,6 +100,12 @@ def _os_error_text(exc: OSError) -> str:
     return f"{where}: {what}" if where else what
 
 
+def _is_project_file(filename: str) -> bool:
+    """Not the standard library, an installed package or a frozen module: where a bug is worth pointing at."""
+    libs = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return not filename.startswith("<") and not any(filename.startswith(d + os.sep) for d in libs)
+
+
 def _silence_stdout() -> None:
     """After a broken pipe (`hxdp ... | head`), keep the interpreter from failing again when it flushes stdout."""
     try:
@@ -167,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line, but distinguishable (exit 3) and never silent
         if debug_enabled():
             raise
-        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-        at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
+        frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+        ours = [f for f in frames if _is_project_file(f.filename)] or frames  # deepest frame outside libraries
+        at = f" at {os.path.basename(ours[-1].filename)}:{ours[-1].lineno}" if ours else ""
         print(f"{name}: internal error: {type(exc).__name__}: {one_line(str(exc))}{at} "
               f"(a bug; rerun with {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
