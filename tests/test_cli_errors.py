@@ -133,6 +133,7 @@ def bad_inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (d / "trunc.o").write_bytes(blob[:1000])
     (d / "elfmagic.o").write_bytes(blob[:4])
     write_pcap(d / "in.pcap", generate(2, 4, 64, "udp", 1))
+    write_pcap(d / "zero.pcap", [])
     pcap = (d / "in.pcap").read_bytes()
     (d / "trunc.pcap").write_bytes(pcap[: 24 + 16 + 30])
     (d / "short.pcap").write_bytes(pcap[:10])
@@ -321,6 +322,12 @@ CASES = [
          (KERNEL,)),
     case(f"kernel-run in/fw.o {FWPCAP} --maps in/oob.json", 1, "in/oob.json: maps.tx_port[0]: map tx_port: update "
          "of key 09000000 refused (E2BIG", (), (KERNEL,)),
+    case("kernel-run in/xdp_drop.o --pcap in/zero.pcap", 1, "in/zero.pcap: no packets", (), (KERNEL,)),
+    case("diff in/xdp_drop.o --pcap in/zero.pcap", 1, "in/zero.pcap: no packets (nothing to compare)",
+         ("hxdp-repro",), (KERNEL,)),
+    case(f"baseline in/xdp_drop.o --pcap in/zero.pcap {BASE}", 1, "in/zero.pcap: no packets to measure", (),
+         (KERNEL,)),
+    case("run in/drop.rom --pcap in/zero.pcap", 1, "in/zero.pcap: no packets"),
     # diff: the engine side checks the same configurations with the models' maps (MapState)
     case(f"diff in/fw.o {FWPCAP} --engine seq-model --maps in/random.bin", 1, "in/random.bin: not a JSON map "
          "configuration", ("hxdp-repro",), (KERNEL,)),

@@ -586,6 +586,8 @@ def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, prog: 
     say = progress or (lambda msg: None)
     config = load_config(maps)
     frames = read_pcap(pcap)
+    if not frames:
+        raise PcapError(f"{pcap}: no packets to measure")
     for i, f in enumerate(frames):
         if len(f) < 14:
             raise PcapError(f"{pcap}: packet {i} is {len(f)} bytes, shorter than an Ethernet header")

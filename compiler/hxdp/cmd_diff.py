@@ -38,6 +38,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.repro and Path(args.repro).exists() and not Path(args.repro).is_dir():
         raise HxdpError(f"--repro {args.repro}: exists and is not a folder")
     packets = read_pcap(args.pcap)
+    if not packets:
+        raise HxdpError(f"{args.pcap}: no packets (nothing to compare)")
     progress = None
     if sys.stderr.isatty() and len(packets) >= PROGRESS_MIN_PACKETS:
         from tqdm import tqdm

@@ -81,6 +81,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.out:
         check_writable(args.out, "output pcap")
     packets = _read_pcap(args.pcap)
+    if not packets:
+        raise PcapError(f"{args.pcap}: no packets")
     results = []
     if args.loader == "hxdp":
         from .elf import load_program
