@@ -323,6 +323,8 @@ CASES = [
     case(f"kernel-run in/fw.o {FWPCAP} --maps in/oob.json", 1, "in/oob.json: maps.tx_port[0]: map tx_port: update "
          "of key 09000000 refused (E2BIG", (), (KERNEL,)),
     case("kernel-run in/xdp_drop.o --pcap in/zero.pcap", 1, "in/zero.pcap: no packets", (), (KERNEL,)),
+    case(f"kernel-run in/xdp_drop.o {PCAP} --rxq -1", 1, "rx_queue_index -1: must be a u32", (), (KERNEL,)),
+    case(f"kernel-run in/xdp_drop.o {PCAP} --ifindex 99999", 1, "ENODEV", (), (KERNEL,)),
     case("diff in/xdp_drop.o --pcap in/zero.pcap", 1, "in/zero.pcap: no packets (nothing to compare)",
          ("hxdp-repro",), (KERNEL,)),
     case(f"baseline in/xdp_drop.o --pcap in/zero.pcap {BASE}", 1, "in/zero.pcap: no packets to measure", (),

@@ -677,6 +677,9 @@ def _prog_test_run(
     (data_meta..data) in front of the frame in data_out and its length in the output context's `data`."""
     if len(packet) < ETH_HLEN:
         raise KernelError(f"packet of {len(packet)} bytes: the kernel's test run needs at least {ETH_HLEN}")
+    for what, v in (("ingress ifindex", ingress_ifindex), ("rx_queue_index", rx_queue_index)):
+        if not 0 <= v < 2**32:
+            raise KernelError(f"{what} {v}: must be a u32 (0 .. {2**32 - 1})")
     data = ctypes.create_string_buffer(packet, len(packet))
     dout = ctypes.create_string_buffer(DATA_OUT_SIZE) if out else None
     ctx = struct.pack("<6I", 0, len(packet), 0, ingress_ifindex, rx_queue_index, 0)
