@@ -190,8 +190,9 @@ def test_operator_workflow(board: SimBoard, server, objs, compiled, tmp_path: Pa
     # counters agree with the outputs
     c = H.read_counters(board)
     assert c["rx"] == 20 + len(outs)
-    assert c["tx"] == actions.count(params.XDP_TX) and c["pass"] == 20 + actions.count(params.XDP_PASS)
-    assert c["drop"] == actions.count(params.XDP_DROP) and c["aborted"] == 0
+    assert c["tx"] == c["xdp_tx"] == actions.count(params.XDP_TX)
+    assert c["xdp_pass"] == 20 + actions.count(params.XDP_PASS)
+    assert c["drop"] == c["xdp_drop"] == actions.count(params.XDP_DROP) and c["xdp_aborted"] == 0
     # dump-imem shows the DROP program
     assert cli("dump-imem", "--board", spec) == 0
     text = capsys.readouterr().out
@@ -551,7 +552,7 @@ def test_tap_bump_in_the_wire(compiled) -> None:  # noqa: ANN001
             H.BoardMaps(b, res.layout).update("gmode.data", bytes(4), params.XDP_DROP.to_bytes(4, "little"))
             assert udp() == 0
             c = H.read_counters(b)
-            assert c["drop"] == 5 and c["pass"] >= 5 and b.stat()["tap_in"] == c["rx"]
+            assert c["drop"] == 5 and c["xdp_pass"] >= 5 and b.stat()["tap_in"] == c["rx"]
         finally:
             for n in ns:
                 subprocess.run(["ip", "netns", "del", n], capture_output=True)
@@ -616,3 +617,20 @@ def test_cli_serve_monitor_out(compiled, tmp_path: Path, capsys) -> None:  # noq
             proc.kill()
             proc.wait()
         proc.stderr.close()
+
+
+@needs_sim
+def test_redirect_counters(board: SimBoard, compiled) -> None:  # noqa: ANN001
+    """bpf_redirect to the other port: the redirect target per packet, REDIRECT and TX counters."""
+    _rom, res = compiled["redir"]
+    H.configure_and_inject(board, res.rom, res.layout)
+    board.write32(params.AXI_CNT_CLEAR, 1)
+    pkts = ipv4_packets(6)
+    board.inject(pkts[:4], port=0)
+    board.inject(pkts[4:], port=1)
+    board.wait()
+    outs = board.outputs()
+    assert sorted((o.port, o.action, o.redirect) for o in outs) == [(0, params.XDP_REDIRECT, 2)] * 4 + \
+        [(1, params.XDP_REDIRECT, 1)] * 2
+    c = H.read_counters(board)
+    assert c["xdp_redirect"] == 6 and c["tx"] == 6 and c["xdp_tx"] == 0 and c["drop"] == 0 and c["rx"] == 6

@@ -446,7 +446,8 @@ def parse_bytes(text: str, what: str = "key") -> bytes:
 
 # --- counters --------------------------------------------------------------------------------------------------------
 COUNTERS = {"rx": params.AXI_CNT_RX, "tx": params.AXI_CNT_TX, "drop": params.AXI_CNT_DROP}
-ACTION_COUNTERS = {params.ACTION_NAMES[a].lower(): params.AXI_CNT_ACTION_BASE + 4 * a for a in range(5)}
+# per-action counters are named xdp_<action> (rx/tx/drop are the original design's aggregate counters)
+ACTION_COUNTERS = {"xdp_" + params.ACTION_NAMES[a].lower(): params.AXI_CNT_ACTION_BASE + 4 * a for a in range(5)}
 
 
 def read_counters(board: Board, extended: bool = True) -> dict[str, int]:
@@ -456,6 +457,7 @@ def read_counters(board: Board, extended: bool = True) -> dict[str, int]:
         names += list(ACTION_COUNTERS) + ["faults", "cycles_lo", "cycles_hi"]
         addrs += list(ACTION_COUNTERS.values()) + [params.AXI_CNT_FAULTS, params.AXI_CNT_CYCLES_LO,
                                                    params.AXI_CNT_CYCLES_HI]
+    assert len(set(names)) == len(names)
     vals = dict(zip(names, board.read_many(addrs), strict=True))
     if extended:
         vals["cycles"] = vals.pop("cycles_lo") | (vals.pop("cycles_hi") << 32)
@@ -498,13 +500,13 @@ class Monitor:
 
 def format_sample(s: dict[str, float], totals: dict[str, int]) -> str:
     text = (f"RX {s['rx_mpps']:8.3f} Mpps  TX {s['tx_mpps']:8.3f} Mpps  DROP {s['drop_mpps']:8.3f} Mpps")
-    if "redirect" in s:
-        text += f"  REDIRECT {s['redirect_mpps']:8.3f} Mpps  PASS {s['pass_mpps']:8.3f} Mpps"
+    if "xdp_redirect" in s:
+        text += f"  REDIRECT {s['xdp_redirect_mpps']:8.3f} Mpps  PASS {s['xdp_pass_mpps']:8.3f} Mpps"
     if s.get("cycles"):
         text += f"  | at {params.CLOCK_MHZ} MHz: {s['rx_mpps_clock']:7.2f} Mpps"
     text += f"  | totals rx {totals['rx']} tx {totals['tx']} drop {totals['drop']}"
-    if "redirect" in totals:
-        text += f" redirect {totals['redirect']} pass {totals['pass']} aborted {totals['aborted']}"
+    if "xdp_redirect" in totals:
+        text += f" redirect {totals['xdp_redirect']} pass {totals['xdp_pass']} aborted {totals['xdp_aborted']}"
     return text
 
 

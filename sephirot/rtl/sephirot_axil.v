@@ -189,6 +189,23 @@ module sephirot_axil #(
   wire        clr = wr_go && cnt_clr;
   wire [2:0]  act = res_action_i[2:0];
   wire        act_std = res_action_i <= 32'd4;
+  // one increment per counter and cycle, computed first (a single write per counter)
+  reg [NCNT-1:0] inc;
+  always @(*) begin
+    inc = {NCNT{1'b0}};
+    if (pkt_done_i) begin
+      inc[0] = 1'b1;
+      inc[1] = act_std && (act == 3'd3 || act == 3'd4);
+      inc[2] = act_std && (act == 3'd0 || act == 3'd1);
+      inc[3] = act_std && act == 3'd0;
+      inc[4] = act_std && act == 3'd1;
+      inc[5] = act_std && act == 3'd2;
+      inc[6] = act_std && act == 3'd3;
+      inc[7] = act_std && act == 3'd4;
+      inc[8] = !act_std;
+      inc[9] = res_fault_i != 3'd0;
+    end
+  end
   integer ci;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -199,14 +216,7 @@ module sephirot_axil #(
       cyc_q <= 64'd0;
     end else begin
       cyc_q <= cyc_q + 64'd1;
-      if (pkt_done_i) begin
-        cnt_q[0] <= cnt_q[0] + 32'd1;
-        if (act_std && (act == 3'd3 || act == 3'd4)) cnt_q[1] <= cnt_q[1] + 32'd1;
-        if (act_std && (act == 3'd0 || act == 3'd1)) cnt_q[2] <= cnt_q[2] + 32'd1;
-        if (act_std) cnt_q[3 + act] <= cnt_q[3 + act] + 32'd1;
-        else cnt_q[8] <= cnt_q[8] + 32'd1;
-        if (res_fault_i != 3'd0) cnt_q[9] <= cnt_q[9] + 32'd1;
-      end
+      for (ci = 0; ci < NCNT; ci = ci + 1) cnt_q[ci] <= cnt_q[ci] + {31'd0, inc[ci]};
     end
   end
 
