@@ -123,7 +123,7 @@ def disasm_rom_lines(rom: Rom, layout: MapLayout | None = None) -> list[str]:
     lines = [header.rstrip()]
     for r, row in enumerate(rom.rows):
         cols = [rom_lane_text(row, k, r, layout) for k in range(rom.lanes)]
-        lines.append((f"{r:4d}  " + "".join(f"{c:<{LANE_WIDTH}}" for c in cols)).rstrip())
+        lines.append((f"{r:4d}  " + "".join(f"{c:<{LANE_WIDTH - 2}}  " for c in cols)).rstrip())  # 2 spaces at least
     return lines
 
 
