@@ -61,8 +61,8 @@ def test_random_programs_without_optimisations() -> None:
 def test_random_programs_many(request: pytest.FixtureRequest) -> None:
     if "slow" not in (request.config.getoption("-m") or "") and not os.environ.get("HXDP_SLOW"):
         pytest.skip("3,500 random programs (about 5 minutes): run with -m slow or HXDP_SLOW=1")
-    _random_check(range(10_000, 13_000), 80)
-    _random_check(range(20_000, 20_500), 200)
+    _random_check(range(10_000, 13_000), 80, CompileOptions(imem_rows=1 << 20))
+    _random_check(range(20_000, 20_500), 200, CompileOptions(imem_rows=1 << 20))  # longer than 256 rows
 
 
 def test_random_programs_use_every_feature() -> None:
