@@ -106,10 +106,12 @@ def cmd_shutdown(args: argparse.Namespace) -> int:
 def cmd_axi(args: argparse.Namespace) -> int:
     from .hosttools import axi, parse_u32
 
+    addr = parse_u32(args.address, "address")  # arguments are checked before a board is contacted
+    value = None if args.write is None else parse_u32(args.write)
     if args.iface:
         args.board = f"sume:{args.iface}"
     with board_from_args(args) as b:
-        out = axi(b, parse_u32(args.address, "address"), None if args.write is None else parse_u32(args.write))
+        out = axi(b, addr, value)
     if out:
         print(out)
     return 0
@@ -276,8 +278,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         q = sub.add_parser(name, parents=[bp], help=hlp)
         q.set_defaults(func=fn)
     q = sub.add_parser("send", parents=[bp], help="send a pcap into an input port")
-    q.add_argument("pcap")
-    q.add_argument("--port", type=int, default=0)
+    q.add_argument("pcap", help="Ethernet pcap to send")
+    q.add_argument("--port", type=int, default=0, help="input port (default 0; port k has ingress_ifindex k+1)")
     q.add_argument("--loop", action="store_true", help="replay in a loop at full speed (until stop-replay)")
     q.add_argument("--wait", action="store_true", help="return when every packet has left the board")
     q.set_defaults(func=cmd_send)
@@ -312,11 +314,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ms = m.add_subparsers(dest="maps_cmd", metavar="OP", required=True)
     ms.add_parser("list", help="maps with their entry counts")
     x = ms.add_parser("dump", help="entries as bpftool-like JSON")
-    x.add_argument("name", nargs="?")
+    x.add_argument("name", nargs="?", help="map name (default: every map)")
     for op, hlp in (("lookup", "NAME KEY"), ("update", "NAME KEY VALUE [flags any|noexist|exist]"),
                     ("delete", "NAME KEY")):
         x = ms.add_parser(op, help=hlp)
-        x.add_argument("name")
+        x.add_argument("name", help="map name (as in the map layout file)")
         x.add_argument("operands", nargs="+", help="hex bytes, or bpftool style: key hex .. value hex ..")
     x = ms.add_parser("line", help="read (or write) one raw 128-bit map line")
     x.add_argument("line", help="line number (byte offset / 16)")
@@ -331,9 +333,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mo.set_defaults(func=cmd_monitor)
 
     lo = subparsers.add_parser("load", parents=[bp], help="compile an XDP object, configure its maps, inject it")
-    lo.add_argument("object")
-    lo.add_argument("--section")
-    lo.add_argument("--prog")
+    lo.add_argument("object", help="eBPF ELF object (clang -target bpf)")
+    lo.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
+    lo.add_argument("--prog", help="function name of the program")
     lo.add_argument("--config", help="initial map configuration (JSON)")
     lo.add_argument("-o", "--output", help="also save the ROM (and PROG.maps.json next to it)")
     lo.add_argument("--no-hold", action="store_true", help="do not hold the input while loading")
