@@ -962,11 +962,26 @@ def resize_frame(frame: bytes, size: int) -> bytes:
     return out[:size]
 
 
+def _forwarded_frame(ctx: Context, name: str, size: int) -> bytes:
+    """The first frame of the program's traffic, resized, that the program sends out (TX or REDIRECT) from its
+    initial maps (the VLIW model decides); a dropped frame has no 'last byte out'."""
+    from .vliwmodel import VliwModel
+
+    cr = compile_variant(ctx, name)
+    frames = program_frames(ctx, name)
+    for f in frames:
+        rf = resize_frame(f, size)
+        res = VliwModel(cr.rom, map_state(ctx, name, cr.layout)).run(rf)
+        if res.action in (params.XDP_TX, params.XDP_REDIRECT):
+            return rf
+    raise NotAvailable(f"no frame of {name}'s traffic resized to {size} B is sent out (TX/REDIRECT)")
+
+
 def m_latency(ctx: Context, key: str) -> Record:
     """latency:NAME:SIZE: first byte in to last byte out in the RTL, ns at 156.25 MHz, one packet at a time."""
     _, name, size_s = key.split(":")
     size = int(size_s)
-    frame = resize_frame(program_frames(ctx, name)[0], size)
+    frame = _forwarded_frame(ctx, name, size)
     results, sim = rtl_run(ctx, name, [frame])
     st = _stamps(sim)
     if len(st) != 1:
