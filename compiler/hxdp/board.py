@@ -249,8 +249,13 @@ class SimBoard(Board):
         self.pipeline([f"I {port} {bytes(p).hex() or '-'}" for p in packets])
 
     def wait(self, max_cycles: int | None = None) -> int:
-        """Run until every queued packet has left the board; returns the cycle count."""
-        return int(self.request("WAIT" if max_cycles is None else f"WAIT {max_cycles}"))
+        """Run until every queued packet has left the board; returns the cycle count (no socket timeout)."""
+        old = self._sock.gettimeout()
+        self._sock.settimeout(None)
+        try:
+            return int(self.request("WAIT" if max_cycles is None else f"WAIT {max_cycles}"))
+        finally:
+            self._sock.settimeout(old)
 
     def run(self, cycles: int) -> int:
         return int(self.request(f"RUN {cycles}"))
