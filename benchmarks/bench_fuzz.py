@@ -39,7 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minimise", type=int, default=3)
     ap.add_argument("--out", default="/tmp/hxdp-bench-fuzz", help="reproducer folder (not part of the repository)")
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "out" / "fuzz.json"))
+    ap.add_argument("--merge", nargs="+", metavar="SUMMARY",
+                    help="do not run: merge the summary.json/progress.json of campaigns split with --start")
+    ap.add_argument("--note", default="", help="free text stored in the JSON")
     args = ap.parse_args(argv)
+    if args.merge:
+        runs = [json.loads(Path(f).read_text()) for f in args.merge]
+        return write_result(runs, Path(args.json), time.time(), "", args.note)
     engines = tuple(dict.fromkeys(args.engine or ["seq-model", "vliw-model"]))
     t0 = time.time()
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -56,25 +62,34 @@ def main(argv: list[str] | None = None) -> int:
                                exclude=ex)
         print(render_text(rtl_run), flush=True)
         runs.append(rtl_run)
+    return write_result(runs, Path(args.json), t0, commit, args.note)
+
+
+def write_result(runs: list[dict], out: Path, t0: float, commit: str, note: str) -> int:
+    """Totals over the campaigns and the campaigns themselves; exit status 1 on any divergence or engine error."""
+    programs = sum(r["programs"] for r in runs)
+    rejected = sum(r["verifier_rejected"] for r in runs)
     result = {
         "benchmark": "fuzz",
         "machine": platform.node(),
         "kernel": platform.release(),
         "commit": commit,  # the generator (hxdp/fuzz.py) decides which programs a seed gives
+        "note": note,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
-        "seconds": round(time.time() - t0, 1),
-        "programs": sum(r["programs"] for r in runs),
+        "seconds": round(sum(r["seconds"] for r in runs), 1),
+        "programs": programs,
+        "verifier_rejected": rejected,
+        "verifier_rejection_rate": round(rejected / programs, 4) if programs else 0.0,
         "packets": sum(r["packets_run"] for r in runs),
         "divergent_programs": sum(r["divergent_programs"] for r in runs),
         "engine_errors": sum(len(r["engine_errors"]) for r in runs),
         "campaigns": runs,
     }
-    out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {out}")
+    print(f"wrote {out}: {programs} programs, {result['packets']} packets, {rejected} rejected by the verifier, "
+          f"{result['divergent_programs']} divergent, {result['engine_errors']} engine errors")
     return 1 if result["divergent_programs"] or result["engine_errors"] else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
