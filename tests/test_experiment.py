@@ -192,3 +192,14 @@ def test_partial_runs_accumulate_in_summary(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert [c["name"] for c in doc["checks"]] == ["a ran", "b ran"]
     assert "## a: a" in (tmp_path / "results.md").read_text()
+
+
+def test_resume_starts_over_when_the_sources_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    reg, meas = _fake_registry(calls, set(), set())
+    E.run_experiments([], tmp_path, registry=reg, measures=meas, progress=False)
+    E.run_experiments([], tmp_path, resume=True, registry=reg, measures=meas, progress=False)
+    assert len(calls) == 5  # same sources: everything reused
+    monkeypatch.setattr(E, "code_fingerprint", lambda: "changed")
+    E.run_experiments([], tmp_path, resume=True, registry=reg, measures=meas, progress=False)
+    assert len(calls) == 10  # other sources: measured again

@@ -192,12 +192,40 @@ def load_checkpoint(path: Path) -> dict[str, Record]:
             continue
         try:
             entry = json.loads(line)
+            if "fingerprint" in entry:
+                continue
             done[entry["point"]] = entry["record"]
         except (ValueError, KeyError, TypeError) as exc:
             if i == len(lines) - 1:
                 break
             raise ExperimentError(f"{path}:{i + 1}: not a checkpoint line ({exc})") from None
     return done
+
+
+FINGERPRINT_SOURCES = (("compiler/hxdp", "*.py"), ("sephirot", "*"), ("xdp_progs", "*.[ch]"),
+                       ("xdp_progs/build", "*.o"), ("xdp_progs/maps", "*.json"), ("xdp_progs/traffic", "*.pcap"))
+
+
+def code_fingerprint() -> str:
+    """A hash of what the measurements depend on: a checkpoint is only resumed with the same sources."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for folder, pattern in FINGERPRINT_SOURCES:
+        for f in sorted((ROOT / folder).rglob(pattern) if folder == "sephirot" else (ROOT / folder).glob(pattern)):
+            if f.is_file() and "__pycache__" not in f.parts:
+                h.update(str(f.relative_to(ROOT)).encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def checkpoint_fingerprint(path: Path) -> str | None:
+    try:
+        with path.open() as f:
+            first = json.loads(f.readline() or "{}")
+    except (OSError, ValueError):
+        return None
+    return first.get("fingerprint") if isinstance(first, dict) else None
 
 
 def append_checkpoint(path: Path, key: str, record: Record) -> None:
@@ -299,8 +327,15 @@ def run_experiments(names: Iterable[str], out: Path, *, quick: bool = False, res
         raise ExperimentError(f"unknown experiment {', '.join(unknown)} (choose from {', '.join(reg)})")
     out.mkdir(parents=True, exist_ok=True)
     cp = checkpoint_path(out, quick)
+    fp = code_fingerprint()
+    if resume and cp.exists() and checkpoint_fingerprint(cp) != fp:
+        print(f"hxdp experiment: {cp} was written by other sources (compiler, RTL, programs): starting over",
+              file=sys.stderr)
+        resume = False
     if not resume and cp.exists():
         cp.unlink()
+    if not cp.exists():
+        cp.write_text(json.dumps({"fingerprint": fp}) + "\n")
     done = load_checkpoint(cp)
     # a point that was not available may be now: measure it again
     done = {k: r for k, r in done.items() if r.get("status") != "n/a"}
