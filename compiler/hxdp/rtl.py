@@ -37,10 +37,23 @@ def cache_root() -> Path:
     return Path(base) / "verilator"
 
 
+# the modules under sephirot_top and the packet-stream harness (the board files have their own build)
+MODULES = ("alu", "lane", "core", "pktbuf", "mapmem", "mapcfg", "helpers", "top")
+HEADERS = ("sephirot_isa.vh", "sephirot_params.vh")
+HARNESS = ("sephirot_sim.cpp", "sephirot_main.cpp")
+
+
+def verilog_files() -> list[Path]:
+    return [RTL_DIR / f"sephirot_{m}.v" for m in MODULES]
+
+
+def harness_files() -> list[Path]:
+    return [HARNESS_DIR / h for h in HARNESS]
+
+
 def sources() -> list[Path]:
-    files = sorted(RTL_DIR.glob("*.v")) + sorted(RTL_DIR.glob("*.vh"))
-    files += sorted(HARNESS_DIR.glob("*.cpp")) + sorted(HARNESS_DIR.glob("*.h")) + [LINT_FILE]
-    return files
+    return (verilog_files() + [RTL_DIR / h for h in HEADERS] + harness_files() + [HARNESS_DIR / "sephirot_sim.h"]
+            + [LINT_FILE])
 
 
 def verilator_version() -> str:
@@ -99,8 +112,8 @@ def _build(verbose: bool) -> Path:
             return exe
         obj = out_dir / "obj"
         cmd = ["verilator", *BUILD_FLAGS, f"-I{RTL_DIR}", str(LINT_FILE)]
-        cmd += [str(p) for p in sorted(RTL_DIR.glob("*.v"))]
-        cmd += [str(p) for p in sorted(HARNESS_DIR.glob("*.cpp"))]
+        cmd += [str(p) for p in verilog_files()]
+        cmd += [str(p) for p in harness_files()]
         cmd += ["-CFLAGS", CFLAGS, "--Mdir", str(obj), "-o", BINARY]
         proc = subprocess.run(cmd, capture_output=not verbose, text=True)
         if proc.returncode != 0 or not (obj / BINARY).exists():
