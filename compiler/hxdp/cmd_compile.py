@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .atomic_write import write_atomic
+from .atomic_write import check_writable, write_atomic
 from .compiler import CompileOptions, compile_program
 from .errors import HxdpError
 
@@ -30,12 +30,15 @@ NO_FLAGS = {
 
 def _lanes_list(text: str) -> tuple[int, ...]:
     out: list[int] = []
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-", 1)
-            out += range(int(a), int(b) + 1)
-        elif part:
-            out.append(int(part))
+    try:
+        for part in text.split(","):
+            if "-" in part:
+                a, b = part.split("-", 1)
+                out += range(int(a), int(b) + 1)
+            elif part:
+                out.append(int(part))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: lane counts are a list or range, e.g. 1-8 or 2,4") from None
     if any(n < 1 or n > 16 for n in out):
         raise argparse.ArgumentTypeError("lane counts must be 1..16")
     return tuple(out)
@@ -68,11 +71,16 @@ def run(args: argparse.Namespace) -> int:
 
     if args.lanes < 1 or args.lanes > 16:
         raise HxdpError(f"--lanes {args.lanes}: must be 1..16")
-    program = load_program(args.object, args.section, args.prog)
-    result = compile_program(program, options_from_args(args))
     obj = Path(args.object)
     rom_path = Path(args.output) if args.output else obj.with_suffix(".rom")
     maps_path = rom_path.with_suffix(".maps.json")
+    # Every output is checked before anything is written, so a bad path never leaves a partial set behind.
+    check_writable(rom_path, "ROM")
+    check_writable(maps_path, "map layout")
+    if args.report:
+        check_writable(args.report, "report")
+    program = load_program(args.object, args.section, args.prog)
+    result = compile_program(program, options_from_args(args))
     result.rom.save(rom_path)
     write_atomic(maps_path, result.layout.to_json())
     rep = result.report

@@ -127,12 +127,26 @@ def _compile(build, original: int, layout: MapLayout, opts: CompileOptions, name
     return CompileResult(rom, layout, report)
 
 
+# Names of the Linux map types the hardware lacks, for error messages (enum bpf_map_type).
+LINUX_MAP_TYPE_NAMES = {
+    3: "prog_array", 4: "perf_event_array", 7: "stack_trace", 8: "cgroup_array", 10: "lru_percpu_hash",
+    12: "array_of_maps", 13: "hash_of_maps", 15: "sockmap", 16: "cpumap", 17: "xskmap", 18: "sockhash",
+    20: "reuseport_sockarray", 22: "queue", 23: "stack", 24: "sk_storage", 26: "struct_ops", 27: "ringbuf",
+    28: "inode_storage", 29: "task_storage", 30: "bloom_filter", 31: "user_ringbuf", 32: "cgrp_storage",
+}
+
+
 def compile_program(program: Program, options: CompileOptions | None = None) -> CompileResult:
     """Compile a loaded XDP program (maps resolved through its MapLayout)."""
     opts = options or CompileOptions()
+    # Tail calls come first: their prog_array map would otherwise be reported as a mere unsupported map type.
+    for i, ins in enumerate(program.insns):
+        if ins.opcode == 0x85 and ins.src == T.CALL_HELPER and ins.imm == 12:
+            raise CompileError(f"slot {i} (call 12): tail calls (bpf_tail_call) are not supported")
     for i, m in enumerate(program.maps):
         if m.type not in params.MAP_TYPES:
-            raise CompileError(f"map {m.name} (id {i}): map type {m.type} is not supported by the hardware")
+            kind = LINUX_MAP_TYPE_NAMES.get(m.type, "unknown")
+            raise CompileError(f"map {m.name} (id {i}): map type {m.type} ({kind}) is not supported by the hardware")
     try:
         layout = MapLayout.from_maps(program.maps)
     except HxdpError as exc:
