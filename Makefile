@@ -27,8 +27,9 @@ FUZZ_SEED ?= 1
 fuzz: setup
 	@hxdp fuzz --count $(FUZZ_COUNT) --packets 20 --seed $(FUZZ_SEED) --engine vliw-model --out out/fuzz
 
+EVAL_FLAGS ?=
 eval: setup progs
-	@hxdp experiment --out out/eval --resume
+	@hxdp experiment --out docs/eval $(EVAL_FLAGS)
 
 bench: setup progs
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
