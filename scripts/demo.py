@@ -7,12 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import track
-from rich.table import Table
-
 from hxdp import params
 from hxdp.compiler import compile_program
+from hxdp.diff import compare, map_diff
 from hxdp.elf import load_program
 from hxdp.errors import HxdpError
 from hxdp.kernel import KernelProgram, available
@@ -20,6 +17,9 @@ from hxdp.maps import MapState
 from hxdp.pcap import read_pcap
 from hxdp.rtl import RtlSim
 from hxdp.suite import programs
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
 
 ACTIONS = params.ACTION_NAMES
 
@@ -69,10 +69,15 @@ def main() -> int:
                     kp.apply_config(cfg)
                     kres = [kp.run(p) for p in packets]
                     kmaps = kp.dump()
-                mismatch = [i for i, (a, b) in enumerate(zip(kres, res))
-                            if a.action != b.action or a.packet != b.packet]
-                maps_same = all(kmaps.get(n) == v for n, v in state.dump().items() if n in kmaps)
-                same = "yes" if not mismatch and maps_same else f"NO (packet {mismatch[:1]} maps {maps_same})"
+                # The same checks as `hxdp diff`; the RTL's maps are compared after the whole trace.
+                divs = [d for i, (k, e) in enumerate(zip(kres, res, strict=True)) if (d := compare(i, k, e))]
+                map_lines = map_diff(kmaps, state.dump())
+                if divs:
+                    same = f"NO: packet {divs[0].packet} {divs[0].what}"
+                elif map_lines:
+                    same = f"NO: {map_lines[0]}"
+                else:
+                    same = "yes"
                 failures += same != "yes"
             rep = result.report
             table.add_row(prog.name, str(rep.get("original_insns", "")), str(len(result.rom)),
