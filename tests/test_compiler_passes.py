@@ -357,3 +357,16 @@ def test_byte_loads_not_combined_across_a_store() -> None:
     insns = [ldx("w", 2, 1, 0), ldx("b", 3, 2, 13), st("b", 2, 12, 7), ldx("b", 4, 2, 12), alu32("lsh", 3, 8),
              alu32("or", 3, src=4), movr(0, 3), exit_()]
     assert extend.combine_loads(build_cfg(insns)) == 0
+
+
+@pytest.mark.parametrize("value", [0x1122334455667788, 0xFFFFFFFF80000000, -1, 0x80000000, 7])
+def test_raw_exit_keeps_all_64_bits_of_r0(value: int) -> None:
+    """Raw mode (hxdp exec) observes all of r0: `r0 = K ll; exit` is folded to `exit K` only when exact."""
+    from hxdp.cmd_exec import run_raw
+
+    insns = [*lddw(0, value), exit_()]
+    want = value & ((1 << 64) - 1)
+    assert run_raw(insns, bytes(16), "seq-model")[0] == want
+    assert run_raw(insns, bytes(16), "vliw-model")[0] == want
+    folded = any(s.opcode == T.EXT_EXIT_ACTION for row in compile_insns(insns).rom.rows for s in row)
+    assert folded == (want <= 0xFFFFFFFF)

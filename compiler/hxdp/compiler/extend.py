@@ -55,9 +55,9 @@ def exit_actions(cfg: Cfg) -> int:
         if t is None or not t.is_cond or id(t) not in states:
             continue
         r0 = states[id(t)].regs.get(0)
-        if r0 is None or r0[0] != "scalar" or r0[1] is None:
+        k = _action_of(cfg, r0)
+        if k is None:
             continue
-        k = r0[1] & 0xFFFFFFFF
         if t.target is not None and _exit_only(cfg, t.target):
             if k not in made:
                 nb = cfg.new_block()
@@ -72,14 +72,25 @@ def exit_actions(cfg: Cfg) -> int:
         if t is None or t.kind != "exit" or id(t) not in states:
             continue
         r0 = states[id(t)].regs.get(0)
-        if r0 is None or r0[0] != "scalar" or r0[1] is None:
+        k = _action_of(cfg, r0)
+        if k is None:
             continue
-        k = r0[1] & 0xFFFFFFFF
         b.ops[-1] = Op(T.EXT_EXIT_ACTION, imm=_s32(k), slot=t.slot, text=t.text)
         n += 1
     if n:
         cfg.simplify()
     return n
+
+
+def _action_of(cfg: Cfg, r0: object) -> int | None:
+    """The `exit K` immediate equivalent to `exit` with this known r0, or None. `exit K` yields the u32 K; on
+    XDP only the low 32 bits of r0 are the result, but in raw mode (`hxdp exec`) all 64 bits are observable."""
+    if not isinstance(r0, tuple) or r0[0] != "scalar" or r0[1] is None:
+        return None
+    v = r0[1] & 0xFFFFFFFFFFFFFFFF
+    if cfg.raw and v > 0xFFFFFFFF:
+        return None
+    return v & 0xFFFFFFFF
 
 
 def _s32(x: int) -> int:
