@@ -34,9 +34,10 @@ module sephirot_helpers (
   output reg  [31:0]     mwa_off_o,
   output reg  [8*80-1:0] mwa_data_o,
   output reg  [79:0]     mwa_mask_o,
-  output reg             mwb_en_o,        // and the region's entry count (u32)
+  output reg             mwb_en_o,        // and the region's header (u32 count, u32 LRU clock; byte mask)
   output reg  [31:0]     mwb_off_o,
-  output reg  [31:0]     mwb_data_o,
+  output reg  [63:0]     mwb_data_o,
+  output reg  [7:0]      mwb_mask_o,
   output wire            mw_en_o,
   output reg  [31:0]     mw_off_o,
   input  wire [8*80-1:0] mw_rdata_i,
@@ -61,6 +62,7 @@ module sephirot_helpers (
   localparam [31:0] H_LOOKUP = `SEPH_HELPER_MAP_LOOKUP_ELEM;
   localparam [31:0] H_REDIRMAP = `SEPH_HELPER_REDIRECT_MAP;
   localparam [31:0] H_UPDATE = `SEPH_HELPER_MAP_UPDATE_ELEM;
+  localparam [31:0] H_DELETE = `SEPH_HELPER_MAP_DELETE_ELEM;
 
   wire [63:0] r1 = args_i[63:0];
   wire [63:0] r2 = args_i[127:64];
@@ -122,13 +124,17 @@ module sephirot_helpers (
   wire [32:0] csum_lat = 33'd1 + ((csz + 33'd7) >> 3);
 
   // ---------------------------------------------------------------------------------------------------------
-  // map FSM: map_lookup_elem (array, percpu_array, devmap, hash, percpu_hash, lru_hash without the LRU
-  // refresh, devmap_hash) and redirect_map (devmap, devmap_hash), probing as MapState (docs/maps.md)
+  // map FSM: map_lookup_elem (array, percpu_array, devmap, hash, percpu_hash, lru_hash with the LRU refresh,
+  // devmap_hash, lpm_trie), map_update_elem (arrays, hash maps; lru_hash below capacity: eviction is not in
+  // hardware), map_delete_elem (hash maps, devmap; arrays -EINVAL) and redirect_map (devmap, devmap_hash),
+  // probing as MapState (docs/maps.md). Hash hits that change the region header (LRU clock, entry count) read
+  // the header in one more cycle, within helper_latency's MAP_ACCESS_BASE.
   localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
   localparam integer KMAX = `SEPH_MAP_KEY_MAX_HW;
   localparam integer SH = `SEPH_MAP_SLOT_HEADER;
-  wire        is_map   = (id_i == H_LOOKUP) || (id_i == H_REDIRMAP) || (id_i == H_UPDATE);
+  wire        is_map   = (id_i == H_LOOKUP) || (id_i == H_REDIRMAP) || (id_i == H_UPDATE) || (id_i == H_DELETE);
   wire        is_upd   = id_i == H_UPDATE;
+  wire        is_del   = id_i == H_DELETE;
   assign mid_o = r1[31:0] - HBASE;
   wire [7:0]  m_type   = mcfg_i[7:0];
   wire [31:0] m_ks     = {16'd0, mcfg_i[31:16]};
@@ -144,10 +150,12 @@ module sephirot_helpers (
                          m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
   wire        m_dev    = m_type == `SEPH_MAP_TYPE_DEVMAP || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
   wire        m_lpm    = m_type == `SEPH_MAP_TYPE_LPM_TRIE && id_i == H_LOOKUP;
+  wire        m_lru    = m_type == `SEPH_MAP_TYPE_LRU_HASH;
   wire [31:0] m_vs     = {16'd0, mcfg_i[47:32]};
-  // updates: arrays and hash maps without LRU (lru_hash and lpm_trie updates are not in hardware yet)
-  wire        upd_bad  = is_upd && (m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_LPM_TRIE ||
-                                    m_vs > KMAX || (m_hash && m_voff + m_vs > 32'd80));
+  // updates: arrays and hash maps (lpm_trie updates are not in hardware yet); deletes: slots of up to 80 bytes
+  wire        upd_bad  = (is_upd && (m_type == `SEPH_MAP_TYPE_LPM_TRIE ||
+                                     m_vs > KMAX || (m_hash && m_voff + m_vs > 32'd80))) ||
+                         (is_del && m_ssz > 32'd80);
   wire        handle_ok = r1[63:32] == 32'd0 && r1[31:0] >= HBASE && mid_o < mcount_i && mcfg_i[15:8] != 8'd0;
   wire [31:0] rflags   = r3[31:0];
   wire        rm_badflags = id_i == H_REDIRMAP && (r3[63:32] != 32'd0 || (rflags & ~32'h1B) != 32'd0);
@@ -159,7 +167,7 @@ module sephirot_helpers (
   reg  [31:0] kcnt_q;          // key bytes read
   reg         mdone_q, mhit_q, mprob_q;
   reg  [31:0] pidx_q, pn_q, mres_q, mval_q;
-  wire        k_go     = req_i && (id_i == H_LOOKUP || is_upd) && !m_fault && kcnt_q < m_ks;
+  wire        k_go     = req_i && (id_i == H_LOOKUP || is_upd || is_del) && !m_fault && kcnt_q < m_ks;
   reg  [8*KMAX-1:0] val_q;
   reg  [31:0] vcnt_q;
   wire        v_go     = req_i && is_upd && !m_fault && kcnt_q >= m_ks && vcnt_q < m_vs;
@@ -190,13 +198,14 @@ module sephirot_helpers (
   // one probe per cycle through the wide read port
   wire [63:0] uflags   = r4;
   wire        ubadfl   = is_upd && uflags > 64'd2;
-  reg         ufree_v_q, uhdr_q, ufound_q;
-  reg  [31:0] ufree_q, ucount_q, ures_q;
+  reg         ufree_v_q, uhdr_q, ufound_q, ufault_q;
+  reg  [31:0] ufree_q, ucount_q, ures_q, uclk_q, uslot_q;
+  wire [31:0] uclk1    = uclk_q + 32'd1;
   wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
   assign mw_en_o = p_go;
   wire [31:0] a_idx    = key[31:0];
   wire [31:0] cur      = m_lpm ? pidx_q : (mprob_q ? pidx_q : (hsh & (m_slots - 32'd1)));
-  wire        u_hdr    = is_upd && m_hash && uhdr_q;   // this cycle reads the region header (entry count)
+  wire        u_hdr    = m_hash && uhdr_q;   // this cycle reads the region header (entry count, LRU clock)
   wire [31:0] slot_off = m_off + m_doff + (m_array ? a_idx : cur) * m_ssz;
 
   // LPM trie: scan the slots below the high-water mark (header word 2), keep the longest matching prefix
@@ -240,7 +249,7 @@ module sephirot_helpers (
   wire [31:0] pn_next  = pn_q + 32'd1;
   wire [32:0] klines   = ({1'b0, m_ks} + 33'd15) >> 4;
   wire [32:0] vlines   = ({1'b0, m_vs} + 33'd15) >> 4;
-  wire [32:0] m_lat    = (id_i == H_LOOKUP) ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines) :
+  wire [32:0] m_lat    = (id_i == H_LOOKUP || is_del) ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines) :
                          is_upd ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines) + vlines :
                          33'd2 + {1'b0, pn_q};
 
@@ -248,8 +257,8 @@ module sephirot_helpers (
   integer wb2;
   always @(*) begin
     mwa_en_o = 1'b0; mwa_off_o = mres_q; mwa_data_o = {8*80{1'b0}}; mwa_mask_o = 80'd0;
-    mwb_en_o = 1'b0; mwb_off_o = m_off; mwb_data_o = ucount_q + 32'd1;
-    if (finish && is_upd && !m_fault && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
+    mwb_en_o = 1'b0; mwb_off_o = m_off; mwb_data_o = {uclk1, ucount_q + 32'd1}; mwb_mask_o = 8'h0F;
+    if (finish && is_upd && !m_fault && !ufault_q && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
       mwa_en_o = 1'b1;
       if (m_array) begin
         for (wb2 = 0; wb2 < KMAX; wb2 = wb2 + 1)
@@ -264,7 +273,24 @@ module sephirot_helpers (
           end
         end
         if (!ufound_q) begin mwa_data_o[7:0] = 8'd1; mwa_mask_o[0] = 1'b1; mwb_en_o = 1'b1; end
+        if (m_lru) begin   // LRU stamp of the slot and the region's clock
+          mwa_data_o[63:32] = uclk1; mwa_mask_o[7:4] = 4'hF;
+          mwb_en_o = 1'b1; mwb_mask_o = ufound_q ? 8'hF0 : 8'hFF;
+        end
       end
+    end
+    if (finish && is_del && !m_fault && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
+      mwa_en_o = 1'b1;       // the slot cleared (hash maps: marked deleted), the entry count decremented
+      for (wb2 = 0; wb2 < 80; wb2 = wb2 + 1)
+        if (wb2 < m_ssz) mwa_mask_o[wb2] = 1'b1;
+      if (m_hash) begin
+        mwa_data_o[7:0] = 8'd2;
+        mwb_en_o = 1'b1; mwb_data_o = {32'd0, ucount_q - 32'd1};
+      end
+    end
+    if (finish && id_i == H_LOOKUP && m_lru && !m_fault && mdone_q && mhit_q && !cs_bad_q) begin
+      mwa_en_o = 1'b1; mwa_off_o = uslot_q; mwa_data_o[63:32] = uclk1; mwa_mask_o[7:4] = 4'hF;
+      mwb_en_o = 1'b1; mwb_mask_o = 8'hF0;
     end
   end
 
@@ -284,7 +310,7 @@ module sephirot_helpers (
       H_KTIME, H_PRANDOM, H_SMP: lat = 33'd0;
       H_REDIRECT, H_PRINTK: lat = 33'd1;
       H_CSUM: lat = csum_lat;
-      H_LOOKUP, H_REDIRMAP, H_UPDATE:
+      H_LOOKUP, H_REDIRMAP, H_UPDATE, H_DELETE:
         lat = ((mdone_q && vdone) || rm_badflags) ? (rm_badflags ? 33'd3 : m_lat) : {33{1'b1}};
       H_HEAD: adj_kind_o = 2'd0;
       H_TAIL: adj_kind_o = 2'd1;
@@ -306,14 +332,14 @@ module sephirot_helpers (
   always @(*) begin
     done_o = finish;
     illegal_o = 1'b0;
-    fault_o = finish && (!known || m_fault);
-    access_o = finish && known && (id_i == H_CSUM || id_i == H_LOOKUP || is_upd) && cs_bad_q;
+    fault_o = finish && (!known || m_fault || ufault_q);
+    access_o = finish && known && !ufault_q && (id_i == H_CSUM || id_i == H_LOOKUP || is_upd || is_del) && cs_bad_q;
     ret_o = 64'd0;
     case (id_i)
       H_KTIME:    ret_o = ktime_ns;
       H_CSUM:     ret_o = {48'd0, csum};
       H_LOOKUP:   ret_o = mhit_q ? {32'd0, `SEPH_MAP_BASE + mres_q} : 64'd0;
-      H_UPDATE:   ret_o = {{32{ures_q[31]}}, ures_q};
+      H_UPDATE, H_DELETE: ret_o = {{32{ures_q[31]}}, ures_q};
       H_REDIRMAP: ret_o = rm_badflags ? 64'd`SEPH_XDP_ABORTED : (mhit_q ? 64'd`SEPH_XDP_REDIRECT : {62'd0, rflags[1:0]});
       H_PRANDOM:  ret_o = {32'd0, rnd_next};
       H_REDIRECT: ret_o = (r2 != 64'd0) ? 64'd`SEPH_XDP_ABORTED : 64'd`SEPH_XDP_REDIRECT;
@@ -344,7 +370,7 @@ module sephirot_helpers (
       pidx_q <= 32'd0; pn_q <= 32'd0; mres_q <= 32'd0; mval_q <= 32'd0;
       lhdr_q <= 1'b0; lhigh_q <= 32'd0; lbest_q <= 32'd0; lfound_q <= 1'b0;
       val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
-      ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0;
+      ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= 32'd0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
       if (k_go) begin
@@ -363,15 +389,32 @@ module sephirot_helpers (
         else if (a_idx >= m_max) ures_q <= -32'd7;                        // -E2BIG
         else if (uflags == 64'd1) ures_q <= -32'd17;                      // BPF_NOEXIST: -EEXIST
         mres_q <= slot_off;
-      end else if (p_go && is_upd && uhdr_q) begin                        // hash insert: entry count
-        mdone_q <= 1'b1; ucount_q <= mw_rdata_i[31:0];
-        if (mw_rdata_i[31:0] >= m_max || !ufree_v_q) ures_q <= -32'd7;   // -E2BIG
-        mres_q <= ufree_q;
+      end else if (p_go && uhdr_q) begin              // hash region header: entry count, LRU clock
+        mdone_q <= 1'b1; ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32];
+        if (is_upd && !ufound_q) begin                                    // hash insert
+          if (m_lru && mw_rdata_i[31:0] >= m_max) ufault_q <= 1'b1;       // LRU eviction: not in hardware
+          else if (mw_rdata_i[31:0] >= m_max || !ufree_v_q) ures_q <= -32'd7;   // -E2BIG
+          mres_q <= ufree_q;
+        end
+      end else if (p_go && is_del && m_array) begin                       // devmap: clear; arrays: -EINVAL
+        mdone_q <= 1'b1; pn_q <= 32'd1; mres_q <= slot_off;
+        ures_q <= (m_type != `SEPH_MAP_TYPE_DEVMAP || a_idx >= m_max) ? -32'd22 : 32'd0;
+      end else if (p_go && is_del) begin                                  // hash delete: probe
+        pn_q <= pn_next;
+        if (s_state == 8'd1 && keq) begin
+          uhdr_q <= 1'b1; mres_q <= slot_off; ures_q <= 32'd0;
+        end else if (s_state == 8'd0 || pn_next >= m_slots) begin
+          mdone_q <= 1'b1; ures_q <= -32'd2;                              // -ENOENT
+        end else begin
+          mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
+        end
       end else if (p_go && is_upd) begin                                  // hash probe
         pn_q <= pn_next;
         if (s_state == 8'd1 && keq) begin
-          mdone_q <= 1'b1; ufound_q <= 1'b1; mres_q <= slot_off;
+          ufound_q <= 1'b1; mres_q <= slot_off;
           ures_q <= (uflags == 64'd1) ? -32'd17 : 32'd0;                  // NOEXIST: -EEXIST
+          if (m_lru && uflags != 64'd1) uhdr_q <= 1'b1;                   // LRU: read the clock
+          else mdone_q <= 1'b1;
         end else if (s_state == 8'd0 || pn_next >= m_slots) begin
           if (s_state == 8'd0 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; end
           if (uflags == 64'd2 && m_type != `SEPH_MAP_TYPE_DEVMAP_HASH) begin
@@ -405,7 +448,9 @@ module sephirot_helpers (
           mhit_q <= a_idx < m_max && !(m_type == `SEPH_MAP_TYPE_DEVMAP && s_val == 32'd0);
           mres_q <= slot_off; mval_q <= s_val;
         end else if (s_state == 8'd1 && keq) begin
-          mdone_q <= 1'b1; mhit_q <= 1'b1; mres_q <= slot_off + m_voff; mval_q <= s_val;
+          mhit_q <= 1'b1; mres_q <= slot_off + m_voff; mval_q <= s_val; uslot_q <= slot_off;
+          if (m_lru && id_i == H_LOOKUP) uhdr_q <= 1'b1;                  // LRU: read the clock
+          else mdone_q <= 1'b1;
         end else if (s_state == 8'd0 || pn_next >= m_slots) begin
           mdone_q <= 1'b1; mhit_q <= 1'b0;
         end else begin
@@ -424,6 +469,7 @@ module sephirot_helpers (
         key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
         pidx_q <= 32'd0; pn_q <= 32'd0; lhdr_q <= 1'b0; lfound_q <= 1'b0;
         val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
+        ures_q <= 32'd0; ufault_q <= 1'b0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;

@@ -35,7 +35,8 @@ module sephirot_mapmem #(
   input  wire [WB-1:0]        wa_mask_i,
   input  wire                 wb_en_i,
   input  wire [31:0]          wb_off_i,
-  input  wire [31:0]          wb_data_i,
+  input  wire [63:0]          wb_data_i,      // region header words (count, LRU clock), byte mask
+  input  wire [7:0]           wb_mask_i,
   input  wire                 hw_en_i,
   input  wire [31:0]          hw_off_i,
   output reg  [8*WB-1:0]      hw_rdata_o
@@ -107,7 +108,8 @@ module sephirot_mapmem #(
         if (wa_mask_i[hw]) mem_q[wa_off_i[AW-1:0] + hw[AW-1:0]] <= wa_data_i[8*hw +: 8];
     end
     if (wb_en_i)
-      for (hw = 0; hw < 4; hw = hw + 1) mem_q[wb_off_i[AW-1:0] + hw[AW-1:0]] <= wb_data_i[8*hw +: 8];
+      for (hw = 0; hw < 8; hw = hw + 1)
+        if (wb_mask_i[hw]) mem_q[wb_off_i[AW-1:0] + hw[AW-1:0]] <= wb_data_i[8*hw +: 8];
     if (host_we_i)
       for (hw = 0; hw < 16; hw = hw + 1) mem_q[{host_line_i, hw[3:0]}] <= host_wdata_i[8*hw +: 8];
   end
