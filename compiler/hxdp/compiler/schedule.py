@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import isa_table as T
 from ..errors import CompileError
 from ..isa import NOP, Insn
 from .cfg import Cfg
@@ -407,7 +408,28 @@ def emit(rows: list[list[Op]], start: dict[int, int], lanes: int) -> list[list[I
                     slots += [Insn(op.opcode, op.dst, op.src, off, op.imm)]
             else:
                 slots += op.to_insns()
+        slots = _drop_jumps_to_next_row(slots)
         if len(slots) > lanes:
             raise CompileError(f"internal error: row {r} has {len(slots)} slots")
         out.append(slots + [NOP] * (lanes - len(slots)))
     return out
+
+
+def _is_jump(ins: Insn) -> bool:
+    info = T.OPCODES.get(ins.opcode)
+    return info is not None and info.kind in ("jmp", "ja")
+
+
+def _is_control(ins: Insn) -> bool:
+    info = T.OPCODES.get(ins.opcode)
+    return info is not None and info.kind in ("jmp", "ja", "exit", "exit_action")
+
+
+def _drop_jumps_to_next_row(slots: list[Insn]) -> list[Insn]:
+    """A jump to the next row that no later lane's branch or exit follows changes nothing but costs the
+    taken-branch penalty: the row falls through instead (removed from the highest lane down)."""
+    while True:
+        last = max((i for i, ins in enumerate(slots) if _is_control(ins)), default=None)
+        if last is None or not _is_jump(slots[last]) or slots[last].off != 0:
+            return slots
+        slots = slots[:last] + slots[last + 1:]
