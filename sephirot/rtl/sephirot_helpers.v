@@ -127,8 +127,7 @@ module sephirot_helpers (
   // map FSM: map_lookup_elem (array, percpu_array, devmap, hash, percpu_hash, lru_hash with the LRU refresh,
   // devmap_hash, lpm_trie), map_update_elem (arrays, hash maps; lru_hash below capacity: eviction is not in
   // hardware), map_delete_elem (hash maps, devmap; arrays -EINVAL) and redirect_map (devmap, devmap_hash),
-  // probing as MapState (docs/maps.md). Hash hits that change the region header (LRU clock, entry count) read
-  // the header in one more cycle, within helper_latency's MAP_ACCESS_BASE.
+  // probing as MapState (docs/maps.md).
   localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
   localparam integer KMAX = `SEPH_MAP_KEY_MAX_HW;
   localparam integer SH = `SEPH_MAP_SLOT_HEADER;
@@ -202,7 +201,10 @@ module sephirot_helpers (
   reg  [31:0] ufree_q, ucount_q, ures_q, uclk_q, uslot_q;
   wire [31:0] uclk1    = uclk_q + 32'd1;
   wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
-  assign mw_en_o = p_go;
+  // hash maps: the region header (entry count, LRU clock) is read in the first key-read cycle (the wide port is
+  // idle then), so a hit that changes it (delete, LRU refresh) needs no cycle beyond the probes
+  wire        hdr_go   = k_go && m_hash && kcnt_q == 32'd0;
+  assign mw_en_o = p_go || hdr_go;
   wire [31:0] a_idx    = key[31:0];
   wire [31:0] cur      = m_lpm ? pidx_q : (mprob_q ? pidx_q : (hsh & (m_slots - 32'd1)));
   wire        u_hdr    = m_hash && uhdr_q;   // this cycle reads the region header (entry count, LRU clock)
@@ -239,7 +241,7 @@ module sephirot_helpers (
   reg         keq;
   integer ki;
   always @(*) begin
-    mw_off_o = ((m_lpm && !lhdr_q) || u_hdr) ? m_off : slot_off;
+    mw_off_o = ((m_lpm && !lhdr_q) || u_hdr || hdr_go) ? m_off : slot_off;
     keq = 1'b1;
     if (p_go && m_hash) for (ki = 0; ki < KMAX; ki = ki + 1)
       if (ki < m_ks && mw_rdata_i[8*(SH+ki) +: 8] != key[8*ki +: 8]) keq = 1'b0;
@@ -373,6 +375,7 @@ module sephirot_helpers (
       ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= 32'd0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
+      if (hdr_go) begin ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32]; end
       if (k_go) begin
         key_q[8*kcnt_q[5:0] +: 64] <= hm_rdata_i;
         kcnt_q <= kcnt_q + {28'd0, hm_size_o};
@@ -402,7 +405,7 @@ module sephirot_helpers (
       end else if (p_go && is_del) begin                                  // hash delete: probe
         pn_q <= pn_next;
         if (s_state == 8'd1 && keq) begin
-          uhdr_q <= 1'b1; mres_q <= slot_off; ures_q <= 32'd0;
+          mdone_q <= 1'b1; mres_q <= slot_off; ures_q <= 32'd0;
         end else if (s_state == 8'd0 || pn_next >= m_slots) begin
           mdone_q <= 1'b1; ures_q <= -32'd2;                              // -ENOENT
         end else begin
@@ -413,8 +416,7 @@ module sephirot_helpers (
         if (s_state == 8'd1 && keq) begin
           ufound_q <= 1'b1; mres_q <= slot_off;
           ures_q <= (uflags == 64'd1) ? -32'd17 : 32'd0;                  // NOEXIST: -EEXIST
-          if (m_lru && uflags != 64'd1) uhdr_q <= 1'b1;                   // LRU: read the clock
-          else mdone_q <= 1'b1;
+          mdone_q <= 1'b1;
         end else if (s_state == 8'd0 || pn_next >= m_slots) begin
           if (s_state == 8'd0 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; end
           if (uflags == 64'd2 && m_type != `SEPH_MAP_TYPE_DEVMAP_HASH) begin
@@ -449,8 +451,7 @@ module sephirot_helpers (
           mres_q <= slot_off; mval_q <= s_val;
         end else if (s_state == 8'd1 && keq) begin
           mhit_q <= 1'b1; mres_q <= slot_off + m_voff; mval_q <= s_val; uslot_q <= slot_off;
-          if (m_lru && id_i == H_LOOKUP) uhdr_q <= 1'b1;                  // LRU: read the clock
-          else mdone_q <= 1'b1;
+          mdone_q <= 1'b1;
         end else if (s_state == 8'd0 || pn_next >= m_slots) begin
           mdone_q <= 1'b1; mhit_q <= 1'b0;
         end else begin

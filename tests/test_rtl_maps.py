@@ -1,0 +1,108 @@
+"""RTL map FSM against the VLIW model: map_delete_elem and lru_hash refresh/update, cycle for cycle."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hxdp import params
+from hxdp.cmd_exec import sequential_rom
+from hxdp.isa import Insn, assemble_line
+from hxdp.maps import MapLayout, MapState
+from hxdp.program import MapDef
+from hxdp.rom import Rom
+from hxdp.rtl import RtlSim
+from hxdp.vliwmodel import VliwModel
+from rtl_support import first_divergence, require_rtl
+
+pytestmark = pytest.mark.rtl
+
+HASH, ARRAY, LRU_HASH, DEVMAP, DEVMAP_HASH = 1, 2, 9, 14, 25
+LOOKUP, UPDATE, DELETE = 0, 1, 2
+
+# key = ingress_ifindex (u32), op = rx_queue_index; the value (u64 or u32) is key * 3.
+# lookup returns the value's low 32 bits (0 on a miss), update and delete their return code.
+PROGRAM = """\
+r6 = *(u32 *)(r1 + 12)
+r7 = *(u32 *)(r1 + 16)
+*(u32 *)(r10 - 4) = r6
+r8 = r6
+r8 *= 3
+*(u64 *)(r10 - 16) = r8
+r1 = {handle} ll
+r2 = r10
+r2 += -4
+if r7 == 1 goto +6
+if r7 == 2 goto +10
+call 1
+if r0 == 0 goto +2
+r0 = *(u32 *)(r0 + 0)
+exit
+exit
+r3 = r10
+r3 += -16
+r4 = 0
+call 2
+exit
+call 3
+exit"""
+
+
+def map_rom() -> Rom:
+    insns: list[Insn] = []
+    for line in PROGRAM.format(handle=hex(params.MAP_HANDLE_BASE)).splitlines():
+        insns += assemble_line(line)
+    return sequential_rom(insns)
+
+
+def _cosim(mtype: int, value_size: int, max_entries: int, ops: list[tuple[int, int]]) -> MapState:
+    """Run (key, op) packets on the RTL and the model from the same empty map; compare per packet and the memory."""
+    layout = MapLayout.from_maps([MapDef("m", mtype, 4, value_size, max_entries)])
+    rom = map_rom()
+    rtl_state, vm_state = MapState(layout), MapState(layout)
+    packets = [(bytes(64), key, op) for key, op in ops]
+    got = RtlSim(rom, state=rtl_state, trace=True).run_packets(packets)
+    vm = VliwModel(rom, vm_state, trace=True)
+    for i, (key, op) in enumerate(ops):
+        want = vm.run(bytes(64), ingress_ifindex=key, rx_queue_index=op)
+        div = first_divergence(got[i].trace, want.trace)
+        assert div is None, f"packet {i} (key {key} op {op}): {div}"
+        assert (got[i].action, got[i].fault, got[i].cycles) == (want.action, want.fault, want.cycles), \
+            f"packet {i} (key {key} op {op}): RTL {got[i]} model {want}"
+    assert bytes(rtl_state.mem[: layout.used_bytes()]) == bytes(vm_state.mem[: layout.used_bytes()])
+    return vm_state
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _rtl() -> None:
+    require_rtl()
+
+
+def test_hash_delete_returns_and_frees_slots() -> None:
+    ops = [(1, UPDATE), (2, UPDATE), (3, UPDATE), (2, DELETE), (2, LOOKUP), (2, DELETE), (9, DELETE),
+           (5, UPDATE), (5, LOOKUP), (1, LOOKUP), (2, UPDATE), (2, LOOKUP)]
+    state = _cosim(HASH, 8, 4, ops)
+    assert state.count(0) == 4
+    assert state.lookup(0, (2).to_bytes(4, "little")) == (6).to_bytes(8, "little")
+
+
+def test_lru_hash_update_and_lookup_refresh() -> None:
+    ops = [(1, UPDATE), (2, UPDATE), (1, LOOKUP), (3, UPDATE), (2, UPDATE), (7, LOOKUP), (3, DELETE),
+           (4, UPDATE), (1, LOOKUP)]
+    state = _cosim(LRU_HASH, 8, 4, ops)
+    r = state.layout.region(0)
+    assert int.from_bytes(state.mem[r.offset + 4 : r.offset + 8], "little") == 7  # LRU clock: 5 updates, 2 hits
+
+
+def test_array_and_devmap_delete() -> None:
+    _cosim(ARRAY, 8, 4, [(1, UPDATE), (1, DELETE), (9, DELETE), (1, LOOKUP)])
+    state = _cosim(DEVMAP, 4, 4, [(1, UPDATE), (2, UPDATE), (1, DELETE), (7, DELETE), (1, LOOKUP), (2, LOOKUP)])
+    assert state.lookup(0, (1).to_bytes(4, "little")) is None
+
+
+@pytest.mark.parametrize("mtype", [HASH, LRU_HASH, DEVMAP_HASH])
+def test_random_update_lookup_delete(mtype: int) -> None:
+    rng = random.Random(mtype)
+    ops = [(rng.randrange(1, 7), rng.choice((LOOKUP, UPDATE, UPDATE, DELETE))) for _ in range(60)]
+    value_size = 4 if mtype == DEVMAP_HASH else 8
+    _cosim(mtype, value_size, 6, ops)  # six keys: the LRU map never needs an eviction
