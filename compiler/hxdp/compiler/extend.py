@@ -19,27 +19,54 @@ def _exit_only(cfg: Cfg, bid: int) -> bool:
     return len(ops) == 1 and ops[0].kind == "exit"
 
 
-def duplicate_exits(cfg: Cfg) -> int:
-    """Copy small exit blocks (`exit`, `r0 = X; exit`) into predecessors that jump or fall into them."""
+def duplicate_exits(cfg: Cfg, max_ops: int = 8) -> int:
+    """Copy small exit blocks (at most max_ops ops ending in `exit`/`exit K`) into predecessors that jump or fall
+    into them, until none is left: a path then ends without a taken `ja`. Each copy turns a predecessor into an
+    exit block, so this terminates."""
     n = 0
-    for bid in list(cfg.order):
-        b = cfg.blocks[bid]
-        t = b.term
-        if t is not None and t.is_cond:
+    changed = True
+    while changed:
+        changed = False
+        for bid in list(cfg.order):
+            b = cfg.blocks[bid]
+            t = b.term
+            if t is not None and t.is_cond:
+                continue
+            succ = t.target if (t is not None and t.kind == "ja") else (b.fall if t is None else None)
+            if succ is None or succ == bid:
+                continue
+            s = cfg.blocks[succ]
+            if not s.ops or s.ops[-1].kind not in ("exit", "exit_action") or len(s.ops) > max_ops:
+                continue
+            if t is not None:
+                b.ops.pop()
+            b.ops += [op.copy() for op in s.ops]
+            b.fall = None
+            n += 1
+            changed = True
+        if changed:
+            cfg.simplify()
+    return n
+
+
+def exit_truncations(cfg: Cfg) -> int:
+    """`w0 = w0` before `exit` is dropped on XDP: the result is the low 32 bits of r0 anyway (contract 3). Not in
+    raw mode, where all of r0 is observable."""
+    if cfg.raw:
+        return 0
+    n = 0
+    for bid in cfg.order:
+        ops = cfg.blocks[bid].ops
+        if not ops or ops[-1].kind != "exit":
             continue
-        succ = t.target if (t is not None and t.kind == "ja") else (b.fall if t is None else None)
-        if succ is None or succ == bid:
-            continue
-        s = cfg.blocks[succ]
-        if not s.ops or s.ops[-1].kind not in ("exit", "exit_action") or len(s.ops) > 2:
-            continue
-        if t is not None:
-            b.ops.pop()
-        b.ops += [op.copy() for op in s.ops]
-        b.fall = None
-        n += 1
-    if n:
-        cfg.simplify()
+        for j in range(len(ops) - 2, -1, -1):
+            op = ops[j]
+            if op.info.name == "mov32_x" and op.dst == 0 and op.src == 0 and op.off == 0:
+                del ops[j]
+                n += 1
+                break
+            if 0 in op.uses() or 0 in op.defs():
+                break
     return n
 
 
