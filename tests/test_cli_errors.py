@@ -244,9 +244,7 @@ CASES = [
     case("exec --engine seq-model in/bad.hex", 1, "in/bad.hex: not a hex byte string"),
     case("exec --engine seq-model --mem zz in/ok.hex", 1, "--mem is not a hex byte string"),
     case("exec --engine vliw-model in/helper.hex", 1, "helper 125 is not implemented in hardware"),
-    case("exec --engine seq-model in/random.bin", 1, "in/random.bin: not", (),
-         (xfail("cmd_exec.py", "a binary program file crashes with UnicodeDecodeError (read bytes, name the file "
-                "and the offset)"),)),
+    case("exec --engine seq-model in/random.bin", 1, "in/random.bin: not"),
     # run: ROM and pcap inputs (all refused before the simulator starts)
     case(f"run missing.rom {PCAP}", 1, "missing.rom: cannot read ROM: No such file"),
     case(f"run in/adir {PCAP}", 1, "in/adir: cannot read ROM: Is a directory"),
@@ -258,18 +256,11 @@ CASES = [
     case("run in/drop.rom --pcap in/trunc.pcap", 1, "in/trunc.pcap: truncated pcap: packet 0"),
     case("run in/drop.rom --pcap in/random.bin", 1, "in/random.bin: not a pcap file"),
     case("run in/drop.rom --pcap missing.pcap", 1, "missing.pcap: cannot read: No such file"),
-    case(f"run in/fw.rom {FWPCAP} --maps in/unk.json", 1, "in/unk.json", (),
-         (xfail("cmd_run.py", "map configuration errors do not name the file (pass the path: "
-                "MapState.apply_config(args.maps) reads and checks it)"),)),
-    case(f"run in/fw.rom {FWPCAP} --maps in/random.bin", 1, "in/random.bin: not a JSON map configuration", (),
-         (xfail("cmd_run.py", "a binary --maps file crashes with UnicodeDecodeError (use maps.load_map_config or "
-                "MapState.apply_config(path))"),)),
-    case(f"run in/drop.rom {PCAP} --layout in/random.bin", 1, "in/random.bin: not a map layout", (),
-         (xfail("cmd_run.py", "a binary --layout file crashes with UnicodeDecodeError (use MapLayout.load(path))"),)),
-    case(f"run in/drop.rom {PCAP} --vcd nodir/x.vcd", 1, "nodir/x.vcd", ("nodir",),
-         (RTL, pytest.mark.slow,
-          xfail("rtl.py / cmd_run.py", "--vcd (and --trace) in a missing folder: exit 0 and no waveform written, no "
-                "error (check the path before the run)"))),
+    case(f"run in/fw.rom {FWPCAP} --maps in/unk.json", 1, "in/unk.json"),
+    case(f"run in/fw.rom {FWPCAP} --maps in/random.bin", 1, "in/random.bin: not a JSON map configuration"),
+    case(f"run in/drop.rom {PCAP} --layout in/random.bin", 1, "in/random.bin: not a map layout"),
+    case(f"run in/drop.rom {PCAP} --vcd nodir/x.vcd", 1, "nodir/x.vcd", ("nodir",)),
+    case(f"run in/drop.rom {PCAP} --trace nodir/x.trace", 1, "nodir/x.trace", ("nodir",)),
     # kernel-run: objects, pcaps, map configurations, outputs
     case(f"kernel-run missing.o {PCAP}", 1, "missing.o: no such object file", (), (KERNEL,)),
     case(f"kernel-run in/adir {PCAP}", 1, "in/adir: is a directory, not an object file", (), (KERNEL,)),

@@ -114,9 +114,13 @@ def _cmd(args: argparse.Namespace) -> int:
         text, source = sys.stdin.read(), "<stdin>"
     else:
         try:
-            text, source = Path(args.file).read_text(), args.file
+            data, source = Path(args.file).read_bytes(), args.file
         except OSError as exc:
             raise ExecError(f"{args.file}: cannot read: {exc.strerror}") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ExecError(f"{args.file}: not a hex program text (binary data at byte {exc.start})") from None
     insns = parse_program_hex(text, source)
     try:
         mem = bytes.fromhex(re.sub(r"\s+", "", args.mem or ""))

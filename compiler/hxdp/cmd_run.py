@@ -21,29 +21,27 @@ def layout_for(rom_path: str, layout_path: str | None) -> object | None:
                                                     rom_path + ".maps.json"]
     for cand in candidates:
         if cand and os.path.exists(cand):
-            try:
-                return MapLayout.from_json(Path(cand).read_text())
-            except OSError as exc:
-                raise HxdpError(f"{cand}: cannot read map layout: {exc.strerror}") from None
+            return MapLayout.load(cand)  # MapError names the file (unreadable, binary, malformed)
         if layout_path:
             raise HxdpError(f"{layout_path}: no such map layout file")
     return None
 
 
 def run_pcap(args: argparse.Namespace) -> dict:
+    from .atomic_write import check_writable
     from .maps import MapState
     from .rtl import RtlSim
 
     rom = Rom.load(args.rom)
+    for path, what in ((args.vcd, "waveform"), (args.trace, "trace")):
+        if path:
+            check_writable(path, what)  # refused before the simulation, not after it
     layout = layout_for(args.rom, args.layout)
     state = None
     if layout is not None:
         state = MapState(layout)
         if args.maps:
-            try:
-                state.apply_config(json.loads(Path(args.maps).read_text()))
-            except (OSError, json.JSONDecodeError) as exc:
-                raise HxdpError(f"{args.maps}: cannot read map configuration: {exc}") from None
+            state.apply_config(args.maps)  # reads and checks the file; MapError names it
     elif args.maps:
         raise HxdpError(f"--maps needs the map layout (PROG.maps.json next to {args.rom}, or --layout)")
     packets = read_pcap(args.pcap)
