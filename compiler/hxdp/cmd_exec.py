@@ -139,7 +139,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=__doc__)
     p.add_argument("file", nargs="?", help="program as hex text (default: stdin)")
     p.add_argument("--mem", default="", help="memory buffer as hex bytes")
-    p.add_argument("--engine", choices=ENGINES, default="rtl")
+    p.add_argument("--engine", choices=ENGINES, default="rtl",
+                   help="where to run: the RTL (Verilator), the VLIW model or the sequential model (default: rtl)")
     p.add_argument("--no-compile", action="store_true",
                    help="run one instruction per row instead of the compiled ROM (every opcode reaches the core)")
     p.add_argument("-v", "--verbose", action="store_true", help="print cycles (or instructions) on stderr")
