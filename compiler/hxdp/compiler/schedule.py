@@ -9,7 +9,7 @@ from ..errors import CompileError
 from ..isa import NOP, Insn
 from .cfg import Cfg
 from .dataflow import Access, State, access_of, liveness, provenance, speculation_safe_load
-from .ir import Op, inverted, ja
+from .ir import INVERT, Op, inverted, ja
 
 
 @dataclass
@@ -425,11 +425,26 @@ def _is_control(ins: Insn) -> bool:
     return info is not None and info.kind in ("jmp", "ja", "exit", "exit_action")
 
 
+_INVERT_CODE = {T.JMP_OPS[a][0]: T.JMP_OPS[b][0] for a, b in INVERT.items()}
+
+
 def _drop_jumps_to_next_row(slots: list[Insn]) -> list[Insn]:
     """A jump to the next row that no later lane's branch or exit follows changes nothing but costs the
-    taken-branch penalty: the row falls through instead (removed from the highest lane down)."""
+    taken-branch penalty: the row falls through instead (removed from the highest lane down). A conditional
+    jump to the next row followed only by `goto X` becomes the inverted jump to X (one taken jump fewer)."""
     while True:
-        last = max((i for i, ins in enumerate(slots) if _is_control(ins)), default=None)
-        if last is None or not _is_jump(slots[last]) or slots[last].off != 0:
+        ctl = [i for i, ins in enumerate(slots) if _is_control(ins)]
+        if not ctl or not _is_jump(slots[ctl[-1]]):
             return slots
-        slots = slots[:last] + slots[last + 1:]
+        last = ctl[-1]
+        if slots[last].off == 0:
+            slots = slots[:last] + slots[last + 1:]
+            continue
+        if len(ctl) < 2 or T.OPCODES[slots[last].opcode].kind != "ja" or slots[last].opcode != 0x05:
+            return slots
+        prev = slots[ctl[-2]]
+        inv = _INVERT_CODE.get(prev.opcode & 0xF0)
+        if prev.off != 0 or T.OPCODES[prev.opcode].kind != "jmp" or inv is None:
+            return slots
+        new = Insn(inv | (prev.opcode & 0x0F), prev.dst, prev.src, slots[last].off, prev.imm)
+        slots = slots[:ctl[-2]] + [new] + slots[ctl[-2] + 1:last] + slots[last + 1:]
