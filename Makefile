@@ -25,7 +25,7 @@ roms: setup progs
 FUZZ_COUNT ?= 1000
 FUZZ_SEED ?= 1
 fuzz: setup
-	@hxdp fuzz --count $(FUZZ_COUNT) --packets 20 --seed $(FUZZ_SEED) --engine vliw-model --out out/fuzz
+	@hxdp fuzz --count $(FUZZ_COUNT) --packets 20 --seed $(FUZZ_SEED) --engine seq-model --engine vliw-model --jobs 2 --out out/fuzz
 
 EVAL_FLAGS ?=
 eval: setup progs
