@@ -299,8 +299,60 @@ def _hoist_candidates(cfg: Cfg, br: Op, p: int, x: int, live_in: dict[int, set[i
     return moved
 
 
+_PURE = ("alu", "alu3", "lddw", "neg", "end", "bswap")
+
+
+def _hoist_into_dominator(cfg: Cfg) -> int:
+    """`D: ...; if c goto J` / `P: (only from D) ...; J: x = ...`: register-only ops from the top of the join J
+    move to the end of D (before its branch), so they can be scheduled with D's superblock. Moved ops have no
+    side effect and cannot fault; P neither reads nor writes what they write nor writes what they read; what they
+    write is dead at P's other successors and not read by D's branch (the `a || b` condition pattern). They
+    read only values D does not compute and no other moved op's result, so they never delay D's branch."""
+    preds = cfg.preds()
+    live_in, _ = liveness(cfg)
+    n = 0
+    for jid in list(cfg.order):
+        ps = preds.get(jid, [])
+        if len(ps) != 2 or jid == cfg.entry:
+            continue
+        for d, p in (ps, ps[::-1]):
+            if preds.get(p) != [d] or d == jid or p == jid or set(cfg.succs(d)) != {p, jid}:
+                continue
+            db, pb, jb = cfg.blocks[d], cfg.blocks[p], cfg.blocks[jid]
+            dt = db.term
+            if dt is None or not dt.is_cond:
+                continue
+            p_uses = {r for op in pb.ops for r in op.uses()}
+            p_defs = {r for op in pb.ops for r in op.defs()}
+            other_live = set().union(*(live_in[s] for s in cfg.succs(p) if s != jid))
+            d_defs = {r for op in db.ops for r in op.defs()}
+            blocked_use: set[int] = set()
+            blocked_def: set[int] = set(d_defs)  # inputs available when D starts: the branch need not wait
+            moved: list[Op] = []
+            for op in jb.ops:
+                us, ds = set(op.uses()), set(op.defs())
+                ok = (op.kind in _PURE and not op.is_control and ds and 10 not in ds
+                      and not (us & blocked_def) and not (ds & (blocked_use | blocked_def))
+                      and not (ds & (p_uses | p_defs | other_live)) and not (us & p_defs)
+                      and not (ds & set(dt.uses())))
+                if ok:
+                    moved.append(op)
+                else:
+                    blocked_use |= us
+                blocked_def |= ds
+            if moved:
+                jb.ops = [op for op in jb.ops if not any(op is m for m in moved)]
+                db.ops[-1:-1] = moved
+                n += len(moved)
+                live_in, _ = liveness(cfg)
+            break
+    return n
+
+
 def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = True) -> Schedule:
     """Schedule the whole program; branch ops keep block-id targets (resolved by emit)."""
+    if speculate:
+        _hoist_into_dominator(cfg)
     traces = form_traces(cfg, superblocks)
     cfg.check()
     states = provenance(cfg)
