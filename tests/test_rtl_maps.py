@@ -106,3 +106,29 @@ def test_random_update_lookup_delete(mtype: int) -> None:
     ops = [(rng.randrange(1, 7), rng.choice((LOOKUP, UPDATE, UPDATE, DELETE))) for _ in range(60)]
     value_size = 4 if mtype == DEVMAP_HASH else 8
     _cosim(mtype, value_size, 6, ops)  # six keys: the LRU map never needs an eviction
+
+
+def test_lru_eviction_matches_model_state() -> None:
+    """A full lru_hash evicts the smallest stamp: same return codes and map memory as MapState. The RTL's helper
+    latency includes the scan of all slots (docs/helpers.md: eviction adds the bucket count to the probes)."""
+    layout = MapLayout.from_maps([MapDef("m", LRU_HASH, 4, 8, 3)])
+    r = layout.region(0)
+    rng = random.Random(9)
+    ops = [(k, UPDATE) for k in (1, 2, 3)] + [(rng.randrange(1, 9), rng.choice((LOOKUP, UPDATE, UPDATE, DELETE)))
+                                              for _ in range(60)]
+    rom = map_rom()
+    rtl_state, vm_state = MapState(layout), MapState(layout)
+    got = RtlSim(rom, state=rtl_state).run_packets([(bytes(64), key, op) for key, op in ops])
+    vm = VliwModel(rom, vm_state)
+    evictions = 0
+    for i, (key, op) in enumerate(ops):
+        full = vm_state.count(0) == r.max_entries
+        missing = vm_state.lookup(0, key.to_bytes(4, "little")) is None
+        want = vm.run(bytes(64), ingress_ifindex=key, rx_queue_index=op)
+        assert (got[i].action, got[i].fault) == (want.action, want.fault), f"packet {i} (key {key} op {op})"
+        evict = op == UPDATE and full and missing
+        evictions += evict
+        assert got[i].cycles - want.cycles == (r.slots if evict else 0), f"packet {i} (key {key} op {op}) cycles"
+    assert evictions >= 5
+    # the RTL's map memory is read back once, after the last packet
+    assert bytes(rtl_state.mem[: layout.used_bytes()]) == bytes(vm_state.mem[: layout.used_bytes()])

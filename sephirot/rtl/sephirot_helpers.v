@@ -34,6 +34,10 @@ module sephirot_helpers (
   output reg  [31:0]     mwa_off_o,
   output reg  [8*80-1:0] mwa_data_o,
   output reg  [79:0]     mwa_mask_o,
+  output reg             mwc_en_o,        // the LRU victim's slot cleared (before the slot write)
+  output reg  [31:0]     mwc_off_o,
+  output reg  [8*80-1:0] mwc_data_o,
+  output reg  [79:0]     mwc_mask_o,
   output reg             mwb_en_o,        // and the region's header (u32 count, u32 LRU clock; byte mask)
   output reg  [31:0]     mwb_off_o,
   output reg  [63:0]     mwb_data_o,
@@ -125,8 +129,8 @@ module sephirot_helpers (
 
   // ---------------------------------------------------------------------------------------------------------
   // map FSM: map_lookup_elem (array, percpu_array, devmap, hash, percpu_hash, lru_hash with the LRU refresh,
-  // devmap_hash, lpm_trie), map_update_elem (arrays, hash maps; lru_hash below capacity: eviction is not in
-  // hardware), map_delete_elem (hash maps, devmap; arrays -EINVAL) and redirect_map (devmap, devmap_hash),
+  // devmap_hash, lpm_trie), map_update_elem (arrays, hash maps; a full lru_hash evicts the oldest stamp after
+  // a scan of all slots for the victim, as docs/maps.md), map_delete_elem (hash maps, devmap; arrays -EINVAL) and redirect_map (devmap, devmap_hash),
   // probing as MapState (docs/maps.md).
   localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
   localparam integer KMAX = `SEPH_MAP_KEY_MAX_HW;
@@ -199,6 +203,9 @@ module sephirot_helpers (
   wire        ubadfl   = is_upd && uflags > 64'd2;
   reg         ufree_v_q, uhdr_q, ufound_q, ufault_q;
   reg  [31:0] ufree_q, ucount_q, ures_q, uclk_q, uslot_q;
+  // LRU eviction: scan of every slot for the used one with the smallest stamp (first on a tie)
+  reg         uev_q, vbest_v_q;
+  reg  [31:0] ustart_q, ufidx_q, vbest_q, vstamp_q, uvoff_q;
   wire [31:0] uclk1    = uclk_q + 32'd1;
   wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
   // hash maps: the region header (entry count, LRU clock) is read in the first key-read cycle (the wide port is
@@ -251,8 +258,12 @@ module sephirot_helpers (
   wire [31:0] pn_next  = pn_q + 32'd1;
   wire [32:0] klines   = ({1'b0, m_ks} + 33'd15) >> 4;
   wire [32:0] vlines   = ({1'b0, m_vs} + 33'd15) >> 4;
+  // the victim when the scan reads its last slot (this slot counts)
+  wire        ev_this  = s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q);
+  wire [31:0] ev_victim = ev_this ? pidx_q : vbest_q;
+  wire [32:0] pn_upd   = {1'b0, pn_q} + (uev_q ? {1'b0, m_slots} : 33'd0);   // eviction adds the scan
   wire [32:0] m_lat    = (id_i == H_LOOKUP || is_del) ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines) :
-                         is_upd ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines) + vlines :
+                         is_upd ? 33'd2 + pn_upd * (klines == 33'd0 ? 33'd1 : klines) + vlines :
                          33'd2 + {1'b0, pn_q};
 
   // map memory writes of an update, at the end of its row
@@ -260,6 +271,7 @@ module sephirot_helpers (
   always @(*) begin
     mwa_en_o = 1'b0; mwa_off_o = mres_q; mwa_data_o = {8*80{1'b0}}; mwa_mask_o = 80'd0;
     mwb_en_o = 1'b0; mwb_off_o = m_off; mwb_data_o = {uclk1, ucount_q + 32'd1}; mwb_mask_o = 8'h0F;
+    mwc_en_o = 1'b0; mwc_off_o = uvoff_q; mwc_data_o = {{8*79{1'b0}}, 8'd2}; mwc_mask_o = 80'd0;
     if (finish && is_upd && !m_fault && !ufault_q && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
       mwa_en_o = 1'b1;
       if (m_array) begin
@@ -278,6 +290,10 @@ module sephirot_helpers (
         if (m_lru) begin   // LRU stamp of the slot and the region's clock
           mwa_data_o[63:32] = uclk1; mwa_mask_o[7:4] = 4'hF;
           mwb_en_o = 1'b1; mwb_mask_o = ufound_q ? 8'hF0 : 8'hFF;
+          if (uev_q) begin   // the victim becomes a tombstone, the entry count is unchanged
+            mwb_data_o = {uclk1, ucount_q}; mwc_en_o = 1'b1;
+            for (wb2 = 0; wb2 < 80; wb2 = wb2 + 1) if (wb2 < m_ssz) mwc_mask_o[wb2] = 1'b1;
+          end
         end
       end
     end
@@ -373,6 +389,8 @@ module sephirot_helpers (
       lhdr_q <= 1'b0; lhigh_q <= 32'd0; lbest_q <= 32'd0; lfound_q <= 1'b0;
       val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
       ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= 32'd0;
+      uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= 32'd0; ufidx_q <= 32'd0; vbest_q <= 32'd0; vstamp_q <= 32'd0;
+      uvoff_q <= 32'd0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
       if (hdr_go) begin ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32]; end
@@ -392,11 +410,24 @@ module sephirot_helpers (
         else if (a_idx >= m_max) ures_q <= -32'd7;                        // -E2BIG
         else if (uflags == 64'd1) ures_q <= -32'd17;                      // BPF_NOEXIST: -EEXIST
         mres_q <= slot_off;
+      end else if (p_go && uev_q) begin               // LRU eviction: slot pidx_q of the scan
+        pidx_q <= pidx_q + 32'd1;
+        if (s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q)) begin
+          vbest_v_q <= 1'b1; vbest_q <= pidx_q; vstamp_q <= mw_rdata_i[63:32];
+        end
+        if (pidx_q + 32'd1 >= m_slots) begin
+          mdone_q <= 1'b1;
+          uvoff_q <= m_off + m_doff + ev_victim * m_ssz;
+          // the insert goes to the first free slot of the key's probe sequence, the victim's included
+          if (!ufree_v_q || ((ev_victim - ustart_q) & (m_slots - 32'd1)) < ((ufidx_q - ustart_q) & (m_slots - 32'd1)))
+            mres_q <= m_off + m_doff + ev_victim * m_ssz;
+        end
       end else if (p_go && uhdr_q) begin              // hash region header: entry count, LRU clock
         mdone_q <= 1'b1; ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32];
         if (is_upd && !ufound_q) begin                                    // hash insert
-          if (m_lru && mw_rdata_i[31:0] >= m_max) ufault_q <= 1'b1;       // LRU eviction: not in hardware
-          else if (mw_rdata_i[31:0] >= m_max || !ufree_v_q) ures_q <= -32'd7;   // -E2BIG
+          if (m_lru && mw_rdata_i[31:0] >= m_max) begin                   // LRU: evict, then insert
+            mdone_q <= 1'b0; uhdr_q <= 1'b0; uev_q <= 1'b1; mprob_q <= 1'b1; pidx_q <= 32'd0;
+          end else if (mw_rdata_i[31:0] >= m_max || !ufree_v_q) ures_q <= -32'd7;   // -E2BIG
           mres_q <= ufree_q;
         end
       end else if (p_go && is_del && m_array) begin                       // devmap: clear; arrays: -EINVAL
@@ -413,19 +444,20 @@ module sephirot_helpers (
         end
       end else if (p_go && is_upd) begin                                  // hash probe
         pn_q <= pn_next;
+        if (!mprob_q) ustart_q <= cur;
         if (s_state == 8'd1 && keq) begin
           ufound_q <= 1'b1; mres_q <= slot_off;
           ures_q <= (uflags == 64'd1) ? -32'd17 : 32'd0;                  // NOEXIST: -EEXIST
           mdone_q <= 1'b1;
         end else if (s_state == 8'd0 || pn_next >= m_slots) begin
-          if (s_state == 8'd0 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; end
+          if (s_state == 8'd0 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; ufidx_q <= cur; end
           if (uflags == 64'd2 && m_type != `SEPH_MAP_TYPE_DEVMAP_HASH) begin
             mdone_q <= 1'b1; ures_q <= -32'd2;                            // EXIST: -ENOENT
           end else begin
             uhdr_q <= 1'b1; ures_q <= 32'd0;
           end
         end else begin
-          if (s_state == 8'd2 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; end
+          if (s_state == 8'd2 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; ufidx_q <= cur; end
           mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
         end
       end else if (p_go && m_lpm) begin
@@ -470,7 +502,7 @@ module sephirot_helpers (
         key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
         pidx_q <= 32'd0; pn_q <= 32'd0; lhdr_q <= 1'b0; lfound_q <= 1'b0;
         val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
-        ures_q <= 32'd0; ufault_q <= 1'b0;
+        ures_q <= 32'd0; ufault_q <= 1'b0; uev_q <= 1'b0; vbest_v_q <= 1'b0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;

@@ -33,6 +33,10 @@ module sephirot_mapmem #(
   input  wire [31:0]          wa_off_i,
   input  wire [8*WB-1:0]      wa_data_i,
   input  wire [WB-1:0]        wa_mask_i,
+  input  wire                 wc_en_i,        // a slot cleared before the write above (LRU eviction)
+  input  wire [31:0]          wc_off_i,
+  input  wire [8*WB-1:0]      wc_data_i,
+  input  wire [WB-1:0]        wc_mask_i,
   input  wire                 wb_en_i,
   input  wire [31:0]          wb_off_i,
   input  wire [63:0]          wb_data_i,      // region header words (count, LRU clock), byte mask
@@ -100,6 +104,12 @@ module sephirot_mapmem #(
           for (wb = 0; wb < 8; wb = wb + 1)
             if (wb < {28'd0, size_i[4*wi +: 4]})
               mem_q[addr_i[32*wi +: AW] + wb[AW-1:0]] <= wdata_i[64*wi + 8*wb +: 8];
+    end
+    if (wc_en_i) begin  // before wa: on the same slot the insert wins
+      for (hw = 0; hw < WB / 2; hw = hw + 1)
+        if (wc_mask_i[hw]) mem_q[wc_off_i[AW-1:0] + hw[AW-1:0]] <= wc_data_i[8*hw +: 8];
+      for (hw = WB / 2; hw < WB; hw = hw + 1)
+        if (wc_mask_i[hw]) mem_q[wc_off_i[AW-1:0] + hw[AW-1:0]] <= wc_data_i[8*hw +: 8];
     end
     if (wa_en_i) begin  // two loops of WB/2 (each short enough to unroll)
       for (hw = 0; hw < WB / 2; hw = hw + 1)

@@ -91,6 +91,10 @@ module sephirot_top #(
   wire [31:0]         mwa_off, mwb_off;
   wire [63:0]         mwb_data;
   wire [7:0]          mwb_mask;
+  wire                mwc_en;
+  wire [31:0]         mwc_off;
+  wire [8*80-1:0]     mwc_data;
+  wire [79:0]         mwc_mask;
   wire [8*80-1:0]     mwa_data;
   wire [79:0]         mwa_mask;
   wire [255:0]        m_entry;
@@ -192,6 +196,7 @@ module sephirot_top #(
     .commit_i(d_commit), .rdata_o(m_rdata), .fault_o(m_fault),
     .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o),
     .wa_en_i(mwa_en), .wa_off_i(mwa_off), .wa_data_i(mwa_data), .wa_mask_i(mwa_mask),
+    .wc_en_i(mwc_en), .wc_off_i(mwc_off), .wc_data_i(mwc_data), .wc_mask_i(mwc_mask),
     .wb_en_i(mwb_en), .wb_off_i(mwb_off), .wb_data_i(mwb_data), .wb_mask_i(mwb_mask),
     .hw_en_i(mw_en), .hw_off_i(mw_off), .hw_rdata_o(mw_rdata)
   );
@@ -208,6 +213,7 @@ module sephirot_top #(
     .hm_en_o(hm_en), .hm_addr_o(hm_addr), .hm_size_o(hm_size), .hm_rdata_i(hm_rdata), .hm_fault_i(hm_fault),
     .mid_o(m_id), .mcfg_i(m_entry), .mcount_i(m_count), .mw_en_o(mw_en), .mw_off_o(mw_off),
     .mwa_en_o(mwa_en), .mwa_off_o(mwa_off), .mwa_data_o(mwa_data), .mwa_mask_o(mwa_mask),
+    .mwc_en_o(mwc_en), .mwc_off_o(mwc_off), .mwc_data_o(mwc_data), .mwc_mask_o(mwc_mask),
     .mwb_en_o(mwb_en), .mwb_off_o(mwb_off), .mwb_data_o(mwb_data), .mwb_mask_o(mwb_mask), .mw_rdata_i(mw_rdata),
     .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_err_i(adj_err),
     .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o)
