@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import isa_table as T
+from .. import params
 from ..errors import CompileError
 from ..isa import NOP, Insn
 from .cfg import Cfg
@@ -166,6 +167,8 @@ class _TraceScheduler:
                 for i in reversed(mem):
                     p = self.nodes[i]
                     if p.op.is_call:
+                        if op.is_load and params.HELPERS.get(p.op.imm) in NO_MEMORY_WRITES:
+                            continue  # the helper wrote no memory: the load may run beside or before it
                         self._edge(i, j, 1)
                         break
                     if op.is_call:
@@ -299,6 +302,9 @@ def _hoist_candidates(cfg: Cfg, br: Op, p: int, x: int, live_in: dict[int, set[i
     return moved
 
 
+# helpers that write no memory a load could read (their result is r0 only; a lookup returns a pointer)
+NO_MEMORY_WRITES = frozenset({"map_lookup_elem", "ktime_get_ns", "get_prandom_u32", "get_smp_processor_id",
+                              "redirect", "redirect_map", "csum_diff", "trace_printk"})
 _PURE = ("alu", "alu3", "lddw", "neg", "end", "bswap")
 
 
