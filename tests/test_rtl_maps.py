@@ -17,7 +17,7 @@ from rtl_support import first_divergence, require_rtl
 
 pytestmark = pytest.mark.rtl
 
-HASH, ARRAY, LRU_HASH, DEVMAP, DEVMAP_HASH = 1, 2, 9, 14, 25
+HASH, ARRAY, LRU_HASH, LPM_TRIE, DEVMAP, DEVMAP_HASH = 1, 2, 9, 11, 14, 25
 LOOKUP, UPDATE, DELETE = 0, 1, 2
 
 # key = ingress_ifindex (u32), op = rx_queue_index; the value (u64 or u32) is key * 3.
@@ -48,17 +48,27 @@ call 3
 exit"""
 
 
-def map_rom() -> Rom:
+# lpm_trie: key = u32 prefixlen (ifindex >> 26) + u32 data (ifindex), at r10 - 8
+LPM_PROGRAM = PROGRAM.replace("""*(u32 *)(r10 - 4) = r6
+""", """*(u32 *)(r10 - 4) = r6
+r9 = r6
+r9 >>= 26
+*(u32 *)(r10 - 8) = r9
+""").replace("r2 += -4", "r2 += -8")
+
+
+def map_rom(program: str = PROGRAM) -> Rom:
     insns: list[Insn] = []
-    for line in PROGRAM.format(handle=hex(params.MAP_HANDLE_BASE)).splitlines():
+    for line in program.format(handle=hex(params.MAP_HANDLE_BASE)).splitlines():
         insns += assemble_line(line)
     return sequential_rom(insns)
 
 
-def _cosim(mtype: int, value_size: int, max_entries: int, ops: list[tuple[int, int]]) -> MapState:
+def _cosim(mtype: int, value_size: int, max_entries: int, ops: list[tuple[int, int]], key_size: int = 4,
+           program: str = PROGRAM, flags: int = 0) -> MapState:
     """Run (key, op) packets on the RTL and the model from the same empty map; compare per packet and the memory."""
-    layout = MapLayout.from_maps([MapDef("m", mtype, 4, value_size, max_entries)])
-    rom = map_rom()
+    layout = MapLayout.from_maps([MapDef("m", mtype, key_size, value_size, max_entries, flags)])
+    rom = map_rom(program)
     rtl_state, vm_state = MapState(layout), MapState(layout)
     packets = [(bytes(64), key, op) for key, op in ops]
     got = RtlSim(rom, state=rtl_state, trace=True).run_packets(packets)
@@ -132,3 +142,15 @@ def test_lru_eviction_matches_model_state() -> None:
     assert evictions >= 5
     # the RTL's map memory is read back once, after the last packet
     assert bytes(rtl_state.mem[: layout.used_bytes()]) == bytes(vm_state.mem[: layout.used_bytes()])
+
+
+def test_lpm_update_delete_lookup() -> None:
+    """lpm_trie update (insert, replace, -EEXIST/-ENOENT/-ENOSPC/-EINVAL) and delete (high-water mark)."""
+    rng = random.Random(11)
+    bases = (0x00A8C0, 0x01A8C0, 0x00000A, 0x02A8C0)
+    plens = (0, 8, 16, 20, 24, 32, 40)
+    ops = [((8 << 26) | 0x0A, UPDATE), ((8 << 26) | 0x0A, DELETE), ((8 << 26) | 0x0A, DELETE)]
+    ops += [((rng.choice(plens) << 26) | rng.choice(bases), rng.choice((LOOKUP, UPDATE, UPDATE, DELETE)))
+            for _ in range(80)]
+    state = _cosim(LPM_TRIE, 8, 6, ops, key_size=8, program=LPM_PROGRAM, flags=1)  # BPF_F_NO_PREALLOC
+    assert 0 < state.count(0) <= 6

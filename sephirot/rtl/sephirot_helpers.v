@@ -154,16 +154,16 @@ module sephirot_helpers (
   wire        m_dev    = m_type == `SEPH_MAP_TYPE_DEVMAP || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
   wire        m_lpm    = m_type == `SEPH_MAP_TYPE_LPM_TRIE && id_i == H_LOOKUP;
   wire        m_lru    = m_type == `SEPH_MAP_TYPE_LRU_HASH;
+  wire        m_lpmu   = m_type == `SEPH_MAP_TYPE_LPM_TRIE && (is_upd || is_del);   // LPM update / delete
   wire [31:0] m_vs     = {16'd0, mcfg_i[47:32]};
-  // updates: arrays and hash maps (lpm_trie updates are not in hardware yet); deletes: slots of up to 80 bytes
-  wire        upd_bad  = (is_upd && (m_type == `SEPH_MAP_TYPE_LPM_TRIE ||
-                                     m_vs > KMAX || (m_hash && m_voff + m_vs > 32'd80))) ||
+  // updates: values of up to KMAX bytes in slots of up to 80 bytes; deletes: slots of up to 80 bytes
+  wire        upd_bad  = (is_upd && (m_vs > KMAX || ((m_hash || m_lpmu) && m_voff + m_vs > 32'd80))) ||
                          (is_del && m_ssz > 32'd80);
   wire        handle_ok = r1[63:32] == 32'd0 && r1[31:0] >= HBASE && mid_o < mcount_i && mcfg_i[15:8] != 8'd0;
   wire [31:0] rflags   = r3[31:0];
   wire        rm_badflags = id_i == H_REDIRMAP && (r3[63:32] != 32'd0 || (rflags & ~32'h1B) != 32'd0);
   // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long, broadcast
-  wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash || m_lpm) || m_ks > KMAX || upd_bad ||
+  wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash || m_lpm || m_lpmu) || m_ks > KMAX || upd_bad ||
                          (id_i == H_REDIRMAP && (!m_dev || (!rm_badflags && rflags[3]))));
 
   reg  [8*KMAX-1:0] key_q;
@@ -210,15 +210,22 @@ module sephirot_helpers (
   wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
   // hash maps: the region header (entry count, LRU clock) is read in the first key-read cycle (the wide port is
   // idle then), so a hit that changes it (delete, LRU refresh) needs no cycle beyond the probes
-  wire        hdr_go   = k_go && m_hash && kcnt_q == 32'd0;
+  wire        hdr_go   = k_go && (m_hash || m_lpmu) && kcnt_q == 32'd0;
   assign mw_en_o = p_go || hdr_go;
   wire [31:0] a_idx    = key[31:0];
-  wire [31:0] cur      = m_lpm ? pidx_q : (mprob_q ? pidx_q : (hsh & (m_slots - 32'd1)));
+  wire [31:0] cur      = (m_lpm || m_lpmu) ? pidx_q : (mprob_q ? pidx_q : (hsh & (m_slots - 32'd1)));
   wire        u_hdr    = m_hash && uhdr_q;   // this cycle reads the region header (entry count, LRU clock)
   wire [31:0] slot_off = m_off + m_doff + (m_array ? a_idx : cur) * m_ssz;
 
   // LPM trie: scan the slots below the high-water mark (header word 2), keep the longest matching prefix
   reg         lhdr_q;
+  // LPM update/delete: scan of the slots below the high-water mark (read with the key) for the exact entry,
+  // the first free slot, the last other used slot; one more cycle decides
+  reg         lex_v_q, lfree_v_q, ldec_q;
+  reg  [31:0] uhigh_q, lex_q, lfree_q, llast_q, lnhigh_q;
+  wire        l_exact  = s_state == 8'd1 && s_plen == kplen && pmatch;
+  wire [31:0] l_slot   = lex_v_q ? lex_q : (lfree_v_q ? lfree_q : uhigh_q);
+  wire [31:0] l_off    = m_off + m_doff + l_slot * m_ssz;
   reg  [31:0] lhigh_q, lbest_q;
   reg         lfound_q;
   wire [31:0] kplen    = key[31:0];
@@ -233,7 +240,7 @@ module sephirot_helpers (
     pmatch = 1'b1;
     pbit = 32'd0;
     pmask = 8'd0;
-    if (p_go && m_lpm && lhdr_q)
+    if (p_go && ((m_lpm && lhdr_q) || m_lpmu))
       for (pb = 0; pb < KMAX - 4; pb = pb + 1) begin
         pbit = 8 * pb;
         if (pbit + 32'd8 <= s_plen) begin
@@ -277,6 +284,18 @@ module sephirot_helpers (
       if (m_array) begin
         for (wb2 = 0; wb2 < KMAX; wb2 = wb2 + 1)
           if (wb2 < m_vs) begin mwa_data_o[8*wb2 +: 8] = val_q[8*wb2 +: 8]; mwa_mask_o[wb2] = 1'b1; end
+      end else if (m_lpmu) begin   // state, prefixlen, data, value; the header's count and high-water mark
+        for (wb2 = 0; wb2 < 80; wb2 = wb2 + 1) begin
+          if (wb2 >= m_voff && wb2 < m_voff + m_vs) begin
+            mwa_data_o[8*wb2 +: 8] = val_q[8*(wb2 - m_voff) +: 8]; mwa_mask_o[wb2] = 1'b1;
+          end
+          if (wb2 >= SH && wb2 < SH + m_ks - 4) begin
+            mwa_data_o[8*wb2 +: 8] = key_q[8*(wb2 - SH + 4) +: 8]; mwa_mask_o[wb2] = 1'b1;
+          end
+        end
+        mwa_data_o[7:0] = 8'd1; mwa_data_o[63:32] = kplen; mwa_mask_o[7:0] = 8'hF1;
+        mwc_en_o = 1'b1; mwc_off_o = m_off; mwc_mask_o[11:0] = 12'hF0F;
+        mwc_data_o[31:0] = ucount_q + {31'd0, !lex_v_q}; mwc_data_o[95:64] = lnhigh_q;
       end else begin
         for (wb2 = 0; wb2 < 80; wb2 = wb2 + 1) begin
           if (wb2 >= m_voff && wb2 < m_voff + m_vs) begin
@@ -304,6 +323,10 @@ module sephirot_helpers (
       if (m_hash) begin
         mwa_data_o[7:0] = 8'd2;
         mwb_en_o = 1'b1; mwb_data_o = {32'd0, ucount_q - 32'd1};
+      end
+      if (m_lpmu) begin    // LPM: the slot emptied; count - 1, the high-water mark recomputed
+        mwc_en_o = 1'b1; mwc_off_o = m_off; mwc_mask_o[11:0] = 12'hF0F; mwc_data_o[7:0] = 8'd0;
+        mwc_data_o[31:0] = ucount_q - 32'd1; mwc_data_o[95:64] = lnhigh_q;
       end
     end
     if (finish && id_i == H_LOOKUP && m_lru && !m_fault && mdone_q && mhit_q && !cs_bad_q) begin
@@ -391,9 +414,11 @@ module sephirot_helpers (
       ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= 32'd0;
       uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= 32'd0; ufidx_q <= 32'd0; vbest_q <= 32'd0; vstamp_q <= 32'd0;
       uvoff_q <= 32'd0;
+      lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= 32'd0; lex_q <= 32'd0; lfree_q <= 32'd0;
+      llast_q <= 32'd0; lnhigh_q <= 32'd0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
-      if (hdr_go) begin ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32]; end
+      if (hdr_go) begin ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32]; uhigh_q <= mw_rdata_i[95:64]; end
       if (k_go) begin
         key_q[8*kcnt_q[5:0] +: 64] <= hm_rdata_i;
         kcnt_q <= kcnt_q + {28'd0, hm_size_o};
@@ -433,7 +458,26 @@ module sephirot_helpers (
       end else if (p_go && is_del && m_array) begin                       // devmap: clear; arrays: -EINVAL
         mdone_q <= 1'b1; pn_q <= 32'd1; mres_q <= slot_off;
         ures_q <= (m_type != `SEPH_MAP_TYPE_DEVMAP || a_idx >= m_max) ? -32'd22 : 32'd0;
-      end else if (p_go && is_del) begin                                  // hash delete: probe
+      end else if (p_go && is_upd && m_lpmu && kplen > dbits) begin       // LPM: prefix too long
+        mdone_q <= 1'b1; pn_q <= 32'd1; ures_q <= -32'd22;
+      end else if (p_go && m_lpmu && !ldec_q && pidx_q < uhigh_q) begin   // LPM update/delete: scan
+        pidx_q <= pidx_q + 32'd1;
+        if (l_exact) begin lex_v_q <= 1'b1; lex_q <= pidx_q; end
+        else if (s_state == 8'd1) llast_q <= pidx_q + 32'd1;
+        if (s_state != 8'd1 && !lfree_v_q) begin lfree_v_q <= 1'b1; lfree_q <= pidx_q; end
+        if (pidx_q + 32'd1 >= uhigh_q) ldec_q <= 1'b1;
+      end else if (p_go && m_lpmu) begin                                  // LPM update/delete: decide
+        mdone_q <= 1'b1; pn_q <= (uhigh_q == 32'd0) ? 32'd1 : uhigh_q; mres_q <= l_off; ures_q <= 32'd0;
+        if (is_del) begin
+          if (!lex_v_q) ures_q <= -32'd2;                                 // -ENOENT
+          lnhigh_q <= llast_q;
+        end else begin
+          if (lex_v_q && uflags == 64'd1) ures_q <= -32'd17;              // NOEXIST: -EEXIST
+          else if (!lex_v_q && uflags == 64'd2) ures_q <= -32'd2;         // EXIST: -ENOENT
+          else if (!lex_v_q && ucount_q >= m_max) ures_q <= -32'd28;      // -ENOSPC
+          lnhigh_q <= (l_slot + 32'd1 > uhigh_q) ? l_slot + 32'd1 : uhigh_q;
+        end
+      end else if (p_go && is_del && m_hash) begin                        // hash delete: probe
         pn_q <= pn_next;
         if (s_state == 8'd1 && keq) begin
           mdone_q <= 1'b1; mres_q <= slot_off; ures_q <= 32'd0;
@@ -442,7 +486,7 @@ module sephirot_helpers (
         end else begin
           mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
         end
-      end else if (p_go && is_upd) begin                                  // hash probe
+      end else if (p_go && is_upd && m_hash) begin                        // hash probe
         pn_q <= pn_next;
         if (!mprob_q) ustart_q <= cur;
         if (s_state == 8'd1 && keq) begin
@@ -503,6 +547,7 @@ module sephirot_helpers (
         pidx_q <= 32'd0; pn_q <= 32'd0; lhdr_q <= 1'b0; lfound_q <= 1'b0;
         val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
         ures_q <= 32'd0; ufault_q <= 1'b0; uev_q <= 1'b0; vbest_v_q <= 1'b0;
+        lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; llast_q <= 32'd0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;
