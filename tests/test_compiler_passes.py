@@ -10,6 +10,7 @@ from hxdp.compiler import CompileOptions, compile_insns, compile_program, extend
 from hxdp.compiler.cfg import build_cfg
 from hxdp.compiler.equiv import check
 from hxdp.errors import CompileError
+from hxdp.isa import Insn
 from hxdp.program import MapDef, Program
 
 PKT = bytes(range(64))
@@ -370,3 +371,50 @@ def test_raw_exit_keeps_all_64_bits_of_r0(value: int) -> None:
     assert run_raw(insns, bytes(16), "vliw-model")[0] == want
     folded = any(s.opcode == T.EXT_EXIT_ACTION for row in compile_insns(insns).rom.rows for s in row)
     assert folded == (want <= 0xFFFFFFFF)
+
+
+def test_truncation_before_exit_dropped_on_xdp_only() -> None:
+    """`w0 = w0; exit` returns the low 32 bits anyway on XDP; in raw mode the upper half is observable."""
+    insns = [ldx("w", 2, 1, 0), ldx("dw", 0, 2, 0), alu32("mov", 0, 0, src=0), exit_()]
+    mov32 = T.BY_NAME["mov32_x"].opcode
+    p = prog(insns)
+    res = compile_program(p)
+    assert mov32 not in opcodes(res)
+    equivalent(p, res)
+    from hxdp.cmd_exec import run_raw
+
+    raw = [ldx("dw", 0, 1, 0), alu32("mov", 0, 0, src=0), exit_()]
+    assert mov32 in opcodes(compile_insns(raw))
+    assert run_raw(raw, bytes(range(1, 9)), "vliw-model")[0] == 0x04030201
+
+
+def test_jump_to_next_row_dropped_and_inverted() -> None:
+    from hxdp.compiler.schedule import _drop_jumps_to_next_row
+
+    jeq, jne, ja = T.BY_NAME["jeq64_k"].opcode, T.BY_NAME["jne64_k"].opcode, 0x05
+    # trailing jump to the next row: removed; a branch to the next row before another branch: kept
+    assert _drop_jumps_to_next_row([Insn(jeq, 1, 0, 3, 7), Insn(ja, 0, 0, 0, 0)]) == [Insn(jeq, 1, 0, 3, 7)]
+    kept = [Insn(jeq, 1, 0, 0, 7), Insn(jne, 1, 0, 5, 6)]
+    assert _drop_jumps_to_next_row(kept) == kept
+    # `if c goto next | goto X` -> `if !c goto X`
+    assert _drop_jumps_to_next_row([Insn(jeq, 1, 0, 0, 7), Insn(ja, 0, 0, 4, 0)]) == [Insn(jne, 1, 0, 4, 7)]
+
+
+def test_or_condition_join_ops_hoisted_and_exit_tail_duplicated() -> None:
+    """`if p == 17 goto J; if p != 6 goto drop; J: r1 = ..; r2 = ..; call` and a shared call+exit tail: the
+    call's argument setup runs beside the branches, no `ja` is left, and the result is unchanged."""
+    lookup = params.HELPER_IDS["map_lookup_elem"]
+    insns = [ldx("w", 6, 1, 0), ldx("b", 7, 6, 23), jmp("jeq", 7, 1, 17), jmp("jne", 7, 11, 6),
+             *lddw(1, 0, src=T.PSEUDO_MAP_FD), movr(2, 10), alu64("add", 2, -4), call(lookup),
+             jmp("jeq", 0, 2, 0), mov(7, 2), Insn(0x05, 0, 0, 1, 0), mov(7, 3),
+             movr(0, 7), exit_(), mov(0, 1), exit_()]
+    arr = MapDef("a", 2, 4, 8, 1)
+    p = prog(insns, [arr])
+    res = compile_program(p)
+    assert 0x05 not in opcodes(res)
+    call_row = next(r for r, row in enumerate(res.rom.rows) if any(i.opcode == 0x85 for i in row))
+    assert call_row <= 3
+    pk = bytearray(PKT)
+    for proto in (6, 17, 1):
+        pk[23] = proto
+        equivalent(p, res, (bytes(pk),))
