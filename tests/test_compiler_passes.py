@@ -418,3 +418,15 @@ def test_or_condition_join_ops_hoisted_and_exit_tail_duplicated() -> None:
     for proto in (6, 17, 1):
         pk[23] = proto
         equivalent(p, res, (bytes(pk),))
+
+
+def test_add_folded_into_access_offsets() -> None:
+    """`r2 += 4` only used as the base of later loads disappears into their offsets; kept when r2 is read."""
+    body = [ldx("w", 2, 1, 0), alu64("add", 2, 4), ldx("b", 3, 2, 1), ldx("b", 0, 2, 2), alu64("add", 0, 3, src=3)]
+    add = T.BY_NAME["add64_k"].opcode
+    cfg = build_cfg([*body, exit_()])
+    assert extend.fold_offsets(cfg) == 1 and add not in [op.opcode for op in cfg.ops()]
+    cfg = build_cfg([*body, alu64("add", 0, 2, src=2), exit_()])
+    assert extend.fold_offsets(cfg) == 0
+    p = prog([*body, exit_()])
+    equivalent(p, compile_program(p))

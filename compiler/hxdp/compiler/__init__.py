@@ -82,6 +82,8 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None) -
         reduce.dead_code(cfg)
     if opts.exit_action and extend.exit_truncations(cfg):
         reduce.dead_code(cfg)
+    if opts.copyprop:
+        extend.fold_offsets(cfg)
     if opts.atomic_rmw:
         extend.rmw_atomic(cfg)
     if opts.alu3:

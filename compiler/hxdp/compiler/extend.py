@@ -70,6 +70,44 @@ def exit_truncations(cfg: Cfg) -> int:
     return n
 
 
+def fold_offsets(cfg: Cfg) -> int:
+    """`r += K` whose result is only the base of later loads/stores (until r is redefined or dies) is deleted and
+    K added to their offsets: the accesses no longer wait a row for the add."""
+    _, live_out = liveness(cfg)
+    n = 0
+    for bid in cfg.order:
+        ops = cfg.blocks[bid].ops
+        i = 0
+        while i < len(ops):
+            op = ops[i]
+            if op.info.name != "add64_k" or op.dst == 10:
+                i += 1
+                continue
+            r, k = op.dst, op.imm
+            users: list[int] = []
+            ok, redefined = True, False
+            for j in range(i + 1, len(ops)):
+                o = ops[j]
+                if r in o.uses():
+                    if not (o.kind in ("ldx", "ldxsx", "ldx6", "st", "stx", "st6", "stx6") and o.base == r
+                            and (o.kind not in ("stx", "stx6") or o.src != r)
+                            and -32768 <= o.off + k < 32768):
+                        ok = False
+                        break
+                    users.append(j)
+                if r in o.defs():
+                    redefined = True
+                    break
+            if not ok or not users or (not redefined and r in live_out[bid]):
+                i += 1
+                continue
+            for j in users:
+                ops[j] = ops[j].copy(off=ops[j].off + k)
+            del ops[i]
+            n += 1
+    return n
+
+
 def exit_actions(cfg: Cfg) -> int:
     """`exit` where r0 is a known constant on every path -> `exit K`; branches to a shared `exit` whose r0 is a
     known constant at the branch are given their own `exit K` block."""

@@ -309,7 +309,7 @@ NO_MEMORY_WRITES = frozenset({"map_lookup_elem", "ktime_get_ns", "get_prandom_u3
                               "redirect", "redirect_map", "csum_diff", "trace_printk"})
 # helpers that neither read nor write memory: ordered only with other calls
 NO_MEMORY = frozenset({"ktime_get_ns", "get_prandom_u32", "get_smp_processor_id", "redirect", "redirect_map"})
-_PURE = ("alu", "alu3", "lddw", "neg", "end", "bswap")
+_REG_ONLY = ("alu", "alu3", "lddw", "neg", "end", "bswap")
 
 
 def _hoist_into_dominator(cfg: Cfg) -> int:
@@ -341,7 +341,7 @@ def _hoist_into_dominator(cfg: Cfg) -> int:
             moved: list[Op] = []
             for op in jb.ops:
                 us, ds = set(op.uses()), set(op.defs())
-                ok = (op.kind in _PURE and not op.is_control and ds and 10 not in ds
+                ok = (op.kind in _REG_ONLY and not op.is_control and ds and 10 not in ds
                       and not (us & blocked_def) and not (ds & (blocked_use | blocked_def))
                       and not (ds & (p_uses | p_defs | other_live)) and not (us & p_defs)
                       and not (ds & set(dt.uses())))
