@@ -430,3 +430,12 @@ def test_add_folded_into_access_offsets() -> None:
     assert extend.fold_offsets(cfg) == 0
     p = prog([*body, exit_()])
     equivalent(p, compile_program(p))
+
+
+def test_random_program_12839_stores_beside_helper_stay_ordered() -> None:
+    """Regression: two overlapping stores around a helper call were once put in one row (verifier error)."""
+    from hxdp.compiler.randprog import random_packets, random_program
+
+    p = random_program(12839, 80)
+    res = compile_program(p, CompileOptions(imem_rows=1 << 20))
+    assert check(p, res.rom, random_packets(12839)) == []

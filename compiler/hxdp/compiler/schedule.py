@@ -168,13 +168,12 @@ class _TraceScheduler:
                     p = self.nodes[i]
                     if p.op.is_call:
                         helper = params.HELPERS.get(p.op.imm)
-                        if (op.is_load and helper in NO_MEMORY_WRITES) or (not op.is_call and helper in NO_MEMORY):
-                            continue  # the helper wrote no memory (a load) or touches none (any access)
+                        if op.is_load and helper in NO_MEMORY_WRITES:
+                            continue  # the helper wrote no memory: the load may run beside or before it
                         self._edge(i, j, 1)
                         break
                     if op.is_call:
-                        if params.HELPERS.get(op.imm) not in NO_MEMORY:
-                            self._edge(i, j, 1 if (p.acc.store) else 0)
+                        self._edge(i, j, 1 if (p.acc.store) else 0)
                         continue
                     assert p.acc is not None and n.acc is not None
                     if not (p.acc.store or n.acc.store):
@@ -307,8 +306,6 @@ def _hoist_candidates(cfg: Cfg, br: Op, p: int, x: int, live_in: dict[int, set[i
 # helpers that write no memory a load could read (their result is r0 only; a lookup returns a pointer)
 NO_MEMORY_WRITES = frozenset({"map_lookup_elem", "ktime_get_ns", "get_prandom_u32", "get_smp_processor_id",
                               "redirect", "redirect_map", "csum_diff", "trace_printk"})
-# helpers that neither read nor write memory: ordered only with other calls
-NO_MEMORY = frozenset({"ktime_get_ns", "get_prandom_u32", "get_smp_processor_id", "redirect", "redirect_map"})
 _REG_ONLY = ("alu", "alu3", "lddw", "neg", "end", "bswap")
 
 
