@@ -48,7 +48,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from . import kernel
 from .errors import HxdpError, KernelUnavailable, PcapError
+from .kernel import TestRunOpts
 from .pcap import read_pcap
 
 SEPHIROT_MHZ = 156.25
@@ -72,32 +74,9 @@ class BaselineError(HxdpError):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# libbpf through ctypes for what the kernel oracle (hxdp.kernel, which loads the object) does not do:
-# live-frames test runs, native attach, and the two raw helper programs (sink, injector)
+# what the kernel oracle (hxdp.kernel: libbpf binding, object loading) does not do itself: live-frames
+# test runs, native attach, and the two raw helper programs (sink, injector)
 # --------------------------------------------------------------------------------------------------------------
-
-
-class TestRunOpts(ctypes.Structure):
-    """struct bpf_test_run_opts (libbpf 1.x)."""
-
-    __test__ = False  # not a pytest class
-    _fields_ = [
-        ("sz", ctypes.c_size_t),
-        ("data_in", ctypes.c_void_p),
-        ("data_out", ctypes.c_void_p),
-        ("data_size_in", ctypes.c_uint32),
-        ("data_size_out", ctypes.c_uint32),
-        ("ctx_in", ctypes.c_void_p),
-        ("ctx_out", ctypes.c_void_p),
-        ("ctx_size_in", ctypes.c_uint32),
-        ("ctx_size_out", ctypes.c_uint32),
-        ("retval", ctypes.c_uint32),
-        ("repeat", ctypes.c_int),
-        ("duration", ctypes.c_uint32),
-        ("flags", ctypes.c_uint32),
-        ("cpu", ctypes.c_uint32),
-        ("batch_size", ctypes.c_uint32),
-    ]
 
 
 class XdpMd(ctypes.Structure):
@@ -113,35 +92,7 @@ class XdpMd(ctypes.Structure):
     ]
 
 
-_lib_lock = threading.Lock()
-_lib: ctypes.CDLL | None = None
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-
-
-def libbpf() -> ctypes.CDLL:
-    """The libbpf shared library with the prototypes used here (loaded once)."""
-    global _lib
-    with _lib_lock:
-        if _lib is not None:
-            return _lib
-        name = ctypes.util.find_library("bpf") or "libbpf.so.1"
-        try:
-            lib = ctypes.CDLL(name, use_errno=True)
-        except OSError as exc:
-            raise KernelUnavailable(f"libbpf shared library not found ({name}): {exc}") from exc
-        vp, cp, i, u32 = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint32
-        protos = {
-            "bpf_prog_test_run_opts": (i, [i, ctypes.POINTER(TestRunOpts)]),
-            "bpf_prog_load": (i, [i, cp, cp, vp, ctypes.c_size_t, vp]),
-            "bpf_xdp_attach": (i, [i, i, u32, vp]),
-            "bpf_xdp_detach": (i, [i, u32, vp]),
-        }
-        for fname, (res, args) in protos.items():
-            fn = getattr(lib, fname)
-            fn.restype = res
-            fn.argtypes = args
-        _lib = lib
-        return lib
 
 
 def _errno_text(ret: int) -> str:
@@ -158,7 +109,7 @@ def available() -> tuple[bool, str]:
 
 def load_raw_xdp(action: int, name: str = "hxdp_raw") -> int:
     """Load `r0 = action; exit` as an XDP program (the sink and the injector); returns the program fd."""
-    lib = libbpf()
+    lib = kernel.libbpf()
     insns = struct.pack("<BBhi", 0xB7, 0, 0, action) + struct.pack("<BBhi", 0x95, 0, 0, 0)
     buf = ctypes.create_string_buffer(insns, len(insns))
     fd = lib.bpf_prog_load(BPF_PROG_TYPE_XDP, name.encode(), b"GPL", buf, 2, None)
@@ -180,7 +131,7 @@ class RunOutcome:
 def test_run(prog_fd: int, packet: bytes, repeat: int, *, live: bool = False, ingress_ifindex: int = 0,
              batch_size: int = 64) -> RunOutcome:
     """Run the program `repeat` times on `packet`; live=True sends frames through the driver (live frames)."""
-    lib = libbpf()
+    lib = kernel.libbpf()
     data = ctypes.create_string_buffer(packet, len(packet))
     opts = TestRunOpts()
     opts.sz = ctypes.sizeof(TestRunOpts)
@@ -435,7 +386,7 @@ class VethLab:
 @contextlib.contextmanager
 def xdp_attached(ifindex: int, prog_fd: int) -> Iterator[None]:
     """Attach a program in native (driver) mode for the duration of the block."""
-    lib = libbpf()
+    lib = kernel.libbpf()
     ret = lib.bpf_xdp_attach(ifindex, prog_fd, XDP_FLAGS_DRV_MODE, None)
     if ret < 0:
         raise BaselineError(f"native XDP attach to ifindex {ifindex} failed: {_errno_text(ret)}")

@@ -67,7 +67,7 @@ class KernelError(HxdpError):
 
 BPF_PROG_TYPE_XDP = 6
 BPF_ANY = 0
-PERCPU_MAP_TYPES = {5, 6, 10, 15}  # percpu_hash, percpu_array, lru_percpu_hash, percpu_cgroup_storage
+PERCPU_MAP_TYPES = {5, 6, 10, 21}  # percpu_hash, percpu_array, lru_percpu_hash, percpu_cgroup_storage
 ARRAY_LIKE_TYPES = {2, 6}  # every index exists
 ETH_HLEN = 14
 DATA_OUT_SIZE = 8192  # room for adjust_head/adjust_tail growth (frames live in one 4 KiB page)
@@ -77,7 +77,10 @@ PSEUDO_MAP_FD, PSEUDO_MAP_VALUE = 1, 2
 CREATABLE_MAP_TYPES = {1, 2, 5, 6, 9, 10, 11, 14, 25}  # hash, array, percpu, lru, lru_percpu, lpm, devmaps
 
 
-class _TestRunOpts(ctypes.Structure):
+class TestRunOpts(ctypes.Structure):
+    """struct bpf_test_run_opts (libbpf 1.x)."""
+
+    __test__ = False  # not a pytest class
     _fields_ = [
         ("sz", ctypes.c_size_t),
         ("data_in", ctypes.c_void_p),
@@ -168,6 +171,11 @@ def _sig(lib: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> None:
     fn.argtypes = list(argtypes)
 
 
+def libbpf() -> ctypes.CDLL:
+    """The libbpf shared library with every prototype this package uses (loaded once, shared by the baseline)."""
+    return _load_lib()
+
+
 def _load_lib() -> ctypes.CDLL:
     global _lib, _libc
     with _lib_lock:
@@ -208,7 +216,9 @@ def _load_lib() -> ctypes.CDLL:
         _sig(lib, "bpf_map_create", i, i, cp, u32, u32, u32, ctypes.POINTER(_MapCreateOpts))
         _sig(lib, "bpf_map_freeze", i, i)
         _sig(lib, "bpf_prog_load", i, i, cp, cp, vp, ctypes.c_size_t, ctypes.POINTER(_ProgLoadOpts))
-        _sig(lib, "bpf_prog_test_run_opts", i, i, ctypes.POINTER(_TestRunOpts))
+        _sig(lib, "bpf_prog_test_run_opts", i, i, ctypes.POINTER(TestRunOpts))
+        _sig(lib, "bpf_xdp_attach", i, i, i, u32, vp)
+        _sig(lib, "bpf_xdp_detach", i, i, u32, vp)
         _sig(lib, "libbpf_num_possible_cpus", i)
         lib.libbpf_set_print(_print_cb_c)
         _libc = libc
@@ -251,7 +261,7 @@ def available() -> tuple[bool, str]:
         return _available
     try:
         data = ctypes.create_string_buffer(bytes(60), 60)
-        run = _TestRunOpts(sz=ctypes.sizeof(_TestRunOpts), data_in=ctypes.addressof(data), data_size_in=60, repeat=1)
+        run = TestRunOpts(sz=ctypes.sizeof(TestRunOpts), data_in=ctypes.addressof(data), data_size_in=60, repeat=1)
         ret = lib.bpf_prog_test_run_opts(fd, ctypes.byref(run))
         if ret < 0:
             _available = (False, f"BPF_PROG_TEST_RUN failed ({_err(ret)})")
@@ -626,7 +636,7 @@ class KernelProgram:
     # --- running ----------------------------------------------------------------------------------------------
     def _test_run(
         self, prog_fd: int, packet: bytes, ingress_ifindex: int, rx_queue_index: int, repeat: int, out: bool
-    ) -> tuple[_TestRunOpts, bytes, bytes, float]:
+    ) -> tuple[TestRunOpts, bytes, bytes, float]:
         label = f"{self.path}: {self.name}"
         return _prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out)
 
@@ -672,7 +682,7 @@ def _prog_test_run(
     rx_queue_index: int,
     repeat: int,
     out: bool,
-) -> tuple[_TestRunOpts, bytes, bytes, float]:
+) -> tuple[TestRunOpts, bytes, bytes, float]:
     """One BPF_PROG_TEST_RUN: (opts, metadata, frame, wall ns per repeat). The kernel returns the metadata
     (data_meta..data) in front of the frame in data_out and its length in the output context's `data`."""
     if len(packet) < ETH_HLEN:
@@ -685,8 +695,8 @@ def _prog_test_run(
     ctx = struct.pack("<6I", 0, len(packet), 0, ingress_ifindex, rx_queue_index, 0)
     cbuf = ctypes.create_string_buffer(ctx, len(ctx))
     cout = ctypes.create_string_buffer(len(ctx)) if out else None
-    opts = _TestRunOpts(
-        sz=ctypes.sizeof(_TestRunOpts),
+    opts = TestRunOpts(
+        sz=ctypes.sizeof(TestRunOpts),
         data_in=ctypes.addressof(data),
         data_size_in=len(packet),
         data_out=ctypes.addressof(dout) if dout is not None else None,
