@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import shutil
 import subprocess
@@ -12,7 +10,7 @@ import time
 from pathlib import Path
 
 from .board import DEFAULT_SOCKET, BoardError, SimBoard
-from .rtl import LINT_FILE, RTL_DIR, SEPHIROT, available, cache_root, verilator_version
+from .rtl import LINT_FILE, RTL_DIR, SEPHIROT, available, cache_root, hash_sources, verilator_build
 
 HARNESS_DIR = SEPHIROT / "harness" / "board"
 TOP = "sephirot_board"
@@ -28,13 +26,7 @@ def sources() -> list[Path]:
 
 
 def source_hash() -> str:
-    h = hashlib.sha256()
-    h.update(verilator_version().encode())
-    h.update(" ".join(BUILD_FLAGS + [CFLAGS]).encode())
-    for f in sources():
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    return hash_sources(sources(), BUILD_FLAGS, CFLAGS)
 
 
 def build(verbose: bool = False) -> Path:
@@ -42,28 +34,9 @@ def build(verbose: bool = False) -> Path:
     ok, why = available()
     if not ok:
         raise BoardError(why)
-    out_dir = cache_root() / f"board-{source_hash()}"
-    exe = out_dir / BINARY
-    if exe.exists():
-        return exe
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if exe.exists():
-            return exe
-        obj = out_dir / "obj"
-        cmd = ["verilator", *BUILD_FLAGS, f"-I{RTL_DIR}", str(LINT_FILE)]
-        cmd += [str(p) for p in sorted(RTL_DIR.glob("*.v"))]
-        cmd += [str(p) for p in sorted(HARNESS_DIR.glob("*.cpp"))]
-        cmd += ["-CFLAGS", CFLAGS, "--Mdir", str(obj), "-o", BINARY]
-        proc = subprocess.run(cmd, capture_output=not verbose, text=True)
-        if proc.returncode != 0 or not (obj / BINARY).exists():
-            tail = (proc.stderr or "")[-2000:] if not verbose else ""
-            raise BoardError(f"verilator build of {TOP} failed (exit {proc.returncode}): {tail}")
-        shutil.copy2(obj / BINARY, exe.with_suffix(".tmp"))
-        os.replace(exe.with_suffix(".tmp"), exe)
-        shutil.rmtree(obj, ignore_errors=True)
-    return exe
+    inputs = sorted(RTL_DIR.glob("*.v")) + sorted(HARNESS_DIR.glob("*.cpp"))
+    return verilator_build(cache_root() / f"board-{source_hash()}", inputs, BUILD_FLAGS, CFLAGS, BINARY, TOP,
+                           BoardError, verbose)
 
 
 def server_args(socket_path: str = DEFAULT_SOCKET, ports: int = 1, pcap: str | None = None, loop: bool = False,

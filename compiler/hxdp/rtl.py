@@ -74,14 +74,43 @@ def available() -> tuple[bool, str]:
     return True, ""
 
 
-def source_hash() -> str:
+def hash_sources(files: list[Path], flags: list[str], cflags: str) -> str:
+    """Cache key of a Verilator build: the tool's version, the flags and every source file's name and bytes."""
     h = hashlib.sha256()
     h.update(verilator_version().encode())
-    h.update(" ".join(BUILD_FLAGS + [CFLAGS]).encode())
-    for f in sources():
+    h.update(" ".join(flags + [cflags]).encode())
+    for f in files:
         h.update(f.name.encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
+
+
+def source_hash() -> str:
+    return hash_sources(sources(), BUILD_FLAGS, CFLAGS)
+
+
+def verilator_build(out_dir: Path, inputs: list[Path], flags: list[str], cflags: str, binary: str, top: str,
+                    error: type[HxdpError], verbose: bool = False) -> Path:
+    """Build `binary` into out_dir once: concurrent callers (pytest-xdist workers) wait on a lock for the first."""
+    exe = out_dir / binary
+    if exe.exists():
+        return exe
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if exe.exists():
+            return exe
+        obj = out_dir / "obj"
+        cmd = ["verilator", *flags, f"-I{RTL_DIR}", str(LINT_FILE), *map(str, inputs)]
+        cmd += ["-CFLAGS", cflags, "--Mdir", str(obj), "-o", binary]
+        proc = subprocess.run(cmd, capture_output=not verbose, text=True)
+        if proc.returncode != 0 or not (obj / binary).exists():
+            tail = (proc.stderr or "")[-2000:] if not verbose else ""
+            raise error(f"verilator build of {top} failed (exit {proc.returncode}): {tail}")
+        shutil.copy2(obj / binary, exe.with_suffix(".tmp"))
+        os.replace(exe.with_suffix(".tmp"), exe)
+        shutil.rmtree(obj, ignore_errors=True)
+    return exe
 
 
 _BUILT: dict[str, Path] = {}
@@ -101,28 +130,8 @@ def _build(verbose: bool) -> Path:
     ok, why = available()
     if not ok:
         raise RtlError(why)
-    out_dir = cache_root() / source_hash()
-    exe = out_dir / BINARY
-    if exe.exists():
-        return exe
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time (pytest-xdist workers share the cache)
-        if exe.exists():
-            return exe
-        obj = out_dir / "obj"
-        cmd = ["verilator", *BUILD_FLAGS, f"-I{RTL_DIR}", str(LINT_FILE)]
-        cmd += [str(p) for p in verilog_files()]
-        cmd += [str(p) for p in harness_files()]
-        cmd += ["-CFLAGS", CFLAGS, "--Mdir", str(obj), "-o", BINARY]
-        proc = subprocess.run(cmd, capture_output=not verbose, text=True)
-        if proc.returncode != 0 or not (obj / BINARY).exists():
-            tail = (proc.stderr or "")[-2000:] if not verbose else ""
-            raise RtlError(f"verilator build of {TOP} failed (exit {proc.returncode}): {tail}")
-        shutil.copy2(obj / BINARY, exe.with_suffix(".tmp"))
-        os.replace(exe.with_suffix(".tmp"), exe)
-        shutil.rmtree(obj, ignore_errors=True)
-    return exe
+    return verilator_build(cache_root() / source_hash(), verilog_files() + harness_files(), BUILD_FLAGS, CFLAGS,
+                           BINARY, TOP, RtlError, verbose)
 
 
 @dataclass
