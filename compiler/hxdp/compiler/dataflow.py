@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from .. import isa_table as T
 from .. import params
+from ..alu import alu
 from .cfg import Cfg
 from .ir import ADJUST_HELPERS, FP, Op
 
@@ -100,32 +101,12 @@ def entry_state(raw: bool = False) -> State:
     return State(regs, {})
 
 
+# Operations whose constant results the analysis tracks; the arithmetic itself is the models' (hxdp.alu).
+_FOLDABLE = frozenset({"add", "sub", "mul", "or", "and", "xor", "lsh", "rsh", "mov"})
+
+
 def _fold(op: str, a: int, b: int, width: int) -> int | None:
-    mask = M64 if width == 64 else 0xFFFFFFFF
-    a &= mask
-    b &= mask
-    sh = 63 if width == 64 else 31
-    if op == "add":
-        r = a + b
-    elif op == "sub":
-        r = a - b
-    elif op == "mul":
-        r = a * b
-    elif op == "or":
-        r = a | b
-    elif op == "and":
-        r = a & b
-    elif op == "xor":
-        r = a ^ b
-    elif op == "lsh":
-        r = a << (b & sh)
-    elif op == "rsh":
-        r = a >> (b & sh)
-    elif op == "mov":
-        r = b
-    else:
-        return None
-    return r & mask
+    return alu(op, width, a, b) if op in _FOLDABLE else None
 
 
 def _sext32(imm: int) -> int:
