@@ -1566,11 +1566,14 @@ def report_fig12_13(ctx: Context, exp: Experiment, records: dict[str, Record]) -
     return checks
 
 
+def _family_points(ctx: Context, family: tuple[str, ...]) -> list[str]:
+    """Throughput points of a microbenchmark family (the first two in quick mode)."""
+    names = [n for n in family if n in _suite()]
+    return _throughput_points(ctx, names[:2] if ctx.quick else names)
+
+
 def points_fig14(ctx: Context) -> list[str]:
-    names = [n for n in MAP_ACCESS if n in _suite()]
-    if ctx.quick:
-        names = names[:2]
-    return _throughput_points(ctx, names)
+    return _family_points(ctx, MAP_ACCESS)
 
 
 def report_fig14(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
@@ -1595,10 +1598,7 @@ def report_fig14(ctx: Context, exp: Experiment, records: dict[str, Record]) -> l
 
 
 def points_fig15(ctx: Context) -> list[str]:
-    names = [n for n in CSUM_DIFF if n in _suite()]
-    if ctx.quick:
-        names = names[:2]
-    return _throughput_points(ctx, names)
+    return _family_points(ctx, CSUM_DIFF)
 
 
 def report_fig15(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
