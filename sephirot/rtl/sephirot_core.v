@@ -138,9 +138,7 @@ module sephirot_core #(
     else rd_reg = 64'd0;
   endfunction
 
-  // stack: 512 bytes with valid bits (an invalid byte reads 0: zeroing in 0 cycles)
-  reg [7:0]     stk_q [0:SSZ-1];
-  reg [63:0]    stk_vld_q [0:SSZ/64-1];   // 64-bit words: fast to clear and to simulate
+  // stack: SSZ bytes with valid bits (an invalid byte reads 0: zeroing in 0 cycles), in the banks below
 
   // ---------------------------------------------------------------------------------------------------------
   // lanes
@@ -226,52 +224,90 @@ module sephirot_core #(
 
   // helper read port
   wire [31:0] hm_soff = hm_addr_i - `SEPH_STACK_BASE;
-  reg  [8:0]  hm_off;
-  integer hb;
   always @(*) begin
     hbus_rd_o = hm_en_i && (hm_addr_i[31:28] == R_CTX || hm_addr_i[31:28] == R_PKT || hm_addr_i[31:28] == R_MAP);
   end
   always @(*) begin
     hm_rdata_o = 64'd0;
     hm_fault_o = 1'b0;
-    hm_off = 9'd0;
     if (hbus_rd_o) begin
       hm_rdata_o = hbus_rdata_i;
       hm_fault_o = hbus_fault_i;
     end else if (hm_en_i) begin
       if (hm_addr_i[31:28] == R_STACK) begin
         if (hm_soff + {28'd0, hm_size_i} > SSZ) hm_fault_o = 1'b1;
-        else
-          for (hb = 0; hb < 8; hb = hb + 1) begin
-            hm_off = hm_addr_i[8:0] + hb[8:0];
-            if (hb < {28'd0, hm_size_i} && stk_vld_q[hm_off[8:6]][hm_off[5:0]]) hm_rdata_o[8*hb +: 8] = stk_q[hm_off];
-          end
+        else hm_rdata_o = s_ld[64*LANES +: 64];
       end else begin
         hm_fault_o = 1'b1;
       end
     end
   end
 
-  // responses
-  integer lj, bj;
-  reg [8:0] rd_off [0:LANES*8-1];
-  reg [8:0] wr_off [0:LANES*8-1];
-  integer oo;
-  always @(*) begin
-    for (oo = 0; oo < LANES * 8; oo = oo + 1) begin
-      rd_off[oo] = l_addr[64*(oo/8) +: 9] + oo[8:0] % 9'd8;
-      wr_off[oo] = rd_off[oo];
+  // ---------------------------------------------------------------------------------------------------------
+  // stack banks: byte a of the stack is byte a/8 of bank a%8, so that an access of up to 8 bytes at any offset
+  // touches each bank at most once. Each bank then has one read and one write port per lane (and a read port for
+  // the helper) instead of one per byte, which keeps the stack small enough to synthesise.
+  localparam integer SW = SSZ / 8;          // words of a bank
+  localparam integer SP = LANES + 1;        // read ports: the lanes and the helper port
+  localparam integer SWW = $clog2(SW);
+  wire [9*SP-1:0]  s_off;                   // byte offset in the stack of each port's access
+  wire [4*SP-1:0]  s_size;
+  wire [64*SP-1:0] s_bank;                  // byte read by port p from bank b: s_bank[64*p + 8*b +: 8]
+  wire [64*SP-1:0] s_ld;                    // bytes read by port p in access order, zero above its size
+  genvar gp, gb;
+  generate
+    for (gp = 0; gp < SP; gp = gp + 1) begin : gen_sport
+      if (gp < LANES) begin : gen_lane_port
+        assign s_off[9*gp +: 9] = l_addr[64*gp +: 9];
+        assign s_size[4*gp +: 4] = l_size[4*gp +: 4];
+      end else begin : gen_helper_port
+        assign s_off[9*gp +: 9] = hm_addr_i[8:0];
+        assign s_size[4*gp +: 4] = hm_size_i;
+      end
+      for (gb = 0; gb < 8; gb = gb + 1) begin : gen_sbyte
+        wire [2:0] bank = s_off[9*gp +: 3] + gb[2:0];
+        assign s_ld[64*gp + 8*gb +: 8] = ({1'b0, gb[2:0]} < s_size[4*gp +: 4]) ? s_bank[64*gp + 8*bank +: 8] : 8'd0;
+      end
     end
-  end
+    for (gb = 0; gb < 8; gb = gb + 1) begin : gen_sbank
+      reg [7:0]    mem_q [0:SW-1];
+      reg [SW-1:0] vld_q;
+      wire [SWW*SP-1:0] word;               // word of this bank touched by port p
+      wire [3*SP-1:0]   idx;                // byte of port p's access that falls in this bank
+      wire [SP-1:0]     hit;
+      for (gp = 0; gp < SP; gp = gp + 1) begin : gen_bport
+        wire [8:0] off = s_off[9*gp +: 9];
+        assign idx[3*gp +: 3] = gb[2:0] - off[2:0];
+        // the access crosses into the next word of this bank when off%8 + idx carries
+        assign word[SWW*gp +: SWW] = off[8:3] + {{(SWW-1){1'b0}}, idx[3*gp +: 3] > ~off[2:0]};
+        assign hit[gp] = {1'b0, idx[3*gp +: 3]} < s_size[4*gp +: 4];
+        assign s_bank[64*gp + 8*gb +: 8] = vld_q[word[SWW*gp +: SWW]] ? mem_q[word[SWW*gp +: SWW]] : 8'd0;
+      end
+      integer wl;
+      always @(posedge clk_i) begin
+        if (commit)
+          for (wl = 0; wl < LANES; wl = wl + 1)  // lane order
+            if (l_wr[wl] && l_stk[wl] && hit[wl]) mem_q[word[SWW*wl +: SWW]] <= l_wdata[64*wl + 8*idx[3*wl +: 3] +: 8];
+      end
+      integer vl;
+      always @(posedge clk_i or negedge rst_ni) begin
+        if (!rst_ni) vld_q <= {SW{1'b0}};
+        else if (pkt_done_o) vld_q <= {SW{1'b0}};
+        else if (commit)
+          for (vl = 0; vl < LANES; vl = vl + 1)
+            if (l_wr[vl] && l_stk[vl] && hit[vl]) vld_q[word[SWW*vl +: SWW]] <= 1'b1;
+      end
+    end
+  endgenerate
+
+  // responses
+  integer lj;
   always @(*) begin
     l_ld = {64*LANES{1'b0}};
     l_fault = l_bad | (l_ext & dbus_fault_i);
     for (lj = 0; lj < LANES; lj = lj + 1) begin
       if (l_ext[lj]) l_ld[64*lj +: 64] = dbus_rdata_i[64*lj +: 64];
-      else if (l_stk[lj] && !l_bad[lj])
-        for (bj = 0; bj < 8; bj = bj + 1)
-          if (bj < {28'd0, l_size[4*lj +: 4]} && stk_vld_q[rd_off[8*lj+bj][8:6]][rd_off[8*lj+bj][5:0]])
-            l_ld[64*lj + 8*bj +: 8] = stk_q[rd_off[8*lj+bj]];
+      else if (l_stk[lj] && !l_bad[lj]) l_ld[64*lj +: 64] = s_ld[64*lj +: 64];
     end
   end
 
@@ -396,27 +432,18 @@ module sephirot_core #(
   end
 
   // register file and stack commit (lane order; a helper result lands in r0 last)
-  integer ri, rb;
+  integer ri;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       reg_vld_q <= 16'd0;
-      for (rb = 0; rb < SSZ / 64; rb = rb + 1) stk_vld_q[rb] <= 64'd0;
     end else if (pkt_done_o) begin
       reg_vld_q <= 16'd0;
-      for (rb = 0; rb < SSZ / 64; rb = rb + 1) stk_vld_q[rb] <= 64'd0;
     end else if (commit) begin
       for (ri = 0; ri < LANES; ri = ri + 1) begin
         if (l_wr_en[ri]) begin
           regs_q[l_wr_idx[4*ri +: 4]] <= l_wr_val[64*ri +: 64];
           reg_vld_q[l_wr_idx[4*ri +: 4]] <= 1'b1;
-        end
-        if (l_wr[ri] && l_addr[64*ri+28 +: 4] == R_STACK) begin
-          for (rb = 0; rb < 8; rb = rb + 1)
-            if (rb < l_size[4*ri +: 4]) begin
-              stk_q[wr_off[8*ri+rb]] <= l_wdata[64*ri + 8*rb +: 8];
-              stk_vld_q[wr_off[8*ri+rb][8:6]][wr_off[8*ri+rb][5:0]] <= 1'b1;
-            end
         end
       end
       if (call_any) begin
