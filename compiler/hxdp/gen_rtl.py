@@ -130,6 +130,8 @@ def gen_params() -> str:
     lines.append("// cycle model and packet path")
     dec("TAKEN_BRANCH_PENALTY", P.TAKEN_BRANCH_PENALTY)
     dec("CONDITIONAL_EXIT_PENALTY", P.CONDITIONAL_EXIT_PENALTY)
+    dec("DIV_BITS_PER_CYCLE", P.DIV_BITS_PER_CYCLE)
+    dec("DIV_EXTRA_CYCLES", P.DIV_EXTRA_CYCLES)
     dec("INPUT_BYTES_PER_CYCLE", P.INPUT_BYTES_PER_CYCLE)
     lines.append("")
     lines.append("// AXI-Lite register map")

@@ -1,8 +1,11 @@
-// sephirot_alu: one lane's eBPF ALU/ALU64 (incl. signed div/mod, movsx, shifts, byte swaps), combinational.
+// sephirot_alu: one lane's eBPF ALU/ALU64 (movsx, shifts, byte swaps; div/mod multi-cycle in sephirot_div).
 `default_nettype none
 `include "sephirot_isa.vh"
 
 module sephirot_alu (
+  input  wire        clk_i,
+  input  wire        div_run_i,   // a div/mod row is stalled for the divider (results valid once it is done)
+  input  wire        div_first_i, // first cycle of that stall
   input  wire [3:0]  op_i,     // ALU operation (opcode[7:4]); neg and end have their own codes
   input  wire        is64_i,   // ALU64 (1) or ALU (0)
   input  wire        swap_i,   // end: byte swap (be/bswap) rather than truncate (le)
@@ -22,15 +25,17 @@ module sephirot_alu (
   wire        b_neg = is64_i ? b[63] : b[31];
   wire [63:0] a_abs = (signed_div && a_neg) ? (is64_i ? -a : {32'd0, -a[31:0]}) : a;
   wire [63:0] b_abs = (signed_div && b_neg) ? (is64_i ? -b : {32'd0, -b[31:0]}) : b;
+  wire [63:0] q_abs, r_abs;
+  sephirot_div u_div (
+    .clk_i(clk_i), .run_i(div_run_i), .first_i(div_first_i), .n_i(a_abs), .d_i(b_abs), .quot_o(q_abs), .rem_o(r_abs)
+  );
   reg  [63:0] quot, rem;
-  always @(*) begin  // only evaluated for div/mod (the simulation skips it otherwise)
+  always @(*) begin
     quot = 64'd0;
     rem = a;
-    if ((op_i == `SEPH_ALU_DIV || op_i == `SEPH_ALU_MOD) && b != 64'd0) begin
-      quot = a_abs / b_abs;
-      rem = a_abs % b_abs;
-      if (signed_div && (a_neg ^ b_neg)) quot = -quot;
-      if (signed_div && a_neg) rem = -rem;
+    if (b != 64'd0) begin
+      quot = (signed_div && (a_neg ^ b_neg)) ? -q_abs : q_abs;
+      rem = (signed_div && a_neg) ? -r_abs : r_abs;
     end
   end
   wire [5:0]  sh = is64_i ? b[5:0] : {1'b0, b[4:0]};

@@ -6,6 +6,9 @@
 module sephirot_lane #(
   parameter integer AW = `SEPH_IMEM_AW
 ) (
+  input  wire          clk_i,
+  input  wire          div_run_i,     // the row is stalled for its dividers (see sephirot_div)
+  input  wire          div_first_i,
   input  wire [63:0]   slot_i,        // this lane's slot
   input  wire [31:0]   next_op_i,     // the next lane's opcode/regs/off (all 0 for an lddw high half)
   input  wire [31:0]   next_imm_i,    // the next lane's imm (lddw high word)
@@ -34,6 +37,7 @@ module sephirot_lane #(
   output reg           exit_imm_o,    // exit with action (0x96): action is imm
   output wire [31:0]   imm_o,
   output reg           is_call_o,
+  output reg           is_div_o,      // an ALU div/mod: the row waits for the divider
   output reg           illegal_o
 );
   localparam [255:0] SUPPORTED = `SEPH_OP_SUPPORTED_MASK;
@@ -106,7 +110,7 @@ module sephirot_lane #(
                          !is_alu3 && (code == `SEPH_ALU_DIV || code == `SEPH_ALU_MOD);
   wire [63:0] alu_res;
   sephirot_alu u_alu (
-    .op_i(alu_op), .is64_i(alu_is64), .swap_i(opcode != `SEPH_OP_LE), .a_i(alu_a), .b_i(alu_b),
+    .clk_i(clk_i), .div_run_i(div_run_i && is_div_o), .div_first_i(div_first_i), .op_i(alu_op), .is64_i(alu_is64), .swap_i(opcode != `SEPH_OP_LE), .a_i(alu_a), .b_i(alu_b),
     .off_i(off_used ? off : 16'd0), .imm_i(imm), .res_o(alu_res)
   );
 
@@ -189,7 +193,7 @@ module sephirot_lane #(
     wr_en_o = 1'b0; wr_idx_o = dst; wr_sel = 2'd0; wr_imm64 = 1'b0;
     mem_rd_o = 1'b0; mem_wr_o = 1'b0; mem_size_o = size_bytes; wd_imm = 1'b0;
     is_branch_o = 1'b0; br_taken_o = 1'b0; br_target_o = pc32 + 32'd1 + jmp_off;
-    is_exit_o = 1'b0; exit_imm_o = 1'b0; is_call_o = 1'b0; illegal_o = 1'b0;
+    is_exit_o = 1'b0; exit_imm_o = 1'b0; is_call_o = 1'b0; is_div_o = 1'b0; illegal_o = 1'b0;
     if (lddw_hi_i || is_nop) begin
       // second half of lddw, or an empty slot: nothing
     end else if (!SUPPORTED[opcode]) begin
@@ -202,6 +206,7 @@ module sephirot_lane #(
       if (is_end && imm != 32'd16 && imm != 32'd32 && imm != 32'd64) illegal_o = 1'b1;
       if (!is_alu3 && (code == `SEPH_ALU_DIV || code == `SEPH_ALU_MOD) && off != 16'd0 && off != 16'd1)
         illegal_o = 1'b1;
+      is_div_o = is_alu && !is_alu3 && (code == `SEPH_ALU_DIV || code == `SEPH_ALU_MOD);
     end else if (is_exit || is_exita) begin
       is_exit_o = 1'b1; exit_imm_o = is_exita;
     end else if (is_call) begin

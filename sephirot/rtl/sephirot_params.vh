@@ -81,6 +81,8 @@
 // cycle model and packet path
 `define SEPH_TAKEN_BRANCH_PENALTY        1
 `define SEPH_CONDITIONAL_EXIT_PENALTY    1
+`define SEPH_DIV_BITS_PER_CYCLE          4
+`define SEPH_DIV_EXTRA_CYCLES            16
 `define SEPH_INPUT_BYTES_PER_CYCLE       32
 
 // AXI-Lite register map

@@ -185,6 +185,10 @@ def main() -> None:
     write("call_smp_id", ["r0 = 7", "call 8", "exit"], 0, cycles=3)
     write("exit_plain", ["r0 = 3", "exit"], 3, cycles=2)
     write("exit_action", ["exit 4"], 4, cycles=1)
+    # a division row costs DIV_EXTRA_CYCLES = 16 more, whatever its operands (x / 0 too)
+    write("div_cycles", ["r0 = 100", "r0 /= 7", "exit"], 14, cycles=1 + (1 + 16) + 1)
+    write("mod_zero_cycles", ["r0 = 100", "r0 %= r3", "exit"], 100, cycles=1 + (1 + 16) + 1)
+    write("sdiv32_cycles", ["w0 = -100", "w0 s/= 7", "exit"], (-14) & 0xFFFFFFFF, cycles=1 + (1 + 16) + 1)
     write("lddw", [lddw(0, 0x1122_3344_5566_7788), lddw(3, -2), "r0 ^= r3", "exit"], 0x1122_3344_5566_7788 ^ M64 ^ 1)
     mem = bytes([0x81, 0x92, 0xA3, 0xB4, 0xC5, 0xD6, 0xE7, 0xF8, 0x09, 0x1A, 0x2B, 0x3C, 0x4D, 0x5E, 0x6F, 0x70])
     for sz, n in (("8", 1), ("16", 2), ("32", 4), ("64", 8), ("48", 6)):

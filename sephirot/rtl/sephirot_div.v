@@ -1,0 +1,60 @@
+// sephirot_div: one lane's unsigned 64-bit divider, restoring, BITS quotient bits per cycle (multi-cycle).
+`default_nettype none
+`include "sephirot_params.vh"
+
+// The operands come straight from the row being executed, which stays in place while the core stalls it
+// (execution contract section 6: a div/mod row costs DIV_EXTRA_CYCLES more), so they are not latched: the
+// divider only keeps the partial remainder and the quotient. first_i starts a division (partial remainder 0);
+// after 64/BITS cycles with run_i high, quot_o/rem_o hold n_i / d_i and n_i % d_i (d_i = 0: all ones and n_i).
+module sephirot_div #(
+  parameter integer BITS = `SEPH_DIV_BITS_PER_CYCLE
+) (
+  input  wire        clk_i,
+  input  wire        run_i,     // do one cycle of the division
+  input  wire        first_i,   // this is its first cycle
+  input  wire [63:0] n_i,       // dividend
+  input  wire [63:0] d_i,       // divisor
+  output wire [63:0] quot_o,
+  output wire [63:0] rem_o
+);
+  localparam integer STEPS = 64 / BITS;
+  localparam integer CW = $clog2(STEPS);
+
+  reg [63:0]   rem_q, quot_q;
+  reg [CW-1:0] step_q;          // cycles done (0 on the first cycle)
+
+  // the dividend bits of this cycle, most significant first
+  wire [CW-1:0] step = first_i ? {CW{1'b0}} : step_q;
+  wire [5:0]    top  = 6'd63 - BITS[5:0] * {{(6-CW){1'b0}}, step};
+  wire [BITS-1:0] nbits = n_i[top -: BITS];
+
+  reg [64:0]     r;
+  reg [63:0]     rem_d;
+  reg [BITS-1:0] qbits;
+  integer k;
+  always @(*) begin
+    rem_d = first_i ? 64'd0 : rem_q;
+    qbits = {BITS{1'b0}};
+    r = 65'd0;
+    for (k = BITS - 1; k >= 0; k = k - 1) begin
+      r = {rem_d, nbits[k]};
+      if (r >= {1'b0, d_i}) begin
+        r = r - {1'b0, d_i};
+        qbits[k] = 1'b1;
+      end
+      rem_d = r[63:0];
+    end
+  end
+
+  always @(posedge clk_i) begin
+    if (run_i) begin
+      rem_q <= rem_d;
+      quot_q <= ((first_i ? 64'd0 : quot_q) << BITS) | {{(64-BITS){1'b0}}, qbits};
+      step_q <= step + {{(CW-1){1'b0}}, 1'b1};
+    end
+  end
+
+  assign quot_o = quot_q;
+  assign rem_o = rem_q;
+endmodule
+`default_nettype wire
