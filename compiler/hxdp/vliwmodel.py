@@ -10,8 +10,8 @@ effects are discarded. Running off the end of the ROM (or jumping outside it) is
 Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENALTY when a jump wins, plus
 CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a branch lane (jmp/ja) before it in its row,
 plus DIV_EXTRA_CYCLES when a lane divides (div/mod, 32 or 64 bit, any operands), plus
-helpers.helper_latency(...) for a helper call (which starts after the division). Packet arrival (early processor start) is not modelled:
-cycles are the core's execution cycles once the bytes it reads are present.
+helpers.helper_latency(...) for a helper call (which starts after the division). Packet arrival (early
+processor start) is not modelled: cycles are the core's execution cycles once the bytes it reads are present.
 
 Rule checks (raise ContractViolation naming row and lane, not a packet fault): two lanes writing the same
 register (a helper call writes r0), a write to r10, more than one helper call, overlapping stores, an atomic
