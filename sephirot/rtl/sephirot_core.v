@@ -258,7 +258,8 @@ module sephirot_core #(
   wire [4*SP-1:0]  s_size;
   wire [64*SP-1:0] s_bank;                  // byte read by port p from bank b: s_bank[64*p + 8*b +: 8]
   wire [64*SP-1:0] s_ld;                    // bytes read by port p in access order, zero above its size
-  genvar gp, gb;
+  localparam integer LB = (LANES > 1) ? $clog2(LANES) : 1;  // bits of a lane number
+  genvar gp, gb, gk;
   generate
     for (gp = 0; gp < SP; gp = gp + 1) begin : gen_sport
       if (gp < LANES) begin : gen_lane_port
@@ -274,24 +275,33 @@ module sephirot_core #(
       end
     end
     for (gb = 0; gb < 8; gb = gb + 1) begin : gen_sbank
-      reg [7:0]    mem_q [0:SW-1];
-      reg [SW-1:0] vld_q;
+      // A bank is written by up to LANES lanes in one cycle. Each lane writes its own copy of the bank (one write
+      // port: distributed RAM), and the live-value table lvt_q remembers which copy holds each word's last write
+      // (the highest lane of a row: lane order), so a read selects that copy.
+      reg [SW-1:0]      vld_q;
+      reg [LB*SW-1:0]   lvt_q;
       wire [SWW*SP-1:0] word;               // word of this bank touched by port p
       wire [3*SP-1:0]   idx;                // byte of port p's access that falls in this bank
       wire [SP-1:0]     hit;
+      wire [8*SP*LANES-1:0] crd;            // byte read by port p from lane k's copy: crd[8*(SP*k + p) +: 8]
       for (gp = 0; gp < SP; gp = gp + 1) begin : gen_bport
         wire [8:0] off = s_off[9*gp +: 9];
+        wire [SWW-1:0] w = word[SWW*gp +: SWW];
+        wire [LB-1:0] live = lvt_q[LB*w +: LB];
         assign idx[3*gp +: 3] = gb[2:0] - off[2:0];
         // the access crosses into the next word of this bank when off%8 + idx carries
         assign word[SWW*gp +: SWW] = off[8:3] + {{(SWW-1){1'b0}}, idx[3*gp +: 3] > ~off[2:0]};
         assign hit[gp] = {1'b0, idx[3*gp +: 3]} < s_size[4*gp +: 4];
-        assign s_bank[64*gp + 8*gb +: 8] = vld_q[word[SWW*gp +: SWW]] ? mem_q[word[SWW*gp +: SWW]] : 8'd0;
+        assign s_bank[64*gp + 8*gb +: 8] = vld_q[w] ? crd[8*(SP*live + gp) +: 8] : 8'd0;
       end
-      integer wl;
-      always @(posedge clk_i) begin
-        if (commit)
-          for (wl = 0; wl < LANES; wl = wl + 1)  // lane order
-            if (l_wr[wl] && l_stk[wl] && hit[wl]) mem_q[word[SWW*wl +: SWW]] <= l_wdata[64*wl + 8*idx[3*wl +: 3] +: 8];
+      for (gk = 0; gk < LANES; gk = gk + 1) begin : gen_copy
+        reg [7:0] mem_q [0:SW-1];
+        wire [SWW-1:0] ww = word[SWW*gk +: SWW];
+        always @(posedge clk_i)
+          if (commit && l_wr[gk] && l_stk[gk] && hit[gk]) mem_q[ww] <= l_wdata[64*gk + 8*idx[3*gk +: 3] +: 8];
+        for (gp = 0; gp < SP; gp = gp + 1) begin : gen_crd
+          assign crd[8*(SP*gk + gp) +: 8] = mem_q[word[SWW*gp +: SWW]];
+        end
       end
       integer vl;
       always @(posedge clk_i or negedge rst_ni) begin
@@ -300,6 +310,12 @@ module sephirot_core #(
         else if (commit)
           for (vl = 0; vl < LANES; vl = vl + 1)
             if (l_wr[vl] && l_stk[vl] && hit[vl]) vld_q[word[SWW*vl +: SWW]] <= 1'b1;
+      end
+      integer tl;
+      always @(posedge clk_i) begin
+        if (commit)
+          for (tl = 0; tl < LANES; tl = tl + 1)  // lane order
+            if (l_wr[tl] && l_stk[tl] && hit[tl]) lvt_q[LB*word[SWW*tl +: SWW] +: LB] <= tl[LB-1:0];
       end
     end
   endgenerate
