@@ -1177,11 +1177,15 @@ def rtl_files_for(files: list[Path], top: str) -> list[Path]:
 
 LUT_CELLS = re.compile(r"^(LUT[1-6]|MUXF[5-8])$")
 LUTRAM_CELLS = re.compile(r"^(RAM\d+[XSMD]\w*|SRL\w+)$")
+# LUTs (SLICEM LUT6 sites) one distributed-RAM cell occupies (7-series); a cell not listed counts as one
+LUTRAM_SITES = {"RAM32X1S": 1, "RAM64X1S": 1, "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1S": 2, "RAM128X1D": 4,
+                "RAM256X1S": 4, "RAM32M": 4, "RAM64M": 4, "RAM32M16": 8, "RAM64M8": 8}
 FF_CELLS = re.compile(r"^(FD[RSCPE]+\w*|LD\w*)$")
 
 
 def synth_stats(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """Per module LUT/LUTRAM/FF/BRAM/DSP from yosys `stat -json` (LUT counts LUT1-6, not the MUXF7/8)."""
+    """Per module LUT/LUTRAM/FF/BRAM/DSP from yosys `stat -json` (LUT counts LUT1-6, not the MUXF7/8; LUTRAM
+    counts the LUTs the distributed-RAM cells occupy, e.g. 4 for a RAM64M)."""
     out: dict[str, dict[str, float]] = {}
     for mod, info in doc.get("modules", {}).items():
         cells = info.get("num_cells_by_type", {})
@@ -1190,7 +1194,7 @@ def synth_stats(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
             if re.match(r"^LUT[1-6]$", cell):
                 st["LUT"] += n
             elif LUTRAM_CELLS.match(cell):
-                st["LUTRAM"] += n
+                st["LUTRAM"] += n * LUTRAM_SITES.get(cell, 1)
             elif FF_CELLS.match(cell):
                 st["FF"] += n
             elif cell.startswith("RAMB36"):
@@ -1685,7 +1689,7 @@ def report_resources(ctx: Context, exp: Experiment, records: dict[str, Record]) 
             t = rec["total"]
             checks.append(Check(name, "pass" if lut < limit else "fail",
                                 f"{lut:,.0f} LUT, {t['FF']:,.0f} FF, {t['BRAM']:g} BRAM", f"< {limit:,}",
-                                "yosys synth_xilinx xc7; LUT1-6 + LUTRAM cells"))
+                                "yosys synth_xilinx xc7; LUT1-6 + LUTs used as distributed RAM"))
         elif rec:
             checks.append(Check(name, "fail", "-", f"< {limit:,}", rec["synth_failed"]))
         else:
