@@ -196,6 +196,7 @@ module sephirot_core #(
   reg [63:0] a64;
   reg [31:0] soff;
   reg [LANES-1:0] l_stk, l_bad;
+  reg [9*LANES-1:0] l_addr_lo9;             // stack offset of each lane's access
   always @(*) begin
     dbus_rd_o = {LANES{1'b0}};
     dbus_wr_o = {LANES{1'b0}};
@@ -204,9 +205,11 @@ module sephirot_core #(
     l_ext = {LANES{1'b0}};
     l_stk = {LANES{1'b0}};
     l_bad = {LANES{1'b0}};
+    l_addr_lo9 = {9*LANES{1'b0}};
     for (li = 0; li < LANES; li = li + 1) begin
       a64 = l_addr[64*li +: 64];
       soff = a64[31:0] - `SEPH_STACK_BASE;
+      l_addr_lo9[9*li +: 9] = a64[8:0];
       dbus_addr_o[32*li +: 32] = a64[31:0];
       if (exec && (l_rd[li] || l_wr[li])) begin
         if (a64[63:32] != 32'd0) begin
@@ -248,77 +251,17 @@ module sephirot_core #(
   end
 
   // ---------------------------------------------------------------------------------------------------------
-  // stack banks: byte a of the stack is byte a/8 of bank a%8, so that an access of up to 8 bytes at any offset
-  // touches each bank at most once. Each bank then has one read and one write port per lane (and a read port for
-  // the helper) instead of one per byte, which keeps the stack small enough to synthesise.
-  localparam integer SW = SSZ / 8;          // words of a bank
-  localparam integer SP = LANES + 1;        // read ports: the lanes and the helper port
-  localparam integer SWW = $clog2(SW);
+  // stack (sephirot_stack): one port per lane and one for the helper; stores commit in lane order
+  localparam integer SP = LANES + 1;
   wire [9*SP-1:0]  s_off;                   // byte offset in the stack of each port's access
   wire [4*SP-1:0]  s_size;
-  wire [64*SP-1:0] s_bank;                  // byte read by port p from bank b: s_bank[64*p + 8*b +: 8]
   wire [64*SP-1:0] s_ld;                    // bytes read by port p in access order, zero above its size
-  localparam integer LB = (LANES > 1) ? $clog2(LANES) : 1;  // bits of a lane number
-  genvar gp, gb, gk;
-  generate
-    for (gp = 0; gp < SP; gp = gp + 1) begin : gen_sport
-      if (gp < LANES) begin : gen_lane_port
-        assign s_off[9*gp +: 9] = l_addr[64*gp +: 9];
-        assign s_size[4*gp +: 4] = l_size[4*gp +: 4];
-      end else begin : gen_helper_port
-        assign s_off[9*gp +: 9] = hm_addr_i[8:0];
-        assign s_size[4*gp +: 4] = hm_size_i;
-      end
-      for (gb = 0; gb < 8; gb = gb + 1) begin : gen_sbyte
-        wire [2:0] bank = s_off[9*gp +: 3] + gb[2:0];
-        assign s_ld[64*gp + 8*gb +: 8] = ({1'b0, gb[2:0]} < s_size[4*gp +: 4]) ? s_bank[64*gp + 8*bank +: 8] : 8'd0;
-      end
-    end
-    for (gb = 0; gb < 8; gb = gb + 1) begin : gen_sbank
-      // A bank is written by up to LANES lanes in one cycle. Each lane writes its own copy of the bank (one write
-      // port: distributed RAM), and the live-value table lvt_q remembers which copy holds each word's last write
-      // (the highest lane of a row: lane order), so a read selects that copy.
-      reg [SW-1:0]      vld_q;
-      reg [LB*SW-1:0]   lvt_q;
-      wire [SWW*SP-1:0] word;               // word of this bank touched by port p
-      wire [3*SP-1:0]   idx;                // byte of port p's access that falls in this bank
-      wire [SP-1:0]     hit;
-      wire [8*SP*LANES-1:0] crd;            // byte read by port p from lane k's copy: crd[8*(SP*k + p) +: 8]
-      for (gp = 0; gp < SP; gp = gp + 1) begin : gen_bport
-        wire [8:0] off = s_off[9*gp +: 9];
-        wire [SWW-1:0] w = word[SWW*gp +: SWW];
-        wire [LB-1:0] live = lvt_q[LB*w +: LB];
-        assign idx[3*gp +: 3] = gb[2:0] - off[2:0];
-        // the access crosses into the next word of this bank when off%8 + idx carries
-        assign word[SWW*gp +: SWW] = off[8:3] + {{(SWW-1){1'b0}}, idx[3*gp +: 3] > ~off[2:0]};
-        assign hit[gp] = {1'b0, idx[3*gp +: 3]} < s_size[4*gp +: 4];
-        assign s_bank[64*gp + 8*gb +: 8] = vld_q[w] ? crd[8*(SP*live + gp) +: 8] : 8'd0;
-      end
-      for (gk = 0; gk < LANES; gk = gk + 1) begin : gen_copy
-        reg [7:0] mem_q [0:SW-1];
-        wire [SWW-1:0] ww = word[SWW*gk +: SWW];
-        always @(posedge clk_i)
-          if (commit && l_wr[gk] && l_stk[gk] && hit[gk]) mem_q[ww] <= l_wdata[64*gk + 8*idx[3*gk +: 3] +: 8];
-        for (gp = 0; gp < SP; gp = gp + 1) begin : gen_crd
-          assign crd[8*(SP*gk + gp) +: 8] = mem_q[word[SWW*gp +: SWW]];
-        end
-      end
-      integer vl;
-      always @(posedge clk_i or negedge rst_ni) begin
-        if (!rst_ni) vld_q <= {SW{1'b0}};
-        else if (pkt_done_o) vld_q <= {SW{1'b0}};
-        else if (commit)
-          for (vl = 0; vl < LANES; vl = vl + 1)
-            if (l_wr[vl] && l_stk[vl] && hit[vl]) vld_q[word[SWW*vl +: SWW]] <= 1'b1;
-      end
-      integer tl;
-      always @(posedge clk_i) begin
-        if (commit)
-          for (tl = 0; tl < LANES; tl = tl + 1)  // lane order
-            if (l_wr[tl] && l_stk[tl] && hit[tl]) lvt_q[LB*word[SWW*tl +: SWW] +: LB] <= tl[LB-1:0];
-      end
-    end
-  endgenerate
+  assign s_off  = {hm_addr_i[8:0], l_addr_lo9};
+  assign s_size = {hm_size_i, l_size};
+  sephirot_stack #(.LANES(LANES), .SSZ(SSZ)) u_stack (
+    .clk_i(clk_i), .rst_ni(rst_ni), .clear_i(pkt_done_o), .commit_i(commit), .wr_i(l_wr & l_stk),
+    .off_i(s_off), .size_i(s_size), .wdata_i(l_wdata), .rdata_o(s_ld)
+  );
 
   // responses
   integer lj;
