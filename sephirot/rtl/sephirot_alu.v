@@ -38,10 +38,17 @@ module sephirot_alu (
       rem = (signed_div && a_neg) ? -r_abs : r_abs;
     end
   end
+  // one shifter for lsh, rsh and arsh: a left shift is a right shift of the bit-reversed operand
   wire [5:0]  sh = is64_i ? b[5:0] : {1'b0, b[4:0]};
-  wire [63:0] a_sext32 = {{32{a[31]}}, a[31:0]};
-  wire [63:0] arsh64 = $signed(a) >>> sh;
-  wire [63:0] arsh32 = $signed(a_sext32) >>> sh;
+  wire        is_lsh  = (op_i == `SEPH_ALU_LSH);
+  wire        is_arsh = (op_i == `SEPH_ALU_ARSH);
+  reg  [63:0] a_rev, shr_rev;
+  integer     ri;
+  always @(*) for (ri = 0; ri < 64; ri = ri + 1) a_rev[ri] = a[63-ri];
+  wire [63:0] shr_src = is_lsh ? a_rev : ((is_arsh && !is64_i) ? {{32{a[31]}}, a[31:0]} : a);
+  wire        shr_fill = is_arsh && (is64_i ? a[63] : a[31]);
+  wire [63:0] shr = (shr_src >> sh) | (shr_fill ? ~(64'hFFFF_FFFF_FFFF_FFFF >> sh) : 64'd0);
+  always @(*) for (ri = 0; ri < 64; ri = ri + 1) shr_rev[ri] = shr[63-ri];
 
   // movsx: sign-extend the low off bits of the source
   reg  [63:0] movv;
@@ -74,13 +81,13 @@ module sephirot_alu (
       `SEPH_ALU_DIV:  r = quot;
       `SEPH_ALU_OR:   r = a | b;
       `SEPH_ALU_AND:  r = a & b;
-      `SEPH_ALU_LSH:  r = a << sh;
-      `SEPH_ALU_RSH:  r = a >> sh;
+      `SEPH_ALU_LSH:  r = shr_rev;
+      `SEPH_ALU_RSH:  r = shr;
       `SEPH_ALU_NEG:  r = -a;
       `SEPH_ALU_MOD:  r = rem;
       `SEPH_ALU_XOR:  r = a ^ b;
       `SEPH_ALU_MOV:  r = movv;
-      `SEPH_ALU_ARSH: r = is64_i ? arsh64 : arsh32;
+      `SEPH_ALU_ARSH: r = shr;
       `SEPH_ALU_END:  r = endv;
       default:        r = 64'd0;
     endcase
