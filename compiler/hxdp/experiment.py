@@ -1232,7 +1232,7 @@ def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 
 # run one after the other in the background; HXDP_SYNTH_TIMEOUT=SECONDS overrides both
-SYNTH_TIMEOUT_S = {"sephirot_core": 600, "sephirot_top": 1000}
+SYNTH_TIMEOUT_S = {"sephirot_core": 1200, "sephirot_top": 1000}
 SYNTH_MEMORY_BYTES = 6 << 30  # address-space limit of yosys: the machine is shared
 
 

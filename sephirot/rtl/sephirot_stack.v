@@ -31,9 +31,11 @@ module sephirot_stack #(
   genvar gp, gb, gk;
   generate
     for (gp = 0; gp < SP; gp = gp + 1) begin : gen_port
+      // the variable part-selects below are on this port's own slices: an 8:1 byte mux each
+      wire [63:0] prd = bank_rd[64*gp +: 64];
       for (gb = 0; gb < 8; gb = gb + 1) begin : gen_byte
         wire [2:0] bank = off_i[OW*gp +: 3] + gb[2:0];
-        assign rdata_o[64*gp + 8*gb +: 8] = ({1'b0, gb[2:0]} < size_i[4*gp +: 4]) ? bank_rd[64*gp + 8*bank +: 8] : 8'd0;
+        assign rdata_o[64*gp + 8*gb +: 8] = ({1'b0, gb[2:0]} < size_i[4*gp +: 4]) ? prd[8*bank +: 8] : 8'd0;
       end
     end
     for (gb = 0; gb < 8; gb = gb + 1) begin : gen_bank
@@ -46,36 +48,52 @@ module sephirot_stack #(
       for (gp = 0; gp < SP; gp = gp + 1) begin : gen_bport
         wire [OW-1:0]  off = off_i[OW*gp +: OW];
         wire [SWW-1:0] w = word[SWW*gp +: SWW];
-        wire [LB-1:0]  live = lvt_q[LB*w +: LB];
+        wire [LB-1:0]  live;
+        for (gk = 0; gk < LB; gk = gk + 1) begin : gen_live
+          assign live[gk] = lvt_q[SW*gk + {{(32-SWW){1'b0}}, w}];
+        end
+        wire [8*LANES-1:0] cp;              // this port's byte from each copy
+        for (gk = 0; gk < LANES; gk = gk + 1) begin : gen_cp
+          assign cp[8*gk +: 8] = crd[8*(SP*gk + gp) +: 8];
+        end
         assign idx[3*gp +: 3] = gb[2:0] - off[2:0];
         // the access crosses into the next word of this bank when off%8 + idx carries
         assign word[SWW*gp +: SWW] = off[OW-1:3] + {{(SWW-1){1'b0}}, idx[3*gp +: 3] > ~off[2:0]};
         assign hit[gp] = {1'b0, idx[3*gp +: 3]} < size_i[4*gp +: 4];
-        assign bank_rd[64*gp + 8*gb +: 8] = vld_q[w] ? crd[8*(SP*live + gp) +: 8] : 8'd0;
+        assign bank_rd[64*gp + 8*gb +: 8] = vld_q[w] ? cp[8*live +: 8] : 8'd0;
       end
       for (gk = 0; gk < LANES; gk = gk + 1) begin : gen_copy
         reg [7:0] mem_q [0:SW-1];
         wire [SWW-1:0] ww = word[SWW*gk +: SWW];
+        wire [63:0]    wd = wdata_i[64*gk +: 64];
         always @(posedge clk_i)
-          if (commit_i && wr_i[gk] && hit[gk]) mem_q[ww] <= wdata_i[64*gk + 8*idx[3*gk +: 3] +: 8];
+          if (commit_i && wr_i[gk] && hit[gk]) mem_q[ww] <= wd[8*idx[3*gk +: 3] +: 8];
         for (gp = 0; gp < SP; gp = gp + 1) begin : gen_crd
           assign crd[8*(SP*gk + gp) +: 8] = mem_q[word[SWW*gp +: SWW]];
         end
       end
-      integer vl;
+      // words written this row, one-hot per lane; the live-value table is kept as LB bit planes (plane k: bit k
+      // of the lane number), so that its update is a few bitwise operations per lane
+      reg [SW-1:0]    wdec [0:LANES-1];
+      reg [SW-1:0]    vld_set;
+      reg [LB*SW-1:0] lvt_d;
+      integer vl, vk;
+      always @(*) begin
+        vld_set = {SW{1'b0}};
+        lvt_d = lvt_q;
+        for (vl = 0; vl < LANES; vl = vl + 1) begin  // lane order: the last store wins
+          wdec[vl] = {{(SW-1){1'b0}}, wr_i[vl] && hit[vl]} << word[SWW*vl +: SWW];
+          vld_set = vld_set | wdec[vl];
+          for (vk = 0; vk < LB; vk = vk + 1)
+            lvt_d[SW*vk +: SW] = (lvt_d[SW*vk +: SW] & ~wdec[vl]) | (vl[vk] ? wdec[vl] : {SW{1'b0}});
+        end
+      end
       always @(posedge clk_i or negedge rst_ni) begin
         if (!rst_ni) vld_q <= {SW{1'b0}};
         else if (clear_i) vld_q <= {SW{1'b0}};
-        else if (commit_i)
-          for (vl = 0; vl < LANES; vl = vl + 1)
-            if (wr_i[vl] && hit[vl]) vld_q[word[SWW*vl +: SWW]] <= 1'b1;
+        else if (commit_i) vld_q <= vld_q | vld_set;
       end
-      integer tl;
-      always @(posedge clk_i) begin
-        if (commit_i)
-          for (tl = 0; tl < LANES; tl = tl + 1)  // lane order
-            if (wr_i[tl] && hit[tl]) lvt_q[LB*word[SWW*tl +: SWW] +: LB] <= tl[LB-1:0];
-      end
+      always @(posedge clk_i) if (commit_i) lvt_q <= lvt_d;
     end
   endgenerate
 endmodule
