@@ -36,6 +36,7 @@ module sephirot_div #(
     rem_d = first_i ? 64'd0 : rem_q;
     qbits = {BITS{1'b0}};
     r = 65'd0;
+    if (run_i)  // only while dividing (the simulation skips the steps otherwise)
     for (k = BITS - 1; k >= 0; k = k - 1) begin
       r = {rem_d, nbits[k]};
       if (r >= {1'b0, d_i}) begin
