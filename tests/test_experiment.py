@@ -111,6 +111,26 @@ def test_synth_stats_counts_cells() -> None:
     assert (st["LUT"], st["FF"], st["BRAM"], st["LUTRAM"], st["DSP"]) == (15, 7, 2.5, 8, 1)
 
 
+def test_stat_json_of_yosys_023_with_a_deep_hierarchy() -> None:
+    # yosys 0.23 prints the hierarchy listing into `stat -json` when a submodule has submodules of its own
+    text = """{
+   "modules": {
+      "$paramod$4c4b\\\\sephirot_stack": {"num_cells_by_type": {"LUT6": 3, "RAM64M": 1}},
+      "$paramod\\\\sephirot_lane\\\\AW=s32'00000000000000000000000000001000": {"num_cells_by_type": {"LUT2": 2}},
+      "\\\\core": {"num_cells_by_type": {"LUT6": 1, "$paramod$4c4b\\\\sephirot_stack": 1,
+                   "$paramod\\\\sephirot_lane\\\\AW=s32'00000000000000000000000000001000": 4}}
+   },
+       sephirot_alu                  1
+         sephirot_div                1
+   "design": {"num_cells": 1}
+}
+"""
+    doc = E.parse_stat_json(text)
+    assert set(E.synth_stats(doc)) == {"sephirot_stack", "sephirot_lane", "core"}
+    total = E.hierarchy_totals(doc)["core"]
+    assert (total["LUT"], total["LUTRAM"]) == (1 + 3 + 4 * 2, 4)
+
+
 def test_rom_count_counts_lddw_once() -> None:
     from hxdp.isa import NOP, Insn
     from hxdp.rom import Rom

@@ -1183,6 +1183,26 @@ LUTRAM_SITES = {"RAM32X1S": 1, "RAM64X1S": 1, "RAM32X1D": 2, "RAM64X1D": 2, "RAM
 FF_CELLS = re.compile(r"^(FD[RSCPE]+\w*|LD\w*)$")
 
 
+# yosys 0.23's `stat -json` also prints the text listing of a hierarchy deeper than one level ("    sephirot_div  1")
+# in the middle of the JSON; those lines are dropped before parsing
+_STAT_TEXT_LINE = re.compile(r"^\s+[^\s\"{}\[\]][^\"]*\s\d+\s*$")
+
+
+def parse_stat_json(text: str) -> dict[str, Any]:
+    """The document of yosys `stat -json`, tolerating yosys 0.23's stray hierarchy lines."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return json.loads("\n".join(line for line in text.splitlines() if not _STAT_TEXT_LINE.match(line)))
+
+
+def module_name(cell_type: str) -> str:
+    """The plain module name of a yosys module or cell type: `$paramod$HASH\\sephirot_stack` and
+    `$paramod\\sephirot_lane\\AW=s32'...` name the modules sephirot_stack and sephirot_lane."""
+    m = re.match(r"^\$paramod(?:\$[0-9a-f]+)?\\([^\\]+)", cell_type)
+    return m.group(1) if m else cell_type.lstrip("\\")
+
+
 def synth_stats(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
     """Per module LUT/LUTRAM/FF/BRAM/DSP from yosys `stat -json` (LUT counts LUT1-6, not the MUXF7/8; LUTRAM
     counts the LUTs the distributed-RAM cells occupy, e.g. 4 for a RAM64M)."""
@@ -1205,14 +1225,14 @@ def synth_stats(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
                 st["DSP"] += n
             elif cell == "CARRY4":
                 st["CARRY4"] += n
-        out[mod.lstrip("\\")] = st
+        out[module_name(mod)] = st
     return out
 
 
 def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
     """Per module, its own cells plus those of every submodule instance (recursively)."""
     own = synth_stats(doc)
-    cells = {m.lstrip("\\"): info.get("num_cells_by_type", {}) for m, info in doc.get("modules", {}).items()}
+    cells = {module_name(m): info.get("num_cells_by_type", {}) for m, info in doc.get("modules", {}).items()}
     memo: dict[str, dict[str, float]] = {}
 
     def total(m: str, depth: int = 0) -> dict[str, float]:
@@ -1221,7 +1241,7 @@ def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
         t = dict(own.get(m, {}))
         if depth < 32:
             for cell, n in cells.get(m, {}).items():
-                child = cell.lstrip("\\")
+                child = module_name(cell)
                 if child in cells and child != m:
                     for k, v in total(child, depth + 1).items():
                         t[k] = t.get(k, 0.0) + n * v
@@ -1280,7 +1300,7 @@ def m_synth(ctx: Context, key: str) -> Record:
                 why = f"out of memory (limit {SYNTH_MEMORY_BYTES >> 30} GB): {why}"
             return {"top": top, "seconds": round(dt, 1),
                     "synth_failed": f"yosys failed (exit {proc.returncode}): {why}"}
-        doc = json.loads(stat_json.read_text())
+        doc = parse_stat_json(stat_json.read_text())
     hier = hierarchy_totals(doc)
     return {"top": top, "seconds": round(dt, 1), "modules": hier, "own": synth_stats(doc), "total": hier.get(top, {}),
             "yosys": "0.23 (Debian)", "files": [f.name for f in files]}
