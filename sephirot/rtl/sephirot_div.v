@@ -29,6 +29,7 @@ module sephirot_div #(
   wire [BITS-1:0] nbits = n_i[top -: BITS];
 
   reg [64:0]     r;
+  reg [65:0]     diff;
   reg [63:0]     rem_d;
   reg [BITS-1:0] qbits;
   integer k;
@@ -36,11 +37,13 @@ module sephirot_div #(
     rem_d = first_i ? 64'd0 : rem_q;
     qbits = {BITS{1'b0}};
     r = 65'd0;
+    diff = 66'd0;
     if (run_i)  // only while dividing (the simulation skips the steps otherwise)
     for (k = BITS - 1; k >= 0; k = k - 1) begin
       r = {rem_d, nbits[k]};
-      if (r >= {1'b0, d_i}) begin
-        r = r - {1'b0, d_i};
+      diff = {1'b0, r} - {2'b0, d_i};   // one carry chain: its borrow is the comparison
+      if (!diff[65]) begin
+        r = diff[64:0];
         qbits[k] = 1'b1;
       end
       rem_d = r[63:0];
