@@ -46,6 +46,8 @@ FAULTS = {
     "NULL": ([_a("r0 = *(u8 *)(r5 + 0)"), NOP, NOP, NOP], "access fault"),
     "map handle": ([_a("r5 = 0x50000000 ll"), NOP, NOP], "access fault"),  # completed below
     "runaway loop": ([_a("goto -1"), NOP, NOP, NOP], "cycle limit"),
+    # 18-cycle rows (division stall, taken branch): the limit is reached inside a row, checked before the next
+    "runaway division loop": ([_a("r0 /= 3"), _a("goto -1"), NOP, NOP], "cycle limit"),
     "jump outside the program": ([_a("goto +40"), NOP, NOP, NOP], "illegal instruction"),
 }
 

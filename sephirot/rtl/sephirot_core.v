@@ -122,7 +122,8 @@ module sephirot_core #(
   wire start    = !running_q && pkt_ready_i;
   wire use_row0 = start || at_row0_q;
   wire exec     = start || (running_q && !bubble_q);
-  wire limit    = running_q && !bubble_q && (cyc_q >= CYCLE_LIMIT);
+  // checked before a row (its first cycle), as the model does: a row that started in time finishes its stall
+  wire limit    = running_q && !bubble_q && (stl_q == 32'd0) && (cyc_q >= CYCLE_LIMIT);
   wire [AW-1:0] pc = start ? {AW{1'b0}} : pc_q;
   wire [64*LANES-1:0] row = use_row0 ? row0_q : row_q;
 
