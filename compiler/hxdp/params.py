@@ -79,7 +79,7 @@ MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
 
 # --- cycle model (docs/execution_contract.md, section "Cycles") --------------------------------------------------
 CYCLES_PER_ROW = 1
-TAKEN_BRANCH_PENALTY = 1  # the row fetched behind a taken branch is discarded
+TAKEN_BRANCH_PENALTY = 1  # the row fetched behind a taken branch is discarded (not for a jump to the next row)
 CONDITIONAL_EXIT_PENALTY = 1  # an exit preceded in its row by a branch lane is not seen at fetch
 INPUT_BYTES_PER_CYCLE = 32  # input queue frame width
 

@@ -7,9 +7,9 @@ with the low 32 bits of r0 *after* the row, `exit K` (0x96) with K. Access fault
 helper faults and the cycle limit end the packet with XDP_ABORTED and `fault` set; the faulting row's
 effects are discarded. Running off the end of the ROM (or jumping outside it) is an illegal instruction.
 
-Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENALTY when a jump wins, plus
-CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a branch lane (jmp/ja) before it in its row,
-plus helpers.helper_latency(...) for a helper call. Packet arrival (early processor start) is not modelled:
+Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENALTY when a jump to a row other
+than the next wins, plus CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a branch lane (jmp/ja)
+before it in its row, plus helpers.helper_latency(...) for a helper call. Packet arrival (early processor start) is not modelled:
 cycles are the core's execution cycles once the bytes it reads are present.
 
 Rule checks (raise ContractViolation naming row and lane, not a packet fault): two lanes writing the same
@@ -190,7 +190,8 @@ class VliwModel:
         cost = params.CYCLES_PER_ROW + lat
         if control is not None:
             if control[0] == "jump":
-                cost += params.TAKEN_BRANCH_PENALTY
+                if control[1] != 0:  # a jump to the next row finds it already fetched
+                    cost += params.TAKEN_BRANCH_PENALTY
             elif any(b < control_lane for b in row.branch_lanes):
                 cost += params.CONDITIONAL_EXIT_PENALTY
         rec = None
