@@ -541,3 +541,20 @@ def test_redirect_map_shares_the_row_of_an_atomic_on_another_map() -> None:
     cfg = {"maps": {"flows": [{"key": "00000000", "value": "0000000000000000"}],
                     "ports": [{"key": "00000000", "value": "01000000"}]}}
     assert check(p, res.rom, [PKT, PKT], cfg) == []
+
+
+def test_packet_start_read_from_r2_at_entry() -> None:
+    """`r6 = ctx->data` before any adjust call becomes r2 (the packet start at entry, contract section 1): the
+    first packet load sits in row 0; after bpf_xdp_adjust_head the context load stays."""
+    body = [ldx("w", 6, 1, 0), ldx("b", 0, 6, 14), exit_()]
+    res = compile_program(prog(body))
+    assert len(res.rom.rows) == 1 and T.OPCODES[res.rom.rows[0][0].opcode].kind == "ldx"  # load + exit in row 0
+    assert res.rom.rows[0][0].src == 2
+    equivalent(prog(body), res)
+    kept = compile_program(prog(body), CompileOptions(entry_data=False))
+    assert len(kept.rom.rows) == 2
+    adjust = [movr(6, 1), mov(2, -4), call(params.HELPER_IDS["xdp_adjust_head"]), ldx("w", 7, 6, 0),
+              ldx("b", 0, 7, 14), exit_()]
+    res = compile_program(prog(adjust))
+    assert any(i.opcode == T.BY_NAME["ldxw"].opcode and i.off == 0 for row in res.rom.rows for i in row)
+    equivalent(prog(adjust), res)

@@ -299,3 +299,10 @@ def test_packed_rows_match_the_sequential_model() -> None:
         assert vliw.regs[:10] == seq.regs[:10]
 
     check()
+
+
+def test_entry_registers() -> None:
+    """Contract section 1: r1 = CTX_BASE, r2 = the packet start (ctx->data), r10 = STACK_TOP, others zero."""
+    for reg, want in ((1, params.CTX_BASE), (2, params.PKT_BASE + params.PKT_HEADROOM), (10, params.STACK_TOP),
+                      (3, 0), (9, 0)):
+        assert model([row(movr(0, reg), exit_())]).run(PKT).action == want

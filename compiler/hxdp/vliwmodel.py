@@ -9,8 +9,8 @@ effects are discarded. Running off the end of the ROM (or jumping outside it) is
 
 Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENALTY when a jump to a row other
 than the next wins, plus CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a branch lane (jmp/ja)
-before it in its row, plus helpers.helper_latency(...) for a helper call. Packet arrival (early processor start) is not modelled:
-cycles are the core's execution cycles once the bytes it reads are present.
+before it in its row, plus helpers.helper_latency(...) for a helper call. Packet arrival (early processor start)
+is not modelled: cycles are the core's execution cycles once the bytes it reads are present.
 
 Rule checks (raise ContractViolation naming row and lane, not a packet fault): two lanes writing the same
 register (a helper call writes r0), a write to r10, more than one helper call, overlapping stores, an atomic
@@ -238,6 +238,7 @@ class VliwModel:
     def _start(self) -> list[int]:
         regs = [0] * params.NUM_REGS
         regs[1] = params.CTX_BASE
+        regs[2] = params.PKT_BASE + params.PKT_HEADROOM  # ctx->data (run_raw overrides r1/r2)
         regs[10] = params.STACK_TOP
         self.env.new_packet()
         return regs

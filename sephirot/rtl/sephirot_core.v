@@ -371,7 +371,10 @@ module sephirot_core #(
       cyc_d = cyc_q + 32'd1;
       fetch_en = 1'b1; fetch_addr = pc_q;  // the branch target
     end else if (stall) begin
-      running_d = 1'b1; cyc_d = cyc_q + 32'd1; at_row0_d = use_row0; pc_d = pc; stl_d = stl_q + 32'd1;
+      // waiting for packet bytes still arriving is not a core cycle (contract section 6: the model's cycles
+      // leave arrival out; the per-packet stamps still show it)
+      running_d = 1'b1; at_row0_d = use_row0; pc_d = pc;
+      if (!ext_wait) begin cyc_d = cyc_q + 32'd1; stl_d = stl_q + 32'd1; end
     end else if (commit) begin
       running_d = 1'b1; cyc_d = cyc_q + 32'd1; at_row0_d = 1'b0; stl_d = 32'd0; pc_bad_d = next_bad;
       if (ctl_exit) begin  // conditional exit: one bubble, then the packet ends

@@ -138,7 +138,8 @@ module sephirot_top #(
   end
 
   wire [63:0] init_r1 = raw_q ? {32'd0, ctx_data} : {32'd0, `SEPH_CTX_BASE};
-  wire [63:0] init_r2 = raw_q ? {32'd0, ctx_end - ctx_data} : 64'd0;
+  // XDP mode: r2 = ctx->data at entry (execution contract section 1), so parsing need not wait for the ctx load
+  wire [63:0] init_r2 = raw_q ? {32'd0, ctx_end - ctx_data} : {32'd0, ctx_data};
 
   sephirot_core #(.LANES(LANES), .AW(AW)) u_core (
     .clk_i, .rst_ni,

@@ -41,6 +41,7 @@ class CompileOptions:
     copyprop: bool = True  # read the source of a register copy instead of the copy
     const_lookup: bool = True  # array map lookups with a compile-time key -> the value's address
     fold_branches: bool = True  # branches whose outcome is known at compile time -> jump or nothing
+    entry_data: bool = True  # `x = ctx->data` before any adjust -> a copy of r2 (the packet start at entry)
     lanes_sweep: tuple[int, ...] = ()  # also report rows for these lane counts (Fig. 8)
     imem_rows: int = params.IMEM_ROWS
 
@@ -106,6 +107,11 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
     if lanes < 2 and any(op.kind == "lddw" for op in cfg.ops()):
         raise CompileError(f"lddw needs two adjacent lanes; {lanes} lane(s) cannot hold it")
     renamed = allocate(cfg, rename=opts.rename)
+    # after renaming, r2 keeps the packet start for as long as no other value needs r2; the 6-byte and wide
+    # load passes have already paired their accesses on one base register
+    if opts.entry_data and not cfg.raw and constmaps.entry_data_loads(cfg) and opts.copyprop:
+        extend.copy_propagation(cfg)
+        reduce.dead_code(cfg)
     sched = schedule(cfg, lanes, superblocks=opts.hoist, speculate=opts.speculate and opts.hoist)
     rows = emit(sched.rows, sched.start, lanes)
     rom = Rom(rows, lanes)

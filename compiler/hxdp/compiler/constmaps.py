@@ -1,4 +1,4 @@
-"""Array lookups with a constant key become the value's address, and branches decided at compile time go away."""
+"""Values known before the packet runs: constant-key array lookups, decided branches, ctx->data at entry."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from .. import alu, params
 from ..maps import MapLayout
 from .cfg import Cfg
 from .dataflow import State, access_of, provenance, stack_bits
-from .ir import Op, ja, mov_k
+from .ir import Op, ja, mov_k, mov_x
 
 # Kinds whose bpf_map_lookup_elem is pure address arithmetic: the kernel's verifier inlines exactly these
 # (array_map_gen_lookup); per-CPU arrays have one copy on the single-core executor. Devmaps are left to the
@@ -130,3 +130,29 @@ def fold_branches(cfg: Cfg) -> int:
     if folded:
         cfg.simplify()
     return folded
+
+
+def entry_data_loads(cfg: Cfg) -> int:
+    """`rX = ctx->data` where a register still holds the packet start (r2 at entry, execution contract section 1)
+    becomes `rX = rY`: copy propagation then lets the first packet loads read rY in row 0 instead of waiting a
+    row for the context load."""
+    states = provenance(cfg)
+    done = 0
+    for bid in cfg.order:
+        ops = cfg.blocks[bid].ops
+        for i, op in enumerate(ops):
+            st = states.get(id(op))
+            if st is None or st.adjusted or op.kind != "ldx" or op.info.width != 4 \
+                    or op.off != params.CTX_FIELDS["data"] or st.regs.get(op.src) != ("ctx",):
+                continue
+            holders = [r for r in range(11) if st.regs.get(r) == ("pkt", 0)]
+            if not holders:
+                continue
+            if op.dst in holders:  # it already holds the packet start: the load is a no-op
+                ops[i] = None
+            else:
+                ops[i] = mov_x(op.dst, holders[0], op.slot)
+                ops[i].text = op.text
+            done += 1
+        cfg.blocks[bid].ops = [op for op in ops if op is not None]
+    return done

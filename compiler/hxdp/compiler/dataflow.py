@@ -110,6 +110,7 @@ def entry_state(raw: bool = False) -> State:
     regs: dict[int, Val] = {} if raw else {r: ("scalar", 0) for r in range(16)}
     if not raw:
         regs[1] = ("ctx",)
+        regs[2] = ("pkt", 0)  # the packet start (execution contract section 1)
     regs[FP] = ("stack", 0)
     return State(regs, {})
 
