@@ -558,3 +558,53 @@ def test_packet_start_read_from_r2_at_entry() -> None:
     res = compile_program(prog(adjust))
     assert any(i.opcode == T.BY_NAME["ldxw"].opcode and i.off == 0 for row in res.rom.rows for i in row)
     equivalent(prog(adjust), res)
+
+
+def test_branch_to_an_exit_row_becomes_a_conditional_exit() -> None:
+    """`if c goto X` where row X is only `exit 1`, in a row with a free lane: `if !c goto +0; exit 1` (the
+    exit costs the conditional-exit cycle; the jump to the next row is free), and the results are unchanged."""
+    insns = [ldx("w", 6, 1, 0), ldx("b", 3, 6, 14), jmp("jeq", 3, 8, 7), ldx("b", 4, 6, 15), jmp("jeq", 4, 6, 9),
+             ldx("b", 5, 6, 16), alu64("add", 4, src=5), ldx("b", 5, 6, 17), alu64("add", 4, src=5), movr(0, 4),
+             exit_(), mov(0, 1), exit_()]
+    p = prog(insns)
+    res = compile_program(p)
+    exit1 = T.BY_NAME["exit_action"].opcode if "exit_action" in T.BY_NAME else None
+    rows = res.rom.rows
+    assert any(any(i.opcode == exit1 and i.imm == 1 for i in row) and
+               any(T.OPCODES.get(i.opcode) is not None and T.OPCODES[i.opcode].kind == "jmp" and i.off == 0
+                   for i in row) for row in rows)
+    from hxdp.maps import MapState
+    from hxdp.vliwmodel import VliwModel
+
+    pk = bytearray(PKT)
+    for b14, b15, cycles in ((7, 0, 4), (8, 9, 3), (8, 0, 3)):  # taken jump to `exit 1`; conditional exit; neither
+        pk[14], pk[15] = b14, b15
+        equivalent(p, res, (bytes(pk),))
+        assert VliwModel(res.rom, MapState.from_maps([])).run(bytes(pk)).cycles == cycles
+
+
+def byte_tree(mid: list) -> list:
+    """r0 = u32 at packet+26 built clang-style: bytes 27, 26 as a u16, then 28, 29; the base r1 is overwritten
+    by the last piece (`r1 = *(u8 *)(r1 + 29)`); `mid` goes between the first and the last pieces."""
+    return [ldx("w", 1, 1, 0), ldx("b", 4, 1, 27), alu32("lsh", 4, 8), ldx("b", 2, 1, 26), alu32("or", 4, src=2),
+            *mid, ldx("b", 3, 1, 28), ldx("b", 1, 1, 29), alu32("lsh", 1, 8), alu32("or", 1, src=3),
+            alu32("lsh", 1, 16), alu32("or", 1, src=4), movr(0, 1), exit_()]
+
+
+def test_shift_or_tree_of_byte_loads_becomes_one_load() -> None:
+    p = prog(byte_tree([]))
+    res = compile_program(p)
+    loads = [i for row in res.rom.rows for i in row if T.OPCODES.get(i.opcode) is not None
+             and T.OPCODES[i.opcode].kind == "ldx"]
+    assert [(T.OPCODES[i.opcode].name, i.off) for i in loads] == [("ldxw", 26)]
+    equivalent(p, res)
+    equivalent(p, compile_program(p, CompileOptions(wide_loads=False)))
+
+
+@pytest.mark.parametrize("mid", [[st("b", 1, 28, 0x5A)], [alu64("add", 1, 1)]], ids=["packet store", "base moved"])
+def test_byte_tree_not_combined_across_a_store_or_a_new_base(mid: list) -> None:
+    p = prog(byte_tree(mid))
+    res = compile_program(p)
+    assert not any(T.OPCODES.get(i.opcode) is not None and T.OPCODES[i.opcode].name == "ldxw" and i.off == 26
+                   for row in res.rom.rows for i in row)
+    equivalent(p, res)

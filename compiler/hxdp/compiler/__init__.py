@@ -77,6 +77,7 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
     counts["reduced"] = _count(cfg)
     if opts.wide_loads:
         extend.combine_loads(cfg)
+        extend.combine_byte_loads(cfg)
         reduce.dead_code(cfg)
     if opts.tail_dup:
         extend.duplicate_exits(cfg)

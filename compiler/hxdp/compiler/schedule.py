@@ -585,7 +585,43 @@ def emit(rows: list[list[Op]], start: dict[int, int], lanes: int) -> list[list[I
         if len(slots) > lanes:
             raise CompileError(f"internal error: row {r} has {len(slots)} slots")
         out.append(slots + [NOP] * (lanes - len(slots)))
-    return out
+    return _exits_into_rows(out)
+
+
+def _used_lanes(row: list[Insn]) -> int:
+    """Lanes in use: emission packs instructions from lane 0 (a lddw high half counts with its lddw)."""
+    i = 0
+    while i < len(row):
+        if row[i].opcode == 0x18:
+            i += 2
+        elif row[i].is_nop:
+            return i
+        else:
+            i += 1
+    return i
+
+
+def _exits_into_rows(rows: list[list[Insn]]) -> list[list[Insn]]:
+    """`if c goto X` ending a row, where row X holds only an exit, becomes `if !c goto +0` plus that exit in the
+    row's next free lane: when c holds, the packet ends after the conditional-exit cycle instead of the taken
+    branch's discarded fetch plus row X; otherwise the jump to the next row costs nothing (contract section 6).
+    Rows with a helper call keep their form (a plain `exit` there would read r0 before the helper's result)."""
+    exit_only = {r: row[0] for r, row in enumerate(rows)
+                 if _used_lanes(row) == 1 and T.OPCODES.get(row[0].opcode) is not None
+                 and T.OPCODES[row[0].opcode].kind in ("exit", "exit_action")}
+    for r, row in enumerate(rows):
+        used = _used_lanes(row)
+        if not used or used == len(row) or any(ins.opcode == 0x85 for ins in row[:used]):
+            continue
+        last = row[used - 1]
+        info = T.OPCODES.get(last.opcode)
+        inv = _INVERT_CODE.get(last.opcode & 0xF0)
+        target = r + 1 + last.off
+        if info is None or info.kind != "jmp" or inv is None or target == r + 1 or target not in exit_only:
+            continue
+        row[used - 1] = Insn(inv | (last.opcode & 0x0F), last.dst, last.src, 0, last.imm)
+        row[used] = exit_only[target]
+    return rows
 
 
 def _is_jump(ins: Insn) -> bool:
