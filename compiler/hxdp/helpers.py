@@ -23,6 +23,7 @@ PRANDOM_SEED = 0x2545F491
 KTIME_NS_PER_CYCLE_X5 = 32  # 6.4 ns per 156.25 MHz cycle = 32/5
 
 # Latencies in extra cycles (the row itself costs 1): docs/helpers.md.
+KEY_READ_BYTES = 8  # the helper memory port: one 8-byte word per cycle (as csum_diff reads)
 MAP_ACCESS_BASE = 2  # decode handle, hash the key (one cycle for keys up to 16 bytes), issue the first read
 LINE_BYTES = 16  # map memory line: one key compare or one value copy per line per cycle
 CSUM_BYTES_PER_CYCLE = 8
@@ -47,12 +48,13 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     """
     name = params.HELPERS.get(helper_id)
     lines_key = max(1, (key_size + LINE_BYTES - 1) // LINE_BYTES)
-    if name == "map_lookup_elem":
-        return MAP_ACCESS_BASE + probes * lines_key
+    # the key comes in through the helper's memory port, KEY_READ_BYTES per cycle, before its slots are
+    # compared: keys above 24 bytes take longer to read than the fixed part covers
+    keyed = max(MAP_ACCESS_BASE + probes * lines_key, (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + probes)
+    if name in ("map_lookup_elem", "map_delete_elem"):
+        return keyed
     if name == "map_update_elem":
-        return MAP_ACCESS_BASE + probes * lines_key + (value_size + LINE_BYTES - 1) // LINE_BYTES
-    if name == "map_delete_elem":
-        return MAP_ACCESS_BASE + probes * lines_key
+        return keyed + (value_size + LINE_BYTES - 1) // LINE_BYTES
     if name == "redirect_map":
         return MAP_ACCESS_BASE + probes
     if name == "csum_diff":

@@ -269,8 +269,16 @@ module sephirot_helpers (
   wire        ev_this  = s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q);
   wire [31:0] ev_victim = ev_this ? pidx_q : vbest_q;
   wire [32:0] pn_upd   = {1'b0, pn_q} + (uev_q ? {1'b0, m_slots} : 33'd0);   // eviction adds the scan
-  wire [32:0] m_lat    = (id_i == H_LOOKUP || is_del) ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines) :
-                         is_upd ? 33'd2 + pn_upd * (klines == 33'd0 ? 33'd1 : klines) + vlines :
+  // helpers.helper_latency: max(2 + probes * key lines, key words + probes) (+ value lines for an update). The
+  // second term is when the FSM is done with a key above 24 bytes (read 8 bytes per cycle before probing);
+  // taking it in the formula keeps the latency a function of (probes, key size) alone
+  wire [32:0] kwords   = ({1'b0, m_ks} + 33'd7) >> 3;
+  wire [32:0] pn_map   = is_upd ? pn_upd : {1'b0, pn_q};
+  wire [32:0] l_lines  = 33'd2 + pn_map * (klines == 33'd0 ? 33'd1 : klines);
+  wire [32:0] l_key    = kwords + pn_map;
+  wire [32:0] l_keyed  = (l_key > l_lines) ? l_key : l_lines;
+  wire [32:0] m_lat    = (id_i == H_LOOKUP || is_del) ? l_keyed :
+                         is_upd ? l_keyed + vlines :
                          33'd2 + {1'b0, pn_q};
 
   // map memory writes of an update, at the end of its row
