@@ -451,7 +451,9 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
     if speculate:
         g = cfg.graph()
         for jid, d in nx.immediate_dominators(g, cfg.entry).items():
-            if jid != cfg.entry and d != jid and len(preds.get(jid, ())) > 1 and not nx.has_path(g, jid, d):
+            # not a loop header: ops of a block that runs again must stay in it
+            if jid != cfg.entry and d != jid and len(preds.get(jid, ())) > 1 and not nx.has_path(g, jid, d) \
+                    and not any(p == jid or nx.has_path(g, jid, p) for p in preds[jid]):
                 joins_of.setdefault(d, []).append(jid)
     hoisted: dict[int, set[int]] = {}  # block -> registers set for it by ops hoisted into its predecessor
     start: dict[int, int] = {}
