@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hxdp import rtl
+from hxdp import params, rtl
+from hxdp.isa import NOP, Insn, assemble_line
 
 
 def require_rtl() -> None:
@@ -40,3 +41,9 @@ def first_divergence(rtl_trace: list, model_trace: list) -> str | None:
     if len(rtl_trace) != len(model_trace):
         return f"RTL executed {len(rtl_trace)} rows, model {len(model_trace)}"
     return None
+
+
+def row(*texts: str) -> list[Insn]:
+    """One ROM row from assembly texts, padded with no-ops."""
+    lanes = [i for t in texts for i in assemble_line(t)]
+    return lanes + [NOP] * (params.LANES - len(lanes))

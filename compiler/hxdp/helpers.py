@@ -187,8 +187,10 @@ class HelperEnv:
             if data < params.PKT_BASE + XDP_FRAME_RESERVED + metalen or data > mem.data_end - ETH_HLEN:
                 return (-EINVAL) & M64, helper_latency(helper_id)
             if metalen:
+                # read like any helper input (memory before the row: a same-row store into it is a contract
+                # violation), written after the row's stores
+                meta = mem.read(mem.data_meta, metalen)
                 base = params.PKT_BASE
-                meta = bytes(mem.pkt[mem.data_meta - base : mem.data - base])
                 mem.pkt[mem.data_meta + offset - base : mem.data_meta + offset - base + metalen] = meta
             mem.data_meta += offset
             mem.data = data

@@ -248,11 +248,12 @@ class RtlSim:
                 fault = int(kv["fault"])
                 redirect = None if kv["redirect"] == "-" else int(kv["redirect"])
                 data = b"" if kv["data"] == "-" else bytes.fromhex(kv["data"])
+                meta = b"" if kv["meta"] == "-" else bytes.fromhex(kv["meta"])
                 results.append(RunResult(
                     action=action, packet=data,
                     redirect=redirect if action == params.XDP_REDIRECT else None,
                     fault=params.FAULT_NAMES.get(fault, f"fault {fault}") if fault else None,
-                    cycles=int(kv["cycles"]),
+                    cycles=int(kv["cycles"]), meta=meta,
                 ))
                 self.r0.append(int(kv["r0"], 16))
                 self.stamps.append(PacketStamps(int(kv["in"]), int(kv["start"]), int(kv["end"]), int(kv["out"])))

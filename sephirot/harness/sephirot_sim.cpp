@@ -1,6 +1,7 @@
 // sephirot_sim.cpp: the harness class: clocking, program and map loading, frame streaming, results and trace.
 #include "sephirot_sim.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 #include <fstream>
@@ -227,11 +228,13 @@ void SephirotSim::sample() {
     done_++;
   }
   if (top_->out_valid_o && emitted_ < core_order_.size()) {
-    if (top_->out_sop_o) cur_out_.clear();
+    if (top_->out_sop_o) { cur_out_.clear(); cur_meta_ = top_->out_meta_o; }
     for (unsigned b = 0; b < top_->out_bytes_o; b++) cur_out_.push_back((top_->out_data_o[b / 4] >> (8 * (b % 4))) & 0xff);
     if (top_->out_eop_o) {
       SimResult& r = results_[core_order_[emitted_]];
-      r.out = cur_out_;
+      size_t m = std::min<size_t>(cur_meta_, cur_out_.size());
+      r.meta.assign(cur_out_.begin(), cur_out_.begin() + m);
+      r.out.assign(cur_out_.begin() + m, cur_out_.end());
       r.out_cycle = cycle_;
       emitted_++;
     }
@@ -279,6 +282,9 @@ bool SephirotSim::finish(const std::string& out_path, const std::string& dump_pa
     fprintf(f, " runt %d data ", r.runt ? 1 : 0);
     if (r.out.empty()) fprintf(f, "-");
     for (uint8_t b : r.out) fprintf(f, "%02x", b);
+    fprintf(f, " meta ");
+    if (r.meta.empty()) fprintf(f, "-");
+    for (uint8_t b : r.meta) fprintf(f, "%02x", b);
     fprintf(f, "\n");
   }
   fprintf(f, "total_cycles %" PRIu64 "\n", cycle_);

@@ -31,6 +31,7 @@ struct SimResult {
   uint32_t port = 0;
   bool runt = false;         // dropped by the MAC, never reached the core
   std::vector<uint8_t> out;
+  std::vector<uint8_t> meta;  // XDP metadata (data_meta..data) emitted in front of the frame
 };
 
 class SephirotSim {
@@ -69,4 +70,5 @@ class SephirotSim {
   std::vector<size_t> core_order_;  // packet index of the k-th packet entering the core
   size_t started_ = 0;
   std::vector<uint8_t> cur_out_;
+  unsigned cur_meta_ = 0;
 };

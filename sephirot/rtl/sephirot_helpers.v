@@ -4,7 +4,8 @@
 
 // Latencies (extra cycles beyond the row's own cycle) follow compiler/hxdp/helpers.py helper_latency:
 // ktime_get_ns, get_prandom_u32, get_smp_processor_id 0; redirect, xdp_adjust_tail, xdp_adjust_meta,
-// trace_printk 1; xdp_adjust_head 1 (metadata in front of data is not moved: -EINVAL); csum_diff
+// trace_printk 1; xdp_adjust_head 1 + ceil(metadata bytes moved / 16) (sephirot_pktbuf stages 16 bytes of the
+// metadata per stall cycle and moves them with data at the commit; 1 on -EINVAL); csum_diff
 // 1 + ceil((from_size + to_size) / 8), reading 8 bytes per cycle through the helper memory port. Helpers not
 // implemented here end the packet with a helper fault.
 module sephirot_helpers (
@@ -49,7 +50,9 @@ module sephirot_helpers (
   output reg  [1:0]      adj_kind_o,
   output wire [31:0]     adj_delta_o,
   output wire            adj_commit_o,
+  output wire            adj_step_o,      // an adjust_head stalls: the packet buffer stages a metadata chunk
   input  wire [7:0]      adj_err_i,
+  input  wire [8:0]      adj_metalen_i,
   // redirect target of the current packet, as it is after this cycle
   output wire            redir_valid_o,
   output wire [31:0]     redir_port_o
@@ -353,7 +356,8 @@ module sephirot_helpers (
       H_CSUM: lat = csum_lat;
       H_LOOKUP, H_REDIRMAP, H_UPDATE, H_DELETE:
         lat = ((mdone_q && vdone) || rm_badflags) ? (rm_badflags ? 33'd3 : m_lat) : {33{1'b1}};
-      H_HEAD: adj_kind_o = 2'd0;
+      H_HEAD: lat = (adj_err_i != 8'd0) ? 33'd1 : 33'd1 + {28'd0, adj_metalen_i[8:4]} +
+                    {32'd0, adj_metalen_i[3:0] != 4'd0};
       H_TAIL: adj_kind_o = 2'd1;
       H_META: adj_kind_o = 2'd2;
       default: known = 1'b0;
@@ -369,6 +373,7 @@ module sephirot_helpers (
   wire finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known)));
   wire is_adj = (id_i == H_HEAD) || (id_i == H_TAIL) || (id_i == H_META);
   assign adj_commit_o = finish && known && is_adj;
+  assign adj_step_o = req_i && id_i == H_HEAD && !finish;
 
   always @(*) begin
     done_o = finish;
