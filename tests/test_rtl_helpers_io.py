@@ -1,16 +1,17 @@
-"""RTL equals the VLIW model on the helpers' packet side effects: XDP metadata (adjust_meta, adjust_head moving it),
-packet for packet, with the trace, cycles and RunResult.meta compared."""
+"""RTL equals the VLIW model on the helpers' packet side effects: XDP metadata (adjust_meta, adjust_head moving it)
+and trace_printk records, packet for packet, with the trace, cycles and RunResult.meta/printk compared."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
+from hxdp import params
 from hxdp.maps import MapLayout, MapState
 from hxdp.rom import Rom
 from hxdp.rtl import RtlSim
 from hxdp.vliwmodel import VliwModel
-from rtl_support import first_divergence, require_rtl, row
+from rtl_support import first_divergence, printk_rom, require_rtl, row
 
 pytestmark = pytest.mark.rtl
 
@@ -30,6 +31,7 @@ def _compare(rom: Rom, packets: list[bytes]) -> list:
         assert (got[i].action, got[i].packet, got[i].fault is None, got[i].cycles) == \
             (want.action, want.packet, want.fault is None, want.cycles), f"packet {i}: {got[i]} vs {want}"
         assert got[i].meta == want.meta, f"packet {i}: metadata {got[i].meta.hex()} vs {want.meta.hex()}"
+        assert got[i].printk == want.printk, f"packet {i}: printk {got[i].printk} vs {want.printk}"
     return got
 
 
@@ -81,3 +83,18 @@ def test_adjust_meta_and_head_move_metadata() -> None:
     moved = [r for r in got if r.meta and r.packet[:8] == bytes(8)]  # adjust_head returned 0 with metadata
     assert len(moved) >= 5, "too few packets moved metadata"
     assert any(len(r.meta) > 64 for r in moved), "no multi-chunk metadata move"
+
+
+def test_trace_printk_records() -> None:
+    packets = _packets(7, 40, zeros=0.15)
+    rng = random.Random(8)
+    for size in (0, 1, 7, 8, 9, 63, 64, 65, 255):
+        for off in (0x40, 8, 56):   # 0x40: offset 0 with no NUL at format byte 61 (packet byte 57)
+            p = bytearray(rng.randrange(1, 256) for _ in range(80))   # no NUL: the format is cut at `size`
+            p[56], p[57] = size, off
+            packets.append(bytes(p))
+    got = _compare(printk_rom(), packets)
+    recs = [rec for r in got for rec in r.printk]
+    assert any(len(f) == params.PRINTK_FMT_MAX for f, _ in recs), "no record of the full format length"
+    assert any(0 < len(f) < 8 for f, _ in recs), "no record cut at a NUL"
+    assert any(r.fault for r in got) and any(len(r.printk) == 2 for r in got)

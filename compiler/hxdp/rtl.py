@@ -243,6 +243,10 @@ class RtlSim:
                 if f[0] == "total_cycles":
                     self.total_cycles = int(f[1])
                     continue
+                if f[0] == "printk":  # printk PKT fmt HEX|- args R3 R4 R5 (follows its packet's line)
+                    fmt = b"" if f[3] == "-" else bytes.fromhex(f[3])
+                    results[int(f[1])].printk.append((fmt, tuple(int(x, 16) for x in f[5:8])))
+                    continue
                 kv = dict(zip(f[0::2], f[1::2], strict=True))
                 action = int(kv["action"])
                 fault = int(kv["fault"])

@@ -215,6 +215,12 @@ void SephirotSim::sample() {
       }
     fprintf(trace_, "\n");
   }
+  if (top_->prk_valid_o && done_ < core_order_.size()) {
+    SimResult::Printk p;
+    for (unsigned b = 0; b < top_->prk_len_o; b++) p.fmt.push_back((top_->prk_fmt_o[b / 4] >> (8 * (b % 4))) & 0xff);
+    for (int a = 0; a < 3; a++) p.args[a] = get64(top_->prk_args_o, 64 * a);
+    results_[core_order_[done_]].printk.push_back(p);
+  }
   if (top_->pkt_done_o && done_ < core_order_.size()) {
     SimResult& r = results_[core_order_[done_]];
     r.action = top_->res_action_o;
@@ -286,6 +292,12 @@ bool SephirotSim::finish(const std::string& out_path, const std::string& dump_pa
     if (r.meta.empty()) fprintf(f, "-");
     for (uint8_t b : r.meta) fprintf(f, "%02x", b);
     fprintf(f, "\n");
+    for (const SimResult::Printk& p : r.printk) {
+      fprintf(f, "printk %zu fmt ", i);
+      if (p.fmt.empty()) fprintf(f, "-");
+      for (uint8_t b : p.fmt) fprintf(f, "%02x", b);
+      fprintf(f, " args %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\n", p.args[0], p.args[1], p.args[2]);
+    }
   }
   fprintf(f, "total_cycles %" PRIu64 "\n", cycle_);
   if (f != stdout) fclose(f);

@@ -32,6 +32,8 @@ struct SimResult {
   bool runt = false;         // dropped by the MAC, never reached the core
   std::vector<uint8_t> out;
   std::vector<uint8_t> meta;  // XDP metadata (data_meta..data) emitted in front of the frame
+  struct Printk { std::vector<uint8_t> fmt; uint64_t args[3]; };
+  std::vector<Printk> printk;  // trace_printk records, in call order
 };
 
 class SephirotSim {

@@ -53,6 +53,11 @@ module sephirot_top #(
   output wire [31:0]          res_cycles_o,
   output wire                 res_redir_valid_o,
   output wire [31:0]          res_redir_port_o,
+  // trace_printk records (sephirot_helpers: one per committed call; the board queues them for the host)
+  output wire                 prk_valid_o,
+  output wire [7:0]           prk_len_o,
+  output wire [8*`SEPH_PRINTK_FMT_MAX-1:0] prk_fmt_o,
+  output wire [191:0]         prk_args_o,
   // trace
   output wire                 trc_valid_o,
   output wire [AW-1:0]        trc_pc_o,
@@ -220,7 +225,8 @@ module sephirot_top #(
     .mwb_en_o(mwb_en), .mwb_off_o(mwb_off), .mwb_data_o(mwb_data), .mwb_mask_o(mwb_mask), .mw_rdata_i(mw_rdata),
     .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_step_o(adj_step),
     .adj_err_i(adj_err), .adj_metalen_i(adj_metalen),
-    .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o)
+    .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o),
+    .pk_valid_o(prk_valid_o), .pk_len_o(prk_len_o), .pk_fmt_o(prk_fmt_o), .pk_args_o(prk_args_o)
   );
 endmodule
 `default_nettype wire
