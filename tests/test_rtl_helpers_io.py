@@ -85,6 +85,30 @@ def test_adjust_meta_and_head_move_metadata() -> None:
     assert any(len(r.meta) > 64 for r in moved), "no multi-chunk metadata move"
 
 
+def test_metadata_move_waits_for_arrival() -> None:
+    """adjust_head(+1000) with metadata, a few cycles into a 2000-byte packet: the move's destination has not
+    arrived yet; the RTL waits for it (more cycles than the model, which does not model arrival) instead of letting
+    the input overwrite the moved metadata."""
+    rom = Rom([
+        row("r6 = r1", "r2 = -8"),
+        row("call 54"),
+        row("r2 = *(u32 *)(r6 + 8)", "r4 = 0x5a5a5a5a"),
+        row("*(u64 *)(r2 + 0) = r4"),
+        row("r1 = r6", "r2 = 1000"),
+        row("call 44"),
+        row("exit 2"),
+    ])
+    rng = random.Random(3)
+    packets = [bytes(rng.randrange(1, 256) for _ in range(2000)) for _ in range(3)]
+    got = RtlSim(rom).run_packets(packets)
+    vm = VliwModel(rom, MapState(MapLayout.from_maps([])))
+    for i, pkt in enumerate(packets):
+        want = vm.run(pkt)
+        assert want.meta == bytes.fromhex("5a5a5a5a00000000") and want.packet == pkt[1000:]
+        assert (got[i].action, got[i].packet, got[i].meta) == (want.action, want.packet, want.meta), f"packet {i}"
+        assert got[i].cycles > want.cycles, "the move did not wait for the packet bytes"
+
+
 def test_trace_printk_records() -> None:
     packets = _packets(7, 40, zeros=0.15)
     rng = random.Random(8)

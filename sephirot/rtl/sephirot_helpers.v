@@ -54,6 +54,7 @@ module sephirot_helpers (
   output wire            adj_step_o,      // an adjust_head stalls: the packet buffer stages a metadata chunk
   input  wire [7:0]      adj_err_i,
   input  wire [8:0]      adj_metalen_i,
+  input  wire            adj_busy_i,      // the metadata move waits for packet bytes that have not arrived
   // redirect target of the current packet, as it is after this cycle
   output wire            redir_valid_o,
   output wire [31:0]     redir_port_o,
@@ -400,7 +401,8 @@ module sephirot_helpers (
   wire [31:0] rnd_next  = rnd_next1 ^ (rnd_next1 << 5);
   wire [63:0] ktime_ns  = (cycles_i * 64'd32) / 64'd5;
 
-  wire finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known)));
+  wire finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
+                !(id_i == H_HEAD && adj_busy_i);
   wire is_adj = (id_i == H_HEAD) || (id_i == H_TAIL) || (id_i == H_META);
   assign adj_commit_o = finish && known && is_adj;
   assign adj_step_o = req_i && id_i == H_HEAD && !finish;

@@ -10,6 +10,8 @@
 // adjust_head with metadata in front of data moves the metadata with data (the kernel's memmove): while the helper
 // stalls, 16 bytes per cycle are read into a staging buffer (so the move sees memory as it was before the row);
 // the commit writes them at the new place after the row's stores (the helper's effects land last). Old bytes stay.
+// Like a lane access, the move waits (adj_busy_o holds the helper) until the input has delivered every packet byte
+// it reads or overwrites, so a later input frame cannot overwrite moved metadata.
 // Emission sends data_meta..data_end: the first out_meta_o bytes are the metadata, the rest is the frame.
 module sephirot_pktbuf #(
   parameter integer LANES = `SEPH_LANES,
@@ -54,6 +56,7 @@ module sephirot_pktbuf #(
   input  wire                 adj_step_i,      // an adjust_head stalls this cycle: read the next metadata chunk
   output reg  [7:0]           adj_err_o,
   output wire [8:0]           adj_metalen_o,   // data - data_meta of the current packet
+  output wire                 adj_busy_o,      // the adjust_head metadata move is not staged yet: do not commit
   output wire [31:0]          ctx_data_o,
   output wire [31:0]          ctx_end_o,
   // output frames
@@ -199,7 +202,12 @@ module sephirot_pktbuf #(
   localparam integer MVB = 256;               // staging bytes (metadata is at most 252 bytes)
   reg  [7:0]    mv_q [0:MVB-1];
   reg  [4:0]    mv_cnt_q;
-  wire          mv_rd = adj_step_i && adj_kind_i == 2'd0 && !mv_cnt_q[4];
+  wire [31:0]   mv_hi = (adj_new > d_start) ? adj_new : d_start;   // end of the bytes the move reads or writes
+  wire          mv_in = filled_q[cb] || mv_hi <= HEAD + {16'd0, arr_q[cb]};
+  wire          mv_need = adj_kind_i == 2'd0 && adj_ok && cur_meta != 32'd0;
+  wire          mv_staged = {23'd0, mv_cnt_q, 4'd0} >= cur_meta;
+  wire          mv_rd = adj_step_i && mv_need && mv_in && !mv_staged;
+  assign adj_busy_o = mv_need && !mv_staged;
   /* verilator lint_off UNUSEDSIGNAL */
   wire [31:0]   mv_new = d_meta + adj_delta_i;   // the metadata's new start (in the buffer when adj_ok)
   /* verilator lint_on UNUSEDSIGNAL */
