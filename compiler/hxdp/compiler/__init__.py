@@ -107,11 +107,18 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
     counts["extended"] = _count(cfg)
     if lanes < 2 and any(op.kind == "lddw" for op in cfg.ops()):
         raise CompileError(f"lddw needs two adjacent lanes; {lanes} lane(s) cannot hold it")
+    # `x = ctx->data` -> `x = r2` after the 6-byte and wide load passes (they pair accesses on one base register);
+    # renaming then gives x the register r2 where nothing else needs it (copies prefer their source's register)
+    entry = opts.entry_data and not cfg.raw
+    if entry:
+        constmaps.entry_data_loads(cfg)
     renamed = allocate(cfg, rename=opts.rename)
-    # after renaming, r2 keeps the packet start for as long as no other value needs r2; the 6-byte and wide
-    # load passes have already paired their accesses on one base register
-    if opts.entry_data and not cfg.raw and constmaps.entry_data_loads(cfg) and opts.copyprop:
-        extend.copy_propagation(cfg)
+    # renaming may have freed r2 where the program had put another value in it (clang's data_end): the loads
+    # left become copies too; where x kept its own register, its first uses read r2 instead
+    if entry:
+        constmaps.entry_data_loads(cfg)
+        if opts.copyprop:
+            extend.copy_propagation(cfg)
         reduce.dead_code(cfg)
     sched = schedule(cfg, lanes, superblocks=opts.hoist, speculate=opts.speculate and opts.hoist)
     rows = emit(sched.rows, sched.start, lanes)
