@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from hxdp import rtl
+from hxdp import params, rtl
+from hxdp.isa import NOP, Insn, assemble_line
+from hxdp.rom import Rom
 
 
 def require_rtl() -> None:
@@ -40,3 +42,31 @@ def first_divergence(rtl_trace: list, model_trace: list) -> str | None:
     if len(rtl_trace) != len(model_trace):
         return f"RTL executed {len(rtl_trace)} rows, model {len(model_trace)}"
     return None
+
+
+def row(*texts: str) -> list[Insn]:
+    """One ROM row from assembly texts, padded with no-ops."""
+    lanes = [i for t in texts for i in assemble_line(t)]
+    return lanes + [NOP] * (params.LANES - len(lanes))
+
+
+# Two trace_printk calls: format at r10 - 64 + (byte 57 & 0x38) with size byte 56 (reads min(size, 64) bytes:
+# the stack ends at r10, so some calls fault), the stack filled from packet bytes 0..59 (NULs anywhere); then a
+# second call with an 8-byte format and r0 of the first as r3.
+def printk_rom() -> Rom:
+    return Rom([
+        row("r7 = *(u32 *)(r1 + 0)", "r6 = r1"),
+        row("r2 = *(u64 *)(r7 + 0)", "r3 = *(u64 *)(r7 + 8)", "r4 = *(u64 *)(r7 + 16)", "r5 = *(u64 *)(r7 + 24)"),
+        row("*(u64 *)(r10 - 64) = r2", "*(u64 *)(r10 - 56) = r3", "*(u64 *)(r10 - 48) = r4", "*(u64 *)(r10 - 40) = r5"),
+        row("r2 = *(u64 *)(r7 + 32)", "r3 = *(u64 *)(r7 + 40)", "r4 = *(u64 *)(r7 + 48)", "r5 = *(u64 *)(r7 + 52)"),
+        row("*(u64 *)(r10 - 32) = r2", "*(u64 *)(r10 - 24) = r3", "*(u64 *)(r10 - 16) = r4", "*(u64 *)(r10 - 8) = r5"),
+        row("w2 = *(u8 *)(r7 + 56)", "w8 = *(u8 *)(r7 + 57)", "r3 = *(u64 *)(r7 + 0)", "r4 = *(u32 *)(r7 + 4)"),
+        row("r8 &= 56", "r1 = r10", "r5 = -7"),
+        row("r1 += r8"),
+        row("r1 += -64"),
+        row("call 6"),
+        row("r1 = r10", "r2 = 8", "r3 = r0", "r4 = 7"),
+        row("r1 += -8", "r5 = r6"),
+        row("call 6"),
+        row("exit 2"),
+    ])

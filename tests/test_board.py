@@ -28,11 +28,12 @@ from hxdp.board import (
 )
 from hxdp.compiler import CompileOptions, compile_program
 from hxdp.elf import load_program
-from hxdp.maps import MapState
+from hxdp.maps import MapLayout, MapState
 from hxdp.pcap import read_pcap, write_pcap
 from hxdp.rom import Rom, RomError
 from hxdp.rtl import available as verilator_available
 from kernel_fixtures import requires_kernel
+from rtl_support import printk_rom
 
 DATA = Path(__file__).parent / "data" / "board"
 _vok, _vwhy = verilator_available()
@@ -121,7 +122,8 @@ def test_register_map(board: SimBoard) -> None:
     assert H.read_line(board, 59999) == bytes(16)
     H.write_line(board, 60000, bytes(16))
     # unknown addresses and out-of-range values answer SLVERR
-    for addr in (0x8000_0020, 0x8001_0020, 0x8002_0000, 0x8004_0000, 0x9000_0000, 0x8000_0001):
+    for addr in (0x8000_0020, 0x8001_0020, 0x8002_0000, 0x8005_0000, 0x9000_0000, 0x8000_0001, params.AXI_TRACE_POP,
+                 params.AXI_TRACE_HEAD + 4 * params.AXI_TRACE_WORDS):
         with pytest.raises(BoardAddressError, match=f"0x{addr:08x}"):
             board.read32(addr)
     with pytest.raises(BoardAddressError):
@@ -634,3 +636,52 @@ def test_redirect_counters(board: SimBoard, compiled) -> None:  # noqa: ANN001
         [(1, params.XDP_REDIRECT, 1)] * 2
     c = H.read_counters(board)
     assert c["xdp_redirect"] == 6 and c["tx"] == 6 and c["xdp_tx"] == 0 and c["drop"] == 0 and c["rx"] == 6
+
+
+def _printk_packet(k: int) -> bytes:
+    """A packet for printk_rom: format "%x %u" with r3 = its first 8 bytes, r4 = bytes 4..7 (k in bytes 6, 7);
+    a second record with format "ab%u@@" (8 bytes read, NUL at 6)."""
+    return (b"%x %u\0" + k.to_bytes(2, "little")).ljust(52, b"z") + b"ab%u" + bytes([64, 0x40, 0, 9]) + bytes(20)
+
+
+@needs_sim
+def test_trace_printk_fifo(board: SimBoard, server, capsys) -> None:  # noqa: ANN001
+    from hxdp.vliwmodel import VliwModel
+
+    rom = printk_rom()
+    H.inject(board, rom)
+    H.read_tracelog(board)
+    board.write32(params.AXI_CNT_CLEAR, 1)
+    assert board.read_many([params.AXI_TRACE_COUNT, params.AXI_TRACE_DROPPED, params.AXI_TRACE_DEPTH,
+                            params.AXI_TRACE_FMT_MAX]) == [0, 0, params.PRINTK_FIFO_DEPTH, params.PRINTK_FMT_MAX]
+    # two records per packet: 10 packets overflow the FIFO, the newest records are dropped and counted
+    pkts = [_printk_packet(k) for k in range(10)]
+    board.inject(pkts)
+    board.wait()
+    depth = params.PRINTK_FIFO_DEPTH
+    assert board.read_many([params.AXI_TRACE_COUNT, params.AXI_TRACE_DROPPED]) == [depth, 20 - depth]
+    vm = VliwModel(rom, MapState(MapLayout.from_maps([])))
+    want = [rec for p in pkts for rec in vm.run(p).printk]
+    assert want[0][0] == b"%x %u" and want[1][0] == b"ab%u@@"
+    recs, dropped = H.read_tracelog(board)
+    assert [(r.fmt, r.args) for r in recs] == want[:depth] and dropped == 20 - depth
+    assert [r.packet - recs[0].packet for r in recs] == [k // 2 for k in range(depth)]
+    assert board.read32(params.AXI_TRACE_COUNT) == 0
+    assert recs[2].line() == f"pkt {recs[0].packet + 1}: bpf_trace_printk: 25207825 {0x75 | 1 << 16}"
+    # popping an empty FIFO is harmless; the CLI prints like bpftool prog tracelog and reports the drops
+    board.write32(params.AXI_TRACE_POP, 1)
+    board.inject([_printk_packet(7)])
+    board.wait()
+    assert cli("tracelog", "--board", server.spec) == 0
+    out = capsys.readouterr()
+    assert out.out.splitlines()[0].endswith(f"bpf_trace_printk: 25207825 {0x75 | 7 << 16}")
+    assert len(out.out.splitlines()) == 2 and "4 records dropped" in out.err
+    board.write32(params.AXI_CNT_CLEAR, 1)
+    assert board.read32(params.AXI_TRACE_DROPPED) == 0
+
+
+def test_format_printk() -> None:
+    assert H.format_printk(b"x=%d y=%llx %u%% %c|%5d|%-4x|%08llx %s %p %d", (2**32 - 5, 0xDEADBEEF12, 7)) == \
+        "x=-5 y=deadbeef12 7% %c|%5d|%-4x|%08llx %s %p %d"
+    assert H.format_printk(b"%5d|%-4x|%08llx|%ld\n", (3, 10, 0x1234)) == "    3|a   |00001234|%ld"
+    assert H.format_printk(b"%c%s %p", (0x41, 0x10000010, 0x30000100)) == "A<string at 0x10000010> 0x30000100"

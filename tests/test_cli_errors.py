@@ -345,12 +345,8 @@ CASES = [
     case(f"baseline in/xdp_drop.o {PCAP} --no-veth -q --repeat 0", 1, "--repeat must be at least 2", (), (KERNEL,)),
     # experiment and fuzz: output folders
     case("experiment nosuch --out exp", 1, "unknown experiment nosuch (choose from", ("exp",)),
-    case("experiment fig7 --quick --no-progress --out in/empty", 1, "in/empty: exists and is not a folder", (),
-         (xfail("cmd_experiment.py / experiment.py", "--out naming a file says only 'in/empty: File exists' "
-                "(check --out is a folder)"),)),
-    case("fuzz --count 1 --quiet --out in/empty", 1, "in/empty: exists and is not a folder", (),
-         (xfail("cmd_fuzz.py / fuzz.py", "--out naming a file says only 'in/empty: File exists' (check --out is a "
-                "folder before fuzzing)"),)),
+    case("experiment fig7 --quick --no-progress --out in/empty", 1, "in/empty: exists and is not a folder"),
+    case("fuzz --count 1 --quiet --out in/empty", 1, "in/empty: exists and is not a folder"),
     case("fuzz --count -1 --quiet", 1, "--count, --packets, --jobs and --batch must be >= 1"),
     # board host tools: inputs checked before any board is contacted
     case("inject in/random.bin --board sim:nosuch.sock", 1, "in/random.bin:1: not a ROM text file"),

@@ -408,8 +408,8 @@ def test_or_condition_join_ops_hoisted_and_exit_tail_duplicated() -> None:
              *lddw(1, 0, src=T.PSEUDO_MAP_FD), movr(2, 10), alu64("add", 2, -4), call(lookup),
              jmp("jeq", 0, 2, 0), mov(7, 2), Insn(0x05, 0, 0, 1, 0), mov(7, 3),
              movr(0, 7), exit_(), mov(0, 1), exit_()]
-    arr = MapDef("a", 2, 4, 8, 1)
-    p = prog(insns, [arr])
+    flows = MapDef("a", 1, 4, 8, 1)  # a hash map: an array lookup with a constant key would be inlined
+    p = prog(insns, [flows])
     res = compile_program(p)
     assert 0x05 not in opcodes(res)
     call_row = next(r for r, row in enumerate(res.rom.rows) if any(i.opcode == 0x85 for i in row))
@@ -439,3 +439,172 @@ def test_random_program_12839_stores_beside_helper_stay_ordered() -> None:
     p = random_program(12839, 80)
     res = compile_program(p, CompileOptions(imem_rows=1 << 20))
     assert check(p, res.rom, random_packets(12839)) == []
+
+
+# --- compile-time map lookups and branches ------------------------------------------------------------------
+LOOKUP = params.HELPER_IDS["map_lookup_elem"]
+
+
+def counter_prog(key_insns: list, map_type: int = 2, entries: int = 4) -> tuple[Program, list]:
+    """`key = ...; v = lookup(m, &key); if (!v) return DROP; *v += 1 (atomic); return PASS`."""
+    insns = [*key_insns, *lddw(1, 0, src=T.PSEUDO_MAP_FD), movr(2, 10), alu64("add", 2, -4), call(LOOKUP),
+             jmp("jeq", 0, 4, 0), mov(1, 1), atomic("dw", 0, 1, 0, 0), mov(0, 2), exit_(), mov(0, 1), exit_()]
+    return prog(insns, [MapDef("m", map_type, 4, 8, entries)]), insns
+
+
+def kinds(result) -> set[str]:
+    return {T.OPCODES[i.opcode].kind for row in result.rom.rows for i in row if i.opcode in T.OPCODES}
+
+
+def calls(result) -> int:
+    return sum(1 for row in result.rom.rows for ins in row if ins.opcode == 0x85)
+
+
+@pytest.mark.parametrize("key_insns,key", [([], 0), ([st("w", 10, -4, 3)], 3), ([mov(5, 2), stx("w", 10, 5, -4)], 2)])
+def test_array_lookup_with_constant_key_becomes_an_address(key_insns: list, key: int) -> None:
+    """Never-written key bytes (the stack starts zeroed) or a constant stored in the block: no helper call, no
+    null check, and the counter of that key (and no other) counts."""
+    p, _ = counter_prog(key_insns)
+    res = compile_program(p)
+    assert calls(res) == 0
+    assert not any(ins.opcode == T.BY_NAME["jeq64_k"].opcode for row in res.rom.rows for ins in row)
+    equivalent(p, res)
+    from hxdp.maps import MapState
+    from hxdp.vliwmodel import VliwModel
+
+    state = MapState.from_maps(p.maps)
+    for _ in range(3):
+        assert VliwModel(res.rom, state).run(PKT).action == params.XDP_PASS
+    counts = {int.from_bytes(k, "little"): int.from_bytes(v, "little") for k, v in state.dump()["m"].items()}
+    assert counts[key] == 3 and sum(counts.values()) == 3
+
+
+def test_array_lookup_out_of_range_key_is_null() -> None:
+    p, _ = counter_prog([st("w", 10, -4, 9)], entries=4)
+    res = compile_program(p)
+    assert calls(res) == 0
+    assert "atomic" not in kinds(res)  # the null branch always wins: the counter is unreachable
+    equivalent(p, res)
+    from hxdp.maps import MapState
+    from hxdp.vliwmodel import VliwModel
+
+    assert VliwModel(res.rom, MapState.from_maps(p.maps)).run(PKT).action == params.XDP_DROP
+
+
+@pytest.mark.parametrize("case", ["hash map", "key from the packet", "key written on one path only",
+                                  "switched off"])
+def test_array_lookup_kept_when_the_key_is_not_known(case: str) -> None:
+    opts = CompileOptions()
+    if case == "hash map":
+        p, _ = counter_prog([], map_type=1)
+    elif case == "key from the packet":
+        p, _ = counter_prog([ldx("w", 6, 1, 0), ldx("b", 5, 6, 14), stx("w", 10, 5, -4)])
+    elif case == "key written on one path only":
+        p, _ = counter_prog([ldx("w", 6, 1, 0), ldx("b", 5, 6, 14), jmp("jeq", 5, 1, 1), st("w", 10, -4, 1)])
+    else:
+        p, _ = counter_prog([])
+        opts = CompileOptions(const_lookup=False)
+    res = compile_program(p, opts)
+    assert calls(res) == 1
+    pk = bytearray(PKT)
+    for b in (0, 1, 2):
+        pk[14] = b
+        equivalent(p, res, (bytes(pk),))
+
+
+def test_branches_on_constants_are_folded() -> None:
+    """`r3 = 5; r3 <<= 2; if r3 > 19 goto A` is decided at compile time: one exit row remains on the path."""
+    insns = [mov(3, 5), alu64("lsh", 3, 2), jmp("jgt", 3, 2, 19), mov(0, 1), exit_(), mov(0, 2), exit_()]
+    p = prog(insns)
+    res = compile_program(p)
+    assert "jmp" not in kinds(res)
+    assert len(res.rom.rows) == 1
+    equivalent(p, res)
+    kept = compile_program(p, CompileOptions(fold_branches=False))
+    assert "jmp" in kinds(kept)
+
+
+def test_redirect_map_shares_the_row_of_an_atomic_on_another_map() -> None:
+    """The lookup result points into map `flows`, redirect_map reads only devmap `ports`: the helper need not
+    wait a row for the atomic add, and the results stay the kernel's (checked on both models)."""
+    redirect_map = params.HELPER_IDS["redirect_map"]
+    insns = [mov(2, 0), stx("w", 10, 2, -4), *lddw(1, 0, src=T.PSEUDO_MAP_FD), movr(2, 10), alu64("add", 2, -4),
+             call(LOOKUP), jmp("jeq", 0, 8, 0), mov(1, 1), atomic("dw", 0, 1, 0, 0),
+             *lddw(1, 1, src=T.PSEUDO_MAP_FD), mov(2, 0), mov(3, 1), call(redirect_map), exit_(),
+             mov(0, 1), exit_()]
+    p = prog(insns, [MapDef("flows", 1, 4, 8, 4), MapDef("ports", 14, 4, 4, 4)])
+    res = compile_program(p)
+    rows = res.rom.rows
+    atomic_row = next(r for r, row in enumerate(rows) if any(i.opcode == T.BY_NAME["atomicdw"].opcode for i in row))
+    call_rows = [r for r, row in enumerate(rows) if any(i.opcode == 0x85 and i.imm == redirect_map for i in row)]
+    assert atomic_row in call_rows
+    cfg = {"maps": {"flows": [{"key": "00000000", "value": "0000000000000000"}],
+                    "ports": [{"key": "00000000", "value": "01000000"}]}}
+    assert check(p, res.rom, [PKT, PKT], cfg) == []
+
+
+def test_packet_start_read_from_r2_at_entry() -> None:
+    """`r6 = ctx->data` before any adjust call becomes r2 (the packet start at entry, contract section 1): the
+    first packet load sits in row 0; after bpf_xdp_adjust_head the context load stays."""
+    body = [ldx("w", 6, 1, 0), ldx("b", 0, 6, 14), exit_()]
+    res = compile_program(prog(body))
+    assert len(res.rom.rows) == 1 and T.OPCODES[res.rom.rows[0][0].opcode].kind == "ldx"  # load + exit in row 0
+    assert res.rom.rows[0][0].src == 2
+    equivalent(prog(body), res)
+    kept = compile_program(prog(body), CompileOptions(entry_data=False))
+    assert len(kept.rom.rows) == 2
+    adjust = [movr(6, 1), mov(2, -4), call(params.HELPER_IDS["xdp_adjust_head"]), ldx("w", 7, 6, 0),
+              ldx("b", 0, 7, 14), exit_()]
+    res = compile_program(prog(adjust))
+    assert any(i.opcode == T.BY_NAME["ldxw"].opcode and i.off == 0 for row in res.rom.rows for i in row)
+    equivalent(prog(adjust), res)
+
+
+def test_branch_to_an_exit_row_becomes_a_conditional_exit() -> None:
+    """`if c goto X` where row X is only `exit 1`, in a row with a free lane: `if !c goto +0; exit 1` (the
+    exit costs the conditional-exit cycle; the jump to the next row is free), and the results are unchanged."""
+    insns = [ldx("w", 6, 1, 0), ldx("b", 3, 6, 14), jmp("jeq", 3, 8, 7), ldx("b", 4, 6, 15), jmp("jeq", 4, 6, 9),
+             ldx("b", 5, 6, 16), alu64("add", 4, src=5), ldx("b", 5, 6, 17), alu64("add", 4, src=5), movr(0, 4),
+             exit_(), mov(0, 1), exit_()]
+    p = prog(insns)
+    res = compile_program(p)
+    exit1 = T.BY_NAME["exit_action"].opcode if "exit_action" in T.BY_NAME else None
+    rows = res.rom.rows
+    assert any(any(i.opcode == exit1 and i.imm == 1 for i in row) and
+               any(T.OPCODES.get(i.opcode) is not None and T.OPCODES[i.opcode].kind == "jmp" and i.off == 0
+                   for i in row) for row in rows)
+    from hxdp.maps import MapState
+    from hxdp.vliwmodel import VliwModel
+
+    pk = bytearray(PKT)
+    for b14, b15, cycles in ((7, 0, 4), (8, 9, 3), (8, 0, 3)):  # taken jump to `exit 1`; conditional exit; neither
+        pk[14], pk[15] = b14, b15
+        equivalent(p, res, (bytes(pk),))
+        assert VliwModel(res.rom, MapState.from_maps([])).run(bytes(pk)).cycles == cycles
+
+
+def byte_tree(mid: list) -> list:
+    """r0 = u32 at packet+26 built clang-style: bytes 27, 26 as a u16, then 28, 29; the base r1 is overwritten
+    by the last piece (`r1 = *(u8 *)(r1 + 29)`); `mid` goes between the first and the last pieces."""
+    return [ldx("w", 1, 1, 0), ldx("b", 4, 1, 27), alu32("lsh", 4, 8), ldx("b", 2, 1, 26), alu32("or", 4, src=2),
+            *mid, ldx("b", 3, 1, 28), ldx("b", 1, 1, 29), alu32("lsh", 1, 8), alu32("or", 1, src=3),
+            alu32("lsh", 1, 16), alu32("or", 1, src=4), movr(0, 1), exit_()]
+
+
+def test_shift_or_tree_of_byte_loads_becomes_one_load() -> None:
+    p = prog(byte_tree([]))
+    res = compile_program(p)
+    loads = [i for row in res.rom.rows for i in row if T.OPCODES.get(i.opcode) is not None
+             and T.OPCODES[i.opcode].kind == "ldx"]
+    assert [(T.OPCODES[i.opcode].name, i.off) for i in loads] == [("ldxw", 26)]
+    equivalent(p, res)
+    equivalent(p, compile_program(p, CompileOptions(wide_loads=False)))
+
+
+@pytest.mark.parametrize("mid", [[st("b", 1, 28, 0x5A)], [alu64("add", 1, 1)]], ids=["packet store", "base moved"])
+def test_byte_tree_not_combined_across_a_store_or_a_new_base(mid: list) -> None:
+    p = prog(byte_tree(mid))
+    res = compile_program(p)
+    assert not any(T.OPCODES.get(i.opcode) is not None and T.OPCODES[i.opcode].name == "ldxw" and i.off == 26
+                   for row in res.rom.rows for i in row)
+    equivalent(p, res)

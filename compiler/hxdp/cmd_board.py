@@ -1,4 +1,4 @@
-"""`hxdp board serve` (the simulated board) and the host tools: axi, inject, dump-imem, maps, monitor, load."""
+"""`hxdp board serve` and the host tools: axi, inject, dump-imem, maps, monitor, load, tracelog."""
 
 from __future__ import annotations
 
@@ -240,6 +240,28 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tracelog(args: argparse.Namespace) -> int:
+    from .hosttools import read_tracelog
+
+    with board_from_args(args) as b:
+        last_dropped: int | None = None
+        while True:
+            recs, dropped = read_tracelog(b)
+            for r in recs:
+                if args.json:
+                    print(json.dumps({"packet": r.packet, "format": r.fmt.decode("latin-1"), "args": list(r.args),
+                                      "text": r.text()}), flush=True)
+                else:
+                    print(r.line(), flush=True)
+            lost = dropped if last_dropped is None else (dropped - last_dropped) & 0xFFFFFFFF
+            if lost:
+                print(f"hxdp tracelog: {lost} records dropped (trace FIFO full)", file=sys.stderr, flush=True)
+            last_dropped = dropped
+            if not args.follow:
+                return 0
+            time.sleep(args.interval)
+
+
 def cmd_load(args: argparse.Namespace) -> int:
     from .hosttools import load_config, load_object
 
@@ -331,6 +353,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mo.add_argument("--json", action="store_true", help="one JSON object per sample")
     mo.add_argument("--original", action="store_true", help="original bitstream: only rx/tx/drop counters")
     mo.set_defaults(func=cmd_monitor)
+
+    t = subparsers.add_parser("tracelog", parents=[bp],
+                              help="print and pop the trace_printk records of the board (like bpftool prog tracelog)")
+    t.add_argument("--follow", "-f", action="store_true", help="keep polling the FIFO")
+    t.add_argument("--interval", type=float, default=0.2, help="seconds between polls with --follow")
+    t.add_argument("--json", action="store_true", help="one JSON object per record")
+    t.set_defaults(func=cmd_tracelog)
 
     lo = subparsers.add_parser("load", parents=[bp], help="compile an XDP object, configure its maps, inject it")
     lo.add_argument("object", help="eBPF ELF object (clang -target bpf)")

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .errors import HxdpError
 from .experiment import EXPERIMENTS, format_checks, run_experiments
 
 
@@ -30,6 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.out.exists() and not args.out.is_dir():
+        raise HxdpError(f"{args.out}: exists and is not a folder")
     try:
         s = run_experiments(args.names, args.out, quick=args.quick, resume=args.resume,
                             progress=not args.no_progress and sys.stderr.isatty())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -219,6 +220,8 @@ def render_text(s: dict[str, Any]) -> str:
 def _run(args: argparse.Namespace) -> int:
     if args.count < 1 or args.packets < 1 or args.jobs < 1 or args.batch < 1:
         raise HxdpError("fuzz: --count, --packets, --jobs and --batch must be >= 1")
+    if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise HxdpError(f"{args.out}: exists and is not a folder")
     from .kernel import available
 
     ok, why = available()

@@ -571,9 +571,8 @@ class Generator:
 FEATURES = ("alu", "asm", "pktrd", "pktwr", "if", "stack", "map", "mapupd", "mapdel", "csum", "ret", "guard", "loop",
             "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop", "copy", "meta")
 # What the RTL does not implement yet: map update and delete (a call ends the packet with a helper fault;
-# lookups, csum_diff and redirect_map are in since b0126e6/893455b), and bpf_xdp_adjust_head with metadata in
-# front of data (-EINVAL instead of moving it; tests/fuzz_cases/rtl_adjust_head_with_meta). `--exclude rtl`.
-EXCLUDE_PRESETS = {"rtl": frozenset({"mapupd", "mapdel", "meta"})}
+# lookups, csum_diff and redirect_map are in since b0126e6/893455b). `--exclude rtl`.
+EXCLUDE_PRESETS = {"rtl": frozenset({"mapupd", "mapdel"})}
 
 
 def parse_exclude(text: str | None) -> frozenset[str]:
@@ -697,7 +696,7 @@ class Outcome:
 
     results: list[Any]
     maps: list[MapDump | None]
-    meta: bool = True  # the side reports XDP metadata (RunResult.meta); rtl.py does not
+    meta: bool = True  # the side reports XDP metadata (RunResult.meta)
 
 
 def kernel_outcome(obj: Path, prog: str, packets: list[bytes], cfg: dict[str, Any]) -> Outcome:
@@ -732,7 +731,7 @@ def engine_outcome(engine: str, program: Any, packets: list[bytes], cfg: dict[st
 
             sim = RtlSim(cr.rom, layout=cr.layout, state=state)
             res = sim.run_packets(list(packets))
-            return Outcome(res, [None] * (len(packets) - 1) + [state.dump()], meta=False)
+            return Outcome(res, [None] * (len(packets) - 1) + [state.dump()])
         from .vliwmodel import VliwModel
 
         model = VliwModel(cr.rom, state)

@@ -133,11 +133,15 @@ def gen_params() -> str:
     dec("DIV_BITS_PER_CYCLE", P.DIV_BITS_PER_CYCLE)
     dec("DIV_EXTRA_CYCLES", P.DIV_EXTRA_CYCLES)
     dec("INPUT_BYTES_PER_CYCLE", P.INPUT_BYTES_PER_CYCLE)
+    dec("PRINTK_FMT_MAX", P.PRINTK_FMT_MAX)
+    dec("PRINTK_FIFO_DEPTH", P.PRINTK_FIFO_DEPTH)
     lines.append("")
     lines.append("// AXI-Lite register map")
     for name in ("AXI_IMEM_BASE", "AXI_IMEM_COMMIT", "AXI_MAPS_BASE", "AXI_MAPS_COMMIT", "AXI_CNT_RX",
-                 "AXI_CNT_TX", "AXI_CNT_DROP"):
+                 "AXI_CNT_TX", "AXI_CNT_DROP", "AXI_TRACE_COUNT", "AXI_TRACE_DROPPED", "AXI_TRACE_POP",
+                 "AXI_TRACE_DEPTH", "AXI_TRACE_FMT_MAX", "AXI_TRACE_HEAD"):
         hexd(name, getattr(P, name))
+    dec("AXI_TRACE_WORDS", P.AXI_TRACE_WORDS)
     lines.append("")
     lines.append("`endif")
     return "\n".join(lines) + "\n"

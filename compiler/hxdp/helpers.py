@@ -23,9 +23,11 @@ PRANDOM_SEED = 0x2545F491
 KTIME_NS_PER_CYCLE_X5 = 32  # 6.4 ns per 156.25 MHz cycle = 32/5
 
 # Latencies in extra cycles (the row itself costs 1): docs/helpers.md.
+KEY_READ_BYTES = 8  # the helper memory port: one 8-byte word per cycle (as csum_diff reads)
 MAP_ACCESS_BASE = 2  # decode handle, hash the key (one cycle for keys up to 16 bytes), issue the first read
 LINE_BYTES = 16  # map memory line: one key compare or one value copy per line per cycle
 CSUM_BYTES_PER_CYCLE = 8
+PRINTK_BYTES_PER_CYCLE = 8  # trace_printk reads its format through the helper memory port like csum_diff
 
 
 class HelperFault(HxdpError):
@@ -43,23 +45,26 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
 
     probes: slots the map FSM visited (array 1; hash: probed slots incl. the hit; LRU eviction adds the
     bucket count; LPM: the table's high-water mark). size: csum_diff from_size + to_size, adjust_head
-    metadata bytes moved.
+    metadata bytes moved, trace_printk format bytes read (min(size, PRINTK_FMT_MAX)).
     """
     name = params.HELPERS.get(helper_id)
     lines_key = max(1, (key_size + LINE_BYTES - 1) // LINE_BYTES)
-    if name == "map_lookup_elem":
-        return MAP_ACCESS_BASE + probes * lines_key
+    # the key comes in through the helper's memory port, KEY_READ_BYTES per cycle, before its slots are
+    # compared: keys above 24 bytes take longer to read than the fixed part covers
+    keyed = max(MAP_ACCESS_BASE + probes * lines_key, (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + probes)
+    if name in ("map_lookup_elem", "map_delete_elem"):
+        return keyed
     if name == "map_update_elem":
-        return MAP_ACCESS_BASE + probes * lines_key + (value_size + LINE_BYTES - 1) // LINE_BYTES
-    if name == "map_delete_elem":
-        return MAP_ACCESS_BASE + probes * lines_key
+        return keyed + (value_size + LINE_BYTES - 1) // LINE_BYTES
     if name == "redirect_map":
         return MAP_ACCESS_BASE + probes
     if name == "csum_diff":
         return 1 + (size + CSUM_BYTES_PER_CYCLE - 1) // CSUM_BYTES_PER_CYCLE
     if name == "xdp_adjust_head":
         return 1 + (size + LINE_BYTES - 1) // LINE_BYTES
-    if name in ("redirect", "xdp_adjust_tail", "xdp_adjust_meta", "trace_printk"):
+    if name == "trace_printk":
+        return 1 + (size + PRINTK_BYTES_PER_CYCLE - 1) // PRINTK_BYTES_PER_CYCLE
+    if name in ("redirect", "xdp_adjust_tail", "xdp_adjust_meta"):
         return 1
     if name in ("ktime_get_ns", "get_prandom_u32", "get_smp_processor_id"):
         return 0
@@ -187,8 +192,10 @@ class HelperEnv:
             if data < params.PKT_BASE + XDP_FRAME_RESERVED + metalen or data > mem.data_end - ETH_HLEN:
                 return (-EINVAL) & M64, helper_latency(helper_id)
             if metalen:
+                # read like any helper input (memory before the row: a same-row store into it is a contract
+                # violation), written after the row's stores
+                meta = mem.read(mem.data_meta, metalen)
                 base = params.PKT_BASE
-                meta = bytes(mem.pkt[mem.data_meta - base : mem.data - base])
                 mem.pkt[mem.data_meta + offset - base : mem.data_meta + offset - base + metalen] = meta
             mem.data_meta += offset
             mem.data = data
@@ -220,9 +227,10 @@ class HelperEnv:
         if name == "get_smp_processor_id":
             return 0, helper_latency(helper_id)
         if name == "trace_printk":
-            fmt = mem.read(r1, r2 & M32)
+            size = min(r2 & M32, params.PRINTK_FMT_MAX)
+            fmt = mem.read(r1, size)
             self.printk.append((fmt.split(b"\0", 1)[0], (r3, r4, r5)))
-            return 0, helper_latency(helper_id)
+            return 0, helper_latency(helper_id, size=size)
         raise HelperFault(f"helper {helper_id} is not implemented in hardware")
 
 

@@ -494,6 +494,7 @@ class MapState:
                     victim = self._lru_victim(r)
                     self._hash_remove(r, victim)
                     slot, free = self._hash_find(r, key)
+                    self.last_probes += r.slots  # the victim scan visits every bucket (docs/helpers.md)
                 slot = free
                 assert slot is not None  # buckets >= 2 * max_entries leaves a free slot
                 base = r.slot_addr(slot)

@@ -79,7 +79,7 @@ MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
 
 # --- cycle model (docs/execution_contract.md, section "Cycles") --------------------------------------------------
 CYCLES_PER_ROW = 1
-TAKEN_BRANCH_PENALTY = 1  # the row fetched behind a taken branch is discarded
+TAKEN_BRANCH_PENALTY = 1  # the row fetched behind a taken branch is discarded (not for a jump to the next row)
 CONDITIONAL_EXIT_PENALTY = 1  # an exit preceded in its row by a branch lane is not seen at fetch
 DIV_BITS_PER_CYCLE = 4  # each lane's divider (sephirot_div.v) finds this many quotient bits per cycle
 DIV_EXTRA_CYCLES = 64 // DIV_BITS_PER_CYCLE  # a row with a div/mod lane stalls this long (all its dividers at once)
@@ -115,3 +115,13 @@ AXI_LINE_BYTES = 16
 AXI_MCFG_BASE = 0x8001_1000  # + 4w (w = 0..7): map configuration entry (256 bits, sephirot_mapcfg.v) staging words
 AXI_MCFG_ADDR = 0x8001_1020  # map id whose entry AXI_MCFG_BASE reads return
 AXI_MCFG_COMMIT = 0x8001_10FF  # write N: commit the staging entry as map id N's configuration
+# trace_printk FIFO (sephirot_tracefifo.v): one record per call, read at the head, popped by the host
+PRINTK_FMT_MAX = 64  # format bytes the helper reads (min(size, this)); the record keeps those before the first NUL
+PRINTK_FIFO_DEPTH = 16  # records; a call finding the FIFO full is dropped and counted
+AXI_TRACE_COUNT = 0x8004_0000  # records in the FIFO
+AXI_TRACE_DROPPED = 0x8004_0004  # records dropped because the FIFO was full (cleared by AXI_CNT_CLEAR)
+AXI_TRACE_POP = 0x8004_0008  # write: drop the head record (no-op when empty)
+AXI_TRACE_DEPTH = 0x8004_000C  # PRINTK_FIFO_DEPTH
+AXI_TRACE_FMT_MAX = 0x8004_0010  # PRINTK_FMT_MAX
+AXI_TRACE_HEAD = 0x8004_0100  # + 4w: word w of the head record (docs/board.md)
+AXI_TRACE_WORDS = 2 + PRINTK_FMT_MAX // 4 + 6  # length, packet number, format words, r3 r4 r5 (lo, hi)

@@ -243,16 +243,21 @@ class RtlSim:
                 if f[0] == "total_cycles":
                     self.total_cycles = int(f[1])
                     continue
+                if f[0] == "printk":  # printk PKT fmt HEX|- args R3 R4 R5 (follows its packet's line)
+                    fmt = b"" if f[3] == "-" else bytes.fromhex(f[3])
+                    results[int(f[1])].printk.append((fmt, tuple(int(x, 16) for x in f[5:8])))
+                    continue
                 kv = dict(zip(f[0::2], f[1::2], strict=True))
                 action = int(kv["action"])
                 fault = int(kv["fault"])
                 redirect = None if kv["redirect"] == "-" else int(kv["redirect"])
                 data = b"" if kv["data"] == "-" else bytes.fromhex(kv["data"])
+                meta = b"" if kv["meta"] == "-" else bytes.fromhex(kv["meta"])
                 results.append(RunResult(
                     action=action, packet=data,
                     redirect=redirect if action == params.XDP_REDIRECT else None,
                     fault=params.FAULT_NAMES.get(fault, f"fault {fault}") if fault else None,
-                    cycles=int(kv["cycles"]),
+                    cycles=int(kv["cycles"]), meta=meta,
                 ))
                 self.r0.append(int(kv["r0"], 16))
                 self.stamps.append(PacketStamps(int(kv["in"]), int(kv["start"]), int(kv["end"]), int(kv["out"])))

@@ -7,11 +7,11 @@ with the low 32 bits of r0 *after* the row, `exit K` (0x96) with K. Access fault
 helper faults and the cycle limit end the packet with XDP_ABORTED and `fault` set; the faulting row's
 effects are discarded. Running off the end of the ROM (or jumping outside it) is an illegal instruction.
 
-Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENALTY when a jump wins, plus
-CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a branch lane (jmp/ja) before it in its row,
-plus DIV_EXTRA_CYCLES when a lane divides (div/mod, 32 or 64 bit, any operands), plus
-helpers.helper_latency(...) for a helper call (which starts after the division). Packet arrival (early
-processor start) is not modelled: cycles are the core's execution cycles once the bytes it reads are present.
+Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENALTY when a jump to a row other
+than the next wins, plus CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a branch lane (jmp/ja)
+before it in its row, plus DIV_EXTRA_CYCLES when a lane divides (div/mod, 32 or 64 bit, any operands), plus
+helpers.helper_latency(...) for a helper call (which starts after the division). Packet arrival (early processor
+start) is not modelled: cycles are the core's execution cycles once the bytes it reads are present.
 
 Rule checks (raise ContractViolation naming row and lane, not a packet fault): two lanes writing the same
 register (a helper call writes r0), a write to r10, more than one helper call, overlapping stores, an atomic
@@ -193,7 +193,8 @@ class VliwModel:
         cost = params.CYCLES_PER_ROW + lat + (params.DIV_EXTRA_CYCLES if row.divides else 0)
         if control is not None:
             if control[0] == "jump":
-                cost += params.TAKEN_BRANCH_PENALTY
+                if control[1] != 0:  # a jump to the next row finds it already fetched
+                    cost += params.TAKEN_BRANCH_PENALTY
             elif any(b < control_lane for b in row.branch_lanes):
                 cost += params.CONDITIONAL_EXIT_PENALTY
         rec = None
@@ -240,6 +241,7 @@ class VliwModel:
     def _start(self) -> list[int]:
         regs = [0] * params.NUM_REGS
         regs[1] = params.CTX_BASE
+        regs[2] = params.PKT_BASE + params.PKT_HEADROOM  # ctx->data (run_raw overrides r1/r2)
         regs[10] = params.STACK_TOP
         self.env.new_packet()
         return regs

@@ -1,6 +1,7 @@
 // sephirot_sim.cpp: the harness class: clocking, program and map loading, frame streaming, results and trace.
 #include "sephirot_sim.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 #include <fstream>
@@ -214,6 +215,12 @@ void SephirotSim::sample() {
       }
     fprintf(trace_, "\n");
   }
+  if (top_->prk_valid_o && done_ < core_order_.size()) {
+    SimResult::Printk p;
+    for (unsigned b = 0; b < top_->prk_len_o; b++) p.fmt.push_back((top_->prk_fmt_o[b / 4] >> (8 * (b % 4))) & 0xff);
+    for (int a = 0; a < 3; a++) p.args[a] = get64(top_->prk_args_o, 64 * a);
+    results_[core_order_[done_]].printk.push_back(p);
+  }
   if (top_->pkt_done_o && done_ < core_order_.size()) {
     SimResult& r = results_[core_order_[done_]];
     r.action = top_->res_action_o;
@@ -227,11 +234,13 @@ void SephirotSim::sample() {
     done_++;
   }
   if (top_->out_valid_o && emitted_ < core_order_.size()) {
-    if (top_->out_sop_o) cur_out_.clear();
+    if (top_->out_sop_o) { cur_out_.clear(); cur_meta_ = top_->out_meta_o; }
     for (unsigned b = 0; b < top_->out_bytes_o; b++) cur_out_.push_back((top_->out_data_o[b / 4] >> (8 * (b % 4))) & 0xff);
     if (top_->out_eop_o) {
       SimResult& r = results_[core_order_[emitted_]];
-      r.out = cur_out_;
+      size_t m = std::min<size_t>(cur_meta_, cur_out_.size());
+      r.meta.assign(cur_out_.begin(), cur_out_.begin() + m);
+      r.out.assign(cur_out_.begin() + m, cur_out_.end());
       r.out_cycle = cycle_;
       emitted_++;
     }
@@ -279,7 +288,16 @@ bool SephirotSim::finish(const std::string& out_path, const std::string& dump_pa
     fprintf(f, " runt %d data ", r.runt ? 1 : 0);
     if (r.out.empty()) fprintf(f, "-");
     for (uint8_t b : r.out) fprintf(f, "%02x", b);
+    fprintf(f, " meta ");
+    if (r.meta.empty()) fprintf(f, "-");
+    for (uint8_t b : r.meta) fprintf(f, "%02x", b);
     fprintf(f, "\n");
+    for (const SimResult::Printk& p : r.printk) {
+      fprintf(f, "printk %zu fmt ", i);
+      if (p.fmt.empty()) fprintf(f, "-");
+      for (uint8_t b : p.fmt) fprintf(f, "%02x", b);
+      fprintf(f, " args %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\n", p.args[0], p.args[1], p.args[2]);
+    }
   }
   fprintf(f, "total_cycles %" PRIu64 "\n", cycle_);
   if (f != stdout) fclose(f);

@@ -31,6 +31,9 @@ struct SimResult {
   uint32_t port = 0;
   bool runt = false;         // dropped by the MAC, never reached the core
   std::vector<uint8_t> out;
+  std::vector<uint8_t> meta;  // XDP metadata (data_meta..data) emitted in front of the frame
+  struct Printk { std::vector<uint8_t> fmt; uint64_t args[3]; };
+  std::vector<Printk> printk;  // trace_printk records, in call order
 };
 
 class SephirotSim {
@@ -69,4 +72,5 @@ class SephirotSim {
   std::vector<size_t> core_order_;  // packet index of the k-th packet entering the core
   size_t started_ = 0;
   std::vector<uint8_t> cur_out_;
+  unsigned cur_meta_ = 0;
 };

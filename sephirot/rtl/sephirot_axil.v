@@ -18,6 +18,8 @@
 //   0x8003_0000 CTRL (bit 0 hold input at a packet boundary); 0x8003_0004 STATUS (bit 0 held, bit 1 hold);
 //   0x8003_0008 ROWS (program rows); 0x8003_000C ID "hXDP"; 0x8003_0010 packets in flight;
 //   0x8003_0014 instruction memory rows; 0x8003_0018 map lines.
+//   0x8004_0000 trace FIFO records; 0x8004_0004 records dropped (FIFO full); 0x8004_0008 write: pop the head;
+//   0x8004_000C FIFO depth; 0x8004_0010 format bytes per record; 0x8004_0100 + 4w word w of the head record.
 // Any other address answers SLVERR. Row and line commits are single-cycle writes: a packet never sees half of one.
 module sephirot_axil #(
   parameter integer LANES = `SEPH_LANES,
@@ -66,11 +68,21 @@ module sephirot_axil #(
   // per-packet results
   input  wire                 pkt_done_i,
   input  wire [31:0]          res_action_i,
-  input  wire [2:0]           res_fault_i
+  input  wire [2:0]           res_fault_i,
+  // trace_printk FIFO (sephirot_tracefifo)
+  input  wire [31:0]          trc_count_i,
+  input  wire [31:0]          trc_dropped_i,
+  input  wire [32*`SEPH_AXI_TRACE_WORDS-1:0] trc_head_i,
+  output wire                 trc_pop_o,
+  output wire                 cnt_clr_o
 );
   localparam integer ROWS = 1 << AW;
   localparam [31:0] ID = 32'h68584450;  // "hXDP"
   localparam [15:0] PAGE_IMEM = 16'h8000, PAGE_MAPS = 16'h8001, PAGE_CNT = 16'h8002, PAGE_CTRL = 16'h8003;
+  localparam [31:0] TR_COUNT = `SEPH_AXI_TRACE_COUNT, TR_DROPPED = `SEPH_AXI_TRACE_DROPPED;
+  localparam [31:0] TR_POP = `SEPH_AXI_TRACE_POP, TR_DEPTH = `SEPH_AXI_TRACE_DEPTH;
+  localparam [31:0] TR_FMT_MAX = `SEPH_AXI_TRACE_FMT_MAX, TR_HEAD = `SEPH_AXI_TRACE_HEAD;
+  localparam integer TRW = `SEPH_AXI_TRACE_WORDS;
   localparam [1:0] OKAY = 2'b00, SLVERR = 2'b10;
   localparam integer NCNT = 10;  // rx tx drop | aborted drop pass tx redirect other | faults
 
@@ -109,9 +121,10 @@ module sephirot_axil #(
   wire        ctrl_reg  = wa_ctrl && wa[15:0] == 16'h0000;
   wire        rows_reg  = wa_ctrl && wa[15:0] == 16'h0008;
   wire        rows_ok   = wd <= ROWS;
+  wire        trc_pop   = wa == TR_POP;
   wire        wr_ok     = imem_word || imem_cmt || maps_word || maps_addr || (maps_cmt && line_ok) || cnt_clr ||
                           mcfg_word || mcfg_addr || (mcfg_cmt && mcfg_ok) ||
-                          ctrl_reg || (rows_reg && rows_ok);
+                          ctrl_reg || (rows_reg && rows_ok) || trc_pop;
 
   function automatic [31:0] merge(input [31:0] old, input [31:0] val, input [3:0] strb);
     integer b;
@@ -187,6 +200,8 @@ module sephirot_axil #(
   // ---------------------------------------------------------------------------------------------------------
   // counters (32-bit, wrapping; the cycle counter is 64-bit, high word latched when the low word is read)
   wire        clr = wr_go && cnt_clr;
+  assign cnt_clr_o = clr;
+  assign trc_pop_o = wr_go && trc_pop;
   wire [2:0]  act = res_action_i[2:0];
   wire        act_std = res_action_i <= 32'd4;
   // one increment per counter and cycle, computed first (a single write per counter)
@@ -229,6 +244,8 @@ module sephirot_axil #(
   wire        ra_ctrl = s_araddr_i[31:16] == PAGE_CTRL;
   wire [15:0] ro      = s_araddr_i[15:0];
   wire        r_row_ok = {24'd0, ro[15:8]} < ROWS;
+  wire [31:0] tr_idx   = (s_araddr_i - TR_HEAD) >> 2;
+  wire        tr_word  = s_araddr_i >= TR_HEAD && s_araddr_i[1:0] == 2'b00 && tr_idx < TRW;
   // the row shadow is read synchronously (block RAM); the word is selected after the register
   reg  [64*LANES-1:0] srow_q;
   reg                 imem_rd_q;
@@ -272,6 +289,11 @@ module sephirot_axil #(
         else if (ra_ctrl && ro == 16'h0010) rdata_q <= {16'd0, inflight_i};
         else if (ra_ctrl && ro == 16'h0014) rdata_q <= ROWS;
         else if (ra_ctrl && ro == 16'h0018) rdata_q <= 32'd1 << LW;
+        else if (s_araddr_i == TR_COUNT) rdata_q <= trc_count_i;
+        else if (s_araddr_i == TR_DROPPED) rdata_q <= trc_dropped_i;
+        else if (s_araddr_i == TR_DEPTH) rdata_q <= `SEPH_PRINTK_FIFO_DEPTH;
+        else if (s_araddr_i == TR_FMT_MAX) rdata_q <= `SEPH_PRINTK_FMT_MAX;
+        else if (tr_word) rdata_q <= trc_head_i[32*tr_idx[4:0] +: 32];
         else s_rresp_o <= SLVERR;
       end
     end

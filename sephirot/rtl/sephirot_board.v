@@ -47,6 +47,7 @@ module sephirot_board #(
   output wire                 out_eop_o,
   output wire [5:0]           out_bytes_o,
   output wire [31:0]          out_action_o,
+  output wire [7:0]           out_meta_o,      // leading bytes of the emission that are XDP metadata
   // per-packet result
   output wire                 pkt_done_o,
   output wire [31:0]          res_action_o,
@@ -66,6 +67,14 @@ module sephirot_board #(
   wire [7:0]          mcfg_idx;
   wire [255:0]        mcfg_wdata;
   wire                hold;
+  wire                trc_pop, cnt_clr;
+  wire [31:0]         trc_count, trc_dropped;
+  wire [64+8*`SEPH_PRINTK_FMT_MAX+192-1:0] trc_head;
+  wire                prk_valid;
+  wire [7:0]          prk_len;
+  wire [8*`SEPH_PRINTK_FMT_MAX-1:0] prk_fmt;
+  wire [191:0]        prk_args;
+  reg  [31:0]         pkt_num_q;   // packets the core started since reset (the record's packet number)
   reg  [15:0]         inflight_q;
   reg                 locked_q;
   reg  [PW-1:0]       sel_q, rr_q;
@@ -80,7 +89,16 @@ module sephirot_board #(
     .map_we_o(map_we), .map_line_o(map_line), .map_wdata_o(map_wdata), .map_rdata_i(map_rdata),
     .mcfg_we_o(mcfg_we), .mcfg_idx_o(mcfg_idx), .mcfg_wdata_o(mcfg_wdata),
     .hold_o(hold), .held_i(held), .inflight_i(inflight_q),
-    .pkt_done_i(pkt_done_o), .res_action_i(res_action_o), .res_fault_i(res_fault_o)
+    .pkt_done_i(pkt_done_o), .res_action_i(res_action_o), .res_fault_i(res_fault_o),
+    .trc_count_i(trc_count), .trc_dropped_i(trc_dropped), .trc_head_i(trc_head), .trc_pop_o(trc_pop),
+    .cnt_clr_o(cnt_clr)
+  );
+
+  // trace_printk records of the packet in the core (pkt_num_q - 1: the count includes it)
+  sephirot_tracefifo u_tracefifo (
+    .clk_i, .rst_ni, .push_i(prk_valid), .push_len_i(prk_len), .push_pkt_i(pkt_num_q - 32'd1), .push_fmt_i(prk_fmt),
+    .push_args_i(prk_args), .pop_i(trc_pop), .clr_i(cnt_clr), .count_o(trc_count), .dropped_o(trc_dropped),
+    .head_o(trc_head)
   );
 
   // ---------------------------------------------------------------------------------------------------------
@@ -116,8 +134,9 @@ module sephirot_board #(
   wire pkt_start;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      locked_q <= 1'b0; sel_q <= {PW{1'b0}}; rr_q <= {PW{1'b0}}; inflight_q <= 16'd0;
+      locked_q <= 1'b0; sel_q <= {PW{1'b0}}; rr_q <= {PW{1'b0}}; inflight_q <= 16'd0; pkt_num_q <= 32'd0;
     end else begin
+      if (pkt_start) pkt_num_q <= pkt_num_q + 32'd1;
       if (c_fire) begin
         if (c_eop) begin
           locked_q <= 1'b0;
@@ -154,16 +173,14 @@ module sephirot_board #(
     .in_valid_i(c_valid), .in_ready_o(c_ready), .in_data_i(in_data_i[256*cur +: 256]), .in_sop_i(c_sop),
     .in_eop_i(c_eop), .in_len_i(in_len_i[16*cur +: 16]), .in_ifindex_i({{(32-PW){1'b0}}, cur} + 32'd1),
     .in_rxq_i(32'd0),
-    .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o,
+    .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o,
     .pkt_start_o(pkt_start), .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o(res_r0), .res_cycles_o,
     .res_redir_valid_o, .res_redir_port_o,
+    .prk_valid_o(prk_valid), .prk_len_o(prk_len), .prk_fmt_o(prk_fmt), .prk_args_o(prk_args),
     .trc_valid_o(trc_valid), .trc_pc_o(trc_pc), .trc_wr_en_o(trc_wr_en), .trc_wr_idx_o(trc_wr_idx),
     .trc_wr_val_o(trc_wr_val), .trc_st_en_o(trc_st_en), .trc_st_addr_o(trc_st_addr), .trc_st_size_o(trc_st_size),
     .trc_st_data_o(trc_st_data), .trc_call_o(trc_call), .trc_ret_o(trc_ret), .trc_call_lane_o(trc_call_lane),
     .trc_cost_o(trc_cost), .trc_next_o(trc_next), .trc_exit_o(trc_exit), .trc_fault_o(trc_fault)
   );
-  /* verilator lint_off UNUSEDSIGNAL */
-  wire unused_start = pkt_start;
-  /* verilator lint_on UNUSEDSIGNAL */
 endmodule
 `default_nettype wire

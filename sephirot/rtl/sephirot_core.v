@@ -7,7 +7,7 @@
 // register so that a new packet starts without a fetch); ID/IE read the register file and the data memories and
 // evaluate the four lanes; commit writes registers and memories at the clock edge, so row i+1 sees row i's
 // results (full forwarding). Branches resolve in IE: the row fetched behind a taken branch is discarded (one
-// bubble). An exit with no branch lane before it ends the packet in its own cycle (early exit); the next packet's
+// bubble; not for a jump to the next row). An exit with no branch lane before it ends the packet in its own cycle (early exit); the next packet's
 // row 0 comes from the row-0 register in the next cycle.
 module sephirot_core #(
   parameter integer LANES       = `SEPH_LANES,
@@ -299,7 +299,8 @@ module sephirot_core #(
     end
   end
 
-  wire        taken      = ctl_found && !ctl_exit;
+  // a jump to the next row finds that row already fetched: it costs nothing more than falling through
+  wire        taken      = ctl_found && !ctl_exit && ctl_target != {{(32-AW){1'b0}}, pc} + 32'd1;
   wire [31:0] next_row   = taken ? ctl_target : {{(32-AW){1'b0}}, pc} + 32'd1;
   wire        next_bad   = next_row >= {{(31-AW){1'b0}}, imem_rows_i};
   wire        pc_outside = start ? (imem_rows_i == {(AW+1){1'b0}}) : pc_bad_q;
@@ -373,7 +374,10 @@ module sephirot_core #(
       cyc_d = cyc_q + 32'd1;
       fetch_en = 1'b1; fetch_addr = pc_q;  // the branch target
     end else if (stall) begin
-      running_d = 1'b1; cyc_d = cyc_q + 32'd1; at_row0_d = use_row0; pc_d = pc; stl_d = stl_q + 32'd1;
+      // waiting for packet bytes still arriving is not a core cycle (contract section 6: the model's cycles
+      // leave arrival out; the per-packet stamps still show it)
+      running_d = 1'b1; at_row0_d = use_row0; pc_d = pc;
+      if (!ext_wait) begin cyc_d = cyc_q + 32'd1; stl_d = stl_q + 32'd1; end
     end else if (commit) begin
       running_d = 1'b1; cyc_d = cyc_q + 32'd1; at_row0_d = 1'b0; stl_d = 32'd0; pc_bad_d = next_bad;
       if (ctl_exit) begin  // conditional exit: one bubble, then the packet ends

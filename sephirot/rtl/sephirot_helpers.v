@@ -3,10 +3,12 @@
 `include "sephirot_params.vh"
 
 // Latencies (extra cycles beyond the row's own cycle) follow compiler/hxdp/helpers.py helper_latency:
-// ktime_get_ns, get_prandom_u32, get_smp_processor_id 0; redirect, xdp_adjust_tail, xdp_adjust_meta,
-// trace_printk 1; xdp_adjust_head 1 (metadata in front of data is not moved: -EINVAL); csum_diff
-// 1 + ceil((from_size + to_size) / 8), reading 8 bytes per cycle through the helper memory port. Helpers not
-// implemented here end the packet with a helper fault.
+// ktime_get_ns, get_prandom_u32, get_smp_processor_id 0; redirect, xdp_adjust_tail, xdp_adjust_meta 1;
+// trace_printk 1 + ceil(min(size, PRINTK_FMT_MAX) / 8) (the format is read 8 bytes per cycle, then the record
+// (format up to its first NUL, r3..r5) leaves on pk_*_o for the trace FIFO); xdp_adjust_head
+// 1 + ceil(metadata bytes moved / 16) (sephirot_pktbuf stages 16 bytes of the metadata per stall cycle and moves
+// them with data at the commit; 1 on -EINVAL); csum_diff 1 + ceil((from_size + to_size) / 8), reading 8 bytes per
+// cycle through the helper memory port. Helpers not implemented here end the packet with a helper fault.
 module sephirot_helpers (
   input  wire            clk_i,
   input  wire            rst_ni,
@@ -49,10 +51,18 @@ module sephirot_helpers (
   output reg  [1:0]      adj_kind_o,
   output wire [31:0]     adj_delta_o,
   output wire            adj_commit_o,
+  output wire            adj_step_o,      // an adjust_head stalls: the packet buffer stages a metadata chunk
   input  wire [7:0]      adj_err_i,
+  input  wire [8:0]      adj_metalen_i,
+  input  wire            adj_busy_i,      // the metadata move waits for packet bytes that have not arrived
   // redirect target of the current packet, as it is after this cycle
   output wire            redir_valid_o,
-  output wire [31:0]     redir_port_o
+  output wire [31:0]     redir_port_o,
+  // trace_printk record, valid for one cycle when its row commits
+  output wire            pk_valid_o,
+  output reg  [7:0]      pk_len_o,        // format bytes before the first NUL (or all bytes read)
+  output reg  [8*`SEPH_PRINTK_FMT_MAX-1:0] pk_fmt_o,   // those bytes, byte 0 in bits 7:0, the rest zero
+  output wire [64*3-1:0] pk_args_o        // r3, r4, r5 (r3 in the low bits)
 );
   localparam [31:0] H_KTIME = `SEPH_HELPER_KTIME_GET_NS;
   localparam [31:0] H_PRINTK = `SEPH_HELPER_TRACE_PRINTK;
@@ -83,8 +93,16 @@ module sephirot_helpers (
   reg         cs_bad_q;
   wire        cs_go = req_i && id_i == H_CSUM && cs_off_q < csz;
   wire [32:0] cs_left = cs_off_q < {1'b0, fsz} ? {1'b0, fsz} - cs_off_q : csz - cs_off_q;
+  // trace_printk: min(size, FMTMAX) format bytes, 8 per cycle
+  localparam integer FMTMAX = `SEPH_PRINTK_FMT_MAX;
+  wire [31:0] pk_n    = (r2[31:0] > FMTMAX) ? FMTMAX : r2[31:0];
+  reg  [31:0] pk_off_q;
+  reg  [8*FMTMAX-1:0] fmt_q;
+  wire        pk_go   = req_i && id_i == H_PRINTK && pk_off_q < pk_n;
+  wire [31:0] pk_left = pk_n - pk_off_q;
+  wire [32:0] pk_lat  = 33'd1 + {4'd0, pk_n[31:3]} + {32'd0, pk_n[2:0] != 3'd0};
   always @(*) begin
-    hm_en_o = cs_go || k_go || v_go;
+    hm_en_o = cs_go || k_go || v_go || pk_go;
     hm_size_o = (cs_left >= 33'd8) ? 4'd8 : cs_left[3:0];
     hm_addr_o = (cs_off_q < {1'b0, fsz}) ? r1[31:0] + cs_off_q[31:0] : r3[31:0] + (cs_off_q[31:0] - fsz);
     if (k_go) begin
@@ -93,8 +111,23 @@ module sephirot_helpers (
     end else if (v_go) begin
       hm_size_o = (val_left >= 32'd8) ? 4'd8 : val_left[3:0];
       hm_addr_o = r3[31:0] + vcnt_q;
+    end else if (pk_go) begin
+      hm_size_o = (pk_left >= 32'd8) ? 4'd8 : pk_left[3:0];
+      hm_addr_o = r1[31:0] + pk_off_q;
     end
   end
+  reg pk_nul;
+  integer pki;
+  always @(*) begin
+    pk_len_o = pk_n[7:0];
+    pk_nul = 1'b0;
+    for (pki = 0; pki < FMTMAX; pki = pki + 1)
+      if (!pk_nul && pki < pk_n && fmt_q[8*pki +: 8] == 8'd0) begin pk_len_o = pki[7:0]; pk_nul = 1'b1; end
+    pk_fmt_o = {8*FMTMAX{1'b0}};
+    for (pki = 0; pki < FMTMAX; pki = pki + 1)
+      if (pki < {24'd0, pk_len_o}) pk_fmt_o[8*pki +: 8] = fmt_q[8*pki +: 8];
+  end
+  assign pk_args_o = {r5, r4, r3};
   wire [63:0] cs_words = {32'd0, hm_rdata_i[31:0]} + {32'd0, hm_rdata_i[63:32]};
 
   function automatic [31:0] part(input [63:0] x);  // csum_partial of a plain word sum (0 only for 0)
@@ -269,8 +302,16 @@ module sephirot_helpers (
   wire        ev_this  = s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q);
   wire [31:0] ev_victim = ev_this ? pidx_q : vbest_q;
   wire [32:0] pn_upd   = {1'b0, pn_q} + (uev_q ? {1'b0, m_slots} : 33'd0);   // eviction adds the scan
-  wire [32:0] m_lat    = (id_i == H_LOOKUP || is_del) ? 33'd2 + {1'b0, pn_q} * (klines == 33'd0 ? 33'd1 : klines) :
-                         is_upd ? 33'd2 + pn_upd * (klines == 33'd0 ? 33'd1 : klines) + vlines :
+  // helpers.helper_latency: max(2 + probes * key lines, key words + probes) (+ value lines for an update). The
+  // second term is when the FSM is done with a key above 24 bytes (read 8 bytes per cycle before probing);
+  // taking it in the formula keeps the latency a function of (probes, key size) alone
+  wire [32:0] kwords   = ({1'b0, m_ks} + 33'd7) >> 3;
+  wire [32:0] pn_map   = is_upd ? pn_upd : {1'b0, pn_q};
+  wire [32:0] l_lines  = 33'd2 + pn_map * (klines == 33'd0 ? 33'd1 : klines);
+  wire [32:0] l_key    = kwords + pn_map;
+  wire [32:0] l_keyed  = (l_key > l_lines) ? l_key : l_lines;
+  wire [32:0] m_lat    = (id_i == H_LOOKUP || is_del) ? l_keyed :
+                         is_upd ? l_keyed + vlines :
                          33'd2 + {1'b0, pn_q};
 
   // map memory writes of an update, at the end of its row
@@ -349,11 +390,13 @@ module sephirot_helpers (
     adj_kind_o = 2'd0;
     case (id_i)
       H_KTIME, H_PRANDOM, H_SMP: lat = 33'd0;
-      H_REDIRECT, H_PRINTK: lat = 33'd1;
+      H_REDIRECT: lat = 33'd1;
+      H_PRINTK: lat = pk_lat;
       H_CSUM: lat = csum_lat;
       H_LOOKUP, H_REDIRMAP, H_UPDATE, H_DELETE:
         lat = ((mdone_q && vdone) || rm_badflags) ? (rm_badflags ? 33'd3 : m_lat) : {33{1'b1}};
-      H_HEAD: adj_kind_o = 2'd0;
+      H_HEAD: lat = (adj_err_i != 8'd0) ? 33'd1 : 33'd1 + {28'd0, adj_metalen_i[8:4]} +
+                    {32'd0, adj_metalen_i[3:0] != 4'd0};
       H_TAIL: adj_kind_o = 2'd1;
       H_META: adj_kind_o = 2'd2;
       default: known = 1'b0;
@@ -366,15 +409,18 @@ module sephirot_helpers (
   wire [31:0] rnd_next  = rnd_next1 ^ (rnd_next1 << 5);
   wire [63:0] ktime_ns  = (cycles_i * 64'd32) / 64'd5;
 
-  wire finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known)));
+  wire finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
+                !(id_i == H_HEAD && adj_busy_i);
   wire is_adj = (id_i == H_HEAD) || (id_i == H_TAIL) || (id_i == H_META);
   assign adj_commit_o = finish && known && is_adj;
+  assign adj_step_o = req_i && id_i == H_HEAD && !finish;
 
   always @(*) begin
     done_o = finish;
     illegal_o = 1'b0;
     fault_o = finish && (!known || m_fault || ufault_q);
-    access_o = finish && known && !ufault_q && (id_i == H_CSUM || id_i == H_LOOKUP || is_upd || is_del) && cs_bad_q;
+    access_o = finish && known && !ufault_q && (id_i == H_CSUM || id_i == H_LOOKUP || is_upd || is_del ||
+               id_i == H_PRINTK) && cs_bad_q;
     ret_o = 64'd0;
     case (id_i)
       H_KTIME:    ret_o = ktime_ns;
@@ -399,6 +445,7 @@ module sephirot_helpers (
       redir_valid_d = mhit_q; redir_port_d = mval_q;
     end
   end
+  assign pk_valid_o = finish && known && id_i == H_PRINTK && !cs_bad_q;
   assign redir_valid_o = redir_valid_d;
   assign redir_port_o = redir_port_d;
 
@@ -413,7 +460,7 @@ module sephirot_helpers (
       val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
       ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= 32'd0;
       uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= 32'd0; ufidx_q <= 32'd0; vbest_q <= 32'd0; vstamp_q <= 32'd0;
-      uvoff_q <= 32'd0;
+      uvoff_q <= 32'd0; pk_off_q <= 32'd0; fmt_q <= {8*FMTMAX{1'b0}};
       lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= 32'd0; lex_q <= 32'd0; lfree_q <= 32'd0;
       llast_q <= 32'd0; lnhigh_q <= 32'd0;
     end else begin
@@ -534,6 +581,11 @@ module sephirot_helpers (
           mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
         end
       end
+      if (pk_go) begin
+        fmt_q[8*pk_off_q[5:0] +: 64] <= hm_rdata_i;
+        pk_off_q <= pk_off_q + {28'd0, hm_size_o};
+        if (hm_fault_i) cs_bad_q <= 1'b1;
+      end
       if (cs_go) begin
         cs_off_q <= cs_off_q + {29'd0, hm_size_o};
         if (cs_off_q < {1'b0, fsz}) sum_f_q <= sum_f_q + cs_words;
@@ -548,6 +600,7 @@ module sephirot_helpers (
         val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
         ures_q <= 32'd0; ufault_q <= 1'b0; uev_q <= 1'b0; vbest_v_q <= 1'b0;
         lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; llast_q <= 32'd0;
+        pk_off_q <= 32'd0; fmt_q <= {8*FMTMAX{1'b0}};
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;

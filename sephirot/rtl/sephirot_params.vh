@@ -84,6 +84,8 @@
 `define SEPH_DIV_BITS_PER_CYCLE          4
 `define SEPH_DIV_EXTRA_CYCLES            16
 `define SEPH_INPUT_BYTES_PER_CYCLE       32
+`define SEPH_PRINTK_FMT_MAX              64
+`define SEPH_PRINTK_FIFO_DEPTH           16
 
 // AXI-Lite register map
 `define SEPH_AXI_IMEM_BASE               32'h80000000
@@ -93,5 +95,12 @@
 `define SEPH_AXI_CNT_RX                  32'h80020002
 `define SEPH_AXI_CNT_TX                  32'h80020003
 `define SEPH_AXI_CNT_DROP                32'h80020004
+`define SEPH_AXI_TRACE_COUNT             32'h80040000
+`define SEPH_AXI_TRACE_DROPPED           32'h80040004
+`define SEPH_AXI_TRACE_POP               32'h80040008
+`define SEPH_AXI_TRACE_DEPTH             32'h8004000c
+`define SEPH_AXI_TRACE_FMT_MAX           32'h80040010
+`define SEPH_AXI_TRACE_HEAD              32'h80040100
+`define SEPH_AXI_TRACE_WORDS             24
 
 `endif

@@ -7,6 +7,12 @@
 // the first frame is in (early processor start): a lane access to packet bytes that have not arrived yet waits.
 // Every byte has a valid bit cleared when the buffer is allocated: bytes never written (headroom, growth by
 // adjust_head/adjust_tail) read as zero, so no byte of a previous packet is ever visible.
+// adjust_head with metadata in front of data moves the metadata with data (the kernel's memmove): while the helper
+// stalls, 16 bytes per cycle are read into a staging buffer (so the move sees memory as it was before the row);
+// the commit writes them at the new place after the row's stores (the helper's effects land last). Old bytes stay.
+// Like a lane access, the move waits (adj_busy_o holds the helper) until the input has delivered every packet byte
+// it reads or overwrites, so a later input frame cannot overwrite moved metadata.
+// Emission sends data_meta..data_end: the first out_meta_o bytes are the metadata, the rest is the frame.
 module sephirot_pktbuf #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer NBUF  = 3,
@@ -47,7 +53,10 @@ module sephirot_pktbuf #(
   input  wire [1:0]           adj_kind_i,
   input  wire [31:0]          adj_delta_i,
   input  wire                 adj_commit_i,
+  input  wire                 adj_step_i,      // an adjust_head stalls this cycle: read the next metadata chunk
   output reg  [7:0]           adj_err_o,
+  output wire [8:0]           adj_metalen_o,   // data - data_meta of the current packet
+  output wire                 adj_busy_o,      // the adjust_head metadata move is not staged yet: do not commit
   output wire [31:0]          ctx_data_o,
   output wire [31:0]          ctx_end_o,
   // output frames
@@ -56,7 +65,8 @@ module sephirot_pktbuf #(
   output reg                  out_sop_o,
   output reg                  out_eop_o,
   output reg  [5:0]           out_bytes_o,     // valid bytes of this frame
-  output reg  [31:0]          out_action_o
+  output reg  [31:0]          out_action_o,
+  output reg  [7:0]           out_meta_o       // leading bytes of the emission that are XDP metadata
 );
   localparam integer OW = $clog2(BSZ);
   localparam integer PW = (NBUF > 1) ? $clog2(NBUF) : 1;
@@ -161,14 +171,16 @@ module sephirot_pktbuf #(
   wire [31:0] d_end   = {{(31-OW){1'b0}}, dend_q[cb]};
   wire [31:0] d_meta  = {{(31-OW){1'b0}}, dmeta_q[cb]};
   reg  [31:0] metalen;
+  wire [31:0] cur_meta = d_start - d_meta;
+  assign adj_metalen_o = cur_meta[8:0];
   always @(*) begin
     adj_err_o = 8'd0;
     adj_new = 32'd0;
     metalen = 32'd0;
     case (adj_kind_i)
-      2'd0: begin  // head: data += delta; FRAME_RESERVED <= data <= data_end - 14 (no metadata in front)
+      2'd0: begin  // head: data += delta; FRAME_RESERVED + metalen <= data <= data_end - 14
         adj_new = d_start + adj_delta_i;
-        if ($signed(adj_new) < FRAME_RESERVED || $signed(adj_new) > $signed(d_end - 32'd14) || d_meta != d_start)
+        if ($signed(adj_new) < $signed(FRAME_RESERVED + cur_meta) || $signed(adj_new) > $signed(d_end - 32'd14))
           adj_err_o = 8'd22;
       end
       2'd1: begin  // tail: data_end += delta; data + 14 <= data_end <= BSZ - SHINFO_RESERVED
@@ -186,11 +198,34 @@ module sephirot_pktbuf #(
   end
   wire adj_ok = adj_err_o == 8'd0;
 
+  // adjust_head's metadata move: chunk k (16 bytes from data_meta + 16 k) is staged in stall cycle k
+  localparam integer MVB = 256;               // staging bytes (metadata is at most 252 bytes)
+  reg  [7:0]    mv_q [0:MVB-1];
+  reg  [4:0]    mv_cnt_q;
+  wire [31:0]   mv_hi = (adj_new > d_start) ? adj_new : d_start;   // end of the bytes the move reads or writes
+  wire          mv_in = filled_q[cb] || mv_hi <= HEAD + {16'd0, arr_q[cb]};
+  wire          mv_need = adj_kind_i == 2'd0 && adj_ok && cur_meta != 32'd0;
+  wire          mv_staged = {23'd0, mv_cnt_q, 4'd0} >= cur_meta;
+  wire          mv_rd = adj_step_i && mv_need && mv_in && !mv_staged;
+  assign adj_busy_o = mv_need && !mv_staged;
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [31:0]   mv_new = d_meta + adj_delta_i;   // the metadata's new start (in the buffer when adj_ok)
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire          mv_commit = adj_commit_i && adj_ok && adj_kind_i == 2'd0 && cur_meta != 32'd0;
+  reg  [OW-1:0] mv_src [0:15];
+  integer mi;
+  always @(*) begin
+    for (mi = 0; mi < 16; mi = mi + 1) mv_src[mi] = d_meta[OW-1:0] + {{(OW-8){1'b0}}, mv_cnt_q[3:0], 4'd0} + mi[OW-1:0];
+  end
+
   // ---------------------------------------------------------------------------------------------------------
   // output: emit the oldest finished packet, one frame per cycle, data..data_end
   wire [PW-1:0] ob = out_ptr_q;
   wire          out_go = busy_q[ob] && done_q[ob] && filled_q[ob];
-  wire [15:0]   out_len = {{(15-OW){1'b0}}, dend_q[ob]} - {{(15-OW){1'b0}}, dstart_q[ob]};
+  wire [15:0]   out_len = {{(15-OW){1'b0}}, dend_q[ob]} - {{(15-OW){1'b0}}, dmeta_q[ob]};
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [OW:0]   out_mlen = dstart_q[ob] - dmeta_q[ob];   // at most 252
+  /* verilator lint_on UNUSEDSIGNAL */
   wire [15:0]   out_left = out_len - out_off_q;
   wire          out_last = {16'd0, out_left} <= FB;
   reg  [OW-1:0] ooff;
@@ -201,9 +236,10 @@ module sephirot_pktbuf #(
     out_eop_o = out_last;
     out_bytes_o = out_last ? out_left[5:0] : FB[5:0];
     out_action_o = act_q[ob];
+    out_meta_o = out_mlen[7:0];
     out_data_o = {8*FB{1'b0}};
     for (oi = 0; oi < FB; oi = oi + 1) begin
-      ooff = dstart_q[ob][OW-1:0] + out_off_q[OW-1:0] + oi[OW-1:0];
+      ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0] + oi[OW-1:0];
       if (oi < out_left && wv_q[ob][ooff[OW-1:6]] && vld_q[{ob, ooff[OW-1:6]}][ooff[5:0]]) out_data_o[8*oi +: 8] = mem_q[{ob, ooff}];
     end
   end
@@ -230,9 +266,11 @@ module sephirot_pktbuf #(
     grow_word = ((l >= 64) ? 64'd0 : (~64'd0 << l[5:0])) & ((h >= 64) ? ~64'd0 : ~(~64'd0 << h[5:0]));
   endfunction
 
-  // valid-bit words written this cycle: two per lane store, one input frame, two adjust_tail edge words.
-  // Targets naming the same word get the same merged value, so the order of the writes does not matter.
-  localparam integer NT = 2 * LANES + 3;
+  // valid-bit words written this cycle: two per lane store, one input frame, two adjust_tail edge words, five
+  // for the moved metadata. Targets naming the same word get the same merged value, so the order of the writes
+  // does not matter.
+  localparam integer NMV = 5;
+  localparam integer NT = 2 * LANES + 3 + NMV;
   localparam integer WW = OW - 6;
   wire              grow = adj_commit_i && adj_ok && adj_kind_i == 2'd1 && adj_new[OW:0] > dend_q[cb];
   wire              in_clear = in_fire && in_sop_i;
@@ -250,7 +288,8 @@ module sephirot_pktbuf #(
     for (tl = 0; tl < LANES; tl = tl + 1)
       if (commit_i && wr_i[tl] && addr_i[32*tl+28 +: 4] == R_PKT) any_st = 1'b1;
   end
-  wire vld_busy = any_st || in_fire || grow;   // valid bits change this cycle
+  wire vld_busy = any_st || in_fire || grow || mv_commit;   // valid bits change this cycle
+  reg [5:0] mvb;
   always @(*) begin
     for (tt = 0; tt < NT; tt = tt + 1) begin
       t_en[tt] = 1'b0; t_buf[tt] = cb; t_word[tt] = {WW{1'b0}}; t_set[tt] = 64'd0;
@@ -274,6 +313,15 @@ module sephirot_pktbuf #(
     gend = adj_new[OW:0] - {{OW{1'b0}}, 1'b1};
     t_en[2*LANES+1] = grow; t_word[2*LANES+1] = dend_q[cb][OW-1:6];
     t_en[2*LANES+2] = grow; t_word[2*LANES+2] = gend[OW-1:6];
+    for (tt = 0; tt < NMV; tt = tt + 1) begin
+      t_en[2*LANES+3+tt] = mv_commit && tt * 64 < {26'd0, mv_new[5:0]} + cur_meta;
+      t_word[2*LANES+3+tt] = mv_new[OW-1:6] + tt[WW-1:0];
+    end
+    for (tb = 0; tb < MVB; tb = tb + 1) begin
+      mvb = mv_new[5:0] + tb[5:0];
+      if (mv_commit && tb < cur_meta)
+        t_set[2*LANES+3+({26'd0, mv_new[5:0]} + tb) / 64][mvb] = 1'b1;
+    end
     // merged values
     for (tt = 0; tt < NT; tt = tt + 1) t_val[tt] = 64'd0;
     for (tt = 0; tt < NT; tt = tt + 1) if (vld_busy) begin
@@ -300,6 +348,10 @@ module sephirot_pktbuf #(
   always @(posedge clk_i) begin
     for (gk = 0; gk < NT; gk = gk + 1)
       if (t_en[gk]) vld_q[{t_buf[gk], t_word[gk]}] <= t_val[gk];
+    if (mv_rd)
+      for (gk = 0; gk < 16; gk = gk + 1)
+        mv_q[{mv_cnt_q[3:0], gk[3:0]}] <= (wv_q[cb][mv_src[gk][OW-1:6]] && vld_q[{cb, mv_src[gk][OW-1:6]}][mv_src[gk][5:0]])
+                                          ? mem_q[{cb, mv_src[gk]}] : 8'd0;
   end
 
   always @(posedge clk_i or negedge rst_ni) begin
@@ -307,12 +359,13 @@ module sephirot_pktbuf #(
       busy_q <= {NBUF{1'b0}}; filled_q <= {NBUF{1'b0}}; done_q <= {NBUF{1'b0}};
       for (gk = 0; gk < NBUF; gk = gk + 1) wv_q[gk] <= {VW{1'b0}};
       in_ptr_q <= {PW{1'b0}}; core_ptr_q <= {PW{1'b0}}; out_ptr_q <= {PW{1'b0}}; out_off_q <= 16'd0;
+      mv_cnt_q <= 5'd0;
     end else begin
       for (gk = 0; gk < NBUF; gk = gk + 1) wv_q[gk] <= wv_d[gk];
       // packet adjustment
       if (adj_commit_i && adj_ok) begin
         case (adj_kind_i)
-          2'd0: begin dstart_q[cb] <= adj_new[OW:0]; dmeta_q[cb] <= adj_new[OW:0]; end
+          2'd0: begin dstart_q[cb] <= adj_new[OW:0]; dmeta_q[cb] <= mv_new[OW:0]; end
           2'd1: begin
             dend_q[cb] <= adj_new[OW:0];
           end
@@ -330,6 +383,12 @@ module sephirot_pktbuf #(
           end
         end
       end
+      // the moved metadata, after the lane stores (the helper's effects come last)
+      if (mv_commit)   // 16 x 16 bytes (nested: Verilator unrolls loops of up to 64 iterations)
+        for (wi = 0; wi < 16; wi = wi + 1)
+          for (wb = 0; wb < 16; wb = wb + 1)
+            if (16 * wi + wb < cur_meta) mem_q[{cb, mv_new[OW-1:0] + {wi[OW-5:0], wb[3:0]}}] <= mv_q[16 * wi + wb];
+      mv_cnt_q <= mv_rd ? mv_cnt_q + 5'd1 : (adj_step_i ? mv_cnt_q : 5'd0);
       // core finished the packet
       if (core_done_i) begin
         done_q[cb] <= 1'b1;

@@ -43,6 +43,7 @@ module sephirot_top #(
   output wire                 out_eop_o,
   output wire [5:0]           out_bytes_o,
   output wire [31:0]          out_action_o,
+  output wire [7:0]           out_meta_o,      // leading bytes of the emission that are XDP metadata
   // per-packet result
   output wire                 pkt_start_o,
   output wire                 pkt_done_o,
@@ -52,6 +53,11 @@ module sephirot_top #(
   output wire [31:0]          res_cycles_o,
   output wire                 res_redir_valid_o,
   output wire [31:0]          res_redir_port_o,
+  // trace_printk records (sephirot_helpers: one per committed call; the board queues them for the host)
+  output wire                 prk_valid_o,
+  output wire [7:0]           prk_len_o,
+  output wire [8*`SEPH_PRINTK_FMT_MAX-1:0] prk_fmt_o,
+  output wire [191:0]         prk_args_o,
   // trace
   output wire                 trc_valid_o,
   output wire [AW-1:0]        trc_pc_o,
@@ -104,8 +110,10 @@ module sephirot_top #(
   wire [63:0]         hlp_ret, hlp_cycles;
   wire [1:0]          adj_kind;
   wire [31:0]         adj_delta;
-  wire                adj_commit;
+  wire                adj_commit, adj_step;
   wire [7:0]          adj_err;
+  wire [8:0]          adj_metalen;
+  wire                adj_busy;
   wire                core_ready;
   wire [31:0]         ctx_data, ctx_end;
 
@@ -138,7 +146,8 @@ module sephirot_top #(
   end
 
   wire [63:0] init_r1 = raw_q ? {32'd0, ctx_data} : {32'd0, `SEPH_CTX_BASE};
-  wire [63:0] init_r2 = raw_q ? {32'd0, ctx_end - ctx_data} : 64'd0;
+  // XDP mode: r2 = ctx->data at entry (execution contract section 1), so parsing need not wait for the ctx load
+  wire [63:0] init_r2 = raw_q ? {32'd0, ctx_end - ctx_data} : {32'd0, ctx_data};
 
   sephirot_core #(.LANES(LANES), .AW(AW)) u_core (
     .clk_i, .rst_ni,
@@ -184,9 +193,10 @@ module sephirot_top #(
     .rd_i(d_rd & ~m_sel), .wr_i(d_wr & ~m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
     .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(d_wait),
     .h_rd_i(hb_rd && !hb_msel), .h_addr_i(hm_addr), .h_size_i(hm_size), .h_rdata_o(ph_rdata), .h_fault_o(ph_fault),
-    .adj_kind_i(adj_kind), .adj_delta_i(adj_delta), .adj_commit_i(adj_commit), .adj_err_o(adj_err),
+    .adj_kind_i(adj_kind), .adj_delta_i(adj_delta), .adj_commit_i(adj_commit), .adj_step_i(adj_step),
+    .adj_err_o(adj_err), .adj_metalen_o(adj_metalen), .adj_busy_o(adj_busy),
     .ctx_data_o(ctx_data), .ctx_end_o(ctx_end),
-    .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o
+    .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o
   );
 
   sephirot_mapmem #(.LANES(LANES), .BYTES(MAP_BYTES)) u_mapmem (
@@ -215,8 +225,10 @@ module sephirot_top #(
     .mwa_en_o(mwa_en), .mwa_off_o(mwa_off), .mwa_data_o(mwa_data), .mwa_mask_o(mwa_mask),
     .mwc_en_o(mwc_en), .mwc_off_o(mwc_off), .mwc_data_o(mwc_data), .mwc_mask_o(mwc_mask),
     .mwb_en_o(mwb_en), .mwb_off_o(mwb_off), .mwb_data_o(mwb_data), .mwb_mask_o(mwb_mask), .mw_rdata_i(mw_rdata),
-    .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_err_i(adj_err),
-    .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o)
+    .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_step_o(adj_step),
+    .adj_err_i(adj_err), .adj_metalen_i(adj_metalen), .adj_busy_i(adj_busy),
+    .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o),
+    .pk_valid_o(prk_valid_o), .pk_len_o(prk_len_o), .pk_fmt_o(prk_fmt_o), .pk_args_o(prk_args_o)
   );
 endmodule
 `default_nettype wire

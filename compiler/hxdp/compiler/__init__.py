@@ -12,7 +12,7 @@ from ..isa import Insn
 from ..maps import MapLayout
 from ..program import Program
 from ..rom import Rom
-from . import extend, reduce
+from . import constmaps, extend, reduce
 from .cfg import Cfg, build_cfg
 from .regalloc import allocate
 from .schedule import emit, schedule
@@ -39,6 +39,9 @@ class CompileOptions:
     wide_loads: bool = True  # byte loads shifted and or-ed together -> one wider load
     atomic_rmw: bool = True  # load/add/store of one memory word -> atomic add
     copyprop: bool = True  # read the source of a register copy instead of the copy
+    const_lookup: bool = True  # array map lookups with a compile-time key -> the value's address
+    fold_branches: bool = True  # branches whose outcome is known at compile time -> jump or nothing
+    entry_data: bool = True  # `x = ctx->data` before any adjust -> a copy of r2 (the packet start at entry)
     lanes_sweep: tuple[int, ...] = ()  # also report rows for these lane counts (Fig. 8)
     imem_rows: int = params.IMEM_ROWS
 
@@ -58,17 +61,23 @@ def _count(cfg: Cfg) -> int:
     return cfg.count()
 
 
-def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None) -> tuple[Rom, set]:
+def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
+              layout: MapLayout) -> tuple[Rom, set]:
     counts: dict[str, int] = {}
     counts["cfg"] = _count(cfg)
     if opts.bounds:
         reduce.remove_bounds_checks(cfg)
     if opts.zeroing:
         reduce.remove_zeroing(cfg)
+    if opts.const_lookup:
+        constmaps.inline_array_lookups(cfg, layout)
+    if opts.fold_branches:
+        constmaps.fold_branches(cfg)
     reduce.dead_code(cfg)
     counts["reduced"] = _count(cfg)
     if opts.wide_loads:
         extend.combine_loads(cfg)
+        extend.combine_byte_loads(cfg)
         reduce.dead_code(cfg)
     if opts.tail_dup:
         extend.duplicate_exits(cfg)
@@ -98,7 +107,19 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None) -
     counts["extended"] = _count(cfg)
     if lanes < 2 and any(op.kind == "lddw" for op in cfg.ops()):
         raise CompileError(f"lddw needs two adjacent lanes; {lanes} lane(s) cannot hold it")
+    # `x = ctx->data` -> `x = r2` after the 6-byte and wide load passes (they pair accesses on one base register);
+    # renaming then gives x the register r2 where nothing else needs it (copies prefer their source's register)
+    entry = opts.entry_data and not cfg.raw
+    if entry:
+        constmaps.entry_data_loads(cfg)
     renamed = allocate(cfg, rename=opts.rename)
+    # renaming may have freed r2 where the program had put another value in it (clang's data_end): the loads
+    # left become copies too; where x kept its own register, its first uses read r2 instead
+    if entry:
+        constmaps.entry_data_loads(cfg)
+        if opts.copyprop:
+            extend.copy_propagation(cfg)
+        reduce.dead_code(cfg)
     sched = schedule(cfg, lanes, superblocks=opts.hoist, speculate=opts.speculate and opts.hoist)
     rows = emit(sched.rows, sched.start, lanes)
     rom = Rom(rows, lanes)
@@ -112,7 +133,7 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None) -
 def _compile(build, original: int, layout: MapLayout, opts: CompileOptions, name: str) -> CompileResult:
     t0 = time.perf_counter()
     report: dict = {"program": name, "lanes": opts.lanes, "original_insns": original}
-    rom, _ = _pipeline(build(), opts, opts.lanes, report)
+    rom, _ = _pipeline(build(), opts, opts.lanes, report, layout)
     report["counts"] = {"original": original, **report["counts"]}
     report["rows"] = len(rom.rows)
     report["slots"] = rom.slots()
@@ -122,7 +143,7 @@ def _compile(build, original: int, layout: MapLayout, opts: CompileOptions, name
         sweep: dict[str, int | None] = {}
         for n in opts.lanes_sweep:
             try:
-                r, _ = _pipeline(build(), opts, n, None) if n != opts.lanes else (rom, None)
+                r, _ = _pipeline(build(), opts, n, None, layout) if n != opts.lanes else (rom, None)
                 sweep[str(n)] = len(r.rows)
             except CompileError:
                 sweep[str(n)] = None
@@ -166,8 +187,13 @@ def compile_program(program: Program, options: CompileOptions | None = None) -> 
         except HxdpError as exc:
             raise CompileError(str(exc)) from None
 
+    spans = {layout.handle(r.id): (params.MAP_BASE + r.offset, params.MAP_BASE + r.offset + r.size, r.value_size)
+             for r in layout.regions}
+
     def build() -> Cfg:
-        return build_cfg(program.insns, map_ref, program.functions)
+        cfg = build_cfg(program.insns, map_ref, program.functions)
+        cfg.value_spans = spans
+        return cfg
 
     return _compile(build, len(program.insns), layout, opts, program.name)
 

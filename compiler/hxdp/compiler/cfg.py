@@ -40,6 +40,9 @@ class Cfg:
     next_vreg: int = 16
     next_block: int = 0
     raw: bool = False  # entry registers are the caller's (hxdp exec), not the XDP entry state
+    # lddw map handle -> (first, end) absolute addresses of the map's region and its value size: where the
+    # values a lookup returns lie (set from the MapLayout; empty for raw programs)
+    value_spans: dict[int, tuple[int, int, int]] = field(default_factory=dict)
 
     @property
     def entry(self) -> int:

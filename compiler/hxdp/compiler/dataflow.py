@@ -57,7 +57,8 @@ def live_after(ops: list[Op], out: set[int]) -> list[set[int]]:
 
 # --- provenance ------------------------------------------------------------------------------------------
 # Abstract values: ("scalar", c|None) ("stack", off|None) ("ctx",) ("pkt", off|None) ("end",) ("map", addr|None)
-# ("handle",); None is "anything".
+# ("map", None, (first, end, value size)) (a lookup result: a value, or null, inside a known map's region)
+# ("handle", value|None); None is "anything".
 Val = tuple | None
 
 
@@ -68,7 +69,19 @@ def _join_val(a: Val, b: Val) -> Val:
         return None
     if len(a) == 1:
         return a
+    sa, sb = _span(a), _span(b)
+    if sa is not None and sb is not None:  # map pointers into known maps: the union of the spans
+        return ("map", None, (min(sa[0], sb[0]), max(sa[1], sb[1]), min(sa[2], sb[2])))
     return (a[0], None)
+
+
+def _span(v: Val) -> tuple[int, int, int] | None:
+    """(first, end, smallest value size) of the map regions a map pointer lies in, when known."""
+    if v is None or v[0] != "map":
+        return None
+    if v[1] is not None:
+        return (v[1], v[1] + 1, 1)
+    return v[2] if len(v) > 2 else None
 
 
 @dataclass
@@ -97,6 +110,7 @@ def entry_state(raw: bool = False) -> State:
     regs: dict[int, Val] = {} if raw else {r: ("scalar", 0) for r in range(16)}
     if not raw:
         regs[1] = ("ctx",)
+        regs[2] = ("pkt", 0)  # the packet start (execution contract section 1)
     regs[FP] = ("stack", 0)
     return State(regs, {})
 
@@ -143,7 +157,7 @@ def _region_of_addr(addr: int) -> Val:
     if params.MAP_BASE <= addr < params.MAP_BASE + params.MAP_MEM_BYTES:
         return ("map", addr)
     if params.MAP_HANDLE_BASE <= addr < params.MAP_HANDLE_BASE + (1 << params.REGION_SHIFT):
-        return ("handle",)
+        return ("handle", addr)
     return ("scalar", addr)
 
 
@@ -165,14 +179,17 @@ def _bits(lo: int, hi: int) -> int:
 ALL_STACK = (1 << params.STACK_SIZE) - 1
 
 
-def transfer(op: Op, st: State) -> None:
-    """Apply op to the abstract state in place."""
+def transfer(op: Op, st: State, spans: dict[int, tuple[int, int, int]] | None = None) -> None:
+    """Apply op to the abstract state in place (spans: Cfg.value_spans, for what lookups return)."""
     k = op.kind
     info = op.info
     regs = st.regs
     g = regs.get
     if k == "alu" and op.off != 0:  # movsx, sdiv, smod (v4): nothing tracked
         regs[op.dst] = ("scalar", None)
+    elif k == "alu" and info.op == "mov" and info.width == 64 and not info.src_reg \
+            and params.MAP_BASE <= op.imm < params.MAP_BASE + params.MAP_MEM_BYTES:
+        regs[op.dst] = ("map", op.imm)  # an inlined array lookup (constmaps): a map value's address
     elif k == "alu":
         b = g(op.src) if info.src_reg else ("scalar", _sext32(op.imm) if info.width == 64 else op.imm & 0xFFFFFFFF)
         regs[op.dst] = _alu(info.op, info.width, g(op.dst), b)
@@ -225,9 +242,14 @@ def transfer(op: Op, st: State) -> None:
             for s, v in list(st.slots.items()):
                 if v is not None and v[0] in ("pkt", "end"):
                     st.slots[s] = None
+        handle = regs.get(1)
+        span = spans.get(handle[1]) if spans and handle is not None and handle[0] == "handle" else None
         for r in range(1, 6):
             regs[r] = None
-        regs[0] = ("map", None) if op.imm == 1 else ("scalar", None)
+        if op.imm == 1:
+            regs[0] = ("map", None, span) if span is not None else ("map", None)
+        else:
+            regs[0] = ("scalar", None)
 
 
 def provenance(cfg: Cfg) -> dict[int, State]:
@@ -243,7 +265,7 @@ def provenance(cfg: Cfg) -> dict[int, State]:
         bid = work.pop(0)
         st = ins[bid].copy()
         for op in cfg.blocks[bid].ops:
-            transfer(op, st)
+            transfer(op, st, cfg.value_spans)
         outs[bid] = st
         for s in succs[bid]:
             new = None
@@ -267,7 +289,7 @@ def provenance(cfg: Cfg) -> dict[int, State]:
         st = ins[bid].copy()
         for op in cfg.blocks[bid].ops:
             result[id(op)] = st.copy()
-            transfer(op, st)
+            transfer(op, st, cfg.value_spans)
     return result
 
 
@@ -283,6 +305,7 @@ class Access:
     size: int
     store: bool
     load: bool
+    span: tuple[int, int] | None = None  # map: absolute addresses the access stays within, when lo is unknown
 
     def disjoint(self, o: Access) -> bool:
         if self.region is None or o.region is None:
@@ -290,7 +313,9 @@ class Access:
         if self.region != o.region:
             return self.region != "scalar" and o.region != "scalar"
         if self.lo is None or o.lo is None:
-            return False
+            a = (self.lo, self.lo + self.size) if self.lo is not None else self.span
+            b = (o.lo, o.lo + o.size) if o.lo is not None else o.span
+            return a is not None and b is not None and (a[1] <= b[0] or b[1] <= a[0])
         return self.lo + self.size <= o.lo or o.lo + o.size <= self.lo
 
 
@@ -304,7 +329,13 @@ def access_of(op: Op, st: State | None) -> Access:
         region = "pkt"
     load = op.is_load or op.is_atomic
     store = op.is_store or op.is_atomic
-    return Access(region, lo, op.size, store, load)
+    span = None
+    if region == "map" and lo is None and len(base) > 2 and base[2] is not None:
+        first, end, vsize = base[2]
+        # a verified program reads a lookup result only inside its value: [0, value size) from the pointer
+        if 0 <= op.off and op.off + op.size <= vsize:
+            span = (first, end)
+    return Access(region, lo, op.size, store, load, span)
 
 
 def speculation_safe_load(op: Op, st: State | None) -> bool:
@@ -322,6 +353,9 @@ def speculation_safe_load(op: Op, st: State | None) -> bool:
     if base[0] == "pkt" and base[1] is not None and not st.adjusted:
         lo = base[1] + op.off
         return 0 <= lo and lo + op.size <= params.PKT_MIN_LEN
+    if base[0] == "map" and base[1] is not None:  # a known address in map memory (an array value)
+        lo = base[1] + op.off
+        return params.MAP_BASE <= lo and lo + op.size <= params.MAP_BASE + params.MAP_MEM_BYTES
     return False
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import networkx as nx
+
 from .. import isa_table as T
 from .. import params
 from ..errors import CompileError
 from ..isa import NOP, Insn
 from .cfg import Cfg
 from .dataflow import Access, State, access_of, liveness, provenance, speculation_safe_load
-from .ir import INVERT, Op, inverted, ja
+from .ir import FP, INVERT, Op, inverted, ja
 
 
 @dataclass
@@ -23,6 +25,7 @@ class Node:
     row: int = -1
     acc: Access | None = None
     addr: tuple | None = None  # (value-number root, constant offset) of a memory access within the trace
+    footprint: list[Access] | None = None  # a helper call's memory, when known (None: any memory)
 
     def disjoint(self, o: Node) -> bool:
         assert self.acc is not None and o.acc is not None
@@ -85,7 +88,8 @@ def form_traces(cfg: Cfg, superblocks: bool = True) -> list[list[int]]:
 
 class _TraceScheduler:
     def __init__(self, ops: list[Op], blocks_of: list[int], states: dict[int, State], live_in: dict[int, set[int]],
-                 lanes: int, speculate: bool) -> None:
+                 lanes: int, speculate: bool, spans: dict[int, tuple[int, int, int]] | None = None) -> None:
+        self.spans = spans or {}
         self.lanes = lanes
         self.nodes = [Node(op, i) for i, op in enumerate(ops)]
         self.blocks_of = blocks_of
@@ -164,15 +168,21 @@ class _TraceScheduler:
             if op.is_mem or op.is_call:
                 if op.is_mem:
                     n.acc = access_of(op, self.states.get(id(op)))
+                else:
+                    n.footprint = call_footprint(op, self.states.get(id(op)), self.spans)
                 for i in reversed(mem):
                     p = self.nodes[i]
                     if p.op.is_call:
                         helper = params.HELPERS.get(p.op.imm)
                         if op.is_load and helper in NO_MEMORY_WRITES:
                             continue  # the helper wrote no memory: the load may run beside or before it
+                        if op.is_mem and p.footprint is not None and all(a.disjoint(n.acc) for a in p.footprint):
+                            continue  # the helper's memory and this access do not meet
                         self._edge(i, j, 1)
                         break
                     if op.is_call:
+                        if n.footprint is not None and all(a.disjoint(p.acc) for a in n.footprint):
+                            continue
                         self._edge(i, j, 1 if (p.acc.store) else 0)
                         continue
                     assert p.acc is not None and n.acc is not None
@@ -303,6 +313,24 @@ def _hoist_candidates(cfg: Cfg, br: Op, p: int, x: int, live_in: dict[int, set[i
     return moved
 
 
+def call_footprint(op: Op, st: State | None, spans: dict[int, tuple[int, int, int]]) -> list[Access] | None:
+    """The memory a helper call may read or write, when the analysis bounds it; None means any memory.
+
+    redirect_map reads one devmap slot (its key is a register); map_lookup_elem reads its key on the stack and
+    the map's region (LRU maps also refresh a stamp there): both stay inside the region of the map r1 names.
+    """
+    if st is None or op.imm not in (1, 51):
+        return None
+    handle = st.regs.get(1)
+    span = spans.get(handle[1]) if handle is not None and handle[0] == "handle" else None
+    if span is None:
+        return None
+    region = Access("map", None, 1, store=op.imm == 1, load=True, span=(span[0], span[1]))
+    if op.imm == 51:
+        return [region]
+    return [region, Access("stack", None, 1, store=False, load=True)]
+
+
 # helpers that write no memory a load could read (their result is r0 only; a lookup returns a pointer)
 NO_MEMORY_WRITES = frozenset({"map_lookup_elem", "ktime_get_ns", "get_prandom_u32", "get_smp_processor_id",
                               "redirect", "redirect_map", "csum_diff", "trace_printk"})
@@ -356,6 +384,57 @@ def _hoist_into_dominator(cfg: Cfg) -> int:
     return n
 
 
+def _join_candidates(cfg: Cfg, d: int, jid: int, states: dict[int, State], live_in: dict[int, set[int]]) -> list[Op]:
+    """Pure ops at the top of the join J that may move to the end of its immediate dominator D (before D's
+    branch), so D's superblock can schedule them early instead of after the diamond or chain of branches between
+    D and J (the region). A moved op reads nothing the region or J's unmoved ops before it write, writes nothing
+    they read or write nor anything live where the region or D leave it other than into J, and does not feed
+    D's branch. A load must be one that cannot fault (it now runs on every path through D), with no call in
+    the region and no store in the region or above it in J that may overlap it."""
+    db, jb = cfg.blocks[d], cfg.blocks[jid]
+    dt = db.term
+    if dt is None or not dt.is_cond:
+        return []
+    region: set[int] = set()
+    work = [s for s in cfg.succs(d) if s != jid]
+    while work:
+        b = work.pop()
+        if b in region or b in (d, jid):
+            continue
+        region.add(b)
+        work += cfg.succs(b)
+    r_ops = [op for b in region for op in cfg.blocks[b].ops]
+    r_defs = {r for op in r_ops for r in op.defs()}
+    r_uses = {r for op in r_ops for r in op.uses()}
+    r_call = any(op.is_call for op in r_ops)
+    stores = [access_of(op, states.get(id(op))) for op in r_ops if op.is_store or op.is_atomic]
+    leave = {s for b in region | {d} for s in cfg.succs(b) if s not in region and s != jid}
+    other_live = set().union(*(live_in.get(s, set()) for s in leave))
+    blocked_def: set[int] = set()
+    blocked_use: set[int] = set(dt.uses())
+    moved: list[Op] = []
+    for op in jb.ops:
+        if op.is_control or op.is_call:
+            break
+        us, ds = set(op.uses()), set(op.defs())
+        ok = (op.kind in _PURE and bool(ds) and FP not in ds and not (us & (r_defs | blocked_def))
+              and not (ds & (r_uses | r_defs | blocked_use | blocked_def | other_live)))
+        if ok and op.is_load:
+            st = states.get(id(op))
+            acc = access_of(op, st)
+            ok = not r_call and speculation_safe_load(op, st) and all(acc.disjoint(a) for a in stores)
+        if ok:
+            moved.append(op)
+            if len(moved) >= HOIST_MAX:
+                break
+            continue
+        blocked_use |= us
+        blocked_def |= ds
+        if op.is_store or op.is_atomic:
+            stores.append(access_of(op, states.get(id(op))))
+    return moved
+
+
 def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = True) -> Schedule:
     """Schedule the whole program; branch ops keep block-id targets (resolved by emit)."""
     if speculate:
@@ -367,6 +446,15 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
     preds = cfg.preds()
     heads = [t[0] for t in traces]
     trace_of = {t[0]: i for i, t in enumerate(traces)}
+    block_trace = {bid: i for i, t in enumerate(traces) for bid in t}
+    joins_of: dict[int, list[int]] = {}  # D -> the joins J (several predecessors) D immediately dominates
+    if speculate:
+        g = cfg.graph()
+        for jid, d in nx.immediate_dominators(g, cfg.entry).items():
+            # not a loop header: ops of a block that runs again must stay in it
+            if jid != cfg.entry and d != jid and len(preds.get(jid, ())) > 1 and not nx.has_path(g, jid, d) \
+                    and not any(p == jid or nx.has_path(g, jid, p) for p in preds[jid]):
+                joins_of.setdefault(d, []).append(jid)
     hoisted: dict[int, set[int]] = {}  # block -> registers set for it by ops hoisted into its predecessor
     start: dict[int, int] = {}
     nrow = 0
@@ -391,7 +479,7 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
             start.setdefault(bid, nrow)
         if not ops:
             continue
-        rows = _TraceScheduler(ops, blocks_of, states, live_in, lanes, speculate).run()
+        rows = _TraceScheduler(ops, blocks_of, states, live_in, lanes, speculate, cfg.value_spans).run()
         if speculate:
             # hoist the top of single-predecessor branch targets into this trace while it costs no row
             for br in [op for op in ops if op.is_cond]:
@@ -401,14 +489,15 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                 k = next(i for i, op in enumerate(ops) if op is br)
                 p = blocks_of[k]
                 cands = _hoist_candidates(cfg, br, p, x, live_in, states)
-                for m in sorted({len(cands), 1} - {0}, reverse=True):
+                for m in sorted({len(cands), 1}, reverse=True)[: 2 if cands else 0]:
                     trial = ops[:k] + cands[:m] + ops[k:]
                     trial_blocks = blocks_of[:k] + [p] * m + blocks_of[k:]
                     # the hoisted values must survive on the taken edge: nothing may be speculated over them
                     trial_live = dict(live_in)
                     trial_live[x] = live_in.get(x, set()) | hoisted.get(x, set()) | \
                         {d for op in cands[:m] for d in op.defs()}
-                    rows2 = _TraceScheduler(trial, trial_blocks, states, trial_live, lanes, speculate).run()
+                    rows2 = _TraceScheduler(trial, trial_blocks, states, trial_live, lanes, speculate,
+                                            cfg.value_spans).run()
                     if len(rows2) <= len(rows):
                         ops, blocks_of, rows = trial, trial_blocks, rows2
                         xb, pb = cfg.blocks[x], cfg.blocks[p]
@@ -425,6 +514,33 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                             live |= set(op.uses())
                         live_in[x] = live | hoisted[x]
                         break
+        if speculate:
+            # pull the top of later joins up into their dominator's branch row region while it costs no row
+            for br in [op for op in ops if op.is_cond]:
+                k = next(i for i, op in enumerate(ops) if op is br)
+                d = blocks_of[k]
+                if cfg.blocks[d].term is not br:
+                    continue
+                for jid in joins_of.get(d, ()):
+                    if block_trace.get(jid, -1) <= ti:
+                        continue
+                    cands = _join_candidates(cfg, d, jid, states, live_in)
+                    for m in sorted({len(cands), 1}, reverse=True)[: 2 if cands else 0]:
+                        trial = ops[:k] + cands[:m] + ops[k:]
+                        trial_blocks = blocks_of[:k] + [d] * m + blocks_of[k:]
+                        rows2 = _TraceScheduler(trial, trial_blocks, states, live_in, lanes, speculate,
+                                                cfg.value_spans).run()
+                        if len(rows2) <= len(rows):
+                            ops, blocks_of, rows = trial, trial_blocks, rows2
+                            k += m
+                            moved = {id(op) for op in cands[:m]}
+                            jb, db = cfg.blocks[jid], cfg.blocks[d]
+                            jb.ops = [op for op in jb.ops if id(op) not in moved]
+                            db.ops[-1:-1] = cands[:m]
+                            live_in, _ = liveness(cfg)
+                            for b2, regs in hoisted.items():
+                                live_in[b2] = live_in.get(b2, set()) | regs
+                            break
         for r, row in enumerate(rows):
             ordered = _lane_order(row)
             by_op = {id(n.op): n for n in row}
@@ -471,7 +587,43 @@ def emit(rows: list[list[Op]], start: dict[int, int], lanes: int) -> list[list[I
         if len(slots) > lanes:
             raise CompileError(f"internal error: row {r} has {len(slots)} slots")
         out.append(slots + [NOP] * (lanes - len(slots)))
-    return out
+    return _exits_into_rows(out)
+
+
+def _used_lanes(row: list[Insn]) -> int:
+    """Lanes in use: emission packs instructions from lane 0 (a lddw high half counts with its lddw)."""
+    i = 0
+    while i < len(row):
+        if row[i].opcode == 0x18:
+            i += 2
+        elif row[i].is_nop:
+            return i
+        else:
+            i += 1
+    return i
+
+
+def _exits_into_rows(rows: list[list[Insn]]) -> list[list[Insn]]:
+    """`if c goto X` ending a row, where row X holds only an exit, becomes `if !c goto +0` plus that exit in the
+    row's next free lane: when c holds, the packet ends after the conditional-exit cycle instead of the taken
+    branch's discarded fetch plus row X; otherwise the jump to the next row costs nothing (contract section 6).
+    Rows with a helper call keep their form (a plain `exit` there would read r0 before the helper's result)."""
+    exit_only = {r: row[0] for r, row in enumerate(rows)
+                 if _used_lanes(row) == 1 and T.OPCODES.get(row[0].opcode) is not None
+                 and T.OPCODES[row[0].opcode].kind in ("exit", "exit_action")}
+    for r, row in enumerate(rows):
+        used = _used_lanes(row)
+        if not used or used == len(row) or any(ins.opcode == 0x85 for ins in row[:used]):
+            continue
+        last = row[used - 1]
+        info = T.OPCODES.get(last.opcode)
+        inv = _INVERT_CODE.get(last.opcode & 0xF0)
+        target = r + 1 + last.off
+        if info is None or info.kind != "jmp" or inv is None or target == r + 1 or target not in exit_only:
+            continue
+        row[used - 1] = Insn(inv | (last.opcode & 0x0F), last.dst, last.src, 0, last.imm)
+        row[used] = exit_only[target]
+    return rows
 
 
 def _is_jump(ins: Insn) -> bool:

@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
@@ -121,12 +122,14 @@ void BoardSim::sample() {
     results_.push_back(r);
   }
   if (top_->out_valid_o) {
-    if (top_->out_sop_o) cur_out_.clear();
+    if (top_->out_sop_o) { cur_out_.clear(); cur_meta_ = top_->out_meta_o; }
     for (unsigned b = 0; b < top_->out_bytes_o; b++) cur_out_.push_back((top_->out_data_o[b / 4] >> (8 * (b % 4))) & 0xff);
     if (top_->out_eop_o && !results_.empty()) {
       BoardOutput r = std::move(results_.front());
       results_.pop_front();
-      r.data = cur_out_;
+      // the MAC sends the frame only: the XDP metadata in front of it has no place on the wire
+      size_t m = std::min<size_t>(cur_meta_, cur_out_.size());
+      r.data.assign(cur_out_.begin() + m, cur_out_.end());
       r.cycle = cycle_;
       finished_++;
       if (out_pcap_ && (r.action == 3 || r.action == 4)) {

@@ -75,6 +75,7 @@ class BoardSim {
   std::deque<BoardOutput> results_;  // core results waiting for their output frames
   std::deque<BoardOutput> outputs_;  // finished packets (bounded by keep_)
   std::vector<uint8_t> cur_out_;
+  unsigned cur_meta_ = 0;  // leading metadata bytes of the packet being emitted
   uint64_t seq_ = 0;
   uint64_t accepted_ = 0, finished_ = 0, runts_ = 0, dropped_outputs_ = 0;
   // pcap

@@ -1,0 +1,124 @@
+"""RTL equals the VLIW model on the helpers' packet side effects: XDP metadata (adjust_meta, adjust_head moving it)
+and trace_printk records, packet for packet, with the trace, cycles and RunResult.meta/printk compared."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hxdp import params
+from hxdp.maps import MapLayout, MapState
+from hxdp.rom import Rom
+from hxdp.rtl import RtlSim
+from hxdp.vliwmodel import VliwModel
+from rtl_support import first_divergence, printk_rom, require_rtl, row
+
+pytestmark = pytest.mark.rtl
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _rtl() -> None:
+    require_rtl()
+
+
+def _compare(rom: Rom, packets: list[bytes]) -> list:
+    got = RtlSim(rom, trace=True).run_packets(packets)
+    vm = VliwModel(rom, MapState(MapLayout.from_maps([])), trace=True)
+    for i, pkt in enumerate(packets):
+        want = vm.run(pkt)
+        div = first_divergence(got[i].trace, want.trace)
+        assert div is None, f"packet {i}: {div}"
+        assert (got[i].action, got[i].packet, got[i].fault is None, got[i].cycles) == \
+            (want.action, want.packet, want.fault is None, want.cycles), f"packet {i}: {got[i]} vs {want}"
+        assert got[i].meta == want.meta, f"packet {i}: metadata {got[i].meta.hex()} vs {want.meta.hex()}"
+        assert got[i].printk == want.printk, f"packet {i}: printk {got[i].printk} vs {want.printk}"
+    return got
+
+
+# adjust_meta by -4 * (byte 20 & 63) (0..252 bytes, above the 216-byte headroom: -EINVAL), metadata filled from
+# the packet (and its last 16 bytes when it is that long), then adjust_head by (byte 21 & 63) - 32 with the
+# metadata in front; r0 of adjust_head and the first metadata word are written into the packet.
+META_ROM = Rom([
+    row("r6 = r1", "r7 = *(u32 *)(r1 + 0)"),
+    row("w2 = *(u8 *)(r7 + 20)", "w8 = *(u8 *)(r7 + 21)"),
+    row("r2 &= 63", "r8 &= 63"),
+    row("r2 <<= 2", "r8 -= 32"),
+    row("r2 *= -1"),
+    row("call 54"),
+    row("r2 = *(u32 *)(r6 + 8)", "r3 = *(u32 *)(r6 + 0)"),
+    row("r4 = *(u64 *)(r3 + 0)", "r5 = *(u64 *)(r3 + 8)", "r9 = *(u64 *)(r3 + 16)", "r0 = *(u64 *)(r3 + 24)"),
+    row("*(u64 *)(r2 + 0) = r4", "*(u64 *)(r2 + 8) = r5", "*(u64 *)(r2 + 16) = r9", "*(u64 *)(r2 + 32) = r0"),
+    row("r9 = r2"),
+    row("r9 += 16"),
+    row("if r9 > r3 goto +1"),
+    row("*(u64 *)(r3 - 16) = r5", "*(u64 *)(r3 - 8) = r4"),
+    row("r1 = r6", "r2 = r8"),
+    row("call 44"),
+    row("r3 = *(u32 *)(r6 + 0)", "r2 = *(u32 *)(r6 + 8)"),
+    row("*(u64 *)(r3 + 0) = r0", "r4 = *(u64 *)(r2 + 0)"),
+    row("*(u64 *)(r3 + 8) = r4"),
+    row("exit 2"),
+])
+
+
+def _packets(seed: int, n: int, zeros: float = 0.0) -> list[bytes]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        size = rng.randint(60, 200)
+        out.append(bytes(0 if rng.random() < zeros else rng.randrange(256) for _ in range(size)))
+    return out
+
+
+def test_adjust_meta_and_head_move_metadata() -> None:
+    packets = _packets(5, 48)
+    # every metadata length class: none, one chunk, several chunks, the largest that fits, too large
+    for i, b20 in enumerate([0, 1, 3, 4, 5, 17, 33, 54, 63, 40, 12, 2]):
+        for j, b21 in enumerate([0, 31, 32, 63, 10, 50]):
+            if (i + j) % 3 == 0:
+                p = bytearray(packets[(i * 6 + j) % len(packets)])
+                p[20], p[21] = b20, b21
+                packets.append(bytes(p))
+    got = _compare(META_ROM, packets)
+    moved = [r for r in got if r.meta and r.packet[:8] == bytes(8)]  # adjust_head returned 0 with metadata
+    assert len(moved) >= 5, "too few packets moved metadata"
+    assert any(len(r.meta) > 64 for r in moved), "no multi-chunk metadata move"
+
+
+def test_metadata_move_waits_for_arrival() -> None:
+    """adjust_head(+1000) with metadata, a few cycles into a 2000-byte packet: the move's destination has not
+    arrived yet; the RTL waits for it (more cycles than the model, which does not model arrival) instead of letting
+    the input overwrite the moved metadata."""
+    rom = Rom([
+        row("r6 = r1", "r2 = -8"),
+        row("call 54"),
+        row("r2 = *(u32 *)(r6 + 8)", "r4 = 0x5a5a5a5a"),
+        row("*(u64 *)(r2 + 0) = r4"),
+        row("r1 = r6", "r2 = 1000"),
+        row("call 44"),
+        row("exit 2"),
+    ])
+    rng = random.Random(3)
+    packets = [bytes(rng.randrange(1, 256) for _ in range(2000)) for _ in range(3)]
+    got = RtlSim(rom).run_packets(packets)
+    vm = VliwModel(rom, MapState(MapLayout.from_maps([])))
+    for i, pkt in enumerate(packets):
+        want = vm.run(pkt)
+        assert want.meta == bytes.fromhex("5a5a5a5a00000000") and want.packet == pkt[1000:]
+        assert (got[i].action, got[i].packet, got[i].meta) == (want.action, want.packet, want.meta), f"packet {i}"
+        assert got[i].cycles > want.cycles, "the move did not wait for the packet bytes"
+
+
+def test_trace_printk_records() -> None:
+    packets = _packets(7, 40, zeros=0.15)
+    rng = random.Random(8)
+    for size in (0, 1, 7, 8, 9, 63, 64, 65, 255):
+        for off in (0x40, 8, 56):   # 0x40: offset 0 with no NUL at format byte 61 (packet byte 57)
+            p = bytearray(rng.randrange(1, 256) for _ in range(80))   # no NUL: the format is cut at `size`
+            p[56], p[57] = size, off
+            packets.append(bytes(p))
+    got = _compare(printk_rom(), packets)
+    recs = [rec for r in got for rec in r.printk]
+    assert any(len(f) == params.PRINTK_FMT_MAX for f, _ in recs), "no record of the full format length"
+    assert any(0 < len(f) < 8 for f, _ in recs), "no record cut at a NUL"
+    assert any(r.fault for r in got) and any(len(r.printk) == 2 for r in got)
