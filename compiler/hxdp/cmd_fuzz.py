@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="divergences to minimise (distinct signatures first; 0: none)")
     p.add_argument("--minimise-seconds", type=float, default=180.0, help="time limit per minimisation")
     p.add_argument("--exclude", default="",
-                   help="comma-separated features to leave out of the programs (preset 'rtl': what the RTL lacks)")
+                   help="comma-separated features to leave out of the programs (docs/fuzzing.md lists them)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)

@@ -570,25 +570,17 @@ class Generator:
 # Statement kinds (Generator.s_<kind>) and "redirect_map" (in computed exits) that `exclude` may name.
 FEATURES = ("alu", "asm", "pktrd", "pktwr", "if", "stack", "map", "mapupd", "mapdel", "csum", "ret", "guard", "loop",
             "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop", "copy", "meta")
-# What the RTL does not implement yet: map update and delete (a call ends the packet with a helper fault;
-# lookups, csum_diff and redirect_map are in since b0126e6/893455b). `--exclude rtl`.
-EXCLUDE_PRESETS = {"rtl": frozenset({"mapupd", "mapdel"})}
-
-
 def parse_exclude(text: str | None) -> frozenset[str]:
-    """Comma-separated feature names or presets -> the set; unknown names are an error."""
+    """Comma-separated feature names -> the set; unknown names are an error."""
     out: set[str] = set()
     for name in (text or "").split(","):
         name = name.strip()
         if not name:
             continue
-        if name in EXCLUDE_PRESETS:
-            out |= EXCLUDE_PRESETS[name]
-        elif name in FEATURES:
+        if name in FEATURES:
             out.add(name)
         else:
-            raise FuzzError(f"--exclude: unknown feature {name!r} (features: {', '.join(FEATURES)}; presets: "
-                            f"{', '.join(EXCLUDE_PRESETS)})")
+            raise FuzzError(f"--exclude: unknown feature {name!r} (features: {', '.join(FEATURES)})")
     if {"alu", "pktrd"} <= out:
         raise FuzzError("--exclude: leave at least alu or pktrd")
     return frozenset(out)

@@ -24,6 +24,7 @@ module sephirot_core #(
   input  wire [AW:0]           imem_rows_i,     // rows of the program: running outside them is illegal
   // packet control
   input  wire                  pkt_ready_i,     // the next packet may start
+  input  wire                  pkt_filled_i,    // every frame of the running packet has arrived
   input  wire [63:0]           init_r1_i,       // r1 at program start (CTX_BASE; raw mode: buffer pointer)
   input  wire [63:0]           init_r2_i,       // r2 at program start (0; raw mode: buffer length)
   output wire                  pkt_start_o,     // this cycle runs row 0 of a new packet
@@ -306,7 +307,12 @@ module sephirot_core #(
   wire        pc_outside = start ? (imem_rows_i == {(AW+1){1'b0}}) : pc_bad_q;
   wire        illegal    = exec && ((|l_illegal) || two_calls || pc_outside);
   wire        afault     = exec && (|l_fault);
-  wire        ext_wait   = exec && (|(dbus_wait_i & l_ext));
+  // a helper that reads memory through its own port (map keys and values, csum_diff buffers, printk formats)
+  // starts once the whole packet is in, so that it never reads packet bytes that have not arrived
+  wire        hlp_reads  = call_imm == `SEPH_HELPER_MAP_LOOKUP_ELEM || call_imm == `SEPH_HELPER_MAP_UPDATE_ELEM ||
+                           call_imm == `SEPH_HELPER_MAP_DELETE_ELEM || call_imm == `SEPH_HELPER_CSUM_DIFF ||
+                           call_imm == `SEPH_HELPER_TRACE_PRINTK;
+  wire        ext_wait   = exec && ((|(dbus_wait_i & l_ext)) || (call_any && hlp_reads && !pkt_filled_i));
   wire        row_bad    = illegal || afault;
   // a div/mod row stalls DIV_EXTRA_CYCLES for its dividers; a helper call in the same row starts after them
   wire        div_wait   = (|l_div) && (div_cnt_q != DIV_CYCLES);

@@ -32,6 +32,7 @@ module sephirot_pktbuf #(
   input  wire [31:0]          in_rxq_i,        // valid with sop
   // core control
   output wire                 core_ready_o,    // the next packet has its first frame in
+  output wire                 core_filled_o,   // the current packet has all its frames in
   input  wire                 core_done_i,     // the core finished the current packet
   input  wire [31:0]          core_action_i,
   // data bus from the lanes (ctx and packet regions)
@@ -101,6 +102,7 @@ module sephirot_pktbuf #(
   assign in_ready_o   = !busy_q[in_ptr_q] || !filled_q[in_ptr_q];
   wire   in_fire      = in_valid_i && in_ready_o;
   assign core_ready_o = busy_q[cb] && !done_q[cb] && arr_q[cb] != 16'd0;
+  assign core_filled_o = filled_q[cb];
   assign ctx_data_o   = PKT_BASE + {{(31-OW){1'b0}}, dstart_q[cb]};
   assign ctx_end_o    = PKT_BASE + {{(31-OW){1'b0}}, dend_q[cb]};
 
@@ -155,7 +157,8 @@ module sephirot_pktbuf #(
       wait_o[li] = acc[65];
     end
   end
-  // the helper unit's read port (never waits: it reads bytes the program already had)
+  // the helper unit's read port: the core holds a call that reads memory until the packet is complete
+  // (core_filled_o), so its reads never see bytes that have not arrived
   reg [65:0] hacc;
   always @(*) begin
     hacc = access(h_rd_i, 1'b0, h_addr_i, h_size_i);

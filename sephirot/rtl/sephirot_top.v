@@ -114,7 +114,7 @@ module sephirot_top #(
   wire [7:0]          adj_err;
   wire [8:0]          adj_metalen;
   wire                adj_busy;
-  wire                core_ready;
+  wire                core_ready, core_filled;
   wire [31:0]         ctx_data, ctx_end;
 
   // configuration inputs are registered (they change only between runs)
@@ -152,7 +152,7 @@ module sephirot_top #(
   sephirot_core #(.LANES(LANES), .AW(AW)) u_core (
     .clk_i, .rst_ni,
     .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i(rows_q),
-    .pkt_ready_i(core_ready), .init_r1_i(init_r1), .init_r2_i(init_r2),
+    .pkt_ready_i(core_ready), .pkt_filled_i(core_filled), .init_r1_i(init_r1), .init_r2_i(init_r2),
     .pkt_start_o, .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o, .res_cycles_o,
     .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
     .dbus_commit_o(d_commit), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait),
@@ -189,7 +189,7 @@ module sephirot_top #(
     .clk_i, .rst_ni,
     .in_valid_i(iv_q), .in_ready_o(pb_ready), .in_data_i(idata_q), .in_sop_i(isop_q), .in_eop_i(ieop_q),
     .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q),
-    .core_ready_o(core_ready), .core_done_i(pkt_done_o), .core_action_i(res_action_o),
+    .core_ready_o(core_ready), .core_filled_o(core_filled), .core_done_i(pkt_done_o), .core_action_i(res_action_o),
     .rd_i(d_rd & ~m_sel), .wr_i(d_wr & ~m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
     .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(d_wait),
     .h_rd_i(hb_rd && !hb_msel), .h_addr_i(hm_addr), .h_size_i(hm_size), .h_rdata_o(ph_rdata), .h_fault_o(ph_fault),
