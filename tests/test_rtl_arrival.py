@@ -35,3 +35,25 @@ def test_helper_reads_wait_for_the_packet() -> None:
     for i, pkt in enumerate(packets):
         want = vm.run(pkt)
         assert (got[i].action, got[i].cycles) == (want.action, want.cycles), f"packet {i}"
+
+
+# a division row whose other lane loads a packet byte near the end of a long packet: the row waits for the byte,
+# and the division's 16 cycles are counted apart from that wait
+DIV_LATE_BYTES = Rom([
+    row("r3 = r2", "r0 = 1000"),
+    row("r4 = *(u8 *)(r3 + 1400)", "r0 /= 7"),
+    row("r0 += r4"),
+    row("exit"),
+])
+
+
+def test_division_cycles_apart_from_arrival() -> None:
+    require_rtl()
+    packets = [bytes([i % 256 for i in range(1500)]) for _ in range(3)]
+    layout = MapLayout.from_maps([])
+    got = RtlSim(DIV_LATE_BYTES, layout, MapState(layout)).run_packets(packets)
+    vm = VliwModel(DIV_LATE_BYTES, MapState(layout))
+    for i, pkt in enumerate(packets):
+        want = vm.run(pkt)
+        assert want.cycles == 1 + (1 + 16) + 1 + 1
+        assert (got[i].action, got[i].cycles) == (want.action, want.cycles), f"packet {i}"

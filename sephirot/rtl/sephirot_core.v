@@ -316,7 +316,8 @@ module sephirot_core #(
   wire        row_bad    = illegal || afault;
   // a div/mod row stalls DIV_EXTRA_CYCLES for its dividers; a helper call in the same row starts after them
   wire        div_wait   = (|l_div) && (div_cnt_q != DIV_CYCLES);
-  assign      div_run    = exec && !limit && !row_bad && div_wait;
+  // the dividers pause while the row waits for packet bytes: those waits are not core cycles, the division's are
+  assign      div_run    = exec && !limit && !row_bad && div_wait && !ext_wait;
   assign      hlp_req_o  = exec && !limit && call_any && !row_bad && !ext_wait && !div_wait;
   wire        hlp_bad    = hlp_req_o && hlp_done_i && (hlp_illegal_i || hlp_fault_i || hlp_access_i);
   wire        stall      = exec && !limit && !row_bad && (ext_wait || div_wait || (call_any && !hlp_done_i));
