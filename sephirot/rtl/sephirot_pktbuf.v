@@ -320,14 +320,18 @@ module sephirot_pktbuf #(
       t_en[2*LANES+3+tt] = mv_commit && tt * 64 < {26'd0, mv_new[5:0]} + cur_meta;
       t_word[2*LANES+3+tt] = mv_new[OW-1:6] + tt[WW-1:0];
     end
-    for (tb = 0; tb < MVB; tb = tb + 1) begin
-      mvb = mv_new[5:0] + tb[5:0];
-      if (mv_commit && tb < cur_meta)
-        t_set[2*LANES+3+({26'd0, mv_new[5:0]} + tb) / 64][mvb] = 1'b1;
-    end
+    mvb = 6'd0;
+    if (mv_commit)
+      for (tb = 0; tb < MVB; tb = tb + 1) begin
+        mvb = mv_new[5:0] + tb[5:0];
+        if (tb < cur_meta)
+          t_set[2*LANES+3+({26'd0, mv_new[5:0]} + tb) / 64][mvb] = 1'b1;
+      end
     // merged values
     for (tt = 0; tt < NT; tt = tt + 1) t_val[tt] = 64'd0;
-    for (tt = 0; tt < NT; tt = tt + 1) if (vld_busy) begin
+    // (only the targets written this cycle: the others' values are not used, and skipping them keeps the
+    // simulation fast)
+    for (tt = 0; tt < NT; tt = tt + 1) if (vld_busy && t_en[tt]) begin
       t_val[tt] = (wv_q[t_buf[tt]][t_word[tt]] && !(in_clear && t_buf[tt] == in_ptr_q)) ?
                   vld_q[{t_buf[tt], t_word[tt]}] : 64'd0;
       if (grow && t_buf[tt] == cb) t_val[tt] = t_val[tt] & ~grow_word(t_word[tt], dend_q[cb], adj_new[OW:0]);

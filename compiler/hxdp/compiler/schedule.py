@@ -384,6 +384,47 @@ def _hoist_into_dominator(cfg: Cfg) -> int:
     return n
 
 
+def _region(cfg: Cfg, d: int, jid: int) -> set[int]:
+    """Blocks reachable from D's successors without passing through D or J (between D and J, and side exits)."""
+    region: set[int] = set()
+    work = [s for s in cfg.succs(d) if s != jid]
+    while work:
+        b = work.pop()
+        if b in region or b in (d, jid):
+            continue
+        region.add(b)
+        work += cfg.succs(b)
+    return region
+
+
+def _relive(cfg: Cfg, live_in: dict[int, set[int]], blocks: set[int], hoisted: dict[int, set[int]]) -> None:
+    """Recompute live_in of `blocks` after ops moved among them (the live-in of every other block is unchanged:
+    a moved op reads and writes nothing the blocks around them see differently). Least fixpoint over `blocks`,
+    the others as boundary; the registers hoisted into a block's predecessors stay live at it."""
+    order = [b for b in cfg.order if b in blocks]
+    use: dict[int, set[int]] = {}
+    kill: dict[int, set[int]] = {}
+    for b in order:
+        u: set[int] = set()
+        k: set[int] = set()
+        for op in cfg.blocks[b].ops:
+            u |= set(op.uses()) - k
+            k |= set(op.defs())
+        use[b], kill[b] = u, k
+        live_in[b] = set()
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(order):
+            out: set[int] = set()
+            for sb in cfg.succs(b):
+                out |= live_in.get(sb, set())
+            inn = use[b] | (out - kill[b]) | hoisted.get(b, set())
+            if inn != live_in[b]:
+                live_in[b] = inn
+                changed = True
+
+
 def _join_candidates(cfg: Cfg, d: int, jid: int, states: dict[int, State], live_in: dict[int, set[int]]) -> list[Op]:
     """Pure ops at the top of the join J that may move to the end of its immediate dominator D (before D's
     branch), so D's superblock can schedule them early instead of after the diamond or chain of branches between
@@ -395,14 +436,7 @@ def _join_candidates(cfg: Cfg, d: int, jid: int, states: dict[int, State], live_
     dt = db.term
     if dt is None or not dt.is_cond:
         return []
-    region: set[int] = set()
-    work = [s for s in cfg.succs(d) if s != jid]
-    while work:
-        b = work.pop()
-        if b in region or b in (d, jid):
-            continue
-        region.add(b)
-        work += cfg.succs(b)
+    region = _region(cfg, d, jid)
     r_ops = [op for b in region for op in cfg.blocks[b].ops]
     r_defs = {r for op in r_ops for r in op.defs()}
     r_uses = {r for op in r_ops for r in op.uses()}
@@ -450,10 +484,11 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
     joins_of: dict[int, list[int]] = {}  # D -> the joins J (several predecessors) D immediately dominates
     if speculate:
         g = cfg.graph()
+        in_cycle = {b for c in nx.strongly_connected_components(g) if len(c) > 1 for b in c}
+        in_cycle |= {b for b in cfg.order if b in cfg.succs(b)}
         for jid, d in nx.immediate_dominators(g, cfg.entry).items():
-            # not a loop header: ops of a block that runs again must stay in it
-            if jid != cfg.entry and d != jid and len(preds.get(jid, ())) > 1 and not nx.has_path(g, jid, d) \
-                    and not any(p == jid or nx.has_path(g, jid, p) for p in preds[jid]):
+            # not in a loop: ops of a block that runs again must stay in it
+            if jid != cfg.entry and d != jid and len(preds.get(jid, ())) > 1 and jid not in in_cycle:
                 joins_of.setdefault(d, []).append(jid)
     hoisted: dict[int, set[int]] = {}  # block -> registers set for it by ops hoisted into its predecessor
     start: dict[int, int] = {}
@@ -537,9 +572,7 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                             jb, db = cfg.blocks[jid], cfg.blocks[d]
                             jb.ops = [op for op in jb.ops if id(op) not in moved]
                             db.ops[-1:-1] = cands[:m]
-                            live_in, _ = liveness(cfg)
-                            for b2, regs in hoisted.items():
-                                live_in[b2] = live_in.get(b2, set()) | regs
+                            _relive(cfg, live_in, _region(cfg, d, jid) | {d, jid}, hoisted)
                             break
         for r, row in enumerate(rows):
             ordered = _lane_order(row)
