@@ -44,11 +44,17 @@ module sephirot_alu (
   wire        is_arsh = (op_i == `SEPH_ALU_ARSH);
   reg  [63:0] a_rev, shr_rev;
   integer     ri;
-  always @(*) for (ri = 0; ri < 64; ri = ri + 1) a_rev[ri] = a[63-ri];
+  always @(*) begin  // only for lsh (the simulation skips the bit loop otherwise)
+    a_rev = 64'd0;
+    if (is_lsh) for (ri = 0; ri < 64; ri = ri + 1) a_rev[ri] = a[63-ri];
+  end
   wire [63:0] shr_src = is_lsh ? a_rev : ((is_arsh && !is64_i) ? {{32{a[31]}}, a[31:0]} : a);
   wire        shr_fill = is_arsh && (is64_i ? a[63] : a[31]);
   wire [63:0] shr = (shr_src >> sh) | (shr_fill ? ~(64'hFFFF_FFFF_FFFF_FFFF >> sh) : 64'd0);
-  always @(*) for (ri = 0; ri < 64; ri = ri + 1) shr_rev[ri] = shr[63-ri];
+  always @(*) begin
+    shr_rev = 64'd0;
+    if (is_lsh) for (ri = 0; ri < 64; ri = ri + 1) shr_rev[ri] = shr[63-ri];
+  end
 
   // movsx: sign-extend the low off bits of the source
   reg  [63:0] movv;
