@@ -81,6 +81,8 @@ module sephirot_stack #(
       always @(*) begin
         vld_set = {SW{1'b0}};
         lvt_d = lvt_q;
+        for (vl = 0; vl < LANES; vl = vl + 1) wdec[vl] = {SW{1'b0}};
+        if (commit_i && |wr_i)  // (the simulation skips the rows without a stack store)
         for (vl = 0; vl < LANES; vl = vl + 1) begin  // lane order: the last store wins
           wdec[vl] = {{(SW-1){1'b0}}, wr_i[vl] && hit[vl]} << word[SWW*vl +: SWW];
           vld_set = vld_set | wdec[vl];
@@ -91,9 +93,9 @@ module sephirot_stack #(
       always @(posedge clk_i or negedge rst_ni) begin
         if (!rst_ni) vld_q <= {SW{1'b0}};
         else if (clear_i) vld_q <= {SW{1'b0}};
-        else if (commit_i) vld_q <= vld_q | vld_set;
+        else if (commit_i && |wr_i) vld_q <= vld_q | vld_set;
       end
-      always @(posedge clk_i) if (commit_i) lvt_q <= lvt_d;
+      always @(posedge clk_i) if (commit_i && |wr_i) lvt_q <= lvt_d;
     end
   endgenerate
 endmodule
