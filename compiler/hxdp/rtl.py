@@ -24,7 +24,8 @@ LINT_FILE = SEPHIROT / "lint.vlt"
 TOP = "sephirot_top"
 BINARY = "sephirot_sim"
 LINE_BYTES = 16
-BUILD_FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast", "-j", "2", "--trace", "-Wno-fatal", "--top-module", TOP]
+BUILD_FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast", "-j", "2", "--trace",
+               "-Wno-fatal", "--top-module", TOP]
 CFLAGS = "-O2 -std=c++17"
 
 
