@@ -608,3 +608,25 @@ def test_byte_tree_not_combined_across_a_store_or_a_new_base(mid: list) -> None:
     assert not any(T.OPCODES.get(i.opcode) is not None and T.OPCODES[i.opcode].name == "ldxw" and i.off == 26
                    for row in res.rom.rows for i in row)
     equivalent(p, res)
+
+
+def test_pointer_stepping_through_a_map_value_in_a_loop_compiles() -> None:
+    """A loop walking a pointer through an array value: the provenance analysis converges (map pointers with a
+    span are widened to a plain map pointer in long loops) and the result is the sequential model's."""
+    import signal
+
+    def timeout(*_: object) -> None:
+        raise TimeoutError("the compiler did not finish within 30 s")
+
+    insns = [*lddw(6, 0, src=T.PSEUDO_MAP_VALUE), mov(1, 0), mov(0, 0),
+             ldx("dw", 2, 6, 0), alu64("add", 0, src=2), alu64("add", 6, 8), alu64("add", 1, 1),
+             jmp("jlt", 1, -5, 40), exit_()]
+    p = prog(insns, [MapDef("data", 2, 4, 320, 1)])
+    old = signal.signal(signal.SIGALRM, timeout)
+    signal.alarm(30)
+    try:
+        res = compile_program(p)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    equivalent(p, res)

@@ -276,7 +276,9 @@ def provenance(cfg: Cfg) -> dict[int, State]:
                 new = entry if new is None else new.join(entry)
             rounds[s] = rounds.get(s, 0) + 1
             if rounds[s] > 40 and new is not None:  # widen: drop constants in long loops
-                new = State({r: v for r, v in new.regs.items() if v is not None and (len(v) == 1 or v[1] is None)},
+                # (a map pointer's span is dropped too: a pointer stepping through a map value in a loop would
+                # widen it forever)
+                new = State({r: v[:2] for r, v in new.regs.items() if v is not None and (len(v) == 1 or v[1] is None)},
                             {}, new.adjusted, ALL_STACK if rounds[s] > 60 else new.written)
             if new is not None and (s not in ins or ins[s] != new):
                 ins[s] = new
