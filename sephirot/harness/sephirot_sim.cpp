@@ -193,7 +193,10 @@ void SephirotSim::sample() {
     if (f.sop) results_[f.pkt].in_cycle = cycle_;
     frames_.pop_front();
   }
-  if (top_->pkt_start_o) started_++;
+  if (top_->pkt_start_o) {  // the cycle row 0 runs (not end - cycles: waits for packet bytes are not core cycles)
+    if (started_ < core_order_.size()) results_[core_order_[started_]].start_cycle = cycle_;
+    started_++;
+  }
   if (trace_ && top_->trc_valid_o) {
     size_t k = started_ ? started_ - 1 : 0;
     size_t pkt = k < core_order_.size() ? core_order_[k] : 0;
@@ -228,7 +231,6 @@ void SephirotSim::sample() {
     r.r0 = top_->res_r0_o;
     r.cycles = top_->res_cycles_o;
     r.end_cycle = cycle_;
-    r.start_cycle = cycle_ + 1 - r.cycles;
     r.redirect = top_->res_redir_valid_o;
     r.port = top_->res_redir_port_o;
     done_++;
