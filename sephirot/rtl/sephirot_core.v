@@ -308,10 +308,16 @@ module sephirot_core #(
   wire        illegal    = exec && ((|l_illegal) || two_calls || pc_outside);
   wire        afault     = exec && (|l_fault);
   // a helper that reads memory through its own port (map keys and values, csum_diff buffers, printk formats)
-  // starts once the whole packet is in, so that it never reads packet bytes that have not arrived
-  wire        hlp_reads  = call_imm == `SEPH_HELPER_MAP_LOOKUP_ELEM || call_imm == `SEPH_HELPER_MAP_UPDATE_ELEM ||
-                           call_imm == `SEPH_HELPER_MAP_DELETE_ELEM || call_imm == `SEPH_HELPER_CSUM_DIFF ||
-                           call_imm == `SEPH_HELPER_TRACE_PRINTK;
+  // from the packet starts once the whole packet is in, so that it never reads bytes that have not arrived;
+  // buffers on the stack or in a map value need no wait
+  wire        a1_pkt     = rd_reg(4'd1) >> `SEPH_REGION_SHIFT == {60'd0, `SEPH_REGION_PKT};
+  wire        a2_pkt     = rd_reg(4'd2) >> `SEPH_REGION_SHIFT == {60'd0, `SEPH_REGION_PKT};
+  wire        a3_pkt     = rd_reg(4'd3) >> `SEPH_REGION_SHIFT == {60'd0, `SEPH_REGION_PKT};
+  wire        hlp_reads  = ((call_imm == `SEPH_HELPER_MAP_LOOKUP_ELEM || call_imm == `SEPH_HELPER_MAP_DELETE_ELEM) &&
+                            a2_pkt) ||
+                           (call_imm == `SEPH_HELPER_MAP_UPDATE_ELEM && (a2_pkt || a3_pkt)) ||
+                           (call_imm == `SEPH_HELPER_CSUM_DIFF && (a1_pkt || a3_pkt)) ||
+                           (call_imm == `SEPH_HELPER_TRACE_PRINTK && a1_pkt);
   wire        ext_wait   = exec && ((|(dbus_wait_i & l_ext)) || (call_any && hlp_reads && !pkt_filled_i));
   wire        row_bad    = illegal || afault;
   // a div/mod row stalls DIV_EXTRA_CYCLES for its dividers; a helper call in the same row starts after them

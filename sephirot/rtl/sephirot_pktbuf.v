@@ -157,8 +157,8 @@ module sephirot_pktbuf #(
       wait_o[li] = acc[65];
     end
   end
-  // the helper unit's read port: the core holds a call that reads memory until the packet is complete
-  // (core_filled_o), so its reads never see bytes that have not arrived
+  // the helper unit's read port: the core holds a call whose buffers point into the packet until the packet
+  // is complete (core_filled_o), so its reads never see bytes that have not arrived
   reg [65:0] hacc;
   always @(*) begin
     hacc = access(h_rd_i, 1'b0, h_addr_i, h_size_i);
