@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 from hxdp import params, rtl
 from hxdp.isa import NOP, Insn, assemble_line
+from hxdp.maps import MapLayout, MapState
+from hxdp.result import RunResult
 from hxdp.rom import Rom
+from hxdp.rtl import RtlSim
+from hxdp.vliwmodel import VliwModel
 
 
 def require_rtl() -> None:
@@ -70,3 +74,20 @@ def printk_rom() -> Rom:
         row("call 6"),
         row("exit 2"),
     ])
+
+
+def assert_rtl_equals_model(rom: Rom, packets: list[bytes], what: str = "") -> list[RunResult]:
+    """Packets back to back on the RTL and on the VLIW model (no maps): the same rows, cycle by cycle, and the
+    same action, bytes, fault or not, cycles, metadata and printk records; returns the RTL's results."""
+    got = RtlSim(rom, trace=True).run_packets(packets)
+    vm = VliwModel(rom, MapState(MapLayout.from_maps([])), trace=True)
+    for i, pkt in enumerate(packets):
+        want = vm.run(pkt)
+        where = f"{what} packet {i}".strip()
+        div = first_divergence(got[i].trace, want.trace)
+        assert div is None, f"{where}: {div}"
+        assert (got[i].action, got[i].packet, got[i].fault is None, got[i].cycles) == \
+            (want.action, want.packet, want.fault is None, want.cycles), f"{where}: {got[i]} vs {want}"
+        assert got[i].meta == want.meta, f"{where}: metadata {got[i].meta.hex()} vs {want.meta.hex()}"
+        assert got[i].printk == want.printk, f"{where}: printk {got[i].printk} vs {want.printk}"
+    return got

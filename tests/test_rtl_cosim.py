@@ -13,7 +13,7 @@ from hxdp.rom import Rom
 from hxdp.rtl import RtlSim
 from hxdp.vliwmodel import VliwModel
 from isa_case_files import all_cases
-from rtl_support import first_divergence, require_rtl
+from rtl_support import assert_rtl_equals_model, first_divergence, require_rtl
 
 pytestmark = pytest.mark.rtl
 
@@ -82,15 +82,7 @@ def random_rom(rng: random.Random, nrows: int) -> Rom:
 
 
 def _check(rom: Rom, packets: list[bytes], what: str) -> None:
-    sim = RtlSim(rom, trace=True)
-    got = sim.run_packets(packets)
-    vm = VliwModel(rom, MapState(MapLayout.from_maps([])), trace=True)
-    for i, pkt in enumerate(packets):
-        want = vm.run(pkt)
-        div = first_divergence(got[i].trace, want.trace)
-        assert div is None, f"{what} packet {i}: {div}"
-        assert (got[i].action, got[i].packet, got[i].fault is None, got[i].cycles) == \
-            (want.action, want.packet, want.fault is None, want.cycles), f"{what} packet {i}: {got[i]} vs {want}"
+    assert_rtl_equals_model(rom, packets, what)
 
 
 @pytest.fixture(scope="module", autouse=True)

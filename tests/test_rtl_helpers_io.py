@@ -11,7 +11,7 @@ from hxdp.maps import MapLayout, MapState
 from hxdp.rom import Rom
 from hxdp.rtl import RtlSim
 from hxdp.vliwmodel import VliwModel
-from rtl_support import first_divergence, printk_rom, require_rtl, row
+from rtl_support import assert_rtl_equals_model, printk_rom, require_rtl, row
 
 pytestmark = pytest.mark.rtl
 
@@ -22,17 +22,7 @@ def _rtl() -> None:
 
 
 def _compare(rom: Rom, packets: list[bytes]) -> list:
-    got = RtlSim(rom, trace=True).run_packets(packets)
-    vm = VliwModel(rom, MapState(MapLayout.from_maps([])), trace=True)
-    for i, pkt in enumerate(packets):
-        want = vm.run(pkt)
-        div = first_divergence(got[i].trace, want.trace)
-        assert div is None, f"packet {i}: {div}"
-        assert (got[i].action, got[i].packet, got[i].fault is None, got[i].cycles) == \
-            (want.action, want.packet, want.fault is None, want.cycles), f"packet {i}: {got[i]} vs {want}"
-        assert got[i].meta == want.meta, f"packet {i}: metadata {got[i].meta.hex()} vs {want.meta.hex()}"
-        assert got[i].printk == want.printk, f"packet {i}: printk {got[i].printk} vs {want.printk}"
-    return got
+    return assert_rtl_equals_model(rom, packets)
 
 
 # adjust_meta by -4 * (byte 20 & 63) (0..252 bytes, above the 216-byte headroom: -EINVAL), metadata filled from
