@@ -280,6 +280,10 @@ def provenance(cfg: Cfg) -> dict[int, State]:
                 # widen it forever)
                 new = State({r: v[:2] for r, v in new.regs.items() if v is not None and (len(v) == 1 or v[1] is None)},
                             {}, new.adjusted, ALL_STACK if rounds[s] > 60 else new.written)
+            if new is not None and s in ins:
+                # only ever go up: some transfers are not monotone (a 32-bit op on an unknown value gives a known
+                # scalar), and a fresh join of the predecessors could then cycle around a loop forever
+                new = new.join(ins[s])
             if new is not None and (s not in ins or ins[s] != new):
                 ins[s] = new
                 if s not in work:
