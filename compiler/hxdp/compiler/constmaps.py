@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import alu, params
 from ..maps import MapLayout
 from .cfg import Cfg
-from .dataflow import State, access_of, provenance, stack_bits
+from .dataflow import State, access_of, provenance, stack_bits, stored_value
 from .ir import Op, ja, mov_k, mov_x
 
 # Kinds whose bpf_map_lookup_elem is pure address arithmetic: the kernel's verifier inlines exactly these
@@ -39,13 +39,7 @@ def _stored_constant(ops: list[Op], i: int, rng: tuple[int, int], states: dict[i
             continue
         if prev.is_atomic or (acc.lo, acc.lo + acc.size) != rng:
             return None
-        if prev.kind == "st":
-            return alu.imm64(prev.imm) & ((1 << (8 * (hi - lo))) - 1)
-        if prev.kind == "stx" and st is not None:
-            v = st.regs.get(prev.src)
-            if v is not None and v[0] == "scalar" and v[1] is not None:
-                return v[1] & ((1 << (8 * (hi - lo))) - 1)
-        return None
+        return stored_value(prev, st)
     return None
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from .. import isa_table as T
 from .. import params
-from ..alu import alu
+from ..alu import alu, imm64
 from .cfg import Cfg
 from .ir import ADJUST_HELPERS, FP, Op
 
@@ -15,17 +15,22 @@ M64 = (1 << 64) - 1
 # --- liveness ---------------------------------------------------------------------------------------------
 
 
+def use_kill(ops: list[Op]) -> tuple[set[int], set[int]]:
+    """Registers a block reads before writing them, and registers it writes."""
+    u: set[int] = set()
+    d: set[int] = set()
+    for op in ops:
+        u |= set(op.uses()) - d
+        d |= set(op.defs())
+    return u, d
+
+
 def liveness(cfg: Cfg) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
     """live_in, live_out register sets per block (exit reads r0, calls read their arguments)."""
     use: dict[int, set[int]] = {}
     kill: dict[int, set[int]] = {}
     for bid in cfg.order:
-        u: set[int] = set()
-        d: set[int] = set()
-        for op in cfg.blocks[bid].ops:
-            u |= set(op.uses()) - d
-            d |= set(op.defs())
-        use[bid], kill[bid] = u, d
+        use[bid], kill[bid] = use_kill(cfg.blocks[bid].ops)
     live_in: dict[int, set[int]] = {b: set() for b in cfg.order}
     live_out: dict[int, set[int]] = {b: set() for b in cfg.order}
     succs = {b: cfg.succs(b) for b in cfg.order}
@@ -365,19 +370,24 @@ def speculation_safe_load(op: Op, st: State | None) -> bool:
     return False
 
 
-def is_zero_store(op: Op, st: State) -> tuple[int, int] | None:
-    """Stack range of a store of zero bytes (st imm 0 or stx of a register known to be 0), else None."""
+def stored_value(op: Op, st: State | None) -> int | None:
+    """The bytes a store writes, as a little-endian integer, when known at compile time (an immediate, or a
+    register the analysis knows), else None."""
     if not op.is_store:
         return None
+    mask = (1 << (8 * op.size)) - 1
     if op.kind in ("st", "st6"):
-        if op.imm != 0:
-            return None
-    else:
-        v = st.regs.get(op.src)
-        if v is None or v[0] != "scalar" or v[1] is None:
-            return None
-        if v[1] & ((1 << (8 * op.size)) - 1):
-            return None
+        return imm64(op.imm) & mask
+    v = st.regs.get(op.src) if st is not None else None
+    if v is None or v[0] != "scalar" or v[1] is None:
+        return None
+    return v[1] & mask
+
+
+def is_zero_store(op: Op, st: State) -> tuple[int, int] | None:
+    """Stack range of a store of zero bytes (st imm 0 or stx of a register known to be 0), else None."""
+    if stored_value(op, st) != 0:
+        return None
     return _stack_range(st.regs.get(op.dst), op.off, op.size)
 
 

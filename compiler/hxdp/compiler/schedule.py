@@ -11,7 +11,7 @@ from .. import params
 from ..errors import CompileError
 from ..isa import NOP, Insn
 from .cfg import Cfg
-from .dataflow import Access, State, access_of, liveness, provenance, speculation_safe_load
+from .dataflow import Access, State, access_of, liveness, provenance, speculation_safe_load, use_kill
 from .ir import FP, INVERT, Op, inverted, ja
 
 
@@ -405,12 +405,7 @@ def _relive(cfg: Cfg, live_in: dict[int, set[int]], blocks: set[int], hoisted: d
     use: dict[int, set[int]] = {}
     kill: dict[int, set[int]] = {}
     for b in order:
-        u: set[int] = set()
-        k: set[int] = set()
-        for op in cfg.blocks[b].ops:
-            u |= set(op.uses()) - k
-            k |= set(op.defs())
-        use[b], kill[b] = u, k
+        use[b], kill[b] = use_kill(cfg.blocks[b].ops)
         live_in[b] = set()
     changed = True
     while changed:
