@@ -5,11 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from hxdp.maps import MapLayout, MapState
 from hxdp.rom import Rom
-from hxdp.rtl import RtlSim
-from hxdp.vliwmodel import VliwModel
-from rtl_support import require_rtl, row
+from rtl_support import assert_rtl_equals_model, require_rtl, row
 
 pytestmark = pytest.mark.rtl
 
@@ -29,12 +26,7 @@ def test_helper_reads_wait_for_the_packet() -> None:
     require_rtl()
     rng = random.Random(5)
     packets = [bytes(rng.randrange(256) for _ in range(1500)) for _ in range(6)]
-    layout = MapLayout.from_maps([])
-    got = RtlSim(CSUM_LATE_BYTES, layout, MapState(layout)).run_packets(packets)
-    vm = VliwModel(CSUM_LATE_BYTES, MapState(layout))
-    for i, pkt in enumerate(packets):
-        want = vm.run(pkt)
-        assert (got[i].action, got[i].cycles) == (want.action, want.cycles), f"packet {i}"
+    assert_rtl_equals_model(CSUM_LATE_BYTES, packets)
 
 
 # a division row whose other lane loads a packet byte near the end of a long packet: the row waits for the byte,
@@ -50,10 +42,5 @@ DIV_LATE_BYTES = Rom([
 def test_division_cycles_apart_from_arrival() -> None:
     require_rtl()
     packets = [bytes([i % 256 for i in range(1500)]) for _ in range(3)]
-    layout = MapLayout.from_maps([])
-    got = RtlSim(DIV_LATE_BYTES, layout, MapState(layout)).run_packets(packets)
-    vm = VliwModel(DIV_LATE_BYTES, MapState(layout))
-    for i, pkt in enumerate(packets):
-        want = vm.run(pkt)
-        assert want.cycles == 1 + (1 + 16) + 1 + 1
-        assert (got[i].action, got[i].cycles) == (want.action, want.cycles), f"packet {i}"
+    got = assert_rtl_equals_model(DIV_LATE_BYTES, packets)
+    assert all(r.cycles == 1 + (1 + 16) + 1 + 1 for r in got)
