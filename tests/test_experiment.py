@@ -224,3 +224,25 @@ def test_resume_starts_over_when_the_sources_changed(tmp_path: Path, monkeypatch
     monkeypatch.setattr(E, "code_fingerprint", lambda: "changed")
     E.run_experiments([], tmp_path, resume=True, registry=reg, measures=meas, progress=False)
     assert len(calls) == 10  # other sources: measured again
+
+
+def test_component_rows_follow_the_papers_table1() -> None:
+    st = {"LUT": 0.0, "LUTRAM": 0.0, "FF": 0.0, "BRAM": 0.0, "DSP": 0.0}
+    modules = {"sephirot_top": {**st, "LUT": 100.0, "LUTRAM": 20.0, "FF": 50.0},
+               "sephirot_core": {**st, "LUT": 60.0, "LUTRAM": 12.0, "FF": 30.0, "BRAM": 4.0},
+               "sephirot_stack": {**st, "LUT": 10.0, "LUTRAM": 12.0, "FF": 5.0},
+               "sephirot_pktbuf": {**st, "LUT": 15.0, "LUTRAM": 8.0}}
+    rows = {r["component"]: r for r in E.component_rows(modules)}
+    # the core's row is the paper's "Sephirot" row: without the stack, which Table 1 lists on its own
+    core = rows["Sephirot core (without stack)"]
+    assert (core["LUT (incl. LUTRAM)"], core["FF"], core["BRAM36"]) == (50.0, 25.0, 4.0)
+    assert core["paper LUT"] == 27_000
+    assert rows["Stack"]["LUT (incl. LUTRAM)"] == 22.0 and rows["Stack"]["paper BRAM36"] == 16
+    assert rows["Packet buffers (PIQ + APS)"]["paper LUT"] == 9_215
+    assert rows["Whole IP (sephirot_top)"]["LUT (incl. LUTRAM)"] == 120.0
+    # the helpers were not synthesised: their row is left out, not shown as zero
+    assert "Helpers and maps (HF + maps)" not in rows
+
+
+def test_synth_key_sets_the_reference_map_size() -> None:
+    assert E.TOP_SYNTH_KEY.startswith("synth:sephirot_top:MAP_BYTES=8192,")
