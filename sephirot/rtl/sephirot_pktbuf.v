@@ -78,7 +78,12 @@ module sephirot_pktbuf #(
   localparam [3:0] R_PKT = `SEPH_REGION_PKT;
   localparam [31:0] PKT_BASE = `SEPH_PKT_BASE;
 
-  reg [7:0]     mem_q [0:NBUF*BSZ-1];
+  // The packet is kept in 64-bit words, the even words of every buffer in bank 0 and the odd ones in bank 1, so
+  // that an access of up to 8 bytes at any byte offset reads or writes one word of each bank.
+  localparam integer WA = OW - 3;     // bits of a word index in a buffer
+  localparam integer IX = PW + WA - 1; // bits of a bank index: {buffer, word / 2}
+  reg [63:0]    mem0_q [0:NBUF*BSZ/16-1];
+  reg [63:0]    mem1_q [0:NBUF*BSZ/16-1];
   localparam integer VW = BSZ / 64;   // valid bits are kept in 64-bit words (fast to clear and to simulate)
   reg [63:0]    vld_q [0:NBUF*VW-1];
   reg [VW-1:0]  wv_q [0:NBUF-1];      // word k of vld_q is meaningful (flash clear of a whole buffer)
@@ -93,6 +98,24 @@ module sephirot_pktbuf #(
   reg [31:0]    act_q [0:NBUF-1];
   reg [PW-1:0]  in_ptr_q, core_ptr_q, out_ptr_q;
   reg [15:0]    out_off_q;            // bytes emitted of the packet at out_ptr
+
+  // words w and w + 1 of buffer b (the buffer's last word is followed by its first, as byte offsets wrap)
+  function automatic [127:0] rd2(input [PW-1:0] b, input [WA-1:0] w);
+    reg [WA-2:0] n;   // index of word w + 1 when w is odd
+    n = w[WA-1:1] + {{(WA-2){1'b0}}, 1'b1};
+    rd2 = w[0] ? {mem0_q[{b, n}], mem1_q[{b, w[WA-1:1]}]} : {mem1_q[{b, w[WA-1:1]}], mem0_q[{b, w[WA-1:1]}]};
+  endfunction
+  // valid bits of bytes 64 k .. 64 k + 127 of buffer b
+  function automatic [127:0] vld2(input [PW-1:0] b, input [WA-4:0] k);
+    reg [WA-4:0] n;
+    n = k + {{(WA-4){1'b0}}, 1'b1};
+    vld2 = {wv_q[b][n] ? vld_q[{b, n}] : 64'd0, wv_q[b][k] ? vld_q[{b, k}] : 64'd0};
+  endfunction
+  function automatic [63:0] merge(input [63:0] v, input [63:0] d, input [7:0] m);
+    integer mb;
+    merge = v;
+    for (mb = 0; mb < 8; mb = mb + 1) if (m[mb]) merge[8*mb +: 8] = d[8*mb +: 8];
+  endfunction
 
   function automatic [PW-1:0] inc(input [PW-1:0] p);
     inc = ({{(32-PW){1'b0}}, p} == NBUF - 1) ? {PW{1'b0}} : p + {{(PW-1){1'b0}}, 1'b1};
@@ -114,6 +137,7 @@ module sephirot_pktbuf #(
   function automatic [65:0] access(input rd, input wr, input [31:0] a, input [3:0] size);
     reg [31:0] o, e;
     reg [OW-1:0] bo;
+    reg [127:0] d, v;
     integer bi;
     access = 66'd0;
     e = a + {28'd0, size};
@@ -131,11 +155,11 @@ module sephirot_pktbuf #(
           // bytes of the input packet that have not arrived yet: wait
           if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
             access[65] = 1'b1;
-          for (bi = 0; bi < 8; bi = bi + 1) begin
-            bo = o[OW-1:0] + bi[OW-1:0];
-            if (bi < {28'd0, size} && wv_q[cb][bo[OW-1:6]] && vld_q[{cb, bo[OW-1:6]}][bo[5:0]])
-              access[8*bi +: 8] = mem_q[{cb, bo}];
-          end
+          bo = o[OW-1:0];
+          d = rd2(cb, bo[OW-1:3]) >> {bo[2:0], 3'd0};
+          v = vld2(cb, bo[OW-1:6]) >> bo[5:0];
+          for (bi = 0; bi < 8; bi = bi + 1)
+            if (bi < {28'd0, size} && v[bi]) access[8*bi +: 8] = d[8*bi +: 8];
         end
       end else begin
         access[64] = 1'b1;
@@ -203,7 +227,7 @@ module sephirot_pktbuf #(
 
   // adjust_head's metadata move: chunk k (16 bytes from data_meta + 16 k) is staged in stall cycle k
   localparam integer MVB = 256;               // staging bytes (metadata is at most 252 bytes)
-  reg  [7:0]    mv_q [0:MVB-1];
+  reg  [127:0]  mv_q [0:MVB/16-1];
   reg  [4:0]    mv_cnt_q;
   wire [31:0]   mv_hi = (adj_new > d_start) ? adj_new : d_start;   // end of the bytes the move reads or writes
   wire          mv_in = filled_q[cb] || mv_hi <= HEAD + {16'd0, arr_q[cb]};
@@ -215,11 +239,18 @@ module sephirot_pktbuf #(
   wire [31:0]   mv_new = d_meta + adj_delta_i;   // the metadata's new start (in the buffer when adj_ok)
   /* verilator lint_on UNUSEDSIGNAL */
   wire          mv_commit = adj_commit_i && adj_ok && adj_kind_i == 2'd0 && cur_meta != 32'd0;
-  reg  [OW-1:0] mv_src [0:15];
-  integer mi;
-  always @(*) begin
-    for (mi = 0; mi < 16; mi = mi + 1) mv_src[mi] = d_meta[OW-1:0] + {{(OW-8){1'b0}}, mv_cnt_q[3:0], 4'd0} + mi[OW-1:0];
-  end
+  // the next chunk: bytes data_meta + 16 k .. + 15 of the current packet (not valid: 0)
+  function automatic [127:0] mv_chunk(input [3:0] k);
+    reg [OW-1:0]  src;
+    reg [255:0]   d;
+    reg [127:0]   v;
+    integer       cb_i;
+    src = d_meta[OW-1:0] + {{(OW-8){1'b0}}, k, 4'd0};
+    d = {rd2(cb, src[OW-1:3] + {{(WA-2){1'b0}}, 2'd2}), rd2(cb, src[OW-1:3])} >> {src[2:0], 3'd0};
+    v = vld2(cb, src[OW-1:6]) >> src[5:0];
+    mv_chunk = 128'd0;
+    for (cb_i = 0; cb_i < 16; cb_i = cb_i + 1) if (v[cb_i]) mv_chunk[8*cb_i +: 8] = d[8*cb_i +: 8];
+  endfunction
 
   // ---------------------------------------------------------------------------------------------------------
   // output: emit the oldest finished packet, one frame per cycle, data..data_end
@@ -231,7 +262,10 @@ module sephirot_pktbuf #(
   /* verilator lint_on UNUSEDSIGNAL */
   wire [15:0]   out_left = out_len - out_off_q;
   wire          out_last = {16'd0, out_left} <= FB;
-  reg  [OW-1:0] ooff;
+  localparam integer ORD = FB / 16 + 1;   // rd2 reads for FB bytes at any byte offset (FB a multiple of 16)
+  wire [OW-1:0] ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0];
+  reg  [128*ORD-1:0] odr, od;
+  reg  [127:0]  ov;
   integer oi;
   always @(*) begin
     out_valid_o = out_go;
@@ -241,15 +275,15 @@ module sephirot_pktbuf #(
     out_action_o = act_q[ob];
     out_meta_o = out_mlen[7:0];
     out_data_o = {8*FB{1'b0}};
-    for (oi = 0; oi < FB; oi = oi + 1) begin
-      ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0] + oi[OW-1:0];
-      if (oi < out_left && wv_q[ob][ooff[OW-1:6]] && vld_q[{ob, ooff[OW-1:6]}][ooff[5:0]]) out_data_o[8*oi +: 8] = mem_q[{ob, ooff}];
-    end
+    for (oi = 0; oi < ORD; oi = oi + 1) odr[128*oi +: 128] = rd2(ob, ooff[OW-1:3] + 2 * oi[WA-1:0]);
+    od = odr >> {ooff[2:0], 3'd0};
+    ov = vld2(ob, ooff[OW-1:6]) >> ooff[5:0];
+    for (oi = 0; oi < FB; oi = oi + 1)
+      if (oi < out_left && ov[oi]) out_data_o[8*oi +: 8] = od[8*oi +: 8];
   end
 
   // ---------------------------------------------------------------------------------------------------------
   // state
-  integer wi, wb, ii;
   wire [15:0]  in_base = in_sop_i ? 16'd0 : arr_q[in_ptr_q];   // bytes of the packet before this frame
   wire [15:0]  in_len  = in_sop_i ? in_len_i : len_q[in_ptr_q];
   // byte offsets written this cycle by the lanes and by the input
@@ -260,6 +294,7 @@ module sephirot_pktbuf #(
     for (so = 0; so < LANES * 8; so = so + 1) st_off[so] = addr_i[32*(so/8) +: OW] + {{(OW-3){1'b0}}, so[2:0]};
     for (so = 0; so < FB; so = so + 1) in_off[so] = HEAD[OW-1:0] + in_base[OW-1:0] + so[OW-1:0];
   end
+
   // bytes [lo, hi) that fall in word k (adjust_tail growth reads as zero)
   function automatic [63:0] grow_word(input [OW-7:0] k, input [OW:0] lo, input [OW:0] hi);
     reg [OW:0] base, l, h;
@@ -351,14 +386,130 @@ module sephirot_pktbuf #(
     end
   end
 
+  // Packet words written this cycle, per bank in this order: the input frame's, the moved metadata's, the lane
+  // stores'. The byte-wise order is lane stores in lane order, then the moved metadata, then the input frame; a
+  // word's last write in the order above carries the bytes of every write to it this cycle (and the word's old
+  // bytes), so the last write to a word is the byte-wise result.
+  localparam integer NIW = FB / 16;            // input words per bank (HEAD and FB are multiples of 16)
+  localparam integer NMW = MVB / 16 + 1;       // moved-metadata words per bank (252 bytes at any offset: 33 words)
+  localparam integer IWB = $clog2(2 * NIW);
+  localparam integer MWB = $clog2(2 * NMW);
+  wire [WA-1:0]       in_w0 = in_off[0][OW-1:3];
+  wire [WA-1:0]       mv_w0 = mv_new[OW-1:3];
+  reg  [FB-1:0]       in_m;                     // bytes of the frame inside the packet
+  reg  [64*2*NMW-1:0] mv_d;                     // the moved metadata as the words from mv_w0 on
+  reg  [8*2*NMW-1:0]  mv_m;
+  reg  [MVB*8-1:0]    mv_s;
+  reg  [2*NIW-1:0]    iw_en;                    // target k of bank b is entry N * b + k
+  reg  [IX-1:0]       iw_ix [0:2*NIW-1];
+  reg  [63:0]         iw_v [0:2*NIW-1];
+  reg  [2*NMW-1:0]    mw_en;
+  reg  [IX-1:0]       mw_ix [0:2*NMW-1];
+  reg  [63:0]         mw_v [0:2*NMW-1];
+  reg  [2*LANES-1:0]  lw_en;
+  reg  [WA-1:0]       lw_w [0:2*LANES-1];
+  reg  [63:0]         lw_d [0:2*LANES-1];
+  reg  [7:0]          lw_m [0:2*LANES-1];
+  reg  [63:0]         lw_v [0:2*LANES-1];
+  function automatic [63:0] old_word(input integer b, input [IX-1:0] ix);
+    old_word = (b == 1) ? mem1_q[ix] : mem0_q[ix];
+  endfunction
+  // the input frame's and the moved metadata's bytes of word w, over v
+  function automatic [63:0] over_in(input [63:0] v, input [PW-1:0] b, input [WA-1:0] w);
+    reg [WA-1:0] i;
+    i = w - in_w0;
+    over_in = v;
+    if (in_fire && b == in_ptr_q && {{(32-WA){1'b0}}, i} < 2 * NIW) over_in = merge(v, in_data_i[64*i[IWB-1:0] +: 64], in_m[8*i[IWB-1:0] +: 8]);
+  endfunction
+  function automatic [63:0] over_mv(input [63:0] v, input [WA-1:0] w);
+    reg [WA-1:0] j;
+    j = w - mv_w0;
+    over_mv = v;
+    if (mv_commit && {{(32-WA){1'b0}}, j} < 2 * NMW) over_mv = merge(v, mv_d[64*j[MWB-1:0] +: 64], mv_m[8*j[MWB-1:0] +: 8]);
+  endfunction
+  integer pb, pk, pq;
+  reg [WA-1:0]  pw, pi;
+  reg [127:0]   pd;
+  reg [15:0]    pm;
+  always @(*) begin
+    iw_en = {2*NIW{1'b0}};
+    mw_en = {2*NMW{1'b0}};
+    lw_en = {2*LANES{1'b0}};
+    pw = {WA{1'b0}}; pi = {WA{1'b0}}; pd = 128'd0; pm = 16'd0;
+    in_m = {FB{1'b0}}; mv_s = {MVB*8{1'b0}}; mv_d = {64*2*NMW{1'b0}}; mv_m = {8*2*NMW{1'b0}};
+    for (pk = 0; pk < 2 * NIW; pk = pk + 1) begin iw_ix[pk] = {IX{1'b0}}; iw_v[pk] = 64'd0; end
+    for (pk = 0; pk < 2 * NMW; pk = pk + 1) begin mw_ix[pk] = {IX{1'b0}}; mw_v[pk] = 64'd0; end
+    for (pk = 0; pk < 2 * LANES; pk = pk + 1) begin
+      lw_w[pk] = {WA{1'b0}}; lw_d[pk] = 64'd0; lw_m[pk] = 8'd0; lw_v[pk] = 64'd0;
+    end
+    // (each part only in the cycles it writes: the simulation evaluates this block every cycle)
+    if (in_fire) begin
+      for (pk = 0; pk < FB; pk = pk + 1) in_m[pk] = in_base + pk[15:0] < in_len;
+      for (pb = 0; pb < 2; pb = pb + 1)
+        for (pk = 0; pk < NIW; pk = pk + 1) begin
+          pi = {{(WA-1){1'b0}}, in_w0[0] != pb[0]} + 2 * pk[WA-1:0];
+          pw = in_w0 + pi;
+          iw_en[NIW*pb+pk] = |in_m[8*pi[IWB-1:0] +: 8];
+          iw_ix[NIW*pb+pk] = {in_ptr_q, pw[WA-1:1]};
+          iw_v[NIW*pb+pk] = merge(old_word(pb, {in_ptr_q, pw[WA-1:1]}), in_data_i[64*pi[IWB-1:0] +: 64],
+                                  in_m[8*pi[IWB-1:0] +: 8]);
+        end
+    end
+    if (mv_commit) begin
+      for (pk = 0; pk < MVB / 16; pk = pk + 1) mv_s[128*pk +: 128] = mv_q[pk];
+      mv_d = {{(64*2*NMW-MVB*8){1'b0}}, mv_s} << {mv_new[2:0], 3'd0};
+      mv_m = {{(8*2*NMW-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[2:0];
+      for (pb = 0; pb < 2; pb = pb + 1)
+        for (pk = 0; pk < NMW; pk = pk + 1) begin
+          pi = {{(WA-1){1'b0}}, mv_w0[0] != pb[0]} + 2 * pk[WA-1:0];
+          pw = mv_w0 + pi;
+          mw_en[NMW*pb+pk] = |mv_m[8*pi[MWB-1:0] +: 8];
+          mw_ix[NMW*pb+pk] = {cb, pw[WA-1:1]};
+          mw_v[NMW*pb+pk] = over_in(merge(old_word(pb, {cb, pw[WA-1:1]}), mv_d[64*pi[MWB-1:0] +: 64],
+                                          mv_m[8*pi[MWB-1:0] +: 8]), cb, pw);
+        end
+    end
+    if (any_st) begin
+      for (pk = 0; pk < LANES; pk = pk + 1) begin
+        pw = addr_i[32*pk+3 +: WA];
+        pd = {64'd0, wdata_i[64*pk +: 64]} << {addr_i[32*pk +: 3], 3'd0};
+        pm = {8'd0, size_i[4*pk+3] ? 8'hff : ~(8'hff << size_i[4*pk +: 3])} << addr_i[32*pk +: 3];
+        pb = {31'd0, pw[0]};                     // bank of the first word, the other one holds the second
+        lw_en[LANES*pb+pk] = commit_i && wr_i[pk] && addr_i[32*pk+28 +: 4] == R_PKT && |pm[7:0];
+        lw_w[LANES*pb+pk] = pw; lw_d[LANES*pb+pk] = pd[63:0]; lw_m[LANES*pb+pk] = pm[7:0];
+        lw_en[LANES*(1-pb)+pk] = commit_i && wr_i[pk] && addr_i[32*pk+28 +: 4] == R_PKT && |pm[15:8];
+        lw_w[LANES*(1-pb)+pk] = pw + {{(WA-1){1'b0}}, 1'b1};
+        lw_d[LANES*(1-pb)+pk] = pd[127:64]; lw_m[LANES*(1-pb)+pk] = pm[15:8];
+      end
+      for (pb = 0; pb < 2; pb = pb + 1)
+        for (pk = 0; pk < LANES; pk = pk + 1) if (lw_en[LANES*pb+pk]) begin
+          pw = lw_w[LANES*pb+pk];
+          lw_v[LANES*pb+pk] = old_word(pb, {cb, pw[WA-1:1]});
+          for (pq = 0; pq < LANES; pq = pq + 1)
+            if (lw_en[LANES*pb+pq] && lw_w[LANES*pb+pq] == pw)
+              lw_v[LANES*pb+pk] = merge(lw_v[LANES*pb+pk], lw_d[LANES*pb+pq], lw_m[LANES*pb+pq]);
+          lw_v[LANES*pb+pk] = over_in(over_mv(lw_v[LANES*pb+pk], pw), cb, pw);
+        end
+    end
+  end
+
   integer gk;
   always @(posedge clk_i) begin
+    for (gk = 0; gk < NIW; gk = gk + 1) begin
+      if (iw_en[gk]) mem0_q[iw_ix[gk]] <= iw_v[gk];
+      if (iw_en[NIW+gk]) mem1_q[iw_ix[NIW+gk]] <= iw_v[NIW+gk];
+    end
+    for (gk = 0; gk < NMW; gk = gk + 1) begin
+      if (mw_en[gk]) mem0_q[mw_ix[gk]] <= mw_v[gk];
+      if (mw_en[NMW+gk]) mem1_q[mw_ix[NMW+gk]] <= mw_v[NMW+gk];
+    end
+    for (gk = 0; gk < LANES; gk = gk + 1) begin
+      if (lw_en[gk]) mem0_q[{cb, lw_w[gk][WA-1:1]}] <= lw_v[gk];
+      if (lw_en[LANES+gk]) mem1_q[{cb, lw_w[LANES+gk][WA-1:1]}] <= lw_v[LANES+gk];
+    end
     for (gk = 0; gk < NT; gk = gk + 1)
       if (t_en[gk]) vld_q[{t_buf[gk], t_word[gk]}] <= t_val[gk];
-    if (mv_rd)
-      for (gk = 0; gk < 16; gk = gk + 1)
-        mv_q[{mv_cnt_q[3:0], gk[3:0]}] <= (wv_q[cb][mv_src[gk][OW-1:6]] && vld_q[{cb, mv_src[gk][OW-1:6]}][mv_src[gk][5:0]])
-                                          ? mem_q[{cb, mv_src[gk]}] : 8'd0;
+    if (mv_rd) mv_q[mv_cnt_q[3:0]] <= mv_chunk(mv_cnt_q[3:0]);
   end
 
   always @(posedge clk_i or negedge rst_ni) begin
@@ -379,22 +530,6 @@ module sephirot_pktbuf #(
           default: dmeta_q[cb] <= adj_new[OW:0];
         endcase
       end
-      // lane stores, in lane order
-      if (commit_i) begin
-        for (wi = 0; wi < LANES; wi = wi + 1) begin
-          if (wr_i[wi] && addr_i[32*wi+28 +: 4] == R_PKT) begin
-            for (wb = 0; wb < 8; wb = wb + 1)
-              if (wb < {28'd0, size_i[4*wi +: 4]}) begin
-                mem_q[{cb, addr_i[32*wi +: OW] + wb[OW-1:0]}] <= wdata_i[64*wi + 8*wb +: 8];
-              end
-          end
-        end
-      end
-      // the moved metadata, after the lane stores (the helper's effects come last)
-      if (mv_commit)   // 16 x 16 bytes (nested: Verilator unrolls loops of up to 64 iterations)
-        for (wi = 0; wi < 16; wi = wi + 1)
-          for (wb = 0; wb < 16; wb = wb + 1)
-            if (16 * wi + wb < cur_meta) mem_q[{cb, mv_new[OW-1:0] + {wi[OW-5:0], wb[3:0]}}] <= mv_q[16 * wi + wb];
       mv_cnt_q <= mv_rd ? mv_cnt_q + 5'd1 : (adj_step_i ? mv_cnt_q : 5'd0);
       // core finished the packet
       if (core_done_i) begin
@@ -409,11 +544,6 @@ module sephirot_pktbuf #(
           len_q[in_ptr_q] <= in_len_i; ifx_q[in_ptr_q] <= in_ifindex_i; rxq_q[in_ptr_q] <= in_rxq_i;
           dstart_q[in_ptr_q] <= HEAD[OW:0]; dmeta_q[in_ptr_q] <= HEAD[OW:0];
           dend_q[in_ptr_q] <= HEAD[OW:0] + in_len_i[OW:0];
-        end
-        for (ii = 0; ii < FB; ii = ii + 1) begin
-          if (in_base + ii[15:0] < in_len) begin
-            mem_q[{in_ptr_q, HEAD[OW-1:0] + in_base[OW-1:0] + ii[OW-1:0]}] <= in_data_i[8*ii +: 8];
-          end
         end
         arr_q[in_ptr_q] <= in_base + FB[15:0];
         if (in_eop_i) begin
