@@ -111,10 +111,10 @@ module sephirot_pktbuf #(
     n = k + {{(WA-4){1'b0}}, 1'b1};
     vld2 = {wv_q[b][n] ? vld_q[{b, n}] : 64'd0, wv_q[b][k] ? vld_q[{b, k}] : 64'd0};
   endfunction
-  function automatic [63:0] merge(input [63:0] v, input [63:0] d, input [7:0] m);
-    integer mb;
-    merge = v;
-    for (mb = 0; mb < 8; mb = mb + 1) if (m[mb]) merge[8*mb +: 8] = d[8*mb +: 8];
+  function automatic [63:0] merge(input [63:0] v, input [63:0] d, input [7:0] m);   // bytes m of d over v
+    reg [63:0] bm;
+    bm = {{8{m[7]}}, {8{m[6]}}, {8{m[5]}}, {8{m[4]}}, {8{m[3]}}, {8{m[2]}}, {8{m[1]}}, {8{m[0]}}};
+    merge = (v & ~bm) | (d & bm);
   endfunction
 
   function automatic [PW-1:0] inc(input [PW-1:0] p);
@@ -227,7 +227,7 @@ module sephirot_pktbuf #(
 
   // adjust_head's metadata move: chunk k (16 bytes from data_meta + 16 k) is staged in stall cycle k
   localparam integer MVB = 256;               // staging bytes (metadata is at most 252 bytes)
-  reg  [127:0]  mv_q [0:MVB/16-1];
+  reg  [63:0]   mv_q [0:MVB/8+1];          // staged metadata, aligned as at its new place (words from mv_new / 8)
   reg  [4:0]    mv_cnt_q;
   wire [31:0]   mv_hi = (adj_new > d_start) ? adj_new : d_start;   // end of the bytes the move reads or writes
   wire          mv_in = filled_q[cb] || mv_hi <= HEAD + {16'd0, arr_q[cb]};
@@ -250,6 +250,17 @@ module sephirot_pktbuf #(
     v = vld2(cb, src[OW-1:6]) >> src[5:0];
     mv_chunk = 128'd0;
     for (cb_i = 0; cb_i < 16; cb_i = cb_i + 1) if (v[cb_i]) mv_chunk[8*cb_i +: 8] = d[8*cb_i +: 8];
+  endfunction
+  // the chunk staged this cycle goes to bytes mv_new % 8 + 16 k .. + 15 of mv_q: word n of the (up to) three
+  wire [7:0]    mv_st_p = {mv_cnt_q[3:0], 4'd0} + {5'd0, mv_new[2:0]};
+  wire [23:0]   mv_st_m = {8'd0, 16'hffff} << mv_st_p[2:0];
+  function automatic [MWB-1:0] mv_st_ix(input [1:0] n);
+    mv_st_ix = {1'b0, mv_st_p[7:3]} + {{(MWB-2){1'b0}}, n};
+  endfunction
+  function automatic [63:0] mv_st_val(input [1:0] n);
+    reg [191:0] d;
+    d = {64'd0, mv_chunk(mv_cnt_q[3:0])} << {mv_st_p[2:0], 3'd0};
+    mv_st_val = merge(mv_q[mv_st_ix(n)], d[64*n +: 64], mv_st_m[8*n +: 8]);
   endfunction
 
   // ---------------------------------------------------------------------------------------------------------
@@ -286,13 +297,13 @@ module sephirot_pktbuf #(
   // state
   wire [15:0]  in_base = in_sop_i ? 16'd0 : arr_q[in_ptr_q];   // bytes of the packet before this frame
   wire [15:0]  in_len  = in_sop_i ? in_len_i : len_q[in_ptr_q];
-  // byte offsets written this cycle by the lanes and by the input
-  reg [OW-1:0] st_off [0:LANES*8-1];
-  reg [OW-1:0] in_off [0:FB-1];
+  // the input frame's offset in the buffer (a multiple of FB) and its bytes inside the packet
+  wire [OW-1:0] in_off0 = HEAD[OW-1:0] + in_base[OW-1:0];
+  reg  [FB-1:0] in_m;
   integer so;
   always @(*) begin
-    for (so = 0; so < LANES * 8; so = so + 1) st_off[so] = addr_i[32*(so/8) +: OW] + {{(OW-3){1'b0}}, so[2:0]};
-    for (so = 0; so < FB; so = so + 1) in_off[so] = HEAD[OW-1:0] + in_base[OW-1:0] + so[OW-1:0];
+    in_m = {FB{1'b0}};
+    if (in_fire) for (so = 0; so < FB; so = so + 1) in_m[so] = in_base + so[15:0] < in_len;
   end
 
   // bytes [lo, hi) that fall in word k (adjust_tail growth reads as zero)
@@ -327,41 +338,33 @@ module sephirot_pktbuf #(
       if (commit_i && wr_i[tl] && addr_i[32*tl+28 +: 4] == R_PKT) any_st = 1'b1;
   end
   wire vld_busy = any_st || in_fire || grow || mv_commit;   // valid bits change this cycle
-  reg [5:0] mvb;
+  reg [127:0]       st_m;
+  reg [64*NMV-1:0]  mv_vm;
   always @(*) begin
+    st_m = 128'd0;
     for (tt = 0; tt < NT; tt = tt + 1) begin
       t_en[tt] = 1'b0; t_buf[tt] = cb; t_word[tt] = {WW{1'b0}}; t_set[tt] = 64'd0;
     end
     if (any_st) for (tl = 0; tl < LANES; tl = tl + 1) begin
-      t_word[2*tl] = st_off[8*tl][OW-1:6];
-      t_word[2*tl+1] = st_off[8*tl][OW-1:6] + {{(WW-1){1'b0}}, 1'b1};
-      if (commit_i && wr_i[tl] && addr_i[32*tl+28 +: 4] == R_PKT)
-        for (tb = 0; tb < 8; tb = tb + 1)
-          if (tb < {28'd0, size_i[4*tl +: 4]}) begin
-            if (st_off[8*tl+tb][OW-1:6] == t_word[2*tl]) begin
-              t_en[2*tl] = 1'b1; t_set[2*tl][st_off[8*tl+tb][5:0]] = 1'b1;
-            end else begin
-              t_en[2*tl+1] = 1'b1; t_set[2*tl+1][st_off[8*tl+tb][5:0]] = 1'b1;
-            end
-          end
+      st_m = {{(128-8){1'b0}}, size_i[4*tl+3] ? 8'hff : ~(8'hff << size_i[4*tl +: 3])} << addr_i[32*tl +: 6];
+      t_word[2*tl] = addr_i[32*tl+6 +: WW];
+      t_word[2*tl+1] = addr_i[32*tl+6 +: WW] + {{(WW-1){1'b0}}, 1'b1};
+      t_en[2*tl] = lane_st(tl) && |st_m[63:0]; t_set[2*tl] = st_m[63:0];
+      t_en[2*tl+1] = lane_st(tl) && |st_m[127:64]; t_set[2*tl+1] = st_m[127:64];
     end
-    t_en[2*LANES] = in_fire; t_buf[2*LANES] = in_ptr_q; t_word[2*LANES] = in_off[0][OW-1:6];
-    for (tb = 0; tb < FB; tb = tb + 1)
-      if (in_base + tb[15:0] < in_len) t_set[2*LANES][in_off[tb][5:0]] = 1'b1;
+    // (the frame is inside one valid-bit word: its offset is a multiple of FB, FB divides 64)
+    t_en[2*LANES] = in_fire; t_buf[2*LANES] = in_ptr_q; t_word[2*LANES] = in_off0[OW-1:6];
+    t_set[2*LANES] = {{(64-FB){1'b0}}, in_m} << in_off0[5:0];
     gend = adj_new[OW:0] - {{OW{1'b0}}, 1'b1};
     t_en[2*LANES+1] = grow; t_word[2*LANES+1] = dend_q[cb][OW-1:6];
     t_en[2*LANES+2] = grow; t_word[2*LANES+2] = gend[OW-1:6];
+    mv_vm = {64*NMV{1'b0}};
+    if (mv_commit) mv_vm = {{(64*NMV-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[5:0];
     for (tt = 0; tt < NMV; tt = tt + 1) begin
-      t_en[2*LANES+3+tt] = mv_commit && tt * 64 < {26'd0, mv_new[5:0]} + cur_meta;
+      t_en[2*LANES+3+tt] = mv_commit && |mv_vm[64*tt +: 64];
       t_word[2*LANES+3+tt] = mv_new[OW-1:6] + tt[WW-1:0];
+      t_set[2*LANES+3+tt] = mv_vm[64*tt +: 64];
     end
-    mvb = 6'd0;
-    if (mv_commit)
-      for (tb = 0; tb < MVB; tb = tb + 1) begin
-        mvb = mv_new[5:0] + tb[5:0];
-        if (tb < cur_meta)
-          t_set[2*LANES+3+({26'd0, mv_new[5:0]} + tb) / 64][mvb] = 1'b1;
-      end
     // merged values
     for (tt = 0; tt < NT; tt = tt + 1) t_val[tt] = 64'd0;
     // (only the targets written this cycle: the others' values are not used, and skipping them keeps the
@@ -386,130 +389,125 @@ module sephirot_pktbuf #(
     end
   end
 
-  // Packet words written this cycle, per bank in this order: the input frame's, the moved metadata's, the lane
-  // stores'. The byte-wise order is lane stores in lane order, then the moved metadata, then the input frame; a
-  // word's last write in the order above carries the bytes of every write to it this cycle (and the word's old
-  // bytes), so the last write to a word is the byte-wise result.
+  // Packet words written this cycle. The byte-wise order is lane stores in lane order, then the moved metadata,
+  // then the input frame. Per bank the words are written in the order input frame, moved metadata, lane stores,
+  // and each value holds the bytes of every write of the cycle to its word that comes earlier byte-wise or in
+  // that order (and the word's old bytes): the last write to a word is the byte-wise result. The values are
+  // functions evaluated in the clocked process, only in the cycles that write (a simulation cost otherwise).
   localparam integer NIW = FB / 16;            // input words per bank (HEAD and FB are multiples of 16)
   localparam integer NMW = MVB / 16 + 1;       // moved-metadata words per bank (252 bytes at any offset: 33 words)
   localparam integer IWB = $clog2(2 * NIW);
   localparam integer MWB = $clog2(2 * NMW);
-  wire [WA-1:0]       in_w0 = in_off[0][OW-1:3];
+  wire [WA-1:0]       in_w0 = in_off0[OW-1:3];
   wire [WA-1:0]       mv_w0 = mv_new[OW-1:3];
-  reg  [FB-1:0]       in_m;                     // bytes of the frame inside the packet
-  reg  [64*2*NMW-1:0] mv_d;                     // the moved metadata as the words from mv_w0 on
-  reg  [8*2*NMW-1:0]  mv_m;
-  reg  [MVB*8-1:0]    mv_s;
-  reg  [2*NIW-1:0]    iw_en;                    // target k of bank b is entry N * b + k
-  reg  [IX-1:0]       iw_ix [0:2*NIW-1];
-  reg  [63:0]         iw_v [0:2*NIW-1];
-  reg  [2*NMW-1:0]    mw_en;
-  reg  [IX-1:0]       mw_ix [0:2*NMW-1];
-  reg  [63:0]         mw_v [0:2*NMW-1];
-  reg  [2*LANES-1:0]  lw_en;
-  reg  [WA-1:0]       lw_w [0:2*LANES-1];
-  reg  [63:0]         lw_d [0:2*LANES-1];
-  reg  [7:0]          lw_m [0:2*LANES-1];
-  reg  [63:0]         lw_v [0:2*LANES-1];
-  function automatic [63:0] old_word(input integer b, input [IX-1:0] ix);
-    old_word = (b == 1) ? mem1_q[ix] : mem0_q[ix];
+  function automatic [63:0] old_word(input b, input [IX-1:0] ix);
+    old_word = b ? mem1_q[ix] : mem0_q[ix];
   endfunction
+  // bank b's k-th word from word w0 on: its index in the bank (within the buffer)
+  function automatic [WA-2:0] bank_ix(input [WA-1:0] w0, input b, input [MWB-2:0] k);
+    bank_ix = w0[WA-1:1] + {{(WA-2){1'b0}}, w0[0] & ~b} + {{(WA-MWB){1'b0}}, k};
+  endfunction
+  // the bytes of the metadata words (from mv_w0) that move (metadata is at most 252 bytes: cur_meta[7:0])
+  wire [8*2*NMW-1:0]  mv_wm = mv_commit ? {{(8*2*NMW-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[2:0]
+                                        : {8*2*NMW{1'b0}};
   // the input frame's and the moved metadata's bytes of word w, over v
   function automatic [63:0] over_in(input [63:0] v, input [PW-1:0] b, input [WA-1:0] w);
     reg [WA-1:0] i;
     i = w - in_w0;
     over_in = v;
-    if (in_fire && b == in_ptr_q && {{(32-WA){1'b0}}, i} < 2 * NIW) over_in = merge(v, in_data_i[64*i[IWB-1:0] +: 64], in_m[8*i[IWB-1:0] +: 8]);
+    if (in_fire && b == in_ptr_q && {{(32-WA){1'b0}}, i} < 2 * NIW)
+      over_in = merge(v, in_data_i[64*i[IWB-1:0] +: 64], in_m[8*i[IWB-1:0] +: 8]);
   endfunction
   function automatic [63:0] over_mv(input [63:0] v, input [WA-1:0] w);
     reg [WA-1:0] j;
     j = w - mv_w0;
     over_mv = v;
-    if (mv_commit && {{(32-WA){1'b0}}, j} < 2 * NMW) over_mv = merge(v, mv_d[64*j[MWB-1:0] +: 64], mv_m[8*j[MWB-1:0] +: 8]);
+    if (mv_commit && {{(32-WA){1'b0}}, j} < 2 * NMW) over_mv = merge(v, mv_q[j[MWB-1:0]], mv_wm[8*j[MWB-1:0] +: 8]);
   endfunction
-  integer pb, pk, pq;
-  reg [WA-1:0]  pw, pi;
-  reg [127:0]   pd;
-  reg [15:0]    pm;
-  always @(*) begin
-    iw_en = {2*NIW{1'b0}};
-    mw_en = {2*NMW{1'b0}};
-    lw_en = {2*LANES{1'b0}};
-    pw = {WA{1'b0}}; pi = {WA{1'b0}}; pd = 128'd0; pm = 16'd0;
-    in_m = {FB{1'b0}}; mv_s = {MVB*8{1'b0}}; mv_d = {64*2*NMW{1'b0}}; mv_m = {8*2*NMW{1'b0}};
-    for (pk = 0; pk < 2 * NIW; pk = pk + 1) begin iw_ix[pk] = {IX{1'b0}}; iw_v[pk] = 64'd0; end
-    for (pk = 0; pk < 2 * NMW; pk = pk + 1) begin mw_ix[pk] = {IX{1'b0}}; mw_v[pk] = 64'd0; end
-    for (pk = 0; pk < 2 * LANES; pk = pk + 1) begin
-      lw_w[pk] = {WA{1'b0}}; lw_d[pk] = 64'd0; lw_m[pk] = 8'd0; lw_v[pk] = 64'd0;
-    end
-    // (each part only in the cycles it writes: the simulation evaluates this block every cycle)
-    if (in_fire) begin
-      for (pk = 0; pk < FB; pk = pk + 1) in_m[pk] = in_base + pk[15:0] < in_len;
-      for (pb = 0; pb < 2; pb = pb + 1)
-        for (pk = 0; pk < NIW; pk = pk + 1) begin
-          pi = {{(WA-1){1'b0}}, in_w0[0] != pb[0]} + 2 * pk[WA-1:0];
-          pw = in_w0 + pi;
-          iw_en[NIW*pb+pk] = |in_m[8*pi[IWB-1:0] +: 8];
-          iw_ix[NIW*pb+pk] = {in_ptr_q, pw[WA-1:1]};
-          iw_v[NIW*pb+pk] = merge(old_word(pb, {in_ptr_q, pw[WA-1:1]}), in_data_i[64*pi[IWB-1:0] +: 64],
-                                  in_m[8*pi[IWB-1:0] +: 8]);
-        end
-    end
-    if (mv_commit) begin
-      for (pk = 0; pk < MVB / 16; pk = pk + 1) mv_s[128*pk +: 128] = mv_q[pk];
-      mv_d = {{(64*2*NMW-MVB*8){1'b0}}, mv_s} << {mv_new[2:0], 3'd0};
-      mv_m = {{(8*2*NMW-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[2:0];
-      for (pb = 0; pb < 2; pb = pb + 1)
-        for (pk = 0; pk < NMW; pk = pk + 1) begin
-          pi = {{(WA-1){1'b0}}, mv_w0[0] != pb[0]} + 2 * pk[WA-1:0];
-          pw = mv_w0 + pi;
-          mw_en[NMW*pb+pk] = |mv_m[8*pi[MWB-1:0] +: 8];
-          mw_ix[NMW*pb+pk] = {cb, pw[WA-1:1]};
-          mw_v[NMW*pb+pk] = over_in(merge(old_word(pb, {cb, pw[WA-1:1]}), mv_d[64*pi[MWB-1:0] +: 64],
-                                          mv_m[8*pi[MWB-1:0] +: 8]), cb, pw);
-        end
-    end
-    if (any_st) begin
-      for (pk = 0; pk < LANES; pk = pk + 1) begin
-        pw = addr_i[32*pk+3 +: WA];
-        pd = {64'd0, wdata_i[64*pk +: 64]} << {addr_i[32*pk +: 3], 3'd0};
-        pm = {8'd0, size_i[4*pk+3] ? 8'hff : ~(8'hff << size_i[4*pk +: 3])} << addr_i[32*pk +: 3];
-        pb = {31'd0, pw[0]};                     // bank of the first word, the other one holds the second
-        lw_en[LANES*pb+pk] = commit_i && wr_i[pk] && addr_i[32*pk+28 +: 4] == R_PKT && |pm[7:0];
-        lw_w[LANES*pb+pk] = pw; lw_d[LANES*pb+pk] = pd[63:0]; lw_m[LANES*pb+pk] = pm[7:0];
-        lw_en[LANES*(1-pb)+pk] = commit_i && wr_i[pk] && addr_i[32*pk+28 +: 4] == R_PKT && |pm[15:8];
-        lw_w[LANES*(1-pb)+pk] = pw + {{(WA-1){1'b0}}, 1'b1};
-        lw_d[LANES*(1-pb)+pk] = pd[127:64]; lw_m[LANES*(1-pb)+pk] = pm[15:8];
-      end
-      for (pb = 0; pb < 2; pb = pb + 1)
-        for (pk = 0; pk < LANES; pk = pk + 1) if (lw_en[LANES*pb+pk]) begin
-          pw = lw_w[LANES*pb+pk];
-          lw_v[LANES*pb+pk] = old_word(pb, {cb, pw[WA-1:1]});
-          for (pq = 0; pq < LANES; pq = pq + 1)
-            if (lw_en[LANES*pb+pq] && lw_w[LANES*pb+pq] == pw)
-              lw_v[LANES*pb+pk] = merge(lw_v[LANES*pb+pk], lw_d[LANES*pb+pq], lw_m[LANES*pb+pq]);
-          lw_v[LANES*pb+pk] = over_in(over_mv(lw_v[LANES*pb+pk], pw), cb, pw);
-        end
-    end
-  end
+  // lane l's store: the word it writes in bank b, the bytes and their mask
+  function automatic lane_st(input integer l);
+    lane_st = commit_i && wr_i[l] && addr_i[32*l+28 +: 4] == R_PKT;
+  endfunction
+  function automatic [WA-1:0] lane_word(input b, input integer l);
+    lane_word = addr_i[32*l+3 +: WA] + {{(WA-1){1'b0}}, addr_i[32*l+3] ^ b};
+  endfunction
+  function automatic [7:0] lane_mask(input b, input integer l);
+    reg [15:0] m;
+    m = {8'd0, size_i[4*l+3] ? 8'hff : ~(8'hff << size_i[4*l +: 3])} << addr_i[32*l +: 3];
+    lane_mask = (addr_i[32*l+3] == b) ? m[7:0] : m[15:8];
+  endfunction
+  function automatic [63:0] lane_data(input b, input integer l);
+    reg [127:0] d;
+    d = {64'd0, wdata_i[64*l +: 64]} << {addr_i[32*l +: 3], 3'd0};
+    lane_data = (addr_i[32*l+3] == b) ? d[63:0] : d[127:64];
+  endfunction
+  function automatic lane_en(input b, input integer l);
+    lane_en = lane_st(l) && |lane_mask(b, l);
+  endfunction
+  function automatic [IX-1:0] lane_ix(input b, input integer l);
+    lane_ix = {cb, bank_ix(addr_i[32*l+3 +: WA], b, {(MWB-1){1'b0}})};
+  endfunction
+  // the value of lane l's word in bank b: the lanes' bytes in lane order, then the metadata's and the input's
+  function automatic [63:0] lane_val(input b, input integer l);
+    reg [WA-1:0] w;
+    integer      q;
+    w = lane_word(b, l);
+    lane_val = old_word(b, lane_ix(b, l));
+    for (q = 0; q < LANES; q = q + 1)
+      if (lane_st(q) && lane_word(b, q) == w) lane_val = merge(lane_val, lane_data(b, q), lane_mask(b, q));
+    lane_val = over_in(over_mv(lane_val, w), cb, w);
+  endfunction
+  // bank b's k-th word of the input frame (i: its word in the frame)
+  function automatic [IWB-1:0] in_i(input b, input [IWB-2:0] k);
+    in_i = {k, in_w0[0] ^ b};
+  endfunction
+  function automatic in_en(input b, input [IWB-2:0] k);
+    in_en = |in_m[8*in_i(b, k) +: 8];
+  endfunction
+  function automatic [IX-1:0] in_ix(input b, input [IWB-2:0] k);
+    in_ix = {in_ptr_q, bank_ix(in_w0, b, {{(MWB-IWB){1'b0}}, k})};
+  endfunction
+  function automatic [63:0] in_val(input b, input [IWB-2:0] k);
+    in_val = merge(old_word(b, in_ix(b, k)), in_data_i[64*in_i(b, k) +: 64], in_m[8*in_i(b, k) +: 8]);
+  endfunction
+  // bank b's k-th word of the moved metadata (j: its word from mv_w0)
+  function automatic [MWB-1:0] mv_j(input b, input [MWB-2:0] k);
+    mv_j = {k, mv_w0[0] ^ b};
+  endfunction
+  function automatic mv_en(input b, input [MWB-2:0] k);
+    mv_en = |mv_wm[8*mv_j(b, k) +: 8];
+  endfunction
+  function automatic [IX-1:0] mv_ix(input b, input [MWB-2:0] k);
+    mv_ix = {cb, bank_ix(mv_w0, b, k)};
+  endfunction
+  function automatic [63:0] mv_val(input b, input [MWB-2:0] k);
+    mv_val = over_in(merge(old_word(b, mv_ix(b, k)), mv_q[mv_j(b, k)], mv_wm[8*mv_j(b, k) +: 8]), cb,
+                     mv_w0 + {{(WA-MWB){1'b0}}, mv_j(b, k)});
+  endfunction
 
   integer gk;
   always @(posedge clk_i) begin
-    for (gk = 0; gk < NIW; gk = gk + 1) begin
-      if (iw_en[gk]) mem0_q[iw_ix[gk]] <= iw_v[gk];
-      if (iw_en[NIW+gk]) mem1_q[iw_ix[NIW+gk]] <= iw_v[NIW+gk];
+    if (in_fire)
+      for (gk = 0; gk < NIW; gk = gk + 1) begin
+        if (in_en(1'b0, gk[IWB-2:0])) mem0_q[in_ix(1'b0, gk[IWB-2:0])] <= in_val(1'b0, gk[IWB-2:0]);
+        if (in_en(1'b1, gk[IWB-2:0])) mem1_q[in_ix(1'b1, gk[IWB-2:0])] <= in_val(1'b1, gk[IWB-2:0]);
+      end
+    if (mv_commit) begin
+      for (gk = 0; gk < NMW; gk = gk + 1)
+        if (mv_en(1'b0, gk[MWB-2:0])) mem0_q[mv_ix(1'b0, gk[MWB-2:0])] <= mv_val(1'b0, gk[MWB-2:0]);
+      for (gk = 0; gk < NMW; gk = gk + 1)
+        if (mv_en(1'b1, gk[MWB-2:0])) mem1_q[mv_ix(1'b1, gk[MWB-2:0])] <= mv_val(1'b1, gk[MWB-2:0]);
     end
-    for (gk = 0; gk < NMW; gk = gk + 1) begin
-      if (mw_en[gk]) mem0_q[mw_ix[gk]] <= mw_v[gk];
-      if (mw_en[NMW+gk]) mem1_q[mw_ix[NMW+gk]] <= mw_v[NMW+gk];
-    end
-    for (gk = 0; gk < LANES; gk = gk + 1) begin
-      if (lw_en[gk]) mem0_q[{cb, lw_w[gk][WA-1:1]}] <= lw_v[gk];
-      if (lw_en[LANES+gk]) mem1_q[{cb, lw_w[LANES+gk][WA-1:1]}] <= lw_v[LANES+gk];
-    end
+    if (any_st)
+      for (gk = 0; gk < LANES; gk = gk + 1) begin
+        if (lane_en(1'b0, gk)) mem0_q[lane_ix(1'b0, gk)] <= lane_val(1'b0, gk);
+        if (lane_en(1'b1, gk)) mem1_q[lane_ix(1'b1, gk)] <= lane_val(1'b1, gk);
+      end
     for (gk = 0; gk < NT; gk = gk + 1)
       if (t_en[gk]) vld_q[{t_buf[gk], t_word[gk]}] <= t_val[gk];
-    if (mv_rd) mv_q[mv_cnt_q[3:0]] <= mv_chunk(mv_cnt_q[3:0]);
+    if (mv_rd)
+      for (gk = 0; gk < 3; gk = gk + 1)
+        if (|mv_st_m[8*gk +: 8]) mv_q[mv_st_ix(gk[1:0])] <= mv_st_val(gk[1:0]);
   end
 
   always @(posedge clk_i or negedge rst_ni) begin
