@@ -99,17 +99,25 @@ module sephirot_pktbuf #(
   reg [PW-1:0]  in_ptr_q, core_ptr_q, out_ptr_q;
   reg [15:0]    out_off_q;            // bytes emitted of the packet at out_ptr
 
-  // words w and w + 1 of buffer b (the buffer's last word is followed by its first, as byte offsets wrap)
-  function automatic [127:0] rd2(input [PW-1:0] b, input [WA-1:0] w);
-    reg [WA-2:0] n;   // index of word w + 1 when w is odd
-    n = w[WA-1:1] + {{(WA-2){1'b0}}, 1'b1};
-    rd2 = w[0] ? {mem0_q[{b, n}], mem1_q[{b, w[WA-1:1]}]} : {mem1_q[{b, w[WA-1:1]}], mem0_q[{b, w[WA-1:1]}]};
+  // (the read and write helpers keep to 64-bit values: Verilator zeroes a function's wider locals at every
+  // evaluation of the process that calls it, whether the call runs or not)
+  function automatic [63:0] rdw(input [PW-1:0] b, input [WA-1:0] w);   // word w of buffer b
+    rdw = w[0] ? mem1_q[{b, w[WA-1:1]}] : mem0_q[{b, w[WA-1:1]}];
   endfunction
-  // valid bits of bytes 64 k .. 64 k + 127 of buffer b
-  function automatic [127:0] vld2(input [PW-1:0] b, input [WA-4:0] k);
-    reg [WA-4:0] n;
-    n = k + {{(WA-4){1'b0}}, 1'b1};
-    vld2 = {wv_q[b][n] ? vld_q[{b, n}] : 64'd0, wv_q[b][k] ? vld_q[{b, k}] : 64'd0};
+  function automatic [63:0] funnel8(input [63:0] lo, input [63:0] hi, input [2:0] s);   // bytes s.. of {hi, lo}
+    funnel8 = (s == 3'd0) ? lo : (lo >> {s, 3'd0}) | (hi << {3'd0 - s, 3'd0});
+  endfunction
+  // the 8 bytes from byte offset o of buffer b (byte offsets wrap in the buffer), whether valid or not
+  function automatic [63:0] rd8(input [PW-1:0] b, input [OW-1:0] o);
+    rd8 = funnel8(rdw(b, o[OW-1:3]), rdw(b, o[OW-1:3] + {{(WA-1){1'b0}}, 1'b1}), o[2:0]);
+  endfunction
+  function automatic [63:0] vword(input [PW-1:0] b, input [WA-4:0] k);
+    vword = wv_q[b][k] ? vld_q[{b, k}] : 64'd0;
+  endfunction
+  // the valid bits of the 64 bytes from byte offset o of buffer b
+  function automatic [63:0] vbits(input [PW-1:0] b, input [OW-1:0] o);
+    vbits = (o[5:0] == 6'd0) ? vword(b, o[OW-1:6])
+          : (vword(b, o[OW-1:6]) >> o[5:0]) | (vword(b, o[OW-1:6] + {{(WA-4){1'b0}}, 1'b1}) << (7'd64 - {1'b0, o[5:0]}));
   endfunction
   function automatic [63:0] merge(input [63:0] v, input [63:0] d, input [7:0] m);   // bytes m of d over v
     reg [63:0] bm;
@@ -137,7 +145,7 @@ module sephirot_pktbuf #(
   function automatic [65:0] access(input rd, input wr, input [31:0] a, input [3:0] size);
     reg [31:0] o, e;
     reg [OW-1:0] bo;
-    reg [127:0] d, v;
+    reg [63:0] d, v;
     integer bi;
     access = 66'd0;
     e = a + {28'd0, size};
@@ -156,8 +164,8 @@ module sephirot_pktbuf #(
           if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
             access[65] = 1'b1;
           bo = o[OW-1:0];
-          d = rd2(cb, bo[OW-1:3]) >> {bo[2:0], 3'd0};
-          v = vld2(cb, bo[OW-1:6]) >> bo[5:0];
+          d = rd8(cb, bo);
+          v = vbits(cb, bo);
           for (bi = 0; bi < 8; bi = bi + 1)
             if (bi < {28'd0, size} && v[bi]) access[8*bi +: 8] = d[8*bi +: 8];
         end
@@ -239,28 +247,31 @@ module sephirot_pktbuf #(
   wire [31:0]   mv_new = d_meta + adj_delta_i;   // the metadata's new start (in the buffer when adj_ok)
   /* verilator lint_on UNUSEDSIGNAL */
   wire          mv_commit = adj_commit_i && adj_ok && adj_kind_i == 2'd0 && cur_meta != 32'd0;
-  // the next chunk: bytes data_meta + 16 k .. + 15 of the current packet (not valid: 0)
-  function automatic [127:0] mv_chunk(input [3:0] k);
-    reg [OW-1:0]  src;
-    reg [255:0]   d;
-    reg [127:0]   v;
-    integer       cb_i;
-    src = d_meta[OW-1:0] + {{(OW-8){1'b0}}, k, 4'd0};
-    d = {rd2(cb, src[OW-1:3] + {{(WA-2){1'b0}}, 2'd2}), rd2(cb, src[OW-1:3])} >> {src[2:0], 3'd0};
-    v = vld2(cb, src[OW-1:6]) >> src[5:0];
-    mv_chunk = 128'd0;
-    for (cb_i = 0; cb_i < 16; cb_i = cb_i + 1) if (v[cb_i]) mv_chunk[8*cb_i +: 8] = d[8*cb_i +: 8];
+  // 8 bytes of the metadata to move, from byte offset src of the current buffer (not valid: 0)
+  function automatic [63:0] mv_src8(input [OW-1:0] src);
+    reg [63:0] d, v;
+    integer    mb;
+    d = rd8(cb, src);
+    v = vbits(cb, src);
+    mv_src8 = 64'd0;
+    for (mb = 0; mb < 8; mb = mb + 1) if (v[mb]) mv_src8[8*mb +: 8] = d[8*mb +: 8];
   endfunction
-  // the chunk staged this cycle goes to bytes mv_new % 8 + 16 k .. + 15 of mv_q: word n of the (up to) three
+  // The chunk staged in stall cycle k (bytes data_meta + 16 k .. + 15) goes to bytes p = mv_new % 8 + 16 k .. + 15
+  // of mv_q: word n (0 .. 2) from word p / 8 on.
   wire [7:0]    mv_st_p = {mv_cnt_q[3:0], 4'd0} + {5'd0, mv_new[2:0]};
   wire [23:0]   mv_st_m = {8'd0, 16'hffff} << mv_st_p[2:0];
-  function automatic [MWB-1:0] mv_st_ix(input [1:0] n);
-    mv_st_ix = {1'b0, mv_st_p[7:3]} + {{(MWB-2){1'b0}}, n};
+  wire [OW-1:0] mv_src = d_meta[OW-1:0] + {{(OW-8){1'b0}}, mv_cnt_q[3:0], 4'd0};
+  // (the functions called in unrolled loops take a signal argument: yosys evaluates a call whose arguments are
+  // all constant as a constant function)
+  function automatic [MWB-1:0] mv_st_ix(input [4:0] p, input [1:0] n);
+    mv_st_ix = {1'b0, p} + {{(MWB-2){1'b0}}, n};
   endfunction
-  function automatic [63:0] mv_st_val(input [1:0] n);
-    reg [191:0] d;
-    d = {64'd0, mv_chunk(mv_cnt_q[3:0])} << {mv_st_p[2:0], 3'd0};
-    mv_st_val = merge(mv_q[mv_st_ix(n)], d[64*n +: 64], mv_st_m[8*n +: 8]);
+  function automatic [63:0] mv_st_val(input [7:0] p, input [1:0] n);
+    reg [63:0] lo, hi;   // chunk words n - 1 and n (0 outside the chunk)
+    lo = (n == 2'd0) ? 64'd0 : mv_src8(mv_src + ((n == 2'd2) ? 8 : 0));
+    hi = (n == 2'd2) ? 64'd0 : mv_src8(mv_src + ((n == 2'd1) ? 8 : 0));
+    mv_st_val = merge(mv_q[mv_st_ix(p[7:3], n)], (p[2:0] == 3'd0) ? hi : funnel8(lo, hi, 3'd0 - p[2:0]),
+                      mv_st_m[8*n +: 8]);
   endfunction
 
   // ---------------------------------------------------------------------------------------------------------
@@ -273,11 +284,16 @@ module sephirot_pktbuf #(
   /* verilator lint_on UNUSEDSIGNAL */
   wire [15:0]   out_left = out_len - out_off_q;
   wire          out_last = {16'd0, out_left} <= FB;
-  localparam integer ORD = FB / 16 + 1;   // rd2 reads for FB bytes at any byte offset (FB a multiple of 16)
   wire [OW-1:0] ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0];
-  reg  [128*ORD-1:0] odr, od;
-  reg  [127:0]  ov;
-  integer oi;
+  // the frame's bytes (bytes not valid: 0)
+  function automatic [8*FB-1:0] out_frame(input [OW-1:0] off);
+    reg [63:0] v;
+    integer    oi;
+    for (oi = 0; oi < FB / 8; oi = oi + 1) out_frame[64*oi +: 64] = rd8(ob, off + 8 * oi[OW-1:0]);
+    v = vbits(ob, off);
+    for (oi = 0; oi < FB; oi = oi + 1)
+      if (!(oi < out_left && v[oi])) out_frame[8*oi +: 8] = 8'd0;
+  endfunction
   always @(*) begin
     out_valid_o = out_go;
     out_sop_o = out_off_q == 16'd0;
@@ -285,12 +301,9 @@ module sephirot_pktbuf #(
     out_bytes_o = out_last ? out_left[5:0] : FB[5:0];
     out_action_o = act_q[ob];
     out_meta_o = out_mlen[7:0];
+    // (0 in the cycles without a frame: the simulation skips the reads)
     out_data_o = {8*FB{1'b0}};
-    for (oi = 0; oi < ORD; oi = oi + 1) odr[128*oi +: 128] = rd2(ob, ooff[OW-1:3] + 2 * oi[WA-1:0]);
-    od = odr >> {ooff[2:0], 3'd0};
-    ov = vld2(ob, ooff[OW-1:6]) >> ooff[5:0];
-    for (oi = 0; oi < FB; oi = oi + 1)
-      if (oi < out_left && ov[oi]) out_data_o[8*oi +: 8] = od[8*oi +: 8];
+    if (out_go) out_data_o = out_frame(ooff);
   end
 
   // ---------------------------------------------------------------------------------------------------------
@@ -349,8 +362,8 @@ module sephirot_pktbuf #(
       st_m = {{(128-8){1'b0}}, size_i[4*tl+3] ? 8'hff : ~(8'hff << size_i[4*tl +: 3])} << addr_i[32*tl +: 6];
       t_word[2*tl] = addr_i[32*tl+6 +: WW];
       t_word[2*tl+1] = addr_i[32*tl+6 +: WW] + {{(WW-1){1'b0}}, 1'b1};
-      t_en[2*tl] = lane_st(tl) && |st_m[63:0]; t_set[2*tl] = st_m[63:0];
-      t_en[2*tl+1] = lane_st(tl) && |st_m[127:64]; t_set[2*tl+1] = st_m[127:64];
+      t_en[2*tl] = wr_i[tl] && commit_i && addr_i[32*tl+28 +: 4] == R_PKT && |st_m[63:0]; t_set[2*tl] = st_m[63:0];
+      t_en[2*tl+1] = wr_i[tl] && commit_i && addr_i[32*tl+28 +: 4] == R_PKT && |st_m[127:64]; t_set[2*tl+1] = st_m[127:64];
     end
     // (the frame is inside one valid-bit word: its offset is a multiple of FB, FB divides 64)
     t_en[2*LANES] = in_fire; t_buf[2*LANES] = in_ptr_q; t_word[2*LANES] = in_off0[OW-1:6];
@@ -408,8 +421,11 @@ module sephirot_pktbuf #(
     bank_ix = w0[WA-1:1] + {{(WA-2){1'b0}}, w0[0] & ~b} + {{(WA-MWB){1'b0}}, k};
   endfunction
   // the bytes of the metadata words (from mv_w0) that move (metadata is at most 252 bytes: cur_meta[7:0])
-  wire [8*2*NMW-1:0]  mv_wm = mv_commit ? {{(8*2*NMW-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[2:0]
-                                        : {8*2*NMW{1'b0}};
+  reg  [8*2*NMW-1:0]  mv_wm;
+  always @(*) begin
+    mv_wm = {8*2*NMW{1'b0}};
+    if (mv_commit) mv_wm = {{(8*2*NMW-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[2:0];
+  end
   // the input frame's and the moved metadata's bytes of word w, over v
   function automatic [63:0] over_in(input [63:0] v, input [PW-1:0] b, input [WA-1:0] w);
     reg [WA-1:0] i;
@@ -424,7 +440,10 @@ module sephirot_pktbuf #(
     over_mv = v;
     if (mv_commit && {{(32-WA){1'b0}}, j} < 2 * NMW) over_mv = merge(v, mv_q[j[MWB-1:0]], mv_wm[8*j[MWB-1:0] +: 8]);
   endfunction
-  // lane l's store: the word it writes in bank b, the bytes and their mask
+  // Lane l's store: the word it writes in bank b, the bytes and their mask. (Verilator folds the constant
+  // arguments of the functions below (b, l, k); the ones called from the clocked process also take a signal
+  // (the buffer pb): yosys evaluates a call whose arguments are all constant as a constant function, which fails
+  // on the signals it reads.)
   function automatic lane_st(input integer l);
     lane_st = commit_i && wr_i[l] && addr_i[32*l+28 +: 4] == R_PKT;
   endfunction
@@ -437,77 +456,100 @@ module sephirot_pktbuf #(
     lane_mask = (addr_i[32*l+3] == b) ? m[7:0] : m[15:8];
   endfunction
   function automatic [63:0] lane_data(input b, input integer l);
-    reg [127:0] d;
-    d = {64'd0, wdata_i[64*l +: 64]} << {addr_i[32*l +: 3], 3'd0};
-    lane_data = (addr_i[32*l+3] == b) ? d[63:0] : d[127:64];
+    reg [63:0] wd;
+    reg [2:0]  s;
+    wd = wdata_i[64*l +: 64];
+    s = addr_i[32*l +: 3];
+    if (addr_i[32*l+3] == b) lane_data = wd << {s, 3'd0};
+    else lane_data = (s == 3'd0) ? 64'd0 : wd >> {3'd0 - s, 3'd0};
   endfunction
-  function automatic lane_en(input b, input integer l);
-    lane_en = lane_st(l) && |lane_mask(b, l);
+  function automatic lane_en(input [LANES-1:0] wr, input b, input integer l);
+    lane_en = wr[l] && commit_i && addr_i[32*l+28 +: 4] == R_PKT && |lane_mask(b, l);
   endfunction
-  function automatic [IX-1:0] lane_ix(input b, input integer l);
-    lane_ix = {cb, bank_ix(addr_i[32*l+3 +: WA], b, {(MWB-1){1'b0}})};
+  function automatic [IX-1:0] lane_ix(input [PW-1:0] pb, input b, input integer l);
+    reg [WA-2:0] i;
+    i = bank_ix(addr_i[32*l+3 +: WA], b, {(MWB-1){1'b0}});
+    lane_ix = {pb, i};
   endfunction
   // the value of lane l's word in bank b: the lanes' bytes in lane order, then the metadata's and the input's
-  function automatic [63:0] lane_val(input b, input integer l);
+  function automatic [63:0] lane_val(input [PW-1:0] pb, input b, input integer l);
     reg [WA-1:0] w;
+    reg [IX-1:0] ix;
     integer      q;
     w = lane_word(b, l);
-    lane_val = old_word(b, lane_ix(b, l));
+    ix = lane_ix(pb, b, l);
+    lane_val = (b == 1'b1) ? mem1_q[ix] : mem0_q[ix];
     for (q = 0; q < LANES; q = q + 1)
       if (lane_st(q) && lane_word(b, q) == w) lane_val = merge(lane_val, lane_data(b, q), lane_mask(b, q));
-    lane_val = over_in(over_mv(lane_val, w), cb, w);
+    lane_val = over_in(over_mv(lane_val, w), pb, w);
   endfunction
   // bank b's k-th word of the input frame (i: its word in the frame)
   function automatic [IWB-1:0] in_i(input b, input [IWB-2:0] k);
     in_i = {k, in_w0[0] ^ b};
   endfunction
-  function automatic in_en(input b, input [IWB-2:0] k);
-    in_en = |in_m[8*in_i(b, k) +: 8];
+  function automatic in_en(input [FB-1:0] m, input b, input [IWB-2:0] k);
+    reg [IWB-1:0] i;
+    i = in_i(b, k);
+    in_en = |m[8*i +: 8];
   endfunction
-  function automatic [IX-1:0] in_ix(input b, input [IWB-2:0] k);
-    in_ix = {in_ptr_q, bank_ix(in_w0, b, {{(MWB-IWB){1'b0}}, k})};
+  function automatic [IX-1:0] in_ix(input [PW-1:0] pb, input b, input [IWB-2:0] k);
+    reg [WA-2:0] i;
+    i = bank_ix(in_w0, b, {{(MWB-IWB){1'b0}}, k});
+    in_ix = {pb, i};
   endfunction
-  function automatic [63:0] in_val(input b, input [IWB-2:0] k);
-    in_val = merge(old_word(b, in_ix(b, k)), in_data_i[64*in_i(b, k) +: 64], in_m[8*in_i(b, k) +: 8]);
+  function automatic [63:0] in_val(input [PW-1:0] pb, input b, input [IWB-2:0] k);
+    reg [IWB-1:0] i;
+    reg [IX-1:0]  ix;
+    i = in_i(b, k);
+    ix = in_ix(pb, b, k);
+    in_val = merge((b == 1'b1) ? mem1_q[ix] : mem0_q[ix], in_data_i[64*i +: 64], in_m[8*i +: 8]);
   endfunction
   // bank b's k-th word of the moved metadata (j: its word from mv_w0)
   function automatic [MWB-1:0] mv_j(input b, input [MWB-2:0] k);
     mv_j = {k, mv_w0[0] ^ b};
   endfunction
-  function automatic mv_en(input b, input [MWB-2:0] k);
-    mv_en = |mv_wm[8*mv_j(b, k) +: 8];
+  function automatic mv_en(input w0, input b, input [MWB-2:0] k);   // w0: bit 0 of mv_w0
+    reg [MWB-1:0] j;
+    j = {k, w0 ^ b};
+    mv_en = |mv_wm[8*j +: 8];
   endfunction
-  function automatic [IX-1:0] mv_ix(input b, input [MWB-2:0] k);
-    mv_ix = {cb, bank_ix(mv_w0, b, k)};
+  function automatic [IX-1:0] mv_ix(input [PW-1:0] pb, input b, input [MWB-2:0] k);
+    reg [WA-2:0] i;
+    i = bank_ix(mv_w0, b, k);
+    mv_ix = {pb, i};
   endfunction
-  function automatic [63:0] mv_val(input b, input [MWB-2:0] k);
-    mv_val = over_in(merge(old_word(b, mv_ix(b, k)), mv_q[mv_j(b, k)], mv_wm[8*mv_j(b, k) +: 8]), cb,
-                     mv_w0 + {{(WA-MWB){1'b0}}, mv_j(b, k)});
+  function automatic [63:0] mv_val(input [PW-1:0] pb, input b, input [MWB-2:0] k);
+    reg [MWB-1:0] j;
+    reg [IX-1:0]  ix;
+    j = mv_j(b, k);
+    ix = mv_ix(pb, b, k);
+    mv_val = over_in(merge((b == 1'b1) ? mem1_q[ix] : mem0_q[ix], mv_q[j], mv_wm[8*j +: 8]), pb,
+                     mv_w0 + {{(WA-MWB){1'b0}}, j});
   endfunction
 
   integer gk;
   always @(posedge clk_i) begin
     if (in_fire)
       for (gk = 0; gk < NIW; gk = gk + 1) begin
-        if (in_en(1'b0, gk[IWB-2:0])) mem0_q[in_ix(1'b0, gk[IWB-2:0])] <= in_val(1'b0, gk[IWB-2:0]);
-        if (in_en(1'b1, gk[IWB-2:0])) mem1_q[in_ix(1'b1, gk[IWB-2:0])] <= in_val(1'b1, gk[IWB-2:0]);
+        if (in_en(in_m, 1'b0, gk[IWB-2:0])) mem0_q[in_ix(in_ptr_q, 1'b0, gk[IWB-2:0])] <= in_val(in_ptr_q, 1'b0, gk[IWB-2:0]);
+        if (in_en(in_m, 1'b1, gk[IWB-2:0])) mem1_q[in_ix(in_ptr_q, 1'b1, gk[IWB-2:0])] <= in_val(in_ptr_q, 1'b1, gk[IWB-2:0]);
       end
     if (mv_commit) begin
       for (gk = 0; gk < NMW; gk = gk + 1)
-        if (mv_en(1'b0, gk[MWB-2:0])) mem0_q[mv_ix(1'b0, gk[MWB-2:0])] <= mv_val(1'b0, gk[MWB-2:0]);
+        if (mv_en(mv_w0[0], 1'b0, gk[MWB-2:0])) mem0_q[mv_ix(cb, 1'b0, gk[MWB-2:0])] <= mv_val(cb, 1'b0, gk[MWB-2:0]);
       for (gk = 0; gk < NMW; gk = gk + 1)
-        if (mv_en(1'b1, gk[MWB-2:0])) mem1_q[mv_ix(1'b1, gk[MWB-2:0])] <= mv_val(1'b1, gk[MWB-2:0]);
+        if (mv_en(mv_w0[0], 1'b1, gk[MWB-2:0])) mem1_q[mv_ix(cb, 1'b1, gk[MWB-2:0])] <= mv_val(cb, 1'b1, gk[MWB-2:0]);
     end
     if (any_st)
       for (gk = 0; gk < LANES; gk = gk + 1) begin
-        if (lane_en(1'b0, gk)) mem0_q[lane_ix(1'b0, gk)] <= lane_val(1'b0, gk);
-        if (lane_en(1'b1, gk)) mem1_q[lane_ix(1'b1, gk)] <= lane_val(1'b1, gk);
+        if (lane_en(wr_i, 1'b0, gk)) mem0_q[lane_ix(cb, 1'b0, gk)] <= lane_val(cb, 1'b0, gk);
+        if (lane_en(wr_i, 1'b1, gk)) mem1_q[lane_ix(cb, 1'b1, gk)] <= lane_val(cb, 1'b1, gk);
       end
     for (gk = 0; gk < NT; gk = gk + 1)
       if (t_en[gk]) vld_q[{t_buf[gk], t_word[gk]}] <= t_val[gk];
     if (mv_rd)
       for (gk = 0; gk < 3; gk = gk + 1)
-        if (|mv_st_m[8*gk +: 8]) mv_q[mv_st_ix(gk[1:0])] <= mv_st_val(gk[1:0]);
+        if (|mv_st_m[8*gk +: 8]) mv_q[mv_st_ix(mv_st_p[7:3], gk[1:0])] <= mv_st_val(mv_st_p, gk[1:0]);
   end
 
   always @(posedge clk_i or negedge rst_ni) begin
