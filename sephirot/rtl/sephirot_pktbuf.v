@@ -12,7 +12,11 @@
 // the commit writes them at the new place after the row's stores (the helper's effects land last). Old bytes stay.
 // Like a lane access, the move waits (adj_busy_o holds the helper) until the input has delivered every packet byte
 // it reads or overwrites, so a later input frame cannot overwrite moved metadata.
-// Emission sends data_meta..data_end: the first out_meta_o bytes are the metadata, the rest is the frame.
+// Emission sends data_meta..data_end: the first out_meta_o bytes are the metadata, the rest is the frame
+// (out_data_o is 0 in the cycles without a frame).
+// The bytes are kept in 64-bit words (two banks) and written as whole words with byte masks, in the byte order of
+// the original byte-wise writes: Verilator evaluates each write site of an array every cycle, and the byte-wise
+// version (256 sites for the metadata move alone) halved the simulation speed; yosys keeps the words as memories.
 module sephirot_pktbuf #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer NBUF  = 3,
