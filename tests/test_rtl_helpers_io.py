@@ -75,6 +75,37 @@ def test_adjust_meta_and_head_move_metadata() -> None:
     assert any(len(r.meta) > 64 for r in moved), "no multi-chunk metadata move"
 
 
+# Lane stores of one row that share 8-byte words at byte offsets (they may not overlap: contract), and an
+# adjust_head by (byte 21 & 15) - 7 (unaligned moves) in a row whose other lanes store into the first packet bytes,
+# where the metadata may move to: the stores land first, the moved metadata after them, in the same 64-bit words.
+SAME_WORD_ROM = Rom([
+    row("r6 = r1", "r7 = *(u32 *)(r1 + 0)"),
+    row("w2 = *(u8 *)(r7 + 20)", "w8 = *(u8 *)(r7 + 21)", "r4 = *(u64 *)(r7 + 24)", "r5 = *(u64 *)(r7 + 32)"),
+    row("r2 &= 63", "r8 &= 15"),
+    row("r2 <<= 2", "r8 -= 7"),
+    row("r2 *= -1"),
+    row("call 54"),
+    row("r2 = *(u32 *)(r6 + 8)", "r3 = *(u32 *)(r6 + 0)"),
+    row("*(u8 *)(r3 + 1) = r4", "*(u16 *)(r3 + 2) = r5", "*(u32 *)(r3 + 4) = r4", "*(u64 *)(r3 + 9) = r5"),
+    row("*(u32 *)(r2 + 0) = r5", "*(u16 *)(r2 + 4) = r4", "*(u8 *)(r2 + 6) = r5", "*(u64 *)(r2 + 7) = r4"),
+    row("r1 = r6", "r2 = r8"),
+    row("call 44", "*(u32 *)(r3 + 1) = r4", "*(u8 *)(r3 + 13) = r5", "*(u64 *)(r3 + 5) = r5"),
+    row("exit 2"),
+])
+
+
+def test_same_word_stores_and_move() -> None:
+    packets = _packets(11, 40)
+    for i, b20 in enumerate([0, 1, 2, 3, 4, 5, 9, 16, 33, 54]):
+        for b21 in range(16):
+            if (i + b21) % 4 == 0:
+                p = bytearray(packets[(i * 16 + b21) % len(packets)])
+                p[20], p[21] = b20, b21
+                packets.append(bytes(p))
+    got = _compare(SAME_WORD_ROM, packets)
+    assert sum(1 for r in got if len(r.meta) > 16) >= 10, "too few packets moved metadata"
+
+
 def test_metadata_move_waits_for_arrival() -> None:
     """adjust_head(+1000) with metadata, a few cycles into a 2000-byte packet: the move's destination has not
     arrived yet; the RTL waits for it (more cycles than the model, which does not model arrival) instead of letting

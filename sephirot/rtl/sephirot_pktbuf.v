@@ -12,7 +12,11 @@
 // the commit writes them at the new place after the row's stores (the helper's effects land last). Old bytes stay.
 // Like a lane access, the move waits (adj_busy_o holds the helper) until the input has delivered every packet byte
 // it reads or overwrites, so a later input frame cannot overwrite moved metadata.
-// Emission sends data_meta..data_end: the first out_meta_o bytes are the metadata, the rest is the frame.
+// Emission sends data_meta..data_end: the first out_meta_o bytes are the metadata, the rest is the frame
+// (out_data_o is 0 in the cycles without a frame).
+// The bytes are kept in 64-bit words (two banks) and written as whole words with byte masks, in the byte order of
+// the original byte-wise writes: Verilator evaluates each write site of an array every cycle, and the byte-wise
+// version (256 sites for the metadata move alone) halved the simulation speed; yosys keeps the words as memories.
 module sephirot_pktbuf #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer NBUF  = 3,
@@ -78,7 +82,12 @@ module sephirot_pktbuf #(
   localparam [3:0] R_PKT = `SEPH_REGION_PKT;
   localparam [31:0] PKT_BASE = `SEPH_PKT_BASE;
 
-  reg [7:0]     mem_q [0:NBUF*BSZ-1];
+  // The packet is kept in 64-bit words, the even words of every buffer in bank 0 and the odd ones in bank 1, so
+  // that an access of up to 8 bytes at any byte offset reads or writes one word of each bank.
+  localparam integer WA = OW - 3;     // bits of a word index in a buffer
+  localparam integer IX = PW + WA - 1; // bits of a bank index: {buffer, word / 2}
+  reg [63:0]    mem0_q [0:NBUF*BSZ/16-1];
+  reg [63:0]    mem1_q [0:NBUF*BSZ/16-1];
   localparam integer VW = BSZ / 64;   // valid bits are kept in 64-bit words (fast to clear and to simulate)
   reg [63:0]    vld_q [0:NBUF*VW-1];
   reg [VW-1:0]  wv_q [0:NBUF-1];      // word k of vld_q is meaningful (flash clear of a whole buffer)
@@ -93,6 +102,32 @@ module sephirot_pktbuf #(
   reg [31:0]    act_q [0:NBUF-1];
   reg [PW-1:0]  in_ptr_q, core_ptr_q, out_ptr_q;
   reg [15:0]    out_off_q;            // bytes emitted of the packet at out_ptr
+
+  // (the read and write helpers keep to 64-bit values: Verilator zeroes a function's wider locals at every
+  // evaluation of the process that calls it, whether the call runs or not)
+  function automatic [63:0] rdw(input [PW-1:0] b, input [WA-1:0] w);   // word w of buffer b
+    rdw = w[0] ? mem1_q[{b, w[WA-1:1]}] : mem0_q[{b, w[WA-1:1]}];
+  endfunction
+  function automatic [63:0] funnel8(input [63:0] lo, input [63:0] hi, input [2:0] s);   // bytes s.. of {hi, lo}
+    funnel8 = (s == 3'd0) ? lo : (lo >> {s, 3'd0}) | (hi << {3'd0 - s, 3'd0});
+  endfunction
+  // the 8 bytes from byte offset o of buffer b (byte offsets wrap in the buffer), whether valid or not
+  function automatic [63:0] rd8(input [PW-1:0] b, input [OW-1:0] o);
+    rd8 = funnel8(rdw(b, o[OW-1:3]), rdw(b, o[OW-1:3] + {{(WA-1){1'b0}}, 1'b1}), o[2:0]);
+  endfunction
+  function automatic [63:0] vword(input [PW-1:0] b, input [WA-4:0] k);
+    vword = wv_q[b][k] ? vld_q[{b, k}] : 64'd0;
+  endfunction
+  // the valid bits of the 64 bytes from byte offset o of buffer b
+  function automatic [63:0] vbits(input [PW-1:0] b, input [OW-1:0] o);
+    vbits = (o[5:0] == 6'd0) ? vword(b, o[OW-1:6])
+          : (vword(b, o[OW-1:6]) >> o[5:0]) | (vword(b, o[OW-1:6] + {{(WA-4){1'b0}}, 1'b1}) << (7'd64 - {1'b0, o[5:0]}));
+  endfunction
+  function automatic [63:0] merge(input [63:0] v, input [63:0] d, input [7:0] m);   // bytes m of d over v
+    reg [63:0] bm;
+    bm = {{8{m[7]}}, {8{m[6]}}, {8{m[5]}}, {8{m[4]}}, {8{m[3]}}, {8{m[2]}}, {8{m[1]}}, {8{m[0]}}};
+    merge = (v & ~bm) | (d & bm);
+  endfunction
 
   function automatic [PW-1:0] inc(input [PW-1:0] p);
     inc = ({{(32-PW){1'b0}}, p} == NBUF - 1) ? {PW{1'b0}} : p + {{(PW-1){1'b0}}, 1'b1};
@@ -114,6 +149,7 @@ module sephirot_pktbuf #(
   function automatic [65:0] access(input rd, input wr, input [31:0] a, input [3:0] size);
     reg [31:0] o, e;
     reg [OW-1:0] bo;
+    reg [63:0] d, v;
     integer bi;
     access = 66'd0;
     e = a + {28'd0, size};
@@ -131,11 +167,11 @@ module sephirot_pktbuf #(
           // bytes of the input packet that have not arrived yet: wait
           if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
             access[65] = 1'b1;
-          for (bi = 0; bi < 8; bi = bi + 1) begin
-            bo = o[OW-1:0] + bi[OW-1:0];
-            if (bi < {28'd0, size} && wv_q[cb][bo[OW-1:6]] && vld_q[{cb, bo[OW-1:6]}][bo[5:0]])
-              access[8*bi +: 8] = mem_q[{cb, bo}];
-          end
+          bo = o[OW-1:0];
+          d = rd8(cb, bo);
+          v = vbits(cb, bo);
+          for (bi = 0; bi < 8; bi = bi + 1)
+            if (bi < {28'd0, size} && v[bi]) access[8*bi +: 8] = d[8*bi +: 8];
         end
       end else begin
         access[64] = 1'b1;
@@ -203,7 +239,7 @@ module sephirot_pktbuf #(
 
   // adjust_head's metadata move: chunk k (16 bytes from data_meta + 16 k) is staged in stall cycle k
   localparam integer MVB = 256;               // staging bytes (metadata is at most 252 bytes)
-  reg  [7:0]    mv_q [0:MVB-1];
+  reg  [63:0]   mv_q [0:MVB/8+1];          // staged metadata, aligned as at its new place (words from mv_new / 8)
   reg  [4:0]    mv_cnt_q;
   wire [31:0]   mv_hi = (adj_new > d_start) ? adj_new : d_start;   // end of the bytes the move reads or writes
   wire          mv_in = filled_q[cb] || mv_hi <= HEAD + {16'd0, arr_q[cb]};
@@ -215,11 +251,32 @@ module sephirot_pktbuf #(
   wire [31:0]   mv_new = d_meta + adj_delta_i;   // the metadata's new start (in the buffer when adj_ok)
   /* verilator lint_on UNUSEDSIGNAL */
   wire          mv_commit = adj_commit_i && adj_ok && adj_kind_i == 2'd0 && cur_meta != 32'd0;
-  reg  [OW-1:0] mv_src [0:15];
-  integer mi;
-  always @(*) begin
-    for (mi = 0; mi < 16; mi = mi + 1) mv_src[mi] = d_meta[OW-1:0] + {{(OW-8){1'b0}}, mv_cnt_q[3:0], 4'd0} + mi[OW-1:0];
-  end
+  // 8 bytes of the metadata to move, from byte offset src of the current buffer (not valid: 0)
+  function automatic [63:0] mv_src8(input [OW-1:0] src);
+    reg [63:0] d, v;
+    integer    mb;
+    d = rd8(cb, src);
+    v = vbits(cb, src);
+    mv_src8 = 64'd0;
+    for (mb = 0; mb < 8; mb = mb + 1) if (v[mb]) mv_src8[8*mb +: 8] = d[8*mb +: 8];
+  endfunction
+  // The chunk staged in stall cycle k (bytes data_meta + 16 k .. + 15) goes to bytes p = mv_new % 8 + 16 k .. + 15
+  // of mv_q: word n (0 .. 2) from word p / 8 on.
+  wire [7:0]    mv_st_p = {mv_cnt_q[3:0], 4'd0} + {5'd0, mv_new[2:0]};
+  wire [23:0]   mv_st_m = {8'd0, 16'hffff} << mv_st_p[2:0];
+  wire [OW-1:0] mv_src = d_meta[OW-1:0] + {{(OW-8){1'b0}}, mv_cnt_q[3:0], 4'd0};
+  // (the functions called in unrolled loops take a signal argument: yosys evaluates a call whose arguments are
+  // all constant as a constant function)
+  function automatic [MWB-1:0] mv_st_ix(input [4:0] p, input [1:0] n);
+    mv_st_ix = {1'b0, p} + {{(MWB-2){1'b0}}, n};
+  endfunction
+  function automatic [63:0] mv_st_val(input [7:0] p, input [1:0] n);
+    reg [63:0] lo, hi;   // chunk words n - 1 and n (0 outside the chunk)
+    lo = (n == 2'd0) ? 64'd0 : mv_src8(mv_src + ((n == 2'd2) ? 8 : 0));
+    hi = (n == 2'd2) ? 64'd0 : mv_src8(mv_src + ((n == 2'd1) ? 8 : 0));
+    mv_st_val = merge(mv_q[mv_st_ix(p[7:3], n)], (p[2:0] == 3'd0) ? hi : funnel8(lo, hi, 3'd0 - p[2:0]),
+                      mv_st_m[8*n +: 8]);
+  endfunction
 
   // ---------------------------------------------------------------------------------------------------------
   // output: emit the oldest finished packet, one frame per cycle, data..data_end
@@ -231,8 +288,16 @@ module sephirot_pktbuf #(
   /* verilator lint_on UNUSEDSIGNAL */
   wire [15:0]   out_left = out_len - out_off_q;
   wire          out_last = {16'd0, out_left} <= FB;
-  reg  [OW-1:0] ooff;
-  integer oi;
+  wire [OW-1:0] ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0];
+  // the frame's bytes (bytes not valid: 0)
+  function automatic [8*FB-1:0] out_frame(input [OW-1:0] off);
+    reg [63:0] v;
+    integer    oi;
+    for (oi = 0; oi < FB / 8; oi = oi + 1) out_frame[64*oi +: 64] = rd8(ob, off + 8 * oi[OW-1:0]);
+    v = vbits(ob, off);
+    for (oi = 0; oi < FB; oi = oi + 1)
+      if (!(oi < out_left && v[oi])) out_frame[8*oi +: 8] = 8'd0;
+  endfunction
   always @(*) begin
     out_valid_o = out_go;
     out_sop_o = out_off_q == 16'd0;
@@ -240,26 +305,24 @@ module sephirot_pktbuf #(
     out_bytes_o = out_last ? out_left[5:0] : FB[5:0];
     out_action_o = act_q[ob];
     out_meta_o = out_mlen[7:0];
+    // (0 in the cycles without a frame: the simulation skips the reads)
     out_data_o = {8*FB{1'b0}};
-    for (oi = 0; oi < FB; oi = oi + 1) begin
-      ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0] + oi[OW-1:0];
-      if (oi < out_left && wv_q[ob][ooff[OW-1:6]] && vld_q[{ob, ooff[OW-1:6]}][ooff[5:0]]) out_data_o[8*oi +: 8] = mem_q[{ob, ooff}];
-    end
+    if (out_go) out_data_o = out_frame(ooff);
   end
 
   // ---------------------------------------------------------------------------------------------------------
   // state
-  integer wi, wb, ii;
   wire [15:0]  in_base = in_sop_i ? 16'd0 : arr_q[in_ptr_q];   // bytes of the packet before this frame
   wire [15:0]  in_len  = in_sop_i ? in_len_i : len_q[in_ptr_q];
-  // byte offsets written this cycle by the lanes and by the input
-  reg [OW-1:0] st_off [0:LANES*8-1];
-  reg [OW-1:0] in_off [0:FB-1];
+  // the input frame's offset in the buffer (a multiple of FB) and its bytes inside the packet
+  wire [OW-1:0] in_off0 = HEAD[OW-1:0] + in_base[OW-1:0];
+  reg  [FB-1:0] in_m;
   integer so;
   always @(*) begin
-    for (so = 0; so < LANES * 8; so = so + 1) st_off[so] = addr_i[32*(so/8) +: OW] + {{(OW-3){1'b0}}, so[2:0]};
-    for (so = 0; so < FB; so = so + 1) in_off[so] = HEAD[OW-1:0] + in_base[OW-1:0] + so[OW-1:0];
+    in_m = {FB{1'b0}};
+    if (in_fire) for (so = 0; so < FB; so = so + 1) in_m[so] = in_base + so[15:0] < in_len;
   end
+
   // bytes [lo, hi) that fall in word k (adjust_tail growth reads as zero)
   function automatic [63:0] grow_word(input [OW-7:0] k, input [OW:0] lo, input [OW:0] hi);
     reg [OW:0] base, l, h;
@@ -292,41 +355,33 @@ module sephirot_pktbuf #(
       if (commit_i && wr_i[tl] && addr_i[32*tl+28 +: 4] == R_PKT) any_st = 1'b1;
   end
   wire vld_busy = any_st || in_fire || grow || mv_commit;   // valid bits change this cycle
-  reg [5:0] mvb;
+  reg [127:0]       st_m;
+  reg [64*NMV-1:0]  mv_vm;
   always @(*) begin
+    st_m = 128'd0;
     for (tt = 0; tt < NT; tt = tt + 1) begin
       t_en[tt] = 1'b0; t_buf[tt] = cb; t_word[tt] = {WW{1'b0}}; t_set[tt] = 64'd0;
     end
     if (any_st) for (tl = 0; tl < LANES; tl = tl + 1) begin
-      t_word[2*tl] = st_off[8*tl][OW-1:6];
-      t_word[2*tl+1] = st_off[8*tl][OW-1:6] + {{(WW-1){1'b0}}, 1'b1};
-      if (commit_i && wr_i[tl] && addr_i[32*tl+28 +: 4] == R_PKT)
-        for (tb = 0; tb < 8; tb = tb + 1)
-          if (tb < {28'd0, size_i[4*tl +: 4]}) begin
-            if (st_off[8*tl+tb][OW-1:6] == t_word[2*tl]) begin
-              t_en[2*tl] = 1'b1; t_set[2*tl][st_off[8*tl+tb][5:0]] = 1'b1;
-            end else begin
-              t_en[2*tl+1] = 1'b1; t_set[2*tl+1][st_off[8*tl+tb][5:0]] = 1'b1;
-            end
-          end
+      st_m = {{(128-8){1'b0}}, size_i[4*tl+3] ? 8'hff : ~(8'hff << size_i[4*tl +: 3])} << addr_i[32*tl +: 6];
+      t_word[2*tl] = addr_i[32*tl+6 +: WW];
+      t_word[2*tl+1] = addr_i[32*tl+6 +: WW] + {{(WW-1){1'b0}}, 1'b1};
+      t_en[2*tl] = wr_i[tl] && commit_i && addr_i[32*tl+28 +: 4] == R_PKT && |st_m[63:0]; t_set[2*tl] = st_m[63:0];
+      t_en[2*tl+1] = wr_i[tl] && commit_i && addr_i[32*tl+28 +: 4] == R_PKT && |st_m[127:64]; t_set[2*tl+1] = st_m[127:64];
     end
-    t_en[2*LANES] = in_fire; t_buf[2*LANES] = in_ptr_q; t_word[2*LANES] = in_off[0][OW-1:6];
-    for (tb = 0; tb < FB; tb = tb + 1)
-      if (in_base + tb[15:0] < in_len) t_set[2*LANES][in_off[tb][5:0]] = 1'b1;
+    // (the frame is inside one valid-bit word: its offset is a multiple of FB, FB divides 64)
+    t_en[2*LANES] = in_fire; t_buf[2*LANES] = in_ptr_q; t_word[2*LANES] = in_off0[OW-1:6];
+    t_set[2*LANES] = {{(64-FB){1'b0}}, in_m} << in_off0[5:0];
     gend = adj_new[OW:0] - {{OW{1'b0}}, 1'b1};
     t_en[2*LANES+1] = grow; t_word[2*LANES+1] = dend_q[cb][OW-1:6];
     t_en[2*LANES+2] = grow; t_word[2*LANES+2] = gend[OW-1:6];
+    mv_vm = {64*NMV{1'b0}};
+    if (mv_commit) mv_vm = {{(64*NMV-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[5:0];
     for (tt = 0; tt < NMV; tt = tt + 1) begin
-      t_en[2*LANES+3+tt] = mv_commit && tt * 64 < {26'd0, mv_new[5:0]} + cur_meta;
+      t_en[2*LANES+3+tt] = mv_commit && |mv_vm[64*tt +: 64];
       t_word[2*LANES+3+tt] = mv_new[OW-1:6] + tt[WW-1:0];
+      t_set[2*LANES+3+tt] = mv_vm[64*tt +: 64];
     end
-    mvb = 6'd0;
-    if (mv_commit)
-      for (tb = 0; tb < MVB; tb = tb + 1) begin
-        mvb = mv_new[5:0] + tb[5:0];
-        if (tb < cur_meta)
-          t_set[2*LANES+3+({26'd0, mv_new[5:0]} + tb) / 64][mvb] = 1'b1;
-      end
     // merged values
     for (tt = 0; tt < NT; tt = tt + 1) t_val[tt] = 64'd0;
     // (only the targets written this cycle: the others' values are not used, and skipping them keeps the
@@ -351,14 +406,154 @@ module sephirot_pktbuf #(
     end
   end
 
+  // Packet words written this cycle. The byte-wise order is lane stores in lane order, then the moved metadata,
+  // then the input frame. Per bank the words are written in the order input frame, moved metadata, lane stores,
+  // and each value holds the bytes of every write of the cycle to its word that comes earlier byte-wise or in
+  // that order (and the word's old bytes): the last write to a word is the byte-wise result. The values are
+  // functions evaluated in the clocked process, only in the cycles that write (a simulation cost otherwise).
+  localparam integer NIW = FB / 16;            // input words per bank (HEAD and FB are multiples of 16)
+  localparam integer NMW = MVB / 16 + 1;       // moved-metadata words per bank (252 bytes at any offset: 33 words)
+  localparam integer IWB = $clog2(2 * NIW);
+  localparam integer MWB = $clog2(2 * NMW);
+  wire [WA-1:0]       in_w0 = in_off0[OW-1:3];
+  wire [WA-1:0]       mv_w0 = mv_new[OW-1:3];
+  function automatic [63:0] old_word(input b, input [IX-1:0] ix);
+    old_word = b ? mem1_q[ix] : mem0_q[ix];
+  endfunction
+  // bank b's k-th word from word w0 on: its index in the bank (within the buffer)
+  function automatic [WA-2:0] bank_ix(input [WA-1:0] w0, input b, input [MWB-2:0] k);
+    bank_ix = w0[WA-1:1] + {{(WA-2){1'b0}}, w0[0] & ~b} + {{(WA-MWB){1'b0}}, k};
+  endfunction
+  // the bytes of the metadata words (from mv_w0) that move (metadata is at most 252 bytes: cur_meta[7:0])
+  reg  [8*2*NMW-1:0]  mv_wm;
+  always @(*) begin
+    mv_wm = {8*2*NMW{1'b0}};
+    if (mv_commit) mv_wm = {{(8*2*NMW-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[2:0];
+  end
+  // the input frame's and the moved metadata's bytes of word w, over v
+  function automatic [63:0] over_in(input [63:0] v, input [PW-1:0] b, input [WA-1:0] w);
+    reg [WA-1:0] i;
+    i = w - in_w0;
+    over_in = v;
+    if (in_fire && b == in_ptr_q && {{(32-WA){1'b0}}, i} < 2 * NIW)
+      over_in = merge(v, in_data_i[64*i[IWB-1:0] +: 64], in_m[8*i[IWB-1:0] +: 8]);
+  endfunction
+  function automatic [63:0] over_mv(input [63:0] v, input [WA-1:0] w);
+    reg [WA-1:0] j;
+    j = w - mv_w0;
+    over_mv = v;
+    if (mv_commit && {{(32-WA){1'b0}}, j} < 2 * NMW) over_mv = merge(v, mv_q[j[MWB-1:0]], mv_wm[8*j[MWB-1:0] +: 8]);
+  endfunction
+  // Lane l's store: the word it writes in bank b, the bytes and their mask. (Verilator folds the constant
+  // arguments of the functions below (b, l, k); the ones called from the clocked process also take a signal
+  // (the buffer pb): yosys evaluates a call whose arguments are all constant as a constant function, which fails
+  // on the signals it reads.)
+  function automatic lane_st(input integer l);
+    lane_st = commit_i && wr_i[l] && addr_i[32*l+28 +: 4] == R_PKT;
+  endfunction
+  function automatic [WA-1:0] lane_word(input b, input integer l);
+    lane_word = addr_i[32*l+3 +: WA] + {{(WA-1){1'b0}}, addr_i[32*l+3] ^ b};
+  endfunction
+  function automatic [7:0] lane_mask(input b, input integer l);
+    reg [15:0] m;
+    m = {8'd0, size_i[4*l+3] ? 8'hff : ~(8'hff << size_i[4*l +: 3])} << addr_i[32*l +: 3];
+    lane_mask = (addr_i[32*l+3] == b) ? m[7:0] : m[15:8];
+  endfunction
+  function automatic [63:0] lane_data(input b, input integer l);
+    reg [63:0] wd;
+    reg [2:0]  s;
+    wd = wdata_i[64*l +: 64];
+    s = addr_i[32*l +: 3];
+    if (addr_i[32*l+3] == b) lane_data = wd << {s, 3'd0};
+    else lane_data = (s == 3'd0) ? 64'd0 : wd >> {3'd0 - s, 3'd0};
+  endfunction
+  function automatic lane_en(input [LANES-1:0] wr, input b, input integer l);
+    lane_en = wr[l] && commit_i && addr_i[32*l+28 +: 4] == R_PKT && |lane_mask(b, l);
+  endfunction
+  function automatic [IX-1:0] lane_ix(input [PW-1:0] pb, input b, input integer l);
+    reg [WA-2:0] i;
+    i = bank_ix(addr_i[32*l+3 +: WA], b, {(MWB-1){1'b0}});
+    lane_ix = {pb, i};
+  endfunction
+  // the value of lane l's word in bank b: the lanes' bytes in lane order, then the metadata's and the input's
+  function automatic [63:0] lane_val(input [PW-1:0] pb, input b, input integer l);
+    reg [WA-1:0] w;
+    reg [IX-1:0] ix;
+    integer      q;
+    w = lane_word(b, l);
+    ix = lane_ix(pb, b, l);
+    lane_val = (b == 1'b1) ? mem1_q[ix] : mem0_q[ix];
+    for (q = 0; q < LANES; q = q + 1)
+      if (lane_st(q) && lane_word(b, q) == w) lane_val = merge(lane_val, lane_data(b, q), lane_mask(b, q));
+    lane_val = over_in(over_mv(lane_val, w), pb, w);
+  endfunction
+  // bank b's k-th word of the input frame (i: its word in the frame)
+  function automatic [IWB-1:0] in_i(input b, input [IWB-2:0] k);
+    in_i = {k, in_w0[0] ^ b};
+  endfunction
+  function automatic in_en(input [FB-1:0] m, input b, input [IWB-2:0] k);
+    reg [IWB-1:0] i;
+    i = in_i(b, k);
+    in_en = |m[8*i +: 8];
+  endfunction
+  function automatic [IX-1:0] in_ix(input [PW-1:0] pb, input b, input [IWB-2:0] k);
+    reg [WA-2:0] i;
+    i = bank_ix(in_w0, b, {{(MWB-IWB){1'b0}}, k});
+    in_ix = {pb, i};
+  endfunction
+  function automatic [63:0] in_val(input [PW-1:0] pb, input b, input [IWB-2:0] k);
+    reg [IWB-1:0] i;
+    reg [IX-1:0]  ix;
+    i = in_i(b, k);
+    ix = in_ix(pb, b, k);
+    in_val = merge((b == 1'b1) ? mem1_q[ix] : mem0_q[ix], in_data_i[64*i +: 64], in_m[8*i +: 8]);
+  endfunction
+  // bank b's k-th word of the moved metadata (j: its word from mv_w0)
+  function automatic [MWB-1:0] mv_j(input b, input [MWB-2:0] k);
+    mv_j = {k, mv_w0[0] ^ b};
+  endfunction
+  function automatic mv_en(input w0, input b, input [MWB-2:0] k);   // w0: bit 0 of mv_w0
+    reg [MWB-1:0] j;
+    j = {k, w0 ^ b};
+    mv_en = |mv_wm[8*j +: 8];
+  endfunction
+  function automatic [IX-1:0] mv_ix(input [PW-1:0] pb, input b, input [MWB-2:0] k);
+    reg [WA-2:0] i;
+    i = bank_ix(mv_w0, b, k);
+    mv_ix = {pb, i};
+  endfunction
+  function automatic [63:0] mv_val(input [PW-1:0] pb, input b, input [MWB-2:0] k);
+    reg [MWB-1:0] j;
+    reg [IX-1:0]  ix;
+    j = mv_j(b, k);
+    ix = mv_ix(pb, b, k);
+    mv_val = over_in(merge((b == 1'b1) ? mem1_q[ix] : mem0_q[ix], mv_q[j], mv_wm[8*j +: 8]), pb,
+                     mv_w0 + {{(WA-MWB){1'b0}}, j});
+  endfunction
+
   integer gk;
   always @(posedge clk_i) begin
+    if (in_fire)
+      for (gk = 0; gk < NIW; gk = gk + 1) begin
+        if (in_en(in_m, 1'b0, gk[IWB-2:0])) mem0_q[in_ix(in_ptr_q, 1'b0, gk[IWB-2:0])] <= in_val(in_ptr_q, 1'b0, gk[IWB-2:0]);
+        if (in_en(in_m, 1'b1, gk[IWB-2:0])) mem1_q[in_ix(in_ptr_q, 1'b1, gk[IWB-2:0])] <= in_val(in_ptr_q, 1'b1, gk[IWB-2:0]);
+      end
+    if (mv_commit) begin
+      for (gk = 0; gk < NMW; gk = gk + 1)
+        if (mv_en(mv_w0[0], 1'b0, gk[MWB-2:0])) mem0_q[mv_ix(cb, 1'b0, gk[MWB-2:0])] <= mv_val(cb, 1'b0, gk[MWB-2:0]);
+      for (gk = 0; gk < NMW; gk = gk + 1)
+        if (mv_en(mv_w0[0], 1'b1, gk[MWB-2:0])) mem1_q[mv_ix(cb, 1'b1, gk[MWB-2:0])] <= mv_val(cb, 1'b1, gk[MWB-2:0]);
+    end
+    if (any_st)
+      for (gk = 0; gk < LANES; gk = gk + 1) begin
+        if (lane_en(wr_i, 1'b0, gk)) mem0_q[lane_ix(cb, 1'b0, gk)] <= lane_val(cb, 1'b0, gk);
+        if (lane_en(wr_i, 1'b1, gk)) mem1_q[lane_ix(cb, 1'b1, gk)] <= lane_val(cb, 1'b1, gk);
+      end
     for (gk = 0; gk < NT; gk = gk + 1)
       if (t_en[gk]) vld_q[{t_buf[gk], t_word[gk]}] <= t_val[gk];
     if (mv_rd)
-      for (gk = 0; gk < 16; gk = gk + 1)
-        mv_q[{mv_cnt_q[3:0], gk[3:0]}] <= (wv_q[cb][mv_src[gk][OW-1:6]] && vld_q[{cb, mv_src[gk][OW-1:6]}][mv_src[gk][5:0]])
-                                          ? mem_q[{cb, mv_src[gk]}] : 8'd0;
+      for (gk = 0; gk < 3; gk = gk + 1)
+        if (|mv_st_m[8*gk +: 8]) mv_q[mv_st_ix(mv_st_p[7:3], gk[1:0])] <= mv_st_val(mv_st_p, gk[1:0]);
   end
 
   always @(posedge clk_i or negedge rst_ni) begin
@@ -379,22 +574,6 @@ module sephirot_pktbuf #(
           default: dmeta_q[cb] <= adj_new[OW:0];
         endcase
       end
-      // lane stores, in lane order
-      if (commit_i) begin
-        for (wi = 0; wi < LANES; wi = wi + 1) begin
-          if (wr_i[wi] && addr_i[32*wi+28 +: 4] == R_PKT) begin
-            for (wb = 0; wb < 8; wb = wb + 1)
-              if (wb < {28'd0, size_i[4*wi +: 4]}) begin
-                mem_q[{cb, addr_i[32*wi +: OW] + wb[OW-1:0]}] <= wdata_i[64*wi + 8*wb +: 8];
-              end
-          end
-        end
-      end
-      // the moved metadata, after the lane stores (the helper's effects come last)
-      if (mv_commit)   // 16 x 16 bytes (nested: Verilator unrolls loops of up to 64 iterations)
-        for (wi = 0; wi < 16; wi = wi + 1)
-          for (wb = 0; wb < 16; wb = wb + 1)
-            if (16 * wi + wb < cur_meta) mem_q[{cb, mv_new[OW-1:0] + {wi[OW-5:0], wb[3:0]}}] <= mv_q[16 * wi + wb];
       mv_cnt_q <= mv_rd ? mv_cnt_q + 5'd1 : (adj_step_i ? mv_cnt_q : 5'd0);
       // core finished the packet
       if (core_done_i) begin
@@ -409,11 +588,6 @@ module sephirot_pktbuf #(
           len_q[in_ptr_q] <= in_len_i; ifx_q[in_ptr_q] <= in_ifindex_i; rxq_q[in_ptr_q] <= in_rxq_i;
           dstart_q[in_ptr_q] <= HEAD[OW:0]; dmeta_q[in_ptr_q] <= HEAD[OW:0];
           dend_q[in_ptr_q] <= HEAD[OW:0] + in_len_i[OW:0];
-        end
-        for (ii = 0; ii < FB; ii = ii + 1) begin
-          if (in_base + ii[15:0] < in_len) begin
-            mem_q[{in_ptr_q, HEAD[OW-1:0] + in_base[OW-1:0] + ii[OW-1:0]}] <= in_data_i[8*ii +: 8];
-          end
         end
         arr_q[in_ptr_q] <= in_base + FB[15:0];
         if (in_eop_i) begin
