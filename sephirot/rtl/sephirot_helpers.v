@@ -316,12 +316,23 @@ module sephirot_helpers (
 
   // map memory writes of an update, at the end of its row. The slot's byte ranges are masks and the value and key
   // are shifted into place as a whole (a byte loop with a variable source index per byte gave synthesis hundreds
-  // of wide shifters)
+  // of wide shifters). The variable shifts are spelled as stages of constant shifts: yosys's `share` pass runs
+  // out of memory on shift cells whose activation depends on the map FSM
   function automatic [79:0] below(input [31:0] n);   // bytes 0 .. n-1 of a slot
-    below = (n >= 32'd80) ? {80{1'b1}} : ~({80{1'b1}} << n[6:0]);
+    reg [79:0] t;
+    integer k;
+    t = {80{1'b1}};
+    for (k = 0; k < 7; k = k + 1) if (n[k]) t = t << (1 << k);
+    below = (n >= 32'd80) ? {80{1'b1}} : ~t;
   endfunction
+  reg [8*80-1:0]  v_data;                                                       // the value at its offset
+  integer vk;
+  always @(*) begin
+    v_data = {{(8*80-8*KMAX){1'b0}}, val_q};
+    for (vk = 0; vk < 7; vk = vk + 1) if (m_voff[vk]) v_data = v_data << (8 << vk);
+    if (m_voff >= 32'd80) v_data = {8*80{1'b0}};
+  end
   wire [79:0]     v_mask  = below(m_voff + m_vs) & ~below(m_voff);             // the value's bytes
-  wire [8*80-1:0] v_data  = {{(8*80-8*KMAX){1'b0}}, val_q} << {m_voff, 3'd0};
   wire [79:0]     k_mask  = below(SH + m_ks) & ~below(SH);                      // hash maps: the key
   wire [8*80-1:0] k_data  = {{(8*80-8*KMAX){1'b0}}, key_q} << (8 * SH);
   wire [79:0]     lk_mask = below(SH + m_ks - 4) & ~below(SH);                  // lpm: the key's data bytes
@@ -409,7 +420,22 @@ module sephirot_helpers (
   wire [31:0] rnd_next0 = rnd_q ^ (rnd_q << 13);
   wire [31:0] rnd_next1 = rnd_next0 ^ (rnd_next0 >> 17);
   wire [31:0] rnd_next  = rnd_next1 ^ (rnd_next1 << 5);
-  wire [63:0] ktime_ns  = (cycles_i * 64'd32) / 64'd5;
+  // ktime_get_ns: cycles * 32 / 5 (6.4 ns per cycle at 156.25 MHz), the division by 5 as long division one bit per
+  // step: a generic 64-bit divider cell made yosys's `share` pass run out of memory. Only evaluated for the call
+  // that returns it
+  function automatic [63:0] div5(input [63:0] x);
+    reg [3:0] t;
+    reg [2:0] r;
+    integer i;
+    r = 3'd0;
+    for (i = 63; i >= 0; i = i - 1) begin
+      t = {r, x[i]};
+      div5[i] = t >= 4'd5;
+      r = (t >= 4'd5) ? t[2:0] - 3'd5 : t[2:0];
+    end
+  endfunction
+  reg  [63:0] ktime_ns;
+  always @(*) ktime_ns = (id_i == H_KTIME) ? div5({cycles_i[58:0], 5'd0}) : 64'd0;
 
   wire finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
                 !(id_i == H_HEAD && adj_busy_i);
