@@ -325,18 +325,25 @@ module sephirot_helpers (
     for (k = 0; k < 7; k = k + 1) if (n[k]) t = t << (1 << k);
     below = (n >= 32'd80) ? {80{1'b1}} : ~t;
   endfunction
-  reg [8*80-1:0]  v_data;                                                       // the value at its offset
+  // the value at its offset and the slot's byte ranges, computed only for the update that writes them (the
+  // simulator evaluates continuous wires every cycle)
+  reg [8*80-1:0]  v_data, k_data, lk_data;
+  reg [79:0]      v_mask, k_mask, lk_mask;
   integer vk;
   always @(*) begin
-    v_data = {{(8*80-8*KMAX){1'b0}}, val_q};
-    for (vk = 0; vk < 7; vk = vk + 1) if (m_voff[vk]) v_data = v_data << (8 << vk);
-    if (m_voff >= 32'd80) v_data = {8*80{1'b0}};
+    v_data = {8*80{1'b0}}; k_data = {8*80{1'b0}}; lk_data = {8*80{1'b0}};
+    v_mask = 80'd0; k_mask = 80'd0; lk_mask = 80'd0;
+    if (is_upd) begin
+      v_data = {{(8*80-8*KMAX){1'b0}}, val_q};
+      for (vk = 0; vk < 7; vk = vk + 1) if (m_voff[vk]) v_data = v_data << (8 << vk);
+      if (m_voff >= 32'd80) v_data = {8*80{1'b0}};
+      v_mask = below(m_voff + m_vs) & ~below(m_voff);                             // the value's bytes
+      k_mask = below(SH + m_ks) & ~below(SH);                                     // hash maps: the key
+      k_data = {{(8*80-8*KMAX){1'b0}}, key_q} << (8 * SH);
+      lk_mask = below(SH + m_ks - 4) & ~below(SH);                                // lpm: the key's data bytes
+      lk_data = {{(8*80-8*KMAX+32){1'b0}}, key_q[8*KMAX-1:32]} << (8 * SH);
+    end
   end
-  wire [79:0]     v_mask  = below(m_voff + m_vs) & ~below(m_voff);             // the value's bytes
-  wire [79:0]     k_mask  = below(SH + m_ks) & ~below(SH);                      // hash maps: the key
-  wire [8*80-1:0] k_data  = {{(8*80-8*KMAX){1'b0}}, key_q} << (8 * SH);
-  wire [79:0]     lk_mask = below(SH + m_ks - 4) & ~below(SH);                  // lpm: the key's data bytes
-  wire [8*80-1:0] lk_data = {{(8*80-8*KMAX+32){1'b0}}, key_q[8*KMAX-1:32]} << (8 * SH);
   function automatic [8*80-1:0] bytes_of(input [79:0] m);   // the byte mask as a bit mask
     integer i;
     for (i = 0; i < 80; i = i + 1) bytes_of[8*i +: 8] = {8{m[i]}};
