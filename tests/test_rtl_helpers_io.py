@@ -143,3 +143,28 @@ def test_trace_printk_records() -> None:
     assert any(len(f) == params.PRINTK_FMT_MAX for f, _ in recs), "no record of the full format length"
     assert any(0 < len(f) < 8 for f, _ in recs), "no record cut at a NUL"
     assert any(r.fault for r in got) and any(len(r.printk) == 2 for r in got)
+
+
+def test_ktime_prandom_smp_equal_model() -> None:
+    """ktime_get_ns (cycles of all packets so far * 32 / 5, the RTL's division by 5 is long division),
+    get_prandom_u32 (the xorshift state starts at its reset value: the harness gives the asynchronous reset a falling
+    edge) and get_smp_processor_id, written into each packet: values and cycles equal the model's over runs of
+    different lengths."""
+    h = params.HELPER_IDS
+    rom = Rom([
+        row("r6 = r1", "r7 = *(u32 *)(r1 + 0)"),
+        row("w8 = *(u8 *)(r7 + 14)"),
+        row("r8 &= 15"),
+        row("r8 -= 1"),
+        row("if r8 s> 0 goto -2"),
+        row(f"call {h['ktime_get_ns']}"),
+        row("*(u64 *)(r7 + 0) = r0"),
+        row(f"call {h['get_prandom_u32']}"),
+        row("*(u64 *)(r7 + 8) = r0"),
+        row(f"call {h['get_smp_processor_id']}"),
+        row("*(u32 *)(r7 + 16) = w0"),
+        row(f"call {h['ktime_get_ns']}"),
+        row("*(u64 *)(r7 + 24) = r0"),
+        row("exit 2"),
+    ])
+    _compare(rom, _packets(7, 40))

@@ -92,8 +92,12 @@ void SephirotSim::tick() {
 
 bool SephirotSim::setup(const std::string& rom, const std::string& maps, const std::string& packets, bool raw) {
   raw_ = raw;
-  top_->rst_ni = 0;
+  // a falling edge of rst_ni: Verilator starts every signal at 0, so holding it low from the start would never
+  // trigger the asynchronous resets (and registers with a non-zero reset value, e.g. the prandom state, stay 0)
+  top_->rst_ni = 1;
   top_->clk_i = 0;
+  top_->eval();
+  top_->rst_ni = 0;
   top_->eval();
   top_->rst_ni = 1;
   top_->eval();

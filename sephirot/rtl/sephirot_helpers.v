@@ -314,8 +314,40 @@ module sephirot_helpers (
                          is_upd ? l_keyed + vlines :
                          33'd2 + {1'b0, pn_q};
 
-  // map memory writes of an update, at the end of its row
-  integer wb2;
+  // map memory writes of an update, at the end of its row. The slot's byte ranges are masks and the value and key
+  // are shifted into place as a whole (a byte loop with a variable source index per byte gave synthesis hundreds
+  // of wide shifters). The variable shifts are spelled as stages of constant shifts: yosys's `share` pass runs
+  // out of memory on shift cells whose activation depends on the map FSM
+  function automatic [79:0] below(input [31:0] n);   // bytes 0 .. n-1 of a slot
+    reg [79:0] t;
+    integer k;
+    t = {80{1'b1}};
+    for (k = 0; k < 7; k = k + 1) if (n[k]) t = t << (1 << k);
+    below = (n >= 32'd80) ? {80{1'b1}} : ~t;
+  endfunction
+  // the value at its offset and the slot's byte ranges, computed only for the update that writes them (the
+  // simulator evaluates continuous wires every cycle)
+  reg [8*80-1:0]  v_data, k_data, lk_data;
+  reg [79:0]      v_mask, k_mask, lk_mask;
+  integer vk;
+  always @(*) begin
+    v_data = {8*80{1'b0}}; k_data = {8*80{1'b0}}; lk_data = {8*80{1'b0}};
+    v_mask = 80'd0; k_mask = 80'd0; lk_mask = 80'd0;
+    if (is_upd) begin
+      v_data = {{(8*80-8*KMAX){1'b0}}, val_q};
+      for (vk = 0; vk < 7; vk = vk + 1) if (m_voff[vk]) v_data = v_data << (8 << vk);
+      if (m_voff >= 32'd80) v_data = {8*80{1'b0}};
+      v_mask = below(m_voff + m_vs) & ~below(m_voff);                             // the value's bytes
+      k_mask = below(SH + m_ks) & ~below(SH);                                     // hash maps: the key
+      k_data = {{(8*80-8*KMAX){1'b0}}, key_q} << (8 * SH);
+      lk_mask = below(SH + m_ks - 4) & ~below(SH);                                // lpm: the key's data bytes
+      lk_data = {{(8*80-8*KMAX+32){1'b0}}, key_q[8*KMAX-1:32]} << (8 * SH);
+    end
+  end
+  function automatic [8*80-1:0] bytes_of(input [79:0] m);   // the byte mask as a bit mask
+    integer i;
+    for (i = 0; i < 80; i = i + 1) bytes_of[8*i +: 8] = {8{m[i]}};
+  endfunction
   always @(*) begin
     mwa_en_o = 1'b0; mwa_off_o = mres_q; mwa_data_o = {8*80{1'b0}}; mwa_mask_o = 80'd0;
     mwb_en_o = 1'b0; mwb_off_o = m_off; mwb_data_o = {uclk1, ucount_q + 32'd1}; mwb_mask_o = 8'h0F;
@@ -323,44 +355,32 @@ module sephirot_helpers (
     if (finish && is_upd && !m_fault && !ufault_q && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
       mwa_en_o = 1'b1;
       if (m_array) begin
-        for (wb2 = 0; wb2 < KMAX; wb2 = wb2 + 1)
-          if (wb2 < m_vs) begin mwa_data_o[8*wb2 +: 8] = val_q[8*wb2 +: 8]; mwa_mask_o[wb2] = 1'b1; end
+        mwa_mask_o = below(m_vs) & below(KMAX);
+        mwa_data_o = {{(8*80-8*KMAX){1'b0}}, val_q} & bytes_of(mwa_mask_o);
       end else if (m_lpmu) begin   // state, prefixlen, data, value; the header's count and high-water mark
-        for (wb2 = 0; wb2 < 80; wb2 = wb2 + 1) begin
-          if (wb2 >= m_voff && wb2 < m_voff + m_vs) begin
-            mwa_data_o[8*wb2 +: 8] = val_q[8*(wb2 - m_voff) +: 8]; mwa_mask_o[wb2] = 1'b1;
-          end
-          if (wb2 >= SH && wb2 < SH + m_ks - 4) begin
-            mwa_data_o[8*wb2 +: 8] = key_q[8*(wb2 - SH + 4) +: 8]; mwa_mask_o[wb2] = 1'b1;
-          end
-        end
+        mwa_mask_o = v_mask | lk_mask;
+        mwa_data_o = (v_data & bytes_of(v_mask & ~lk_mask)) | (lk_data & bytes_of(lk_mask));
         mwa_data_o[7:0] = 8'd1; mwa_data_o[63:32] = kplen; mwa_mask_o[7:0] = 8'hF1;
         mwc_en_o = 1'b1; mwc_off_o = m_off; mwc_mask_o[11:0] = 12'hF0F;
         mwc_data_o[31:0] = ucount_q + {31'd0, !lex_v_q}; mwc_data_o[95:64] = lnhigh_q;
       end else begin
-        for (wb2 = 0; wb2 < 80; wb2 = wb2 + 1) begin
-          if (wb2 >= m_voff && wb2 < m_voff + m_vs) begin
-            mwa_data_o[8*wb2 +: 8] = val_q[8*(wb2 - m_voff) +: 8]; mwa_mask_o[wb2] = 1'b1;
-          end
-          if (!ufound_q && wb2 >= SH && wb2 < SH + m_ks) begin
-            mwa_data_o[8*wb2 +: 8] = key_q[8*(wb2 - SH) +: 8]; mwa_mask_o[wb2] = 1'b1;
-          end
-        end
+        mwa_mask_o = v_mask | (ufound_q ? 80'd0 : k_mask);
+        mwa_data_o = (v_data & bytes_of(v_mask & (ufound_q ? {80{1'b1}} : ~k_mask))) |
+                     (ufound_q ? {8*80{1'b0}} : k_data & bytes_of(k_mask));
         if (!ufound_q) begin mwa_data_o[7:0] = 8'd1; mwa_mask_o[0] = 1'b1; mwb_en_o = 1'b1; end
         if (m_lru) begin   // LRU stamp of the slot and the region's clock
           mwa_data_o[63:32] = uclk1; mwa_mask_o[7:4] = 4'hF;
           mwb_en_o = 1'b1; mwb_mask_o = ufound_q ? 8'hF0 : 8'hFF;
           if (uev_q) begin   // the victim becomes a tombstone, the entry count is unchanged
             mwb_data_o = {uclk1, ucount_q}; mwc_en_o = 1'b1;
-            for (wb2 = 0; wb2 < 80; wb2 = wb2 + 1) if (wb2 < m_ssz) mwc_mask_o[wb2] = 1'b1;
+            mwc_mask_o = below(m_ssz);
           end
         end
       end
     end
     if (finish && is_del && !m_fault && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
       mwa_en_o = 1'b1;       // the slot cleared (hash maps: marked deleted), the entry count decremented
-      for (wb2 = 0; wb2 < 80; wb2 = wb2 + 1)
-        if (wb2 < m_ssz) mwa_mask_o[wb2] = 1'b1;
+      mwa_mask_o = below(m_ssz);
       if (m_hash) begin
         mwa_data_o[7:0] = 8'd2;
         mwb_en_o = 1'b1; mwb_data_o = {32'd0, ucount_q - 32'd1};
@@ -407,7 +427,22 @@ module sephirot_helpers (
   wire [31:0] rnd_next0 = rnd_q ^ (rnd_q << 13);
   wire [31:0] rnd_next1 = rnd_next0 ^ (rnd_next0 >> 17);
   wire [31:0] rnd_next  = rnd_next1 ^ (rnd_next1 << 5);
-  wire [63:0] ktime_ns  = (cycles_i * 64'd32) / 64'd5;
+  // ktime_get_ns: cycles * 32 / 5 (6.4 ns per cycle at 156.25 MHz), the division by 5 as long division one bit per
+  // step: a generic 64-bit divider cell made yosys's `share` pass run out of memory. Only evaluated for the call
+  // that returns it
+  function automatic [63:0] div5(input [63:0] x);
+    reg [3:0] t;
+    reg [2:0] r;
+    integer i;
+    r = 3'd0;
+    for (i = 63; i >= 0; i = i - 1) begin
+      t = {r, x[i]};
+      div5[i] = t >= 4'd5;
+      r = (t >= 4'd5) ? t[2:0] - 3'd5 : t[2:0];
+    end
+  endfunction
+  reg  [63:0] ktime_ns;
+  always @(*) ktime_ns = (id_i == H_KTIME) ? div5({cycles_i[58:0], 5'd0}) : 64'd0;
 
   wire finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
                 !(id_i == H_HEAD && adj_busy_i);
