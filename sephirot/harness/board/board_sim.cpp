@@ -56,10 +56,14 @@ bool read_pcap(const std::string& path, std::vector<std::vector<uint8_t>>& out, 
 
 BoardSim::BoardSim(int ports, size_t keep) : ctx_(new VerilatedContext), ports_(ports), keep_(keep) {
   top_.reset(new Vsephirot_board(ctx_.get()));
-  top_->rst_ni = 0;
+  // a falling edge of rst_ni: Verilator starts every signal at 0, so holding it low from the start would never
+  // trigger the asynchronous resets (registers with a non-zero reset value, e.g. the prandom state, stay 0)
+  top_->rst_ni = 1;
   top_->clk_i = 0;
   top_->s_bready_i = 1;
   top_->s_rready_i = 1;
+  top_->eval();
+  top_->rst_ni = 0;
   top_->eval();
   top_->rst_ni = 1;
   top_->eval();
