@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the toolchain needs on Debian 12, idempotently (fast when already installed).
 set -euo pipefail
-APT_PKGS="clang llvm verilator libbpf-dev bpftool linux-libc-dev iproute2 yosys make g++ python3-pip"
+# libc6-dev-i386: glibc headers reached from linux/if.h under -target bpf (no __x86_64__) want gnu/stubs-32.h
+APT_PKGS="clang llvm verilator libbpf-dev bpftool linux-libc-dev libc6-dev-i386 iproute2 yosys make g++ python3-pip"
 missing=""
 for p in $APT_PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
