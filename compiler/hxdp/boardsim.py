@@ -10,13 +10,14 @@ import time
 from pathlib import Path
 
 from .board import DEFAULT_SOCKET, BoardError, SimBoard
-from .rtl import LINT_FILE, RTL_DIR, SEPHIROT, available, cache_root, hash_sources, verilator_build
+from .rtl import LINT_FILE, MAKE_FLAGS, RTL_DIR, SEPHIROT, available, cache_root, hash_sources, verilator_build
 
 HARNESS_DIR = SEPHIROT / "harness" / "board"
 TOP = "sephirot_board"
 BINARY = "board_sim"
 MAX_PORTS = 4  # the model is built with NPORTS = 4; `--ports N` uses the first N
-BUILD_FLAGS = ["--cc", "--exe", "--build", "-O2", "-j", "2", "-Wno-fatal", "--top-module", TOP, f"-GNPORTS={MAX_PORTS}"]
+BUILD_FLAGS = ["--cc", "--exe", "--build", "-O2", "-j", "2", "-Wno-fatal", "--top-module", TOP, f"-GNPORTS={MAX_PORTS}",
+               *MAKE_FLAGS]
 CFLAGS = "-O2 -std=c++17"
 
 

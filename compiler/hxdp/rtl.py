@@ -24,8 +24,12 @@ LINT_FILE = SEPHIROT / "lint.vlt"
 TOP = "sephirot_top"
 BINARY = "sephirot_sim"
 LINE_BYTES = 16
+# Verilator's generated Makefile compiles the model with its own OPT_FAST (-Os), placed after -CFLAGS: set it. With
+# clang++ at -O3 the model simulates about 30% more cycles per second than with g++ at -Os (0.82 -> 1.06 M on the
+# experiment's busy loop); clang is installed for the BPF programs anyway, g++ is the fallback.
+MAKE_FLAGS = ["-MAKEFLAGS", ("CXX=clang++ " if shutil.which("clang++") else "") + "OPT_FAST=-O3 OPT_GLOBAL=-O2"]
 BUILD_FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast", "-j", "2", "--trace",
-               "-Wno-fatal", "--top-module", TOP]
+               "-Wno-fatal", "--top-module", TOP, *MAKE_FLAGS]
 CFLAGS = "-O2 -std=c++17"
 
 

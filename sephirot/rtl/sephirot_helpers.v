@@ -118,14 +118,17 @@ module sephirot_helpers (
   end
   reg pk_nul;
   integer pki;
+  // (the record is only read with pk_valid_o: the byte scans run in that cycle only, a simulation cost otherwise)
   always @(*) begin
     pk_len_o = pk_n[7:0];
     pk_nul = 1'b0;
-    for (pki = 0; pki < FMTMAX; pki = pki + 1)
-      if (!pk_nul && pki < pk_n && fmt_q[8*pki +: 8] == 8'd0) begin pk_len_o = pki[7:0]; pk_nul = 1'b1; end
     pk_fmt_o = {8*FMTMAX{1'b0}};
-    for (pki = 0; pki < FMTMAX; pki = pki + 1)
-      if (pki < {24'd0, pk_len_o}) pk_fmt_o[8*pki +: 8] = fmt_q[8*pki +: 8];
+    if (pk_valid_o) begin
+      for (pki = 0; pki < FMTMAX; pki = pki + 1)
+        if (!pk_nul && pki < pk_n && fmt_q[8*pki +: 8] == 8'd0) begin pk_len_o = pki[7:0]; pk_nul = 1'b1; end
+      for (pki = 0; pki < FMTMAX; pki = pki + 1)
+        if (pki < {24'd0, pk_len_o}) pk_fmt_o[8*pki +: 8] = fmt_q[8*pki +: 8];
+    end
   end
   assign pk_args_o = {r5, r4, r3};
   wire [63:0] cs_words = {32'd0, hm_rdata_i[31:0]} + {32'd0, hm_rdata_i[63:32]};
@@ -442,7 +445,10 @@ module sephirot_helpers (
     end
   endfunction
   reg  [63:0] ktime_ns;
-  always @(*) ktime_ns = (id_i == H_KTIME) ? div5({cycles_i[58:0], 5'd0}) : 64'd0;
+  always @(*) begin   // (an if, not ?:, which the simulator evaluates on both sides)
+    ktime_ns = 64'd0;
+    if (req_i && id_i == H_KTIME) ktime_ns = div5({cycles_i[58:0], 5'd0});
+  end
 
   wire finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
                 !(id_i == H_HEAD && adj_busy_i);

@@ -2,6 +2,11 @@
 `default_nettype none
 `include "sephirot_params.vh"
 
+// The bytes are kept in 64-bit words and written as whole words with byte masks. Every word written in a cycle
+// gets the result of all the cycle's writes to it, applied in the byte-wise order (lane stores in lane order, the
+// helper's slot clear, its slot write, its header word, the host line), so where two write sites hit the same
+// word they write the same value. Verilator evaluates each write site of an array every cycle: the byte-wise
+// version had about 220 of them and was most of the simulator's time; this one has 34.
 module sephirot_mapmem #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer BYTES = `SEPH_MAP_MEM_BYTES,
@@ -46,82 +51,158 @@ module sephirot_mapmem #(
   output reg  [8*WB-1:0]      hw_rdata_o
 );
   localparam integer AW = $clog2(BYTES);
+  localparam integer NW = BYTES / 8;          // words
+  localparam integer WW = AW - 3;             // bits of a word index
+  localparam integer WN = WB / 8 + 1;         // words a WB-byte access at any byte offset touches
   localparam [31:0] MAP_BASE = `SEPH_MAP_BASE;
-  reg [7:0] mem_q [0:BYTES-1];
+  reg [63:0] mem_q [0:NW-1];
 
-  // one access of `size` bytes at `a`: {fault, data}
-  function automatic [64:0] access(input rd, input wr, input [31:0] a, input [3:0] size);
+  function automatic [63:0] funnel8(input [63:0] lo, input [63:0] hi, input [2:0] s);   // bytes s.. of {hi, lo}
+    funnel8 = (s == 3'd0) ? lo : (lo >> {s, 3'd0}) | (hi << {3'd0 - s, 3'd0});
+  endfunction
+  function automatic [63:0] bytemask(input [7:0] m);
+    bytemask = {{8{m[7]}}, {8{m[6]}}, {8{m[5]}}, {8{m[4]}}, {8{m[3]}}, {8{m[2]}}, {8{m[1]}}, {8{m[0]}}};
+  endfunction
+  function automatic [63:0] merge(input [63:0] v, input [63:0] d, input [7:0] m);   // bytes m of d over v
+    merge = (v & ~bytemask(m)) | (d & bytemask(m));
+  endfunction
+  function automatic [7:0] sizemask(input [3:0] size);   // the first `size` bytes (1..8)
+    sizemask = size[3] ? 8'hff : ~(8'hff << size[2:0]);
+  endfunction
+
+  // one access of `size` bytes at `a` (bytes wrap in the memory): whether it faults, its data (two results
+  // rather than one of 65 bits, as the simulator zeroes a wider function result at every evaluation of the caller)
+  function automatic acc_fault(input rd, input wr, input [31:0] a, input [3:0] size);
     reg [31:0] o;
-    integer bi;
-    access = 65'd0;
     o = a - MAP_BASE;
-    if ((rd || wr) && (o + {28'd0, size} > BYTES)) access[64] = 1'b1;
-    else if (rd)
-      for (bi = 0; bi < 8; bi = bi + 1)
-        if (bi < {28'd0, size}) access[8*bi +: 8] = mem_q[o[AW-1:0] + bi[AW-1:0]];
+    acc_fault = (rd || wr) && (o + {28'd0, size} > BYTES);
+  endfunction
+  function automatic [63:0] acc_data(input rd, input [31:0] a, input [3:0] size);
+    reg [31:0] o;
+    reg [WW-1:0] w;
+    o = a - MAP_BASE;
+    w = o[AW-1:3];
+    acc_data = 64'd0;
+    if (rd && !(o + {28'd0, size} > BYTES))
+      acc_data = funnel8(mem_q[w], mem_q[w + {{(WW-1){1'b0}}, 1'b1}], o[2:0]) & bytemask(sizemask(size));
   endfunction
 
   integer li;
-  reg [64:0] acc;
   always @(*) begin
-    rdata_o = {64*LANES{1'b0}};
-    fault_o = {LANES{1'b0}};
-    acc = 65'd0;
     for (li = 0; li < LANES; li = li + 1) begin
-      acc = access(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
-      rdata_o[64*li +: 64] = acc[63:0];
-      fault_o[li] = acc[64];
+      rdata_o[64*li +: 64] = acc_data(rd_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+      fault_o[li] = acc_fault(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
     end
   end
-  reg [64:0] hacc;
   always @(*) begin
-    hacc = access(h_rd_i, 1'b0, h_addr_i, h_size_i);
-    h_rdata_o = hacc[63:0];
-    h_fault_o = hacc[64];
+    h_rdata_o = acc_data(h_rd_i, h_addr_i, h_size_i);
+    h_fault_o = acc_fault(h_rd_i, 1'b0, h_addr_i, h_size_i);
   end
 
-  integer hi;
-  always @(*) begin
-    for (hi = 0; hi < 16; hi = hi + 1) host_rdata_o[8*hi +: 8] = mem_q[{host_line_i, hi[3:0]}];
-  end
+  always @(*) host_rdata_o = {mem_q[{host_line_i, 1'b1}], mem_q[{host_line_i, 1'b0}]};
 
-  integer wr;
-  reg [AW-1:0] wro;
+  // the helper's wide read: WB bytes from hw_off (bytes at or past the end of the memory read 0)
+  integer hk;
+  reg [64*WN-1:0] hw_words;
+  reg [WW-1:0]    hw_w0;
+  reg [31:0]      hw_lim;   // bytes of the window inside the memory
   always @(*) begin
     hw_rdata_o = {8*WB{1'b0}};
-    wro = {AW{1'b0}};
-    if (hw_en_i) for (wr = 0; wr < WB; wr = wr + 1) begin
-      wro = hw_off_i[AW-1:0] + wr[AW-1:0];
-      if ({1'b0, hw_off_i} + wr < {1'b0, BYTES[31:0]}) hw_rdata_o[8*wr +: 8] = mem_q[wro];
+    hw_words = {64*WN{1'b0}};
+    hw_w0 = hw_off_i[AW-1:3];
+    hw_lim = (hw_off_i < BYTES) ? BYTES - hw_off_i : 32'd0;
+    if (hw_en_i) begin
+      for (hk = 0; hk < WN; hk = hk + 1) hw_words[64*hk +: 64] = mem_q[hw_w0 + hk[WW-1:0]];
+      hw_words = hw_words >> {hw_off_i[2:0], 3'd0};
+      for (hk = 0; hk < WB; hk = hk + 1)
+        if (hk < hw_lim) hw_rdata_o[8*hk +: 8] = hw_words[8*hk +: 8];
     end
   end
 
-  integer wi, wb, hw;
+  // Each write source as words: its first word, and its bytes and byte mask shifted to that word's byte 0.
+  reg  [LANES-1:0]       ln_en;
+  reg  [WW-1:0]          ln_w0 [0:LANES-1];
+  reg  [127:0]           ln_d [0:LANES-1];
+  reg  [15:0]            ln_m [0:LANES-1];
+  integer lk;
+  always @(*) begin
+    for (lk = 0; lk < LANES; lk = lk + 1) begin
+      ln_en[lk] = commit_i && wr_i[lk];
+      ln_w0[lk] = addr_i[32*lk+3 +: WW];
+      ln_d[lk] = 128'd0;
+      ln_m[lk] = 16'd0;
+      if (ln_en[lk]) begin
+        ln_d[lk] = {64'd0, wdata_i[64*lk +: 64]} << {addr_i[32*lk +: 3], 3'd0};
+        ln_m[lk] = {8'd0, sizemask(size_i[4*lk +: 4])} << addr_i[32*lk +: 3];
+      end
+    end
+  end
+  wire [WW-1:0]    wc_w0 = wc_off_i[AW-1:3];
+  wire [WW-1:0]    wa_w0 = wa_off_i[AW-1:3];
+  wire [WW-1:0]    wb_w0 = wb_off_i[AW-1:3];
+  wire [WW-1:0]    ho_w0 = {host_line_i, 1'b0};
+  reg  [64*WN-1:0] wc_d, wa_d;
+  reg  [8*WN-1:0]  wc_m, wa_m;
+  reg  [127:0]     wb_d;
+  reg  [15:0]      wb_m;
+  always @(*) begin
+    wc_d = {64*WN{1'b0}}; wc_m = {8*WN{1'b0}};
+    wa_d = {64*WN{1'b0}}; wa_m = {8*WN{1'b0}};
+    wb_d = 128'd0; wb_m = 16'd0;
+    if (wc_en_i) begin
+      wc_d = {{(64*WN-8*WB){1'b0}}, wc_data_i} << {wc_off_i[2:0], 3'd0};
+      wc_m = {{(8*WN-WB){1'b0}}, wc_mask_i} << wc_off_i[2:0];
+    end
+    if (wa_en_i) begin
+      wa_d = {{(64*WN-8*WB){1'b0}}, wa_data_i} << {wa_off_i[2:0], 3'd0};
+      wa_m = {{(8*WN-WB){1'b0}}, wa_mask_i} << wa_off_i[2:0];
+    end
+    if (wb_en_i) begin
+      wb_d = {64'd0, wb_data_i} << {wb_off_i[2:0], 3'd0};
+      wb_m = {8'd0, wb_mask_i} << wb_off_i[2:0];
+    end
+  end
+
+  // word w after every write of this cycle, in the byte-wise order (called only where a word is written; the
+  // argument is a signal so that yosys does not evaluate the call as a constant function)
+  function automatic [63:0] wval(input [WW-1:0] w);
+    reg [WW-1:0] k;
+    integer q;
+    wval = mem_q[w];
+    for (q = 0; q < LANES; q = q + 1) begin
+      k = w - ln_w0[q];
+      if (ln_en[q] && k < 2) wval = merge(wval, ln_d[q][64*k[0] +: 64], ln_m[q][8*k[0] +: 8]);
+    end
+    k = w - wc_w0;
+    if (wc_en_i && {{(32-WW){1'b0}}, k} < WN) wval = merge(wval, wc_d[64*k[3:0] +: 64], wc_m[8*k[3:0] +: 8]);
+    k = w - wa_w0;
+    if (wa_en_i && {{(32-WW){1'b0}}, k} < WN) wval = merge(wval, wa_d[64*k[3:0] +: 64], wa_m[8*k[3:0] +: 8]);
+    k = w - wb_w0;
+    if (wb_en_i && k < 2) wval = merge(wval, wb_d[64*k[0] +: 64], wb_m[8*k[0] +: 8]);
+    k = w - ho_w0;
+    if (host_we_i && k < 2) wval = host_wdata_i[64*k[0] +: 64];
+  endfunction
+
+  integer wk;
   always @(posedge clk_i) begin
-    if (commit_i) begin
-      for (wi = 0; wi < LANES; wi = wi + 1)
-        if (wr_i[wi])
-          for (wb = 0; wb < 8; wb = wb + 1)
-            if (wb < {28'd0, size_i[4*wi +: 4]})
-              mem_q[addr_i[32*wi +: AW] + wb[AW-1:0]] <= wdata_i[64*wi + 8*wb +: 8];
+    for (wk = 0; wk < LANES; wk = wk + 1) begin
+      if (ln_en[wk] && |ln_m[wk][7:0])  mem_q[ln_w0[wk]] <= wval(ln_w0[wk]);
+      if (ln_en[wk] && |ln_m[wk][15:8]) mem_q[ln_w0[wk] + 1'b1] <= wval(ln_w0[wk] + 1'b1);
     end
-    if (wc_en_i) begin  // before wa: on the same slot the insert wins
-      for (hw = 0; hw < WB / 2; hw = hw + 1)
-        if (wc_mask_i[hw]) mem_q[wc_off_i[AW-1:0] + hw[AW-1:0]] <= wc_data_i[8*hw +: 8];
-      for (hw = WB / 2; hw < WB; hw = hw + 1)
-        if (wc_mask_i[hw]) mem_q[wc_off_i[AW-1:0] + hw[AW-1:0]] <= wc_data_i[8*hw +: 8];
+    if (wc_en_i)
+      for (wk = 0; wk < WN; wk = wk + 1)
+        if (|wc_m[8*wk +: 8]) mem_q[wc_w0 + wk[WW-1:0]] <= wval(wc_w0 + wk[WW-1:0]);
+    if (wa_en_i)
+      for (wk = 0; wk < WN; wk = wk + 1)
+        if (|wa_m[8*wk +: 8]) mem_q[wa_w0 + wk[WW-1:0]] <= wval(wa_w0 + wk[WW-1:0]);
+    if (wb_en_i) begin
+      if (|wb_m[7:0])  mem_q[wb_w0] <= wval(wb_w0);
+      if (|wb_m[15:8]) mem_q[wb_w0 + 1'b1] <= wval(wb_w0 + 1'b1);
     end
-    if (wa_en_i) begin  // two loops of WB/2 (each short enough to unroll)
-      for (hw = 0; hw < WB / 2; hw = hw + 1)
-        if (wa_mask_i[hw]) mem_q[wa_off_i[AW-1:0] + hw[AW-1:0]] <= wa_data_i[8*hw +: 8];
-      for (hw = WB / 2; hw < WB; hw = hw + 1)
-        if (wa_mask_i[hw]) mem_q[wa_off_i[AW-1:0] + hw[AW-1:0]] <= wa_data_i[8*hw +: 8];
+    if (host_we_i) begin
+      mem_q[ho_w0] <= wval(ho_w0);
+      mem_q[ho_w0 + 1'b1] <= wval(ho_w0 + 1'b1);
     end
-    if (wb_en_i)
-      for (hw = 0; hw < 8; hw = hw + 1)
-        if (wb_mask_i[hw]) mem_q[wb_off_i[AW-1:0] + hw[AW-1:0]] <= wb_data_i[8*hw +: 8];
-    if (host_we_i)
-      for (hw = 0; hw < 16; hw = hw + 1) mem_q[{host_line_i, hw[3:0]}] <= host_wdata_i[8*hw +: 8];
   end
 endmodule
 `default_nettype wire

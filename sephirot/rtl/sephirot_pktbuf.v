@@ -145,61 +145,71 @@ module sephirot_pktbuf #(
   // lane accesses to the current packet (buffer core_ptr) and to its xdp_md
   wire [31:0] meta_abs = PKT_BASE + {{(31-OW){1'b0}}, dmeta_q[cb]};
   wire [8*24-1:0] ctx_img = {32'd0, rxq_q[cb], ifx_q[cb], meta_abs, ctx_end_o, ctx_data_o};
-  // one access of `size` bytes at `a`: {wait, fault, data}
-  function automatic [65:0] access(input rd, input wr, input [31:0] a, input [3:0] size);
+  // one access of `size` bytes at `a`: its flags {wait, fault} and its data (two results within 64 bits, as the
+  // simulator zeroes a wider function result at every evaluation of the process that calls it)
+  function automatic [1:0] acc_flags(input rd, input wr, input [31:0] a, input [3:0] size);
     reg [31:0] o, e;
-    reg [OW-1:0] bo;
-    reg [63:0] d, v;
-    integer bi;
-    access = 66'd0;
+    acc_flags = 2'd0;
     e = a + {28'd0, size};
     if (rd || wr) begin
       if (a[31:28] == R_CTX) begin
         o = a - `SEPH_CTX_BASE;
-        if (wr || o + {28'd0, size} > `SEPH_CTX_SIZE) access[64] = 1'b1;
-        else
-          for (bi = 0; bi < 8; bi = bi + 1)
-            if (bi < {28'd0, size}) access[8*bi +: 8] = ctx_img[8*(o[4:0] + bi[4:0]) +: 8];
+        if (wr || o + {28'd0, size} > `SEPH_CTX_SIZE) acc_flags[0] = 1'b1;
       end else if (a[31:28] == R_PKT) begin
-        o = a - PKT_BASE;
-        if (a < meta_abs || e > ctx_end_o) access[64] = 1'b1;
-        else begin
-          // bytes of the input packet that have not arrived yet: wait
-          if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
-            access[65] = 1'b1;
-          bo = o[OW-1:0];
-          d = rd8(cb, bo);
-          v = vbits(cb, bo);
-          for (bi = 0; bi < 8; bi = bi + 1)
-            if (bi < {28'd0, size} && v[bi]) access[8*bi +: 8] = d[8*bi +: 8];
-        end
+        if (a < meta_abs || e > ctx_end_o) acc_flags[0] = 1'b1;
+        // bytes of the input packet that have not arrived yet: wait
+        else if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
+          acc_flags[1] = 1'b1;
       end else begin
-        access[64] = 1'b1;
+        acc_flags[0] = 1'b1;
+      end
+    end
+  endfunction
+  function automatic [63:0] acc_data(input rd, input wr, input [31:0] a, input [3:0] size);
+    reg [31:0] o, e;
+    reg [OW-1:0] bo;
+    reg [63:0] d, v;
+    integer bi;
+    acc_data = 64'd0;
+    e = a + {28'd0, size};
+    if (rd || wr) begin
+      if (a[31:28] == R_CTX) begin
+        o = a - `SEPH_CTX_BASE;
+        if (!(wr || o + {28'd0, size} > `SEPH_CTX_SIZE))
+          for (bi = 0; bi < 8; bi = bi + 1)
+            if (bi < {28'd0, size}) acc_data[8*bi +: 8] = ctx_img[8*(o[4:0] + bi[4:0]) +: 8];
+      end else if (a[31:28] == R_PKT && !(a < meta_abs || e > ctx_end_o)) begin
+        o = a - PKT_BASE;
+        bo = o[OW-1:0];
+        d = rd8(cb, bo);
+        v = vbits(cb, bo);
+        for (bi = 0; bi < 8; bi = bi + 1)
+          if (bi < {28'd0, size} && v[bi]) acc_data[8*bi +: 8] = d[8*bi +: 8];
       end
     end
   endfunction
 
   integer li;
-  reg [65:0] acc;
+  reg [1:0] acc;
   always @(*) begin
     rdata_o = {64*LANES{1'b0}};
     fault_o = {LANES{1'b0}};
     wait_o = {LANES{1'b0}};
-    acc = 66'd0;
+    acc = 2'd0;
     for (li = 0; li < LANES; li = li + 1) begin
-      acc = access(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
-      rdata_o[64*li +: 64] = acc[63:0];
-      fault_o[li] = acc[64];
-      wait_o[li] = acc[65];
+      acc = acc_flags(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+      rdata_o[64*li +: 64] = acc_data(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+      fault_o[li] = acc[0];
+      wait_o[li] = acc[1];
     end
   end
   // the helper unit's read port: the core holds a call whose buffers point into the packet until the packet
   // is complete (core_filled_o), so its reads never see bytes that have not arrived
-  reg [65:0] hacc;
+  reg [1:0] hacc;
   always @(*) begin
-    hacc = access(h_rd_i, 1'b0, h_addr_i, h_size_i);
-    h_rdata_o = hacc[63:0];
-    h_fault_o = hacc[64];
+    hacc = acc_flags(h_rd_i, 1'b0, h_addr_i, h_size_i);
+    h_rdata_o = acc_data(h_rd_i, 1'b0, h_addr_i, h_size_i);
+    h_fault_o = hacc[0];
   end
 
   // ---------------------------------------------------------------------------------------------------------
@@ -362,25 +372,30 @@ module sephirot_pktbuf #(
     for (tt = 0; tt < NT; tt = tt + 1) begin
       t_en[tt] = 1'b0; t_buf[tt] = cb; t_word[tt] = {WW{1'b0}}; t_set[tt] = 64'd0;
     end
-    if (any_st) for (tl = 0; tl < LANES; tl = tl + 1) begin
-      st_m = {{(128-8){1'b0}}, size_i[4*tl+3] ? 8'hff : ~(8'hff << size_i[4*tl +: 3])} << addr_i[32*tl +: 6];
-      t_word[2*tl] = addr_i[32*tl+6 +: WW];
-      t_word[2*tl+1] = addr_i[32*tl+6 +: WW] + {{(WW-1){1'b0}}, 1'b1};
-      t_en[2*tl] = wr_i[tl] && commit_i && addr_i[32*tl+28 +: 4] == R_PKT && |st_m[63:0]; t_set[2*tl] = st_m[63:0];
-      t_en[2*tl+1] = wr_i[tl] && commit_i && addr_i[32*tl+28 +: 4] == R_PKT && |st_m[127:64]; t_set[2*tl+1] = st_m[127:64];
-    end
-    // (the frame is inside one valid-bit word: its offset is a multiple of FB, FB divides 64)
-    t_en[2*LANES] = in_fire; t_buf[2*LANES] = in_ptr_q; t_word[2*LANES] = in_off0[OW-1:6];
-    t_set[2*LANES] = {{(64-FB){1'b0}}, in_m} << in_off0[5:0];
-    gend = adj_new[OW:0] - {{OW{1'b0}}, 1'b1};
-    t_en[2*LANES+1] = grow; t_word[2*LANES+1] = dend_q[cb][OW-1:6];
-    t_en[2*LANES+2] = grow; t_word[2*LANES+2] = gend[OW-1:6];
+    // (all targets are off in a cycle without a write: their masks are computed only in the cycles that write)
     mv_vm = {64*NMV{1'b0}};
-    if (mv_commit) mv_vm = {{(64*NMV-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[5:0];
-    for (tt = 0; tt < NMV; tt = tt + 1) begin
-      t_en[2*LANES+3+tt] = mv_commit && |mv_vm[64*tt +: 64];
-      t_word[2*LANES+3+tt] = mv_new[OW-1:6] + tt[WW-1:0];
-      t_set[2*LANES+3+tt] = mv_vm[64*tt +: 64];
+    gend = {(OW+1){1'b0}};
+    if (vld_busy) begin
+      if (any_st) for (tl = 0; tl < LANES; tl = tl + 1) begin
+        st_m = {{(128-8){1'b0}}, size_i[4*tl+3] ? 8'hff : ~(8'hff << size_i[4*tl +: 3])} << addr_i[32*tl +: 6];
+        t_word[2*tl] = addr_i[32*tl+6 +: WW];
+        t_word[2*tl+1] = addr_i[32*tl+6 +: WW] + {{(WW-1){1'b0}}, 1'b1};
+        t_en[2*tl] = wr_i[tl] && commit_i && addr_i[32*tl+28 +: 4] == R_PKT && |st_m[63:0]; t_set[2*tl] = st_m[63:0];
+        t_en[2*tl+1] = wr_i[tl] && commit_i && addr_i[32*tl+28 +: 4] == R_PKT && |st_m[127:64]; t_set[2*tl+1] = st_m[127:64];
+      end
+      // (the frame is inside one valid-bit word: its offset is a multiple of FB, FB divides 64)
+      t_en[2*LANES] = in_fire; t_buf[2*LANES] = in_ptr_q; t_word[2*LANES] = in_off0[OW-1:6];
+      t_set[2*LANES] = {{(64-FB){1'b0}}, in_m} << in_off0[5:0];
+      gend = adj_new[OW:0] - {{OW{1'b0}}, 1'b1};
+      t_en[2*LANES+1] = grow; t_word[2*LANES+1] = dend_q[cb][OW-1:6];
+      t_en[2*LANES+2] = grow; t_word[2*LANES+2] = gend[OW-1:6];
+      mv_vm = {64*NMV{1'b0}};
+      if (mv_commit) mv_vm = {{(64*NMV-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[5:0];
+      for (tt = 0; tt < NMV; tt = tt + 1) begin
+        t_en[2*LANES+3+tt] = mv_commit && |mv_vm[64*tt +: 64];
+        t_word[2*LANES+3+tt] = mv_new[OW-1:6] + tt[WW-1:0];
+        t_set[2*LANES+3+tt] = mv_vm[64*tt +: 64];
+      end
     end
     // merged values
     for (tt = 0; tt < NT; tt = tt + 1) t_val[tt] = 64'd0;
