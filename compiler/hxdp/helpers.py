@@ -55,7 +55,9 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     if name in ("map_lookup_elem", "map_delete_elem"):
         return keyed
     if name == "map_update_elem":
-        return keyed + (value_size + LINE_BYTES - 1) // LINE_BYTES
+        # the value comes in through the same port after the key: for large values that is the longer term
+        words = (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + (value_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES
+        return max(keyed + (value_size + LINE_BYTES - 1) // LINE_BYTES, words)
     if name == "redirect_map":
         return MAP_ACCESS_BASE + probes
     if name == "csum_diff":

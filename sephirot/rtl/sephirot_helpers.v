@@ -313,8 +313,12 @@ module sephirot_helpers (
   wire [32:0] l_lines  = 33'd2 + pn_map * (klines == 33'd0 ? 33'd1 : klines);
   wire [32:0] l_key    = kwords + pn_map;
   wire [32:0] l_keyed  = (l_key > l_lines) ? l_key : l_lines;
+  // an update also reads its value, 8 bytes per cycle after the key: max(keyed + value lines, key + value words)
+  wire [32:0] vwords   = ({1'b0, m_vs} + 33'd7) >> 3;
+  wire [32:0] u_lines  = l_keyed + vlines;
+  wire [32:0] u_words  = kwords + vwords;
   wire [32:0] m_lat    = (id_i == H_LOOKUP || is_del) ? l_keyed :
-                         is_upd ? l_keyed + vlines :
+                         is_upd ? ((u_words > u_lines) ? u_words : u_lines) :
                          33'd2 + {1'b0, pn_q};
 
   // map memory writes of an update, at the end of its row. The slot's byte ranges are masks and the value and key

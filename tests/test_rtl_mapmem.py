@@ -1,0 +1,72 @@
+"""RTL map memory against the VLIW model: writes of one cycle that share 64-bit words (lane stores in lane order,
+then the helper's slot, clear and header writes) land byte for byte in the model's order."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hxdp import params
+from hxdp.maps import MapLayout, MapState
+from hxdp.program import MapDef
+from hxdp.rom import Rom
+from hxdp.rtl import RtlSim
+from hxdp.vliwmodel import VliwModel
+from rtl_support import first_divergence, require_rtl, row
+
+pytestmark = pytest.mark.rtl
+
+HASH, ARRAY, LRU_HASH = 1, 2, 9
+HANDLE = f"r1 = {hex(params.MAP_HANDLE_BASE)} ll"
+
+# key = packet byte 14 & 3, a 64-byte value from packet bytes 16..31 on the stack at r10 - 72. Insert it, look it
+# up, then one row of four lane stores into the value that share its words (read back), then an update of the same
+# key in a row whose other lanes store into the same value (its last word too): the stores land first, the
+# helper's writes after them. (Stores stay inside the value, as the kernel's verifier demands: past it is the
+# next slot's header.)
+SAME_WORD_ROM = Rom([
+    row("r7 = *(u32 *)(r1 + 0)"),
+    row("r6 = *(u64 *)(r7 + 16)", "r9 = *(u64 *)(r7 + 24)", "w8 = *(u8 *)(r7 + 14)"),
+    row("r8 &= 3", "*(u64 *)(r10 - 72) = r6", "*(u64 *)(r10 - 64) = r9", "*(u64 *)(r10 - 56) = r6"),
+    row("*(u32 *)(r10 - 4) = r8", "*(u64 *)(r10 - 48) = r9", "*(u64 *)(r10 - 40) = r6", "*(u64 *)(r10 - 32) = r9"),
+    row("*(u64 *)(r10 - 24) = r6", "*(u64 *)(r10 - 16) = r9", HANDLE),
+    row("r2 = r10", "r3 = r10", "r4 = 0"),
+    row("r2 += -4", "r3 += -72"),
+    row("call 2"),
+    row(HANDLE, "r2 = r10"),
+    row("r2 += -4"),
+    row("call 1"),
+    row("if r0 == 0 goto +7"),
+    row("*(u8 *)(r0 + 1) = r6", "*(u16 *)(r0 + 2) = r9", "*(u32 *)(r0 + 4) = r6", "*(u64 *)(r0 + 9) = r9"),
+    row("r2 = *(u64 *)(r0 + 0)", "r3 = *(u64 *)(r0 + 8)", "r4 = *(u64 *)(r0 + 16)"),
+    row(HANDLE, "r2 = r10", "r7 = r0"),
+    row("r2 += -4", "r3 = r10", "r4 = 0", "*(u64 *)(r10 - 72) = r9"),
+    row("r3 += -72", "*(u32 *)(r10 - 60) = r6"),
+    row("call 2", "*(u32 *)(r7 + 1) = r6", "*(u8 *)(r7 + 13) = r9", "*(u32 *)(r7 + 60) = r6"),
+    row("r0 = *(u64 *)(r7 + 0)"),
+    row("exit 2"),
+])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _rtl() -> None:
+    require_rtl()
+
+
+@pytest.mark.parametrize("mtype, entries", [(ARRAY, 4), (HASH, 4), (LRU_HASH, 2)],
+                         ids=["array", "hash", "lru_hash-evicting"])
+def test_same_word_stores_and_update(mtype: int, entries: int) -> None:
+    layout = MapLayout.from_maps([MapDef("m", mtype, 4, 64, entries, 0)])
+    rng = random.Random(mtype)
+    packets = [bytes(rng.randrange(256) for _ in range(64)) for _ in range(24)]
+    rtl_state, vm_state = MapState(layout), MapState(layout)
+    got = RtlSim(SAME_WORD_ROM, state=rtl_state, trace=True).run_packets(packets)
+    vm = VliwModel(SAME_WORD_ROM, vm_state, trace=True)
+    for i, pkt in enumerate(packets):
+        want = vm.run(pkt)
+        div = first_divergence(got[i].trace, want.trace)
+        assert div is None, f"packet {i}: {div}"
+        assert (got[i].action, got[i].fault, got[i].cycles) == (want.action, want.fault, want.cycles), \
+            f"packet {i}: RTL {got[i]} model {want}"
+        assert want.fault is None and len(want.trace) == len(SAME_WORD_ROM.rows), f"packet {i}: stores not reached"
+    assert bytes(rtl_state.mem[: layout.used_bytes()]) == bytes(vm_state.mem[: layout.used_bytes()])
