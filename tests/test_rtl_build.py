@@ -52,3 +52,11 @@ def test_model_is_profile_guided_when_the_tools_are_there() -> None:
         pytest.skip("clang++ or llvm-profdata missing (or HXDP_NO_PGO set): the model is an ordinary build")
     note = (rtl.build().parent / "build.txt").read_text()
     assert note.startswith("profile-guided build"), note
+
+
+def test_missing_training_program_gives_an_ordinary_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(rtl, "_verilate", _fake_verilate(calls))
+    monkeypatch.setattr(rtl, "PGO_PROGRAMS", ("no_such_program",))
+    rtl.verilator_build(tmp_path / "b", [], [], "-O2", "sim", "top", rtl.RtlError, train=rtl._train_model)
+    assert "no_such_program is not in xdp_progs/" in (tmp_path / "b" / "build.txt").read_text()

@@ -179,7 +179,9 @@ def _train_model(exe: Path, env: dict[str, str]) -> None:
 
     suite = {p.name: p for p in programs()}
     for name in PGO_PROGRAMS:
-        prog = suite[name]
+        prog = suite.get(name)
+        if prog is None:
+            raise RtlError(f"training program {name} is not in xdp_progs/")
         layout = MapLayout.load(ROMS_DIR / f"{name}.maps.json")
         state = MapState(layout)
         state.apply_config(prog.map_config())
