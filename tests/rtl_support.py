@@ -76,11 +76,15 @@ def printk_rom() -> Rom:
     ])
 
 
-def assert_rtl_equals_model(rom: Rom, packets: list[bytes], what: str = "") -> list[RunResult]:
-    """Packets back to back on the RTL and on the VLIW model (no maps): the same rows, cycle by cycle, and the
-    same action, bytes, fault or not, cycles, metadata and printk records; returns the RTL's results."""
-    got = RtlSim(rom, trace=True).run_packets(packets)
-    vm = VliwModel(rom, MapState(MapLayout.from_maps([])), trace=True)
+def assert_rtl_equals_model(rom: Rom, packets: list[bytes], what: str = "",
+                            layout: MapLayout | None = None) -> list[RunResult]:
+    """Packets back to back on the RTL and on the VLIW model, both from the empty maps of `layout` (none by
+    default): the same rows, cycle by cycle, and the same action, bytes, fault or not, cycles, metadata and printk
+    records, and in the end the same map memory; returns the RTL's results."""
+    layout = layout if layout is not None else MapLayout.from_maps([])
+    rtl_state, vm_state = MapState(layout), MapState(layout)
+    got = RtlSim(rom, state=rtl_state if layout.regions else None, trace=True).run_packets(packets)
+    vm = VliwModel(rom, vm_state, trace=True)
     for i, pkt in enumerate(packets):
         want = vm.run(pkt)
         where = f"{what} packet {i}".strip()
@@ -90,4 +94,7 @@ def assert_rtl_equals_model(rom: Rom, packets: list[bytes], what: str = "") -> l
             (want.action, want.packet, want.fault is None, want.cycles), f"{where}: {got[i]} vs {want}"
         assert got[i].meta == want.meta, f"{where}: metadata {got[i].meta.hex()} vs {want.meta.hex()}"
         assert got[i].printk == want.printk, f"{where}: printk {got[i].printk} vs {want.printk}"
+    if layout.regions:
+        used = layout.used_bytes()
+        assert bytes(rtl_state.mem[:used]) == bytes(vm_state.mem[:used]), f"{what} map memory".strip()
     return got

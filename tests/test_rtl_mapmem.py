@@ -7,12 +7,10 @@ import random
 
 import pytest
 from hxdp import params
-from hxdp.maps import MapLayout, MapState
+from hxdp.maps import MapLayout
 from hxdp.program import MapDef
 from hxdp.rom import Rom
-from hxdp.rtl import RtlSim
-from hxdp.vliwmodel import VliwModel
-from rtl_support import first_divergence, require_rtl, row
+from rtl_support import assert_rtl_equals_model, require_rtl, row
 
 pytestmark = pytest.mark.rtl
 
@@ -59,14 +57,6 @@ def test_same_word_stores_and_update(mtype: int, entries: int) -> None:
     layout = MapLayout.from_maps([MapDef("m", mtype, 4, 64, entries, 0)])
     rng = random.Random(mtype)
     packets = [bytes(rng.randrange(256) for _ in range(64)) for _ in range(24)]
-    rtl_state, vm_state = MapState(layout), MapState(layout)
-    got = RtlSim(SAME_WORD_ROM, state=rtl_state, trace=True).run_packets(packets)
-    vm = VliwModel(SAME_WORD_ROM, vm_state, trace=True)
-    for i, pkt in enumerate(packets):
-        want = vm.run(pkt)
-        div = first_divergence(got[i].trace, want.trace)
-        assert div is None, f"packet {i}: {div}"
-        assert (got[i].action, got[i].fault, got[i].cycles) == (want.action, want.fault, want.cycles), \
-            f"packet {i}: RTL {got[i]} model {want}"
-        assert want.fault is None and len(want.trace) == len(SAME_WORD_ROM.rows), f"packet {i}: stores not reached"
-    assert bytes(rtl_state.mem[: layout.used_bytes()]) == bytes(vm_state.mem[: layout.used_bytes()])
+    got = assert_rtl_equals_model(SAME_WORD_ROM, packets, layout=layout)
+    for i, r in enumerate(got):
+        assert r.fault is None and len(r.trace) == len(SAME_WORD_ROM.rows), f"packet {i}: stores not reached"
