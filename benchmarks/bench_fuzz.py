@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engine", action="append", choices=fuzz.ENGINES,
                     help="engines of the main campaign (default seq-model and vliw-model)")
     ap.add_argument("--rtl-count", type=int, default=500, help="programs of the RTL campaign (0: none)")
-    ap.add_argument("--rtl-exclude", default="rtl", help="features left out of the RTL campaign")
+    ap.add_argument("--rtl-exclude", default="", help="features left out of the RTL campaign (default: none)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--minimise", type=int, default=3)
     ap.add_argument("--out", default="/tmp/hxdp-bench-fuzz", help="reproducer folder (not part of the repository)")
