@@ -246,3 +246,25 @@ def test_component_rows_follow_the_papers_table1() -> None:
 
 def test_synth_key_sets_the_reference_map_size() -> None:
     assert E.TOP_SYNTH_KEY.startswith("synth:sephirot_top:MAP_BYTES=8192,")
+
+
+def test_whole_ip_without_a_number_reports_the_sum_of_its_synthesised_parts(tmp_path: Path) -> None:
+    st = {"LUT": 0.0, "LUTRAM": 0.0, "FF": 0.0, "BRAM": 0.0, "DSP": 0.0}
+    core = {"status": "ok", "top": "sephirot_core", "modules": {
+        "sephirot_core": {**st, "LUT": 30_000.0, "LUTRAM": 2_000.0}, "sephirot_stack": {**st, "LUT": 9_000.0}}}
+    helpers = {"status": "ok", "top": "sephirot_helpers", "modules": {"sephirot_helpers": {**st, "LUT": 15_000.0}}}
+    top = {"status": "ok", "top": "sephirot_top", "synth_failed": "yosys synth_xilinx did not finish within 9 s"}
+    exp = E.EXPERIMENTS["resources"]
+    checks = {c.name.split()[0]: c for c in E.report_resources(
+        E.Context(out=tmp_path), exp, {E.TOP_SYNTH_KEY: top, "synth:sephirot_core": core,
+                                       "synth:sephirot_helpers": helpers})}
+    whole = checks["Whole"]
+    # a lower bound, never a pass: the packet buffer and the map memory have no number
+    assert whole.status == "fail" and whole.value == ">= 47,000 LUT"
+    assert "sephirot_core + sephirot_helpers" in whole.detail and "did not finish" in whole.detail
+    assert checks["Sephirot"].status == "pass"  # its own row: 30K + 2K of LUTRAM - the stack's 9K
+    rows = {r["component"] for r in json.loads((tmp_path / "resources.json").read_text())["rows"]}
+    assert "Helper unit with the map FSM (sephirot_helpers)" in rows
+    # without the parts, there is no bound to give
+    checks = {c.name.split()[0]: c for c in E.report_resources(E.Context(out=tmp_path), exp, {E.TOP_SYNTH_KEY: top})}
+    assert checks["Whole"].status == "fail" and checks["Whole"].value == "-"

@@ -101,20 +101,23 @@ module sephirot_helpers (
   wire        pk_go   = req_i && id_i == H_PRINTK && pk_off_q < pk_n;
   wire [31:0] pk_left = pk_n - pk_off_q;
   wire [32:0] pk_lat  = 33'd1 + {4'd0, pk_n[31:3]} + {32'd0, pk_n[2:0] != 3'd0};
+  // the read port's address is a base argument plus the bytes read so far: one adder for the four readers
+  reg  [31:0] hm_base, hm_off;
+  reg  [31:0] hm_left;
   always @(*) begin
     hm_en_o = cs_go || k_go || v_go || pk_go;
-    hm_size_o = (cs_left >= 33'd8) ? 4'd8 : cs_left[3:0];
-    hm_addr_o = (cs_off_q < {1'b0, fsz}) ? r1[31:0] + cs_off_q[31:0] : r3[31:0] + (cs_off_q[31:0] - fsz);
+    hm_base = (cs_off_q < {1'b0, fsz}) ? r1[31:0] : r3[31:0];
+    hm_off = (cs_off_q < {1'b0, fsz}) ? cs_off_q[31:0] : cs_off_q[31:0] - fsz;
+    hm_left = (cs_left >= 33'd8) ? 32'd8 : cs_left[31:0];
     if (k_go) begin
-      hm_size_o = (key_left >= 32'd8) ? 4'd8 : key_left[3:0];
-      hm_addr_o = r2[31:0] + kcnt_q;
+      hm_base = r2[31:0]; hm_off = kcnt_q; hm_left = key_left;
     end else if (v_go) begin
-      hm_size_o = (val_left >= 32'd8) ? 4'd8 : val_left[3:0];
-      hm_addr_o = r3[31:0] + vcnt_q;
+      hm_base = r3[31:0]; hm_off = vcnt_q; hm_left = val_left;
     end else if (pk_go) begin
-      hm_size_o = (pk_left >= 32'd8) ? 4'd8 : pk_left[3:0];
-      hm_addr_o = r1[31:0] + pk_off_q;
+      hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left;
     end
+    hm_size_o = (hm_left >= 32'd8) ? 4'd8 : hm_left[3:0];
+    hm_addr_o = hm_base + hm_off;
   end
   reg pk_nul;
   integer pki;
@@ -268,22 +271,20 @@ module sephirot_helpers (
   wire [31:0] dbits    = (m_ks - 32'd4) << 3;
   wire [31:0] want     = (kplen < dbits) ? kplen : dbits;
   wire [31:0] s_plen   = mw_rdata_i[63:32];
+  // the prefix covers data bytes 0 .. s_plen/8 - 1 entirely and the high s_plen % 8 bits of the next one
+  // (a prefix of 8 (KMAX-4) bits or more covers every data byte)
   reg         pmatch;
   integer pb;
-  reg  [31:0] pbit;
-  reg  [7:0]  pmask;
+  wire        plong = s_plen >= 8 * (KMAX - 4);
+  wire [7:0]  pmask = 8'hFF << (4'd8 - {1'b0, s_plen[2:0]});
   always @(*) begin
     pmatch = 1'b1;
-    pbit = 32'd0;
-    pmask = 8'd0;
     if (p_go && ((m_lpm && lhdr_q) || m_lpmu))
       for (pb = 0; pb < KMAX - 4; pb = pb + 1) begin
-        pbit = 8 * pb;
-        if (pbit + 32'd8 <= s_plen) begin
+        if (plong || pb[5:0] < s_plen[8:3]) begin
           if (mw_rdata_i[8*(SH+pb) +: 8] != key[8*(4+pb) +: 8]) pmatch = 1'b0;
-        end else if (pbit < s_plen) begin
-          pmask = 8'hFF << (4'd8 - {1'b0, s_plen[2:0]});
-          if ((mw_rdata_i[8*(SH+pb) +: 8] & pmask) != (key[8*(4+pb) +: 8] & pmask)) pmatch = 1'b0;
+        end else if (pb[5:0] == s_plen[8:3] && s_plen[2:0] != 3'd0) begin
+          if (((mw_rdata_i[8*(SH+pb) +: 8] ^ key[8*(4+pb) +: 8]) & pmask) != 8'd0) pmatch = 1'b0;
         end
       end
   end
@@ -297,7 +298,14 @@ module sephirot_helpers (
       if (ki < m_ks && mw_rdata_i[8*(SH+ki) +: 8] != key[8*ki +: 8]) keq = 1'b0;
   end
   wire [7:0]  s_state  = mw_rdata_i[7:0];
-  wire [31:0] s_val    = m_array ? mw_rdata_i[31:0] : mw_rdata_i[8*m_voff +: 32];
+  // (value offsets are multiples of 8: the key is padded to 8 bytes, docs/maps.md)
+  reg  [31:0] s_val;
+  integer sv;
+  always @(*) begin
+    s_val = mw_rdata_i[31:0];
+    if (!m_array)
+      for (sv = 1; sv < 10; sv = sv + 1) if (m_voff[6:3] == sv[3:0] && m_voff < 32'd80) s_val = mw_rdata_i[64*sv +: 32];
+  end
   wire [31:0] pn_next  = pn_q + 32'd1;
   wire [32:0] klines   = ({1'b0, m_ks} + 33'd15) >> 4;
   wire [32:0] vlines   = ({1'b0, m_vs} + 33'd15) >> 4;
@@ -342,7 +350,7 @@ module sephirot_helpers (
     v_mask = 80'd0; k_mask = 80'd0; lk_mask = 80'd0;
     if (is_upd) begin
       v_data = {{(8*80-8*KMAX){1'b0}}, val_q};
-      for (vk = 0; vk < 7; vk = vk + 1) if (m_voff[vk]) v_data = v_data << (8 << vk);
+      for (vk = 3; vk < 7; vk = vk + 1) if (m_voff[vk]) v_data = v_data << (8 << vk);   // (multiple of 8)
       if (m_voff >= 32'd80) v_data = {8*80{1'b0}};
       v_mask = below(m_voff + m_vs) & ~below(m_voff);                             // the value's bytes
       k_mask = below(SH + m_ks) & ~below(SH);                                     // hash maps: the key
@@ -511,13 +519,14 @@ module sephirot_helpers (
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
       if (hdr_go) begin ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32]; uhigh_q <= mw_rdata_i[95:64]; end
+      // (the buffers are read 8 bytes per cycle from offset 0: every write is a whole aligned word)
       if (k_go) begin
-        key_q[8*kcnt_q[5:0] +: 64] <= hm_rdata_i;
+        key_q[64*kcnt_q[5:3] +: 64] <= hm_rdata_i;
         kcnt_q <= kcnt_q + {28'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
       if (v_go) begin
-        val_q[8*vcnt_q[5:0] +: 64] <= hm_rdata_i;
+        val_q[64*vcnt_q[5:3] +: 64] <= hm_rdata_i;
         vcnt_q <= vcnt_q + {28'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
@@ -627,7 +636,7 @@ module sephirot_helpers (
         end
       end
       if (pk_go) begin
-        fmt_q[8*pk_off_q[5:0] +: 64] <= hm_rdata_i;
+        fmt_q[64*pk_off_q[5:3] +: 64] <= hm_rdata_i;
         pk_off_q <= pk_off_q + {28'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
@@ -637,15 +646,17 @@ module sephirot_helpers (
         else sum_t_q <= sum_t_q + cs_words;
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
+      // (key_q, val_q and fmt_q keep their bytes after a call: a call only uses bytes below its size, all of which
+      // it reads itself, in whole aligned words with zeros above the size; clearing them cost 1.5K LUTs)
       if (finish) begin
         busy_q <= 1'b0; cnt_q <= 33'd0;
         cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
-        key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
+        kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
         pidx_q <= 32'd0; pn_q <= 32'd0; lhdr_q <= 1'b0; lfound_q <= 1'b0;
-        val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
+        vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
         ures_q <= 32'd0; ufault_q <= 1'b0; uev_q <= 1'b0; vbest_v_q <= 1'b0;
         lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; llast_q <= 32'd0;
-        pk_off_q <= 32'd0; fmt_q <= {8*FMTMAX{1'b0}};
+        pk_off_q <= 32'd0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;
