@@ -1287,9 +1287,10 @@ def m_synth(ctx: Context, key: str) -> Record:
                   + (f"chparam{chparam} {top}; " if chparam else "")
                   + f"synth_xilinx -family xc7 -top {top}; tee -q -o {stat_json} stat -json")
         t0 = time.perf_counter()
+        work = (ctx.out / "work").resolve()  # yosys runs in the temporary folder: a relative --out is not there
         try:
-            (ctx.out / "work").mkdir(exist_ok=True)
-            proc = subprocess.run([yosys, "-l", str(ctx.out / "work" / f"yosys-{top}.log"), "-p", script],
+            work.mkdir(exist_ok=True)
+            proc = subprocess.run([yosys, "-l", str(work / f"yosys-{top}.log"), "-p", script],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout,
                                   cwd=tmp, preexec_fn=_limit_memory)
         except subprocess.TimeoutExpired:  # a result: the RTL did not synthesise within the budget
