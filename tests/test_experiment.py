@@ -268,3 +268,16 @@ def test_whole_ip_without_a_number_reports_the_sum_of_its_synthesised_parts(tmp_
     # without the parts, there is no bound to give
     checks = {c.name.split()[0]: c for c in E.report_resources(E.Context(out=tmp_path), exp, {E.TOP_SYNTH_KEY: top})}
     assert checks["Whole"].status == "fail" and checks["Whole"].value == "-"
+
+
+def test_synthesis_with_a_relative_output_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # yosys runs in a temporary folder: its log path must not be relative to the caller's folder
+    import shutil
+
+    if shutil.which("yosys") is None:
+        pytest.skip("yosys is not installed (scripts/setup.sh installs it)")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    rec = E.m_synth(E.Context(out=Path("out")), "synth:sephirot_tracefifo")
+    assert "synth_failed" not in rec, rec
+    assert rec["total"]["FF"] > 0 and (tmp_path / "out" / "work" / "yosys-sephirot_tracefifo.log").exists()
