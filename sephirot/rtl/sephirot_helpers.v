@@ -119,31 +119,23 @@ module sephirot_helpers (
     hm_size_o = (hm_left >= 32'd8) ? 4'd8 : hm_left[3:0];
     hm_addr_o = hm_base + hm_off;
   end
-  // Byte loops compare their index with a size through masks built by shifts: a comparison per byte is a carry
-  // chain per byte in synthesis (64 of them per loop). The shift is spelled as stages of constant shifts, as in
-  // below(): yosys's `share` pass stalls on variable shift cells it could merge
-  function automatic [63:0] below64(input [31:0] n);   // bits 0 .. n-1
-    reg [63:0] t;
-    integer k;
-    t = ~64'd0;
-    for (k = 0; k < 6; k = k + 1) if (n[k]) t = t << (1 << k);
-    below64 = (|n[31:6]) ? ~64'd0 : ~t;
-  endfunction
+  // (byte loops compare their index with a size through a mask from below(): a comparison per byte is a carry
+  // chain per byte in synthesis, 64 of them per loop)
   reg pk_nul;
-  reg [63:0] pk_in, pk_kept;
+  reg [79:0] pk_in, pk_kept;
   integer pki;
   // (the record is only read with pk_valid_o: the byte scans run in that cycle only, a simulation cost otherwise)
   always @(*) begin
     pk_len_o = pk_n[7:0];
     pk_nul = 1'b0;
     pk_fmt_o = {8*FMTMAX{1'b0}};
-    pk_in = 64'd0;
-    pk_kept = 64'd0;
+    pk_in = 80'd0;
+    pk_kept = 80'd0;
     if (pk_valid_o) begin
-      pk_in = below64(pk_n);
+      pk_in = below(pk_n);
       for (pki = 0; pki < FMTMAX; pki = pki + 1)
         if (!pk_nul && pk_in[pki] && fmt_q[8*pki +: 8] == 8'd0) begin pk_len_o = pki[7:0]; pk_nul = 1'b1; end
-      pk_kept = below64({24'd0, pk_len_o});
+      pk_kept = below({24'd0, pk_len_o});
       for (pki = 0; pki < FMTMAX; pki = pki + 1)
         if (pk_kept[pki]) pk_fmt_o[8*pki +: 8] = fmt_q[8*pki +: 8];
     end
@@ -305,14 +297,14 @@ module sephirot_helpers (
   end
   wire        l_better = s_state == 8'd1 && (!lfound_q || s_plen > lbest_q) && s_plen <= want && pmatch;
   reg         keq;
-  reg  [63:0] kin;
+  reg  [79:0] kin;
   integer ki;
   always @(*) begin
     mw_off_o = ((m_lpm && !lhdr_q) || u_hdr || hdr_go) ? m_off : slot_off;
     keq = 1'b1;
-    kin = 64'd0;
+    kin = 80'd0;
     if (p_go && m_hash) begin
-      kin = below64(m_ks);
+      kin = below(m_ks);
       for (ki = 0; ki < KMAX; ki = ki + 1)
         if (kin[ki] && mw_rdata_i[8*(SH+ki) +: 8] != key[8*ki +: 8]) keq = 1'b0;
     end

@@ -389,7 +389,6 @@ module sephirot_pktbuf #(
       gend = adj_new[OW:0] - {{OW{1'b0}}, 1'b1};
       t_en[2*LANES+1] = grow; t_word[2*LANES+1] = dend_q[cb][OW-1:6];
       t_en[2*LANES+2] = grow; t_word[2*LANES+2] = gend[OW-1:6];
-      mv_vm = {64*NMV{1'b0}};
       if (mv_commit) mv_vm = {{(64*NMV-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[5:0];
       for (tt = 0; tt < NMV; tt = tt + 1) begin
         t_en[2*LANES+3+tt] = mv_commit && |mv_vm[64*tt +: 64];
