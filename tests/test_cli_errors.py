@@ -521,7 +521,10 @@ def test_ctrl_c_and_sigterm_are_one_line(sig: int, code: int, word: str, tmp_pat
             assert time.monotonic() < deadline, "hxdp exec never waited on stdin"
             time.sleep(0.05)
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=30)
+        # stdin stays open until the process ends: communicate() would close it at once, and an EOF that wins
+        # the race against the signal reads as an empty program
+        proc.wait(timeout=30)
+        out, err = proc.communicate()
     finally:
         if proc.poll() is None:
             proc.kill()
