@@ -81,8 +81,8 @@ MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
 CYCLES_PER_ROW = 1
 TAKEN_BRANCH_PENALTY = 1  # the row fetched behind a taken branch is discarded (not for a jump to the next row)
 CONDITIONAL_EXIT_PENALTY = 1  # an exit preceded in its row by a branch lane is not seen at fetch
-DIV_BITS_PER_CYCLE = 4  # each lane's divider (sephirot_div.v) finds this many quotient bits per cycle
-DIV_EXTRA_CYCLES = 64 // DIV_BITS_PER_CYCLE  # a row with a div/mod lane stalls this long (all its dividers at once)
+DIV_BITS_PER_CYCLE = 4  # the core's divider (sephirot_div.v) finds this many quotient bits per cycle
+DIV_EXTRA_CYCLES = 64 // DIV_BITS_PER_CYCLE  # a row stalls this long per div/mod lane (one divider, lane order)
 INPUT_BYTES_PER_CYCLE = 32  # input queue frame width
 
 # --- AXI-Lite register map (../shared/design.md section 6 plus extensions) -------------------------------------

@@ -51,7 +51,7 @@ def cache_root() -> Path:
 
 
 # the modules under sephirot_top and the packet-stream harness (the board files have their own build)
-MODULES = ("div", "alu", "lane", "stack", "core", "pktbuf", "mapmem", "mapcfg", "helpers", "top")
+MODULES = ("div", "divshare", "alu", "lane", "stack", "core", "pktbuf", "mapmem", "mapcfg", "helpers", "top")
 HEADERS = ("sephirot_isa.vh", "sephirot_params.vh")
 HARNESS = ("sephirot_sim.cpp", "sephirot_main.cpp")
 

@@ -9,9 +9,10 @@ effects are discarded. Running off the end of the ROM (or jumping outside it) is
 
 Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENALTY when a jump to a row other
 than the next wins, plus CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a branch lane (jmp/ja)
-before it in its row, plus DIV_EXTRA_CYCLES when a lane divides (div/mod, 32 or 64 bit, any operands), plus
-helpers.helper_latency(...) for a helper call (which starts after the division). Packet arrival (early processor
-start) is not modelled: cycles are the core's execution cycles once the bytes it reads are present.
+before it in its row, plus DIV_EXTRA_CYCLES per lane that divides (div/mod, 32 or 64 bit, any operands; the
+core has one divider), plus helpers.helper_latency(...) for a helper call (which starts after the divisions).
+Packet arrival (early processor start) is not modelled: cycles are the core's execution cycles once the bytes it
+reads are present.
 
 Rule checks (raise ContractViolation naming row and lane, not a packet fault): two lanes writing the same
 register (a helper call writes r0), a write to r10, more than one helper call, overlapping stores, an atomic
@@ -61,7 +62,7 @@ class DecodedRow:
     lanes: list[tuple[int, Decoded]]  # non-empty lanes (lddw high halves dropped)
     error: str | None  # illegal instruction found when decoding (raised as a fault when the row runs)
     branch_lanes: frozenset[int]  # lanes holding a jump (for the conditional-exit penalty)
-    divides: bool = False  # a lane divides (div/mod): the row waits DIV_EXTRA_CYCLES for the dividers
+    divides: int = 0  # lanes that divide (div/mod): the row waits DIV_EXTRA_CYCLES for each (one divider)
 
 
 def decode_rom(rom: Rom) -> list[DecodedRow]:
@@ -89,7 +90,7 @@ def decode_rom(rom: Rom) -> list[DecodedRow]:
             except IllegalInstruction as exc:
                 error = error or str(exc)
         branches = frozenset(k for k, d in lanes if d.kind in ("jmp", "ja"))
-        divides = any(d.kind == "alu" and d.op in ("div", "mod") for _k, d in lanes)
+        divides = sum(d.kind == "alu" and d.op in ("div", "mod") for _k, d in lanes)
         out.append(DecodedRow(lanes, error, branches, divides))
     return out
 
@@ -190,7 +191,7 @@ class VliwModel:
         if r0 is not None:
             regs[0] = r0
             writes.append((helper[0], 0, r0))
-        cost = params.CYCLES_PER_ROW + lat + (params.DIV_EXTRA_CYCLES if row.divides else 0)
+        cost = params.CYCLES_PER_ROW + lat + params.DIV_EXTRA_CYCLES * row.divides
         if control is not None:
             if control[0] == "jump":
                 if control[1] != 0:  # a jump to the next row finds it already fetched

@@ -1,43 +1,22 @@
-// sephirot_alu: one lane's eBPF ALU/ALU64 (movsx, shifts, byte swaps; div/mod multi-cycle in sephirot_div).
+// sephirot_alu: one lane's eBPF ALU/ALU64 (movsx, shifts, byte swaps; div/mod come from sephirot_divshare).
 `default_nettype none
 `include "sephirot_isa.vh"
 
 module sephirot_alu (
-  input  wire        clk_i,
-  input  wire        div_run_i,   // a div/mod row is stalled for the divider (results valid once it is done)
-  input  wire        div_first_i, // first cycle of that stall
   input  wire [3:0]  op_i,     // ALU operation (opcode[7:4]); neg and end have their own codes
   input  wire        is64_i,   // ALU64 (1) or ALU (0)
   input  wire        swap_i,   // end: byte swap (be/bswap) rather than truncate (le)
   input  wire [63:0] a_i,      // first operand (dst, or src for the three-operand forms)
   input  wire [63:0] b_i,      // second operand (src register or sign-extended imm)
-  input  wire [15:0] off_i,    // selects sdiv/smod (1) and movsx (8/16/32)
+  input  wire [15:0] off_i,    // selects movsx (8/16/32)
   input  wire [31:0] imm_i,    // end/bswap width
+  input  wire [63:0] div_i,    // div/mod: this lane's quotient or remainder from the core's shared divider
   output reg  [63:0] res_o
 );
   // operands truncated to the operation width
   wire [63:0] a = is64_i ? a_i : {32'd0, a_i[31:0]};
   wire [63:0] b = is64_i ? b_i : {32'd0, b_i[31:0]};
-  wire        signed_div = (off_i == 16'd1);
 
-  // signed views at the operation width
-  wire        a_neg = is64_i ? a[63] : a[31];
-  wire        b_neg = is64_i ? b[63] : b[31];
-  wire [63:0] a_abs = (signed_div && a_neg) ? (is64_i ? -a : {32'd0, -a[31:0]}) : a;
-  wire [63:0] b_abs = (signed_div && b_neg) ? (is64_i ? -b : {32'd0, -b[31:0]}) : b;
-  wire [63:0] q_abs, r_abs;
-  sephirot_div u_div (
-    .clk_i(clk_i), .run_i(div_run_i), .first_i(div_first_i), .n_i(a_abs), .d_i(b_abs), .quot_o(q_abs), .rem_o(r_abs)
-  );
-  reg  [63:0] quot, rem;
-  always @(*) begin
-    quot = 64'd0;
-    rem = a;
-    if (b != 64'd0) begin
-      quot = (signed_div && (a_neg ^ b_neg)) ? -q_abs : q_abs;
-      rem = (signed_div && a_neg) ? -r_abs : r_abs;
-    end
-  end
   // one shifter for lsh, rsh and arsh: a left shift is a right shift of the bit-reversed operand
   wire [5:0]  sh = is64_i ? b[5:0] : {1'b0, b[4:0]};
   wire        is_lsh  = (op_i == `SEPH_ALU_LSH);
@@ -84,13 +63,13 @@ module sephirot_alu (
       `SEPH_ALU_ADD:  r = a + b;
       `SEPH_ALU_SUB:  r = a - b;
       `SEPH_ALU_MUL:  r = a * b;
-      `SEPH_ALU_DIV:  r = quot;
+      `SEPH_ALU_DIV:  r = div_i;
       `SEPH_ALU_OR:   r = a | b;
       `SEPH_ALU_AND:  r = a & b;
       `SEPH_ALU_LSH:  r = shr_rev;
       `SEPH_ALU_RSH:  r = shr;
       `SEPH_ALU_NEG:  r = -a;
-      `SEPH_ALU_MOD:  r = rem;
+      `SEPH_ALU_MOD:  r = div_i;
       `SEPH_ALU_XOR:  r = a ^ b;
       `SEPH_ALU_MOV:  r = movv;
       `SEPH_ALU_ARSH: r = shr;

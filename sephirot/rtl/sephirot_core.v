@@ -81,7 +81,6 @@ module sephirot_core #(
   output wire [2:0]            trc_fault_o
 );
   localparam integer SSZ = `SEPH_STACK_SIZE;
-  localparam [4:0]   DIV_CYCLES = `SEPH_DIV_EXTRA_CYCLES;
   localparam [3:0] R_STACK = `SEPH_REGION_STACK;
   localparam [3:0] R_CTX   = `SEPH_REGION_CTX;
   localparam [3:0] R_PKT   = `SEPH_REGION_PKT;
@@ -146,8 +145,11 @@ module sephirot_core #(
   // ---------------------------------------------------------------------------------------------------------
   // lanes
   wire [LANES-1:0]    l_wr_en, l_rd, l_wr, l_branch, l_taken, l_exit, l_exit_imm, l_call, l_div, l_illegal;
-  wire                div_run;                  // the row's dividers work this cycle
-  reg  [4:0]          div_cnt_q;                // cycles the row's dividers have worked
+  wire                div_run;                  // the row's pending division runs a step this cycle
+  wire                div_pending;
+  wire                stall;                    // the row stays (division, packet bytes, helper)
+  wire [LANES-1:0]    l_dsig, l_dmod, l_d64;
+  wire [64*LANES-1:0] l_da, l_db, l_dres;
   wire [4*LANES-1:0]  l_wr_idx, l_size;
   wire [64*LANES-1:0] l_wr_val, l_addr, l_wdata;
   wire [32*LANES-1:0] l_target, l_imm;
@@ -177,7 +179,6 @@ module sephirot_core #(
         assign nxt_imm = 32'd0;
       end
       sephirot_lane #(.AW(AW)) u_lane (
-        .clk_i(clk_i), .div_run_i(div_run), .div_first_i(div_cnt_q == 5'd0),
         .slot_i(slot), .next_op_i(nxt_op), .next_imm_i(nxt_imm), .lddw_hi_i(l_hi[gl]), .has_next_i(gl + 1 < LANES), .pc_i(pc),
         .dst_val_i(rd_reg(slot[11:8])), .src_val_i(rd_reg(slot[15:12])), .r0_val_i(rd_reg(4'd0)),
         .ld_data_i(l_ld[64*gl +: 64]),
@@ -186,10 +187,17 @@ module sephirot_core #(
         .mem_size_o(l_size[4*gl +: 4]), .mem_wdata_o(l_wdata[64*gl +: 64]),
         .is_branch_o(l_branch[gl]), .br_taken_o(l_taken[gl]), .br_target_o(l_target[32*gl +: 32]),
         .is_exit_o(l_exit[gl]), .exit_imm_o(l_exit_imm[gl]), .imm_o(l_imm[32*gl +: 32]),
-        .is_call_o(l_call[gl]), .is_div_o(l_div[gl]), .illegal_o(l_illegal[gl])
+        .is_call_o(l_call[gl]), .is_div_o(l_div[gl]), .div_a_o(l_da[64*gl +: 64]), .div_b_o(l_db[64*gl +: 64]),
+        .div_signed_o(l_dsig[gl]), .div_mod_o(l_dmod[gl]), .div_is64_o(l_d64[gl]), .div_res_i(l_dres[64*gl +: 64]),
+        .illegal_o(l_illegal[gl])
       );
     end
   endgenerate
+
+  sephirot_divshare #(.LANES(LANES)) u_divshare (
+    .clk_i, .rst_ni, .run_i(div_run), .clear_i(!stall), .div_i(l_div), .a_i(l_da), .b_i(l_db), .signed_i(l_dsig),
+    .mod_i(l_dmod), .is64_i(l_d64), .pending_o(div_pending), .res_o(l_dres)
+  );
 
   // ---------------------------------------------------------------------------------------------------------
   // memory access: stack inside, ctx/packet/maps on the data bus
@@ -320,13 +328,13 @@ module sephirot_core #(
                            (call_imm == `SEPH_HELPER_TRACE_PRINTK && a1_pkt);
   wire        ext_wait   = exec && ((|(dbus_wait_i & l_ext)) || (call_any && hlp_reads && !pkt_filled_i));
   wire        row_bad    = illegal || afault;
-  // a div/mod row stalls DIV_EXTRA_CYCLES for its dividers; a helper call in the same row starts after them
-  wire        div_wait   = (|l_div) && (div_cnt_q != DIV_CYCLES);
-  // the dividers pause while the row waits for packet bytes: those waits are not core cycles, the division's are
+  // a div/mod row stalls DIV_EXTRA_CYCLES per dividing lane (one divider); a helper call in the row starts after
+  wire        div_wait   = div_pending;
+  // the divider pauses while the row waits for packet bytes: those waits are not core cycles, the division's are
   assign      div_run    = exec && !limit && !row_bad && div_wait && !ext_wait;
   assign      hlp_req_o  = exec && !limit && call_any && !row_bad && !ext_wait && !div_wait;
   wire        hlp_bad    = hlp_req_o && hlp_done_i && (hlp_illegal_i || hlp_fault_i || hlp_access_i);
-  wire        stall      = exec && !limit && !row_bad && (ext_wait || div_wait || (call_any && !hlp_done_i));
+  assign      stall      = exec && !limit && !row_bad && (ext_wait || div_wait || (call_any && !hlp_done_i));
   wire        commit     = exec && !limit && !row_bad && !stall && !hlp_bad;
   wire        fault_end  = limit || (exec && row_bad) || hlp_bad;
   wire        early_exit = commit && ctl_exit && !ctl_cond_exit;
@@ -401,12 +409,6 @@ module sephirot_core #(
         fetch_en = 1'b1; pc_d = pc + {{(AW-1){1'b0}}, 1'b1};
       end
     end
-  end
-
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) div_cnt_q <= 5'd0;
-    else if (div_run) div_cnt_q <= div_cnt_q + 5'd1;
-    else if (!stall) div_cnt_q <= 5'd0;   // the row commits or ends the packet (a helper may still stall it)
   end
 
   always @(posedge clk_i or negedge rst_ni) begin

@@ -1,11 +1,12 @@
-// sephirot_div: one lane's unsigned 64-bit divider, restoring, BITS quotient bits per cycle (multi-cycle).
+// sephirot_div: the core's unsigned 64-bit divider, restoring, BITS quotient bits per cycle (multi-cycle).
 `default_nettype none
 `include "sephirot_params.vh"
 
 // The operands come straight from the row being executed, which stays in place while the core stalls it
-// (execution contract section 6: a div/mod row costs DIV_EXTRA_CYCLES more), so they are not latched: the
-// divider only keeps the partial remainder and the quotient. first_i starts a division (partial remainder 0);
-// after 64/BITS cycles with run_i high, quot_o/rem_o hold n_i / d_i and n_i % d_i (d_i = 0: all ones and n_i).
+// (execution contract section 6: each div/mod lane costs its row DIV_EXTRA_CYCLES more), so they are not latched: the
+// divider only keeps the partial remainder and the quotient. first_i starts a division (partial remainder 0).
+// quot_o/rem_o are the quotient and remainder after this cycle's step: in the 64/BITS-th cycle with run_i high
+// they are n_i / d_i and n_i % d_i (d_i = 0: all ones and n_i), so the result is taken as the division ends.
 module sephirot_div #(
   parameter integer BITS = `SEPH_DIV_BITS_PER_CYCLE
 ) (
@@ -30,7 +31,7 @@ module sephirot_div #(
 
   reg [64:0]     r;
   reg [65:0]     diff;
-  reg [63:0]     rem_d;
+  reg [63:0]     rem_d, quot_d;
   reg [BITS-1:0] qbits;
   integer k;
   always @(*) begin
@@ -48,17 +49,18 @@ module sephirot_div #(
       end
       rem_d = r[63:0];
     end
+    quot_d = ((first_i ? 64'd0 : quot_q) << BITS) | {{(64-BITS){1'b0}}, qbits};
   end
 
   always @(posedge clk_i) begin
     if (run_i) begin
       rem_q <= rem_d;
-      quot_q <= ((first_i ? 64'd0 : quot_q) << BITS) | {{(64-BITS){1'b0}}, qbits};
+      quot_q <= quot_d;
       step_q <= step + {{(CW-1){1'b0}}, 1'b1};
     end
   end
 
-  assign quot_o = quot_q;
-  assign rem_o = rem_q;
+  assign quot_o = quot_d;
+  assign rem_o = rem_d;
 endmodule
 `default_nettype wire

@@ -6,9 +6,6 @@
 module sephirot_lane #(
   parameter integer AW = `SEPH_IMEM_AW
 ) (
-  input  wire          clk_i,
-  input  wire          div_run_i,     // the row is stalled for its dividers (see sephirot_div)
-  input  wire          div_first_i,
   input  wire [63:0]   slot_i,        // this lane's slot
   input  wire [31:0]   next_op_i,     // the next lane's opcode/regs/off (all 0 for an lddw high half)
   input  wire [31:0]   next_imm_i,    // the next lane's imm (lddw high word)
@@ -37,7 +34,13 @@ module sephirot_lane #(
   output reg           exit_imm_o,    // exit with action (0x96): action is imm
   output wire [31:0]   imm_o,
   output reg           is_call_o,
-  output reg           is_div_o,      // an ALU div/mod: the row waits for the divider
+  output reg           is_div_o,      // an ALU div/mod: the row waits for the core's divider
+  output wire [63:0]   div_a_o,       // its operands and form, for sephirot_divshare
+  output wire [63:0]   div_b_o,
+  output wire          div_signed_o,
+  output wire          div_mod_o,
+  output wire          div_is64_o,
+  input  wire [63:0]   div_res_i,
   output reg           illegal_o
 );
   localparam [255:0] SUPPORTED = `SEPH_OP_SUPPORTED_MASK;
@@ -106,13 +109,17 @@ module sephirot_lane #(
   wire [3:0]  alu_op   = is_alu3 ? alu3_op : (is_end ? `SEPH_ALU_END : code);
   wire [63:0] alu_a    = is_alu3 ? src_val_i : dst_val_i;
   wire [63:0] alu_b    = (is_alu3 || !use_x) ? imm64 : src_val_i;
-  wire        off_used = !is_alu3 && use_x && (code == `SEPH_ALU_MOV) ||
-                         !is_alu3 && (code == `SEPH_ALU_DIV || code == `SEPH_ALU_MOD);
+  wire        off_used = !is_alu3 && use_x && (code == `SEPH_ALU_MOV);
   wire [63:0] alu_res;
   sephirot_alu u_alu (
-    .clk_i(clk_i), .div_run_i(div_run_i && is_div_o), .div_first_i(div_first_i), .op_i(alu_op), .is64_i(alu_is64), .swap_i(opcode != `SEPH_OP_LE), .a_i(alu_a), .b_i(alu_b),
-    .off_i(off_used ? off : 16'd0), .imm_i(imm), .res_o(alu_res)
+    .op_i(alu_op), .is64_i(alu_is64), .swap_i(opcode != `SEPH_OP_LE), .a_i(alu_a), .b_i(alu_b),
+    .off_i(off_used ? off : 16'd0), .imm_i(imm), .div_i(div_res_i), .res_o(alu_res)
   );
+  assign div_a_o = alu_a;
+  assign div_b_o = alu_b;
+  assign div_signed_o = (off == 16'd1);
+  assign div_mod_o = (code == `SEPH_ALU_MOD);
+  assign div_is64_o = alu_is64;
 
   // branch condition
   wire        j32  = (cls == `SEPH_CLASS_JMP32);

@@ -95,6 +95,11 @@ class Op:
         return self.kind == "atomic"
 
     @property
+    def is_div(self) -> bool:
+        """div/mod (any width, signed or not): each costs the row DIV_EXTRA_CYCLES on the core's one divider."""
+        return self.kind == "alu" and self.info.op in ("div", "mod")
+
+    @property
     def is_mem(self) -> bool:
         return self.is_load or self.is_store or self.is_atomic
 

@@ -231,6 +231,7 @@ class _TraceScheduler:
             calls = 0
             atomics = 0
             memops = 0
+            divs = 0
             progress = True
             while progress:
                 progress = False
@@ -242,6 +243,8 @@ class _TraceScheduler:
                         continue
                     if op.is_call and calls:
                         continue
+                    if op.is_div and divs:  # a second division would wait for the first (one divider)
+                        continue
                     if op.is_atomic and memops:
                         continue
                     if op.is_mem and atomics:
@@ -249,6 +252,7 @@ class _TraceScheduler:
                     # place
                     used += need
                     calls += op.is_call
+                    divs += op.is_div
                     atomics += op.is_atomic
                     memops += op.is_mem
                     nodes[i].row = t
