@@ -50,7 +50,23 @@ def test_disjoint_stores_with_proof_pass() -> None:
 
 
 def test_same_base_disjoint_stores_pass() -> None:
-    verify_rom(rom(row(stx("w", 2, 3, 0), stx("w", 2, 4, 4), st("b", 2, 8, 1), exit_())))
+    # three stores through r2, proven by the compiler to be off the stack (the packet, say)
+    verify_rom(rom(row(stx("w", 2, 3, 0), stx("w", 2, 4, 4), st("b", 2, 8, 1), exit_())),
+               off_stack={(0, 0), (0, 1), (0, 2)})
+
+
+@pytest.mark.parametrize("rows,pattern", [
+    ([row(stx("w", 10, 3, -8), stx("w", 10, 4, -4), st("b", 10, -9, 1), exit_())],
+     r"row 0 lane 2 .*more than 2 stores that may write the stack"),
+    ([row(ldx("w", 3, 10, -8), ldx("w", 4, 10, -4), ldx("b", 5, 2, 0), exit_())],
+     r"row 0 lane 2 .*more than 2 loads that may read the stack"),
+])
+def test_stack_ports_per_row(rows, pattern) -> None:
+    """Two stack loads and two stack stores per row; an access the compiler did not prove to be off the stack
+    counts (lane 2's load through r2 above)."""
+    with pytest.raises(CompileError, match=pattern):
+        verify_rom(rom(*rows))
+    verify_rom(rom(*rows), off_stack={(0, 2)})
 
 
 def test_too_many_rows() -> None:

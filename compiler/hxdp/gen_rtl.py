@@ -91,6 +91,8 @@ def gen_params() -> str:
     dec("NUM_REGS", P.NUM_REGS)
     dec("FP_REG", P.FP_REG)
     dec("STACK_SIZE", P.STACK_SIZE)
+    dec("STACK_LOAD_PORTS", P.STACK_LOAD_PORTS)
+    dec("STACK_STORE_PORTS", P.STACK_STORE_PORTS)
     dec("CYCLE_LIMIT", P.CYCLE_LIMIT)
     lines.append("")
     lines.append("// data address space")

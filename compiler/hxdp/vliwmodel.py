@@ -42,6 +42,8 @@ from .result import RunResult
 from .rom import Rom
 
 M64 = (1 << 64) - 1
+LOAD_KINDS = ("ldx", "ldxsx", "ldx6")
+MEM_KINDS = (*LOAD_KINDS, "st", "stx", "st6", "stx6", "atomic")
 
 
 class ContractViolation(HxdpError):
@@ -125,15 +127,28 @@ class VliwModel:
         control_lane = -1
         mem_lanes: list[int] = []
         atomic_lanes: list[int] = []
+        stack_loads = stack_stores = 0
         for lane, d in row.lanes:
             k = d.kind
             if k == "local_call" or (k == "call" and d.src != 0):
                 raise IllegalInstruction(f"row {ri} lane {lane}: bpf-to-bpf calls must be inlined for the core")
             w, s, ctl = evaluate(d, regs, mem)
-            if k in ("ldx", "ldxsx", "ldx6", "st", "stx", "st6", "stx6", "atomic"):
+            if k in MEM_KINDS:
                 mem_lanes.append(lane)
                 if k == "atomic":
                     atomic_lanes.append(lane)
+                addr = (regs[d.src if k in LOAD_KINDS else d.dst] + d.off) & M64
+                if addr >> params.REGION_SHIFT == params.STACK_BASE >> params.REGION_SHIFT:
+                    if k in LOAD_KINDS or k == "atomic":
+                        stack_loads += 1
+                        if stack_loads > params.STACK_LOAD_PORTS:
+                            raise AccessFault(f"row {ri} lane {lane}: stack load {stack_loads} of the row (the "
+                                              f"stack has {params.STACK_LOAD_PORTS} load ports)")
+                    if k not in LOAD_KINDS:
+                        stack_stores += 1
+                        if stack_stores > params.STACK_STORE_PORTS:
+                            raise AccessFault(f"row {ri} lane {lane}: stack store {stack_stores} of the row (the "
+                                              f"stack has {params.STACK_STORE_PORTS} store ports)")
             for reg, value in w:
                 if reg == params.FP_REG:
                     raise ContractViolation(f"row {ri} lane {lane}: writes r10 (read-only frame pointer)")

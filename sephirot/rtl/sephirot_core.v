@@ -253,7 +253,7 @@ module sephirot_core #(
     end else if (hm_en_i) begin
       if (hm_addr_i[31:28] == R_STACK) begin
         if (hm_soff + {28'd0, hm_size_i} > SSZ) hm_fault_o = 1'b1;
-        else hm_rdata_o = s_ld[64*LANES +: 64];
+        else hm_rdata_o = s_hld;
       end else begin
         hm_fault_o = 1'b1;
       end
@@ -261,23 +261,22 @@ module sephirot_core #(
   end
 
   // ---------------------------------------------------------------------------------------------------------
-  // stack (sephirot_stack): one port per lane and one for the helper; stores commit in lane order
-  localparam integer SP = LANES + 1;
-  wire [9*SP-1:0]  s_off;                   // byte offset in the stack of each port's access
-  wire [4*SP-1:0]  s_size;
-  wire [64*SP-1:0] s_ld;                    // bytes read by port p in access order, zero above its size
-  assign s_off  = {hm_addr_i[8:0], l_addr_lo9};
-  assign s_size = {hm_size_i, l_size};
+  // stack (sephirot_stack): STACK_LOAD_PORTS loads and STACK_STORE_PORTS stores per row (lane order), a helper port;
+  // a lane beyond them faults its row (an access fault, execution contract)
+  wire [64*LANES-1:0] s_ld;                 // bytes read by lane k in access order, zero above its size
+  wire [63:0]         s_hld;
+  wire [LANES-1:0]    s_over;
   sephirot_stack #(.LANES(LANES), .SSZ(SSZ)) u_stack (
-    .clk_i(clk_i), .rst_ni(rst_ni), .clear_i(pkt_done_o), .commit_i(commit), .wr_i(l_wr & l_stk),
-    .off_i(s_off), .size_i(s_size), .wdata_i(l_wdata), .rdata_o(s_ld)
+    .clk_i(clk_i), .rst_ni(rst_ni), .clear_i(pkt_done_o), .commit_i(commit), .rd_i(l_rd & l_stk),
+    .wr_i(l_wr & l_stk), .off_i(l_addr_lo9), .size_i(l_size), .wdata_i(l_wdata), .h_off_i(hm_addr_i[8:0]),
+    .h_size_i(hm_size_i), .over_o(s_over), .rdata_o(s_ld), .h_rdata_o(s_hld)
   );
 
   // responses
   integer lj;
   always @(*) begin
     l_ld = {64*LANES{1'b0}};
-    l_fault = l_bad | (l_ext & dbus_fault_i);
+    l_fault = l_bad | s_over | (l_ext & dbus_fault_i);
     for (lj = 0; lj < LANES; lj = lj + 1) begin
       if (l_ext[lj]) l_ld[64*lj +: 64] = dbus_rdata_i[64*lj +: 64];
       else if (l_stk[lj] && !l_bad[lj]) l_ld[64*lj +: 64] = s_ld[64*lj +: 64];

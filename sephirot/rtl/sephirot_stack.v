@@ -1,32 +1,104 @@
-// sephirot_stack: the core's stack, byte addressed: a read port per lane and for the helper, a write port per lane.
+// sephirot_stack: the core's stack, byte addressed: two load ports and two store ports for the lanes, a helper port.
 `default_nettype none
 `include "sephirot_params.vh"
 
-// Byte a of the stack is byte a/8 of bank a%8, so that an access of up to 8 bytes at any offset touches each bank
-// at most once: a bank has one read port per port and one write port per lane instead of one per byte. A bank is
-// written by up to LANES lanes in one cycle, so each lane writes its own copy of the bank (a single write port:
-// distributed RAM), and a live-value table remembers which copy holds each word's last write (the highest lane
-// of the row: stores commit in lane order). A valid bit per byte makes bytes not written in this packet read 0
-// (clear_i zeroes the stack in 0 cycles). Reads are combinational: the memory before the row.
+// A row has at most RP stack loads and WP stack stores (execution contract, memory): the first RP lanes loading
+// from the stack (lane order) get the load ports, the first WP storing lanes the store ports; the core faults a
+// row that asks for more (over_o). Byte a of the stack is byte a/8 of bank a%8, so that an access of up to 8 bytes
+// at any offset touches each bank at most once. A bank is written by up to WP ports in one cycle, so each store
+// port writes its own copy of the bank (a single write port: distributed RAM), and a live-value table remembers
+// which copy holds each byte's last write (the later store port: stores commit in lane order). A valid bit per
+// byte makes bytes not written in this packet read 0 (clear_i zeroes the stack in 0 cycles). Reads are
+// combinational: the memory before the row.
 module sephirot_stack #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer SSZ   = `SEPH_STACK_SIZE,
-  parameter integer SP    = LANES + 1,            // read ports: the lanes, then the helper
+  parameter integer RP    = `SEPH_STACK_LOAD_PORTS,
+  parameter integer WP    = `SEPH_STACK_STORE_PORTS,
   parameter integer OW    = $clog2(SSZ)
 ) (
   input  wire                 clk_i,
   input  wire                 rst_ni,
   input  wire                 clear_i,            // the packet ends: every byte reads 0 from the next cycle
-  input  wire                 commit_i,           // the row commits: lane stores take effect at the clock edge
-  input  wire [LANES-1:0]     wr_i,               // lane k stores (its port's offset, size and wdata)
-  input  wire [OW*SP-1:0]     off_i,              // byte offset of port p's access
-  input  wire [4*SP-1:0]      size_i,             // bytes of port p's access (at most 8)
+  input  wire                 commit_i,           // the row commits: the stores take effect at the clock edge
+  input  wire [LANES-1:0]     rd_i,               // lane k loads from the stack (its offset and size)
+  input  wire [LANES-1:0]     wr_i,               // lane k stores to the stack (its offset, size and wdata)
+  input  wire [OW*LANES-1:0]  off_i,              // byte offset of lane k's access
+  input  wire [4*LANES-1:0]   size_i,             // bytes of lane k's access (at most 8)
   input  wire [64*LANES-1:0]  wdata_i,
-  output wire [64*SP-1:0]     rdata_o             // bytes read by port p in access order, zero above its size
+  input  wire [OW-1:0]        h_off_i,            // the helper's read
+  input  wire [3:0]           h_size_i,
+  output reg  [LANES-1:0]     over_o,             // lane k's access finds no free port: the row faults
+  output reg  [64*LANES-1:0]  rdata_o,            // bytes read by lane k in access order, zero above its size
+  output wire [63:0]          h_rdata_o
 );
+  localparam integer SP  = RP + 1;                // read ports: the lanes' load ports, then the helper
   localparam integer SW  = SSZ / 8;               // words of a bank
   localparam integer SWW = OW - 3;
-  localparam integer LB  = (LANES > 1) ? $clog2(LANES) : 1;  // bits of a lane number
+  localparam integer LB  = (WP > 1) ? $clog2(WP) : 1;   // bits of a store-port number
+
+  // ports to lanes, in lane order: port p takes the lowest requesting lane not taken by ports 0..p-1 (one-hot
+  // selects and AND-OR muxes: a lane counter made adders and comparators)
+  function automatic [LANES-1:0] lowest(input [LANES-1:0] m);
+    begin
+      lowest = m & (~m + {{(LANES-1){1'b0}}, 1'b1});
+    end
+  endfunction
+  reg [LANES*RP-1:0] p_sel;                       // lanes of load port p, one-hot (or none)
+  reg [LANES*WP-1:0] q_sel;                       // lanes of store port q
+  reg [LANES-1:0]    r_left, w_left;
+  reg [OW*RP-1:0]    l_off;                       // the lanes' load ports, then the helper's port
+  reg [4*RP-1:0]     l_size;
+  reg [OW*WP-1:0]    q_off;
+  reg [4*WP-1:0]     q_size;
+  reg [64*WP-1:0]    q_data;
+  reg [WP-1:0]       q_used;
+  wire [OW*SP-1:0]   p_off = {h_off_i, l_off};
+  wire [4*SP-1:0]    p_size = {h_size_i, l_size};
+  integer pp, k;
+  // (separate blocks: an atomic's store data depends on its load, through the lane)
+  always @(*) begin
+    r_left = rd_i;
+    l_off = {OW*RP{1'b0}}; l_size = {4*RP{1'b0}};
+    for (pp = 0; pp < RP; pp = pp + 1) begin
+      p_sel[LANES*pp +: LANES] = lowest(r_left);
+      r_left = r_left & ~p_sel[LANES*pp +: LANES];
+      for (k = 0; k < LANES; k = k + 1)
+        if (p_sel[LANES*pp + k]) begin
+          l_off[OW*pp +: OW] = off_i[OW*k +: OW]; l_size[4*pp +: 4] = size_i[4*k +: 4];
+        end
+    end
+  end
+  always @(*) begin
+    w_left = wr_i;
+    q_off = {OW*WP{1'b0}}; q_size = {4*WP{1'b0}};
+    for (pp = 0; pp < WP; pp = pp + 1) begin
+      q_sel[LANES*pp +: LANES] = lowest(w_left);
+      w_left = w_left & ~q_sel[LANES*pp +: LANES];
+      q_used[pp] = |q_sel[LANES*pp +: LANES];
+      for (k = 0; k < LANES; k = k + 1)
+        if (q_sel[LANES*pp + k]) begin
+          q_off[OW*pp +: OW] = off_i[OW*k +: OW]; q_size[4*pp +: 4] = size_i[4*k +: 4];
+        end
+    end
+  end
+  always @(*) begin
+    q_data = {64*WP{1'b0}};
+    for (pp = 0; pp < WP; pp = pp + 1)
+      for (k = 0; k < LANES; k = k + 1)
+        if (q_sel[LANES*pp + k]) q_data[64*pp +: 64] = wdata_i[64*k +: 64];
+  end
+  always @(*) over_o = r_left | w_left;
+
+  wire [64*SP-1:0] prdata;                         // bytes read by port p in access order
+  always @(*) begin
+    rdata_o = {64*LANES{1'b0}};
+    for (k = 0; k < LANES; k = k + 1)
+      for (pp = 0; pp < RP; pp = pp + 1)
+        if (p_sel[LANES*pp + k]) rdata_o[64*k +: 64] = prdata[64*pp +: 64];
+  end
+  assign h_rdata_o = prdata[64*RP +: 64];
+
   wire [64*SP-1:0] bank_rd;                        // byte read by port p from bank b: bank_rd[64*p + 8*b +: 8]
   genvar gp, gb, gk;
   generate
@@ -34,57 +106,60 @@ module sephirot_stack #(
       // the variable part-selects below are on this port's own slices: an 8:1 byte mux each
       wire [63:0] prd = bank_rd[64*gp +: 64];
       for (gb = 0; gb < 8; gb = gb + 1) begin : gen_byte
-        wire [2:0] bank = off_i[OW*gp +: 3] + gb[2:0];
-        assign rdata_o[64*gp + 8*gb +: 8] = ({1'b0, gb[2:0]} < size_i[4*gp +: 4]) ? prd[8*bank +: 8] : 8'd0;
+        wire [2:0] bank = p_off[OW*gp +: 3] + gb[2:0];
+        assign prdata[64*gp + 8*gb +: 8] = ({1'b0, gb[2:0]} < p_size[4*gp +: 4]) ? prd[8*bank +: 8] : 8'd0;
       end
     end
     for (gb = 0; gb < 8; gb = gb + 1) begin : gen_bank
       reg [SW-1:0]      vld_q;
       reg [LB*SW-1:0]   lvt_q;
-      wire [SWW*SP-1:0] word;               // word of this bank touched by port p
-      wire [3*SP-1:0]   idx;                // byte of port p's access that falls in this bank
-      wire [SP-1:0]     hit;
-      wire [8*SP*LANES-1:0] crd;            // byte read by port p from lane k's copy: crd[8*(SP*k + p) +: 8]
+      wire [SWW*WP-1:0] wword;              // word of this bank written by store port q
+      wire [WP-1:0]     whit;
+      wire [8*SP*WP-1:0] crd;               // byte read by port p from copy q: crd[8*(SP*q + p) +: 8]
+      wire [SWW*SP-1:0] rword;              // word of this bank read by port p
       for (gp = 0; gp < SP; gp = gp + 1) begin : gen_bport
-        wire [OW-1:0]  off = off_i[OW*gp +: OW];
-        wire [SWW-1:0] w = word[SWW*gp +: SWW];
+        wire [OW-1:0]  off = p_off[OW*gp +: OW];
+        wire [2:0]     idx = gb[2:0] - off[2:0];
+        // the access crosses into the next word of this bank when off%8 + idx carries
+        wire [SWW-1:0] w = off[OW-1:3] + {{(SWW-1){1'b0}}, idx > ~off[2:0]};
         wire [LB-1:0]  live;
+        assign rword[SWW*gp +: SWW] = w;
         for (gk = 0; gk < LB; gk = gk + 1) begin : gen_live
           assign live[gk] = lvt_q[SW*gk + {{(32-SWW){1'b0}}, w}];
         end
-        wire [8*LANES-1:0] cp;              // this port's byte from each copy
-        for (gk = 0; gk < LANES; gk = gk + 1) begin : gen_cp
+        wire [8*WP-1:0] cp;                 // this port's byte from each copy
+        for (gk = 0; gk < WP; gk = gk + 1) begin : gen_cp
           assign cp[8*gk +: 8] = crd[8*(SP*gk + gp) +: 8];
         end
-        assign idx[3*gp +: 3] = gb[2:0] - off[2:0];
-        // the access crosses into the next word of this bank when off%8 + idx carries
-        assign word[SWW*gp +: SWW] = off[OW-1:3] + {{(SWW-1){1'b0}}, idx[3*gp +: 3] > ~off[2:0]};
-        assign hit[gp] = {1'b0, idx[3*gp +: 3]} < size_i[4*gp +: 4];
         assign bank_rd[64*gp + 8*gb +: 8] = vld_q[w] ? cp[8*live +: 8] : 8'd0;
       end
-      for (gk = 0; gk < LANES; gk = gk + 1) begin : gen_copy
+      for (gk = 0; gk < WP; gk = gk + 1) begin : gen_copy
         reg [7:0] mem_q [0:SW-1];
-        wire [SWW-1:0] ww = word[SWW*gk +: SWW];
-        wire [63:0]    wd = wdata_i[64*gk +: 64];
+        wire [OW-1:0]  off = q_off[OW*gk +: OW];
+        wire [2:0]     idx = gb[2:0] - off[2:0];
+        wire [SWW-1:0] ww = off[OW-1:3] + {{(SWW-1){1'b0}}, idx > ~off[2:0]};
+        wire [63:0]    wd = q_data[64*gk +: 64];
+        assign wword[SWW*gk +: SWW] = ww;
+        assign whit[gk] = q_used[gk] && ({1'b0, idx} < q_size[4*gk +: 4]);
         always @(posedge clk_i)
-          if (commit_i && wr_i[gk] && hit[gk]) mem_q[ww] <= wd[8*idx[3*gk +: 3] +: 8];
+          if (commit_i && whit[gk]) mem_q[ww] <= wd[8*idx +: 8];
         for (gp = 0; gp < SP; gp = gp + 1) begin : gen_crd
-          assign crd[8*(SP*gk + gp) +: 8] = mem_q[word[SWW*gp +: SWW]];
+          assign crd[8*(SP*gk + gp) +: 8] = mem_q[rword[SWW*gp +: SWW]];
         end
       end
-      // words written this row, one-hot per lane; the live-value table is kept as LB bit planes (plane k: bit k
-      // of the lane number), so that its update is a few bitwise operations per lane
-      reg [SW-1:0]    wdec [0:LANES-1];
+      // words written this row, one-hot per store port; the live-value table is kept as LB bit planes (plane k:
+      // bit k of the port number), so that its update is a few bitwise operations per port
+      reg [SW-1:0]    wdec [0:WP-1];
       reg [SW-1:0]    vld_set;
       reg [LB*SW-1:0] lvt_d;
       integer vl, vk;
       always @(*) begin
         vld_set = {SW{1'b0}};
         lvt_d = lvt_q;
-        for (vl = 0; vl < LANES; vl = vl + 1) wdec[vl] = {SW{1'b0}};
-        if (commit_i && |wr_i)  // (the simulation skips the rows without a stack store)
-        for (vl = 0; vl < LANES; vl = vl + 1) begin  // lane order: the last store wins
-          wdec[vl] = {{(SW-1){1'b0}}, wr_i[vl] && hit[vl]} << word[SWW*vl +: SWW];
+        for (vl = 0; vl < WP; vl = vl + 1) wdec[vl] = {SW{1'b0}};
+        if (commit_i && |q_used)  // (the simulation skips the rows without a stack store)
+        for (vl = 0; vl < WP; vl = vl + 1) begin  // port order is lane order: the last store wins
+          wdec[vl] = {{(SW-1){1'b0}}, whit[vl]} << wword[SWW*vl +: SWW];
           vld_set = vld_set | wdec[vl];
           for (vk = 0; vk < LB; vk = vk + 1)
             lvt_d[SW*vk +: SW] = (lvt_d[SW*vk +: SW] & ~wdec[vl]) | (vl[vk] ? wdec[vl] : {SW{1'b0}});
@@ -93,9 +168,9 @@ module sephirot_stack #(
       always @(posedge clk_i or negedge rst_ni) begin
         if (!rst_ni) vld_q <= {SW{1'b0}};
         else if (clear_i) vld_q <= {SW{1'b0}};
-        else if (commit_i && |wr_i) vld_q <= vld_q | vld_set;
+        else if (commit_i && |q_used) vld_q <= vld_q | vld_set;
       end
-      always @(posedge clk_i) if (commit_i && |wr_i) lvt_q <= lvt_d;
+      always @(posedge clk_i) if (commit_i && |q_used) lvt_q <= lvt_d;
     end
   endgenerate
 endmodule

@@ -39,6 +39,7 @@ class Schedule:
     rows: list[list[Op]]  # lane order; lddw occupies one entry (expanded at emission)
     start: dict[int, int]  # block id -> first row
     disjoint_stores: set[tuple[int, int, int]] = field(default_factory=set)  # (row, lane a, lane b) proven
+    not_stack: set[tuple[int, int]] = field(default_factory=set)  # (row, lane) memory ops proven off the stack
 
 
 def form_traces(cfg: Cfg, superblocks: bool = True) -> list[list[int]]:
@@ -232,6 +233,8 @@ class _TraceScheduler:
             atomics = 0
             memops = 0
             divs = 0
+            stack_loads = 0
+            stack_stores = 0
             progress = True
             while progress:
                 progress = False
@@ -245,6 +248,9 @@ class _TraceScheduler:
                         continue
                     if op.is_div and divs:  # a second division would wait for the first (one divider)
                         continue
+                    sl, ss = _stack_ports(nodes[i])
+                    if stack_loads + sl > params.STACK_LOAD_PORTS or stack_stores + ss > params.STACK_STORE_PORTS:
+                        continue
                     if op.is_atomic and memops:
                         continue
                     if op.is_mem and atomics:
@@ -253,6 +259,8 @@ class _TraceScheduler:
                     used += need
                     calls += op.is_call
                     divs += op.is_div
+                    stack_loads += sl
+                    stack_stores += ss
                     atomics += op.is_atomic
                     memops += op.is_mem
                     nodes[i].row = t
@@ -494,6 +502,7 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
     nrow = 0
     all_rows: list[list[Op]] = []
     disjoint: set[tuple[int, int, int]] = set()
+    off_stack: set[tuple[int, int]] = set()
     for ti, trace in enumerate(traces):
         ops: list[Op] = []
         blocks_of: list[int] = []
@@ -577,6 +586,9 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
             ordered = _lane_order(row)
             by_op = {id(n.op): n for n in row}
             lane_pos = _lanes_of(ordered)
+            for a, op in enumerate(ordered):
+                if op.is_mem and not may_touch_stack(by_op[id(op)].acc):
+                    off_stack.add((nrow + r, lane_pos[a]))
             for a in range(len(ordered)):
                 for b in range(a + 1, len(ordered)):
                     na, nb = by_op[id(ordered[a])], by_op[id(ordered[b])]
@@ -585,7 +597,19 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                         disjoint.add((nrow + r, lane_pos[a], lane_pos[b]))
             all_rows.append(ordered)
         nrow += len(rows)
-    return Schedule(all_rows, start, disjoint)
+    return Schedule(all_rows, start, disjoint, off_stack)
+
+
+def may_touch_stack(acc: Access | None) -> bool:
+    """Can this access reach the stack? (Only a pointer proven to be into another region cannot.)"""
+    return acc is None or acc.region not in ("pkt", "ctx", "map", "handle")
+
+
+def _stack_ports(n: Node) -> tuple[int, int]:
+    """Stack load and store ports the op may take in its row (an atomic takes one of each)."""
+    if not n.op.is_mem or not may_touch_stack(n.acc):
+        return 0, 0
+    return int(n.op.is_load or n.op.is_atomic), int(n.op.is_store or n.op.is_atomic)
 
 
 def _lanes_of(ordered: list[Op]) -> list[int]:

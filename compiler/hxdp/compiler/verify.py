@@ -30,9 +30,12 @@ def _writes(ins: Insn) -> set[int]:
 
 
 def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = None,
-               imem_rows: int = params.IMEM_ROWS) -> None:
-    """Raise CompileError at the first violation of the execution contract."""
+               imem_rows: int = params.IMEM_ROWS, off_stack: set[tuple[int, int]] | None = None) -> None:
+    """Raise CompileError at the first violation of the execution contract. `disjoint_stores` are the (row, lane,
+    lane) store pairs and `off_stack` the (row, lane) memory accesses the compiler proved disjoint / outside the
+    stack; any other access counts against the stack's load and store ports."""
     proven = disjoint_stores or set()
+    outside = off_stack or set()
     n = len(rom.rows)
     if n == 0:
         raise CompileError("empty ROM")
@@ -45,6 +48,7 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
         calls = 0
         atomics = 0
         mem = 0
+        stack_loads = stack_stores = 0
         stores: list[tuple[int, Insn]] = []
         unconditional = False
         lane = 0
@@ -82,6 +86,15 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                 written[reg] = lane
             if k in ("ldx", "ldxsx", "ldx6", "st", "stx", "st6", "stx6", "atomic"):
                 mem += 1
+                if (r, lane) not in outside:
+                    stack_loads += k in ("ldx", "ldxsx", "ldx6", "atomic")
+                    stack_stores += k not in ("ldx", "ldxsx", "ldx6")
+                    if stack_loads > params.STACK_LOAD_PORTS:
+                        raise _err(r, lane, ins, f"more than {params.STACK_LOAD_PORTS} loads that may read the stack "
+                                                 f"in a row")
+                    if stack_stores > params.STACK_STORE_PORTS:
+                        raise _err(r, lane, ins, f"more than {params.STACK_STORE_PORTS} stores that may write the "
+                                                 f"stack in a row")
             if k == "atomic":
                 atomics += 1
             if k in ("st", "stx", "st6", "stx6"):

@@ -1,0 +1,58 @@
+"""The stack's two load ports and two store ports: lanes get them in lane order, on the RTL as in the model."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hxdp import params
+from hxdp.rom import Rom
+from rtl_support import assert_rtl_equals_model, require_rtl, row
+
+pytestmark = pytest.mark.rtl
+
+SIZES = {1: "u8", 2: "u16", 4: "u32", 8: "u64"}
+
+
+def _stack_rom(rng: random.Random, nrows: int) -> Rom:
+    """Rows of up to STACK_LOAD_PORTS loads and STACK_STORE_PORTS stores at random stack offsets (any alignment,
+    stores of a row disjoint), in random lanes next to packet loads and ALU ops; then a fold of the stack into r0."""
+    rows = [row("r1 = *(u32 *)(r1 + 0)", "r2 = 0x0123456789abcdef ll"), row("r3 = *(u64 *)(r1 + 0)")]
+    for _ in range(nrows):
+        slots: list[str] = []
+        used: list[tuple[int, int]] = []
+        for _ in range(rng.randint(0, params.STACK_STORE_PORTS)):
+            size = rng.choice(list(SIZES))
+            off = rng.randrange(-params.STACK_SIZE, -size + 1)
+            if any(off < b + bs and b < off + size for b, bs in used):
+                continue
+            used.append((off, size))
+            slots.append(f"*({SIZES[size]} *)(r10 - {-off}) = r{rng.choice([2, 3])}")
+        dsts = iter(rng.sample([4, 5, 6, 7], 4))
+        for _ in range(rng.randint(0, params.STACK_LOAD_PORTS)):
+            size = rng.choice(list(SIZES))
+            slots.append(f"r{next(dsts)} = *({SIZES[size]} *)(r10 - {rng.randrange(size, params.STACK_SIZE + 1)})")
+        if len(slots) < 4 and rng.random() < 0.5:
+            slots.append(f"r{next(dsts)} = *(u8 *)(r1 + {rng.randrange(60)})")
+        for filler in ("r8 += r2", "r9 ^= r3"):
+            if len(slots) < 4 and rng.random() < 0.5:
+                slots.append(filler)
+        rng.shuffle(slots)
+        rows.append(row(*slots[:4]))
+    for off in range(-params.STACK_SIZE, 0, 16):
+        rows.append(row(f"r4 = *(u64 *)(r10 - {-off})", f"r5 = *(u64 *)(r10 - {-off - 8})", "r0 ^= r6"))
+        rows.append(row("r0 ^= r4", "r6 = r5"))
+    rows.append(row("r0 ^= r6"))
+    rows.append(row("exit"))
+    return Rom(rows)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_stack_ports_random_rows(seed: int) -> None:
+    """Every load the RTL returns and every byte it keeps equal the model's, packet after packet (the stack is
+    zero again at each packet)."""
+    require_rtl()
+    rng = random.Random(seed)
+    rom = _stack_rom(rng, 40)
+    packets = [bytes(rng.randrange(256) for _ in range(64)) for _ in range(3)]
+    assert_rtl_equals_model(rom, packets, f"seed {seed}")
