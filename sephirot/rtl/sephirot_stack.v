@@ -44,6 +44,13 @@ module sephirot_stack #(
       lowest = m & (~m + {{(LANES-1){1'b0}}, 1'b1});
     end
   endfunction
+  function automatic [OW+3:0] pick(input [LANES-1:0] sel);   // {size, offset} of the lane sel names (or 0)
+    integer j;
+    begin
+      pick = {(OW+4){1'b0}};
+      for (j = 0; j < LANES; j = j + 1) if (sel[j]) pick = {size_i[4*j +: 4], off_i[OW*j +: OW]};
+    end
+  endfunction
   reg [LANES*RP-1:0] p_sel;                       // lanes of load port p, one-hot (or none)
   reg [LANES*WP-1:0] q_sel;                       // lanes of store port q
   reg [LANES-1:0]    r_left, w_left;
@@ -59,27 +66,19 @@ module sephirot_stack #(
   // (separate blocks: an atomic's store data depends on its load, through the lane)
   always @(*) begin
     r_left = rd_i;
-    l_off = {OW*RP{1'b0}}; l_size = {4*RP{1'b0}};
     for (pp = 0; pp < RP; pp = pp + 1) begin
       p_sel[LANES*pp +: LANES] = lowest(r_left);
       r_left = r_left & ~p_sel[LANES*pp +: LANES];
-      for (k = 0; k < LANES; k = k + 1)
-        if (p_sel[LANES*pp + k]) begin
-          l_off[OW*pp +: OW] = off_i[OW*k +: OW]; l_size[4*pp +: 4] = size_i[4*k +: 4];
-        end
+      {l_size[4*pp +: 4], l_off[OW*pp +: OW]} = pick(p_sel[LANES*pp +: LANES]);
     end
   end
   always @(*) begin
     w_left = wr_i;
-    q_off = {OW*WP{1'b0}}; q_size = {4*WP{1'b0}};
     for (pp = 0; pp < WP; pp = pp + 1) begin
       q_sel[LANES*pp +: LANES] = lowest(w_left);
       w_left = w_left & ~q_sel[LANES*pp +: LANES];
       q_used[pp] = |q_sel[LANES*pp +: LANES];
-      for (k = 0; k < LANES; k = k + 1)
-        if (q_sel[LANES*pp + k]) begin
-          q_off[OW*pp +: OW] = off_i[OW*k +: OW]; q_size[4*pp +: 4] = size_i[4*k +: 4];
-        end
+      {q_size[4*pp +: 4], q_off[OW*pp +: OW]} = pick(q_sel[LANES*pp +: LANES]);
     end
   end
   always @(*) begin
