@@ -512,8 +512,11 @@ def test_ctrl_c_and_sigterm_are_one_line(sig: int, code: int, word: str, tmp_pat
     """Ctrl-C or SIGTERM while a command waits (`hxdp exec` reading its program from stdin): one line, 130/143."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop(cli.DEBUG_ENV, None)
+    # a shell without job control starts background commands with SIGINT ignored, and Python keeps it so: the
+    # child gets the default disposition back, as it has when a user presses Ctrl-C in a terminal
     proc = subprocess.Popen([sys.executable, "-m", "hxdp.cli", "exec", "--engine", "seq-model"], cwd=tmp_path,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not _blocked_reading_stdin(proc.pid):
@@ -521,10 +524,7 @@ def test_ctrl_c_and_sigterm_are_one_line(sig: int, code: int, word: str, tmp_pat
             assert time.monotonic() < deadline, "hxdp exec never waited on stdin"
             time.sleep(0.05)
         proc.send_signal(sig)
-        # stdin stays open until the process ends: communicate() would close it at once, and an EOF that wins
-        # the race against the signal reads as an empty program
-        proc.wait(timeout=30)
-        out, err = proc.communicate()
+        out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
