@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from bpf_asm import alu64, atomic, call, exit_, exit_action, ja, jmp, lddw, ldx, mov, row, st, stx
+from hxdp import params
 from hxdp.compiler.verify import verify_rom
 from hxdp.errors import CompileError
 from hxdp.isa import NOP, Insn
@@ -14,10 +15,14 @@ def rom(*rows: list[Insn]) -> Rom:
     return Rom([list(r) for r in rows])
 
 
+# every access proved off the stack: the tests of the other rules are not stopped by the stack's port count
+OFF_STACK = {(r, lane) for r in range(8) for lane in range(4)}
+
+
 def test_good_rom_passes() -> None:
     verify_rom(rom(row(ldx("w", 2, 1, 0), mov(3, 1), *lddw(4, 5)),
                    row(stx("b", 2, 3, 0), stx("b", 2, 3, 1), jmp("jeq", 3, 0, 1), exit_action(2)),
-                   row(mov(0, 1), exit_())))
+                   row(mov(0, 1), exit_())), off_stack=OFF_STACK)
 
 
 @pytest.mark.parametrize("rows,pattern", [
@@ -41,12 +46,12 @@ def test_good_rom_passes() -> None:
 ])
 def test_bad_rows_rejected(rows, pattern) -> None:
     with pytest.raises(CompileError, match=pattern):
-        verify_rom(rom(*rows))
+        verify_rom(rom(*rows), off_stack=OFF_STACK)
 
 
 def test_disjoint_stores_with_proof_pass() -> None:
     r = rom(row(stx("w", 2, 3, 0), stx("w", 5, 4, 0), exit_()))
-    verify_rom(r, {(0, 0, 1)})
+    verify_rom(r, {(0, 0, 1)}, off_stack=OFF_STACK)
 
 
 def test_same_base_disjoint_stores_pass() -> None:
@@ -55,18 +60,21 @@ def test_same_base_disjoint_stores_pass() -> None:
                off_stack={(0, 0), (0, 1), (0, 2)})
 
 
-@pytest.mark.parametrize("rows,pattern", [
-    ([row(stx("w", 10, 3, -8), stx("w", 10, 4, -4), st("b", 10, -9, 1), exit_())],
-     r"row 0 lane 2 .*more than 2 stores that may write the stack"),
-    ([row(ldx("w", 3, 10, -8), ldx("w", 4, 10, -4), ldx("b", 5, 2, 0), exit_())],
-     r"row 0 lane 2 .*more than 2 loads that may read the stack"),
-])
-def test_stack_ports_per_row(rows, pattern) -> None:
-    """Two stack loads and two stack stores per row; an access the compiler did not prove to be off the stack
-    counts (lane 2's load through r2 above)."""
-    with pytest.raises(CompileError, match=pattern):
+@pytest.mark.parametrize("kind", ["load", "store"])
+def test_stack_ports_per_row(kind: str) -> None:
+    """STACK_LOAD_PORTS loads and STACK_STORE_PORTS stores per row may use the stack; the last access below goes
+    through r2, which the compiler did not prove to be off the stack, so it counts until it is proved."""
+    ports = params.STACK_LOAD_PORTS if kind == "load" else params.STACK_STORE_PORTS
+    if kind == "load":
+        acc = [ldx("b", 3 + k, 10, -1 - k) for k in range(ports)] + [ldx("b", 7, 2, 0)]
+    else:
+        acc = [stx("b", 10, 3, -1 - k) for k in range(ports)] + [st("b", 2, 0, 1)]
+    rows = [row(*acc, exit_())] if ports + 2 <= 4 else [row(*acc), row(exit_())]
+    verb = "read" if kind == "load" else "write"
+    with pytest.raises(CompileError, match=rf"row 0 lane {ports} .*may {verb} the stack .* {ports} stack {kind} port"):
         verify_rom(rom(*rows))
-    verify_rom(rom(*rows), off_stack={(0, 2)})
+    disjoint = {(0, a, b) for a in range(ports + 1) for b in range(a + 1, ports + 1)}  # (the stack and r2's region)
+    verify_rom(rom(*rows), disjoint, off_stack={(0, ports)})
 
 
 def test_too_many_rows() -> None:

@@ -45,9 +45,9 @@ FAULTS = {
     "stack above r10": ([_a("r0 = *(u8 *)(r10 + 0)"), NOP, NOP, NOP], "access fault"),
     "NULL": ([_a("r0 = *(u8 *)(r5 + 0)"), NOP, NOP, NOP], "access fault"),
     "map handle": ([_a("r5 = 0x50000000 ll"), NOP, NOP], "access fault"),  # completed below
-    "third stack store in a row": ([_a("*(u8 *)(r10 - 1) = r3"), _a("*(u8 *)(r10 - 2) = r3"),
+    "stack stores beyond the ports": ([_a("*(u8 *)(r10 - 1) = r3"), _a("*(u8 *)(r10 - 2) = r3"),
                                     _a("*(u8 *)(r10 - 3) = r3"), NOP], "access fault"),
-    "third stack load in a row": ([_a("r5 = *(u8 *)(r10 - 1)"), _a("r6 = *(u8 *)(r10 - 2)"),
+    "stack loads beyond the ports": ([_a("r5 = *(u8 *)(r10 - 1)"), _a("r6 = *(u8 *)(r10 - 2)"),
                                    _a("r7 = *(u8 *)(r10 - 3)"), NOP], "access fault"),
     "runaway loop": ([_a("goto -1"), NOP, NOP, NOP], "cycle limit"),
     # 18-cycle rows (division stall, taken branch): the limit is reached inside a row, checked before the next

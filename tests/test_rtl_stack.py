@@ -1,4 +1,5 @@
-"""The stack's two load ports and two store ports: lanes get them in lane order, on the RTL as in the model."""
+"""The stack's load and store ports (STACK_LOAD_PORTS, STACK_STORE_PORTS): lanes get them in lane order, on the RTL
+as in the model."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ IMEM_ROWS = 256
 NUM_REGS = 16  # r0-r10 as in eBPF, r11-r15 extra physical registers for renaming
 FP_REG = 10  # read-only frame pointer
 STACK_SIZE = 512
-STACK_LOAD_PORTS = 2  # lane loads from the stack in one row (an atomic counts as a load and a store)
-STACK_STORE_PORTS = 2  # lane stores to the stack in one row (a third stack access of either kind: access fault)
+STACK_LOAD_PORTS = 1  # lane loads from the stack in one row (an atomic counts as a load and a store)
+STACK_STORE_PORTS = 2  # lane stores to the stack in one row (one more stack access of either kind: access fault)
 CYCLE_LIMIT = 100_000  # a packet still running after this many cycles ends with XDP_ABORTED
 CLOCK_MHZ = 156.25
 

@@ -143,12 +143,12 @@ class VliwModel:
                         stack_loads += 1
                         if stack_loads > params.STACK_LOAD_PORTS:
                             raise AccessFault(f"row {ri} lane {lane}: stack load {stack_loads} of the row (the "
-                                              f"stack has {params.STACK_LOAD_PORTS} load ports)")
+                                              f"stack has {params.STACK_LOAD_PORTS} load port(s))")
                     if k not in LOAD_KINDS:
                         stack_stores += 1
                         if stack_stores > params.STACK_STORE_PORTS:
                             raise AccessFault(f"row {ri} lane {lane}: stack store {stack_stores} of the row (the "
-                                              f"stack has {params.STACK_STORE_PORTS} store ports)")
+                                              f"stack has {params.STACK_STORE_PORTS} store port(s))")
             for reg, value in w:
                 if reg == params.FP_REG:
                     raise ContractViolation(f"row {ri} lane {lane}: writes r10 (read-only frame pointer)")

@@ -10,7 +10,7 @@
 `define SEPH_NUM_REGS                    16
 `define SEPH_FP_REG                      10
 `define SEPH_STACK_SIZE                  512
-`define SEPH_STACK_LOAD_PORTS            2
+`define SEPH_STACK_LOAD_PORTS            1
 `define SEPH_STACK_STORE_PORTS           2
 `define SEPH_CYCLE_LIMIT                 100000
 

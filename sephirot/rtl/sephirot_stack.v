@@ -1,4 +1,4 @@
-// sephirot_stack: the core's stack, byte addressed: two load ports and two store ports for the lanes, a helper port.
+// sephirot_stack: the core's stack, byte addressed: RP load and WP store ports for the lanes, and a helper port.
 `default_nettype none
 `include "sephirot_params.vh"
 
@@ -111,7 +111,7 @@ module sephirot_stack #(
     end
     for (gb = 0; gb < 8; gb = gb + 1) begin : gen_bank
       reg [SW-1:0]      vld_q;
-      reg [LB*SW-1:0]   lvt_q;
+      wire [LB*SW-1:0]  lvt;                // live-value table (bit planes; none with a single store port)
       wire [SWW*WP-1:0] wword;              // word of this bank written by store port q
       wire [WP-1:0]     whit;
       wire [8*SP*WP-1:0] crd;               // byte read by port p from copy q: crd[8*(SP*q + p) +: 8]
@@ -124,7 +124,7 @@ module sephirot_stack #(
         wire [LB-1:0]  live;
         assign rword[SWW*gp +: SWW] = w;
         for (gk = 0; gk < LB; gk = gk + 1) begin : gen_live
-          assign live[gk] = lvt_q[SW*gk + {{(32-SWW){1'b0}}, w}];
+          assign live[gk] = lvt[SW*gk + {{(32-SWW){1'b0}}, w}];
         end
         wire [8*WP-1:0] cp;                 // this port's byte from each copy
         for (gk = 0; gk < WP; gk = gk + 1) begin : gen_cp
@@ -146,22 +146,17 @@ module sephirot_stack #(
           assign crd[8*(SP*gk + gp) +: 8] = mem_q[rword[SWW*gp +: SWW]];
         end
       end
-      // words written this row, one-hot per store port; the live-value table is kept as LB bit planes (plane k:
-      // bit k of the port number), so that its update is a few bitwise operations per port
+      // words written this row, one-hot per store port
       reg [SW-1:0]    wdec [0:WP-1];
       reg [SW-1:0]    vld_set;
-      reg [LB*SW-1:0] lvt_d;
-      integer vl, vk;
+      integer vl;
       always @(*) begin
         vld_set = {SW{1'b0}};
-        lvt_d = lvt_q;
         for (vl = 0; vl < WP; vl = vl + 1) wdec[vl] = {SW{1'b0}};
         if (commit_i && |q_used)  // (the simulation skips the rows without a stack store)
-        for (vl = 0; vl < WP; vl = vl + 1) begin  // port order is lane order: the last store wins
+        for (vl = 0; vl < WP; vl = vl + 1) begin
           wdec[vl] = {{(SW-1){1'b0}}, whit[vl]} << wword[SWW*vl +: SWW];
           vld_set = vld_set | wdec[vl];
-          for (vk = 0; vk < LB; vk = vk + 1)
-            lvt_d[SW*vk +: SW] = (lvt_d[SW*vk +: SW] & ~wdec[vl]) | (vl[vk] ? wdec[vl] : {SW{1'b0}});
         end
       end
       always @(posedge clk_i or negedge rst_ni) begin
@@ -169,7 +164,22 @@ module sephirot_stack #(
         else if (clear_i) vld_q <= {SW{1'b0}};
         else if (commit_i && |q_used) vld_q <= vld_q | vld_set;
       end
-      always @(posedge clk_i) if (commit_i && |q_used) lvt_q <= lvt_d;
+      if (WP > 1) begin : gen_lvt
+        // kept as LB bit planes (plane k: bit k of the port number), so that its update is a few bitwise
+        // operations per port; port order is lane order: the last store wins
+        reg [LB*SW-1:0] lvt_q, lvt_d;
+        integer tl, tk;
+        always @(*) begin
+          lvt_d = lvt_q;
+          for (tl = 0; tl < WP; tl = tl + 1)
+            for (tk = 0; tk < LB; tk = tk + 1)
+              lvt_d[SW*tk +: SW] = (lvt_d[SW*tk +: SW] & ~wdec[tl]) | (tl[tk] ? wdec[tl] : {SW{1'b0}});
+        end
+        always @(posedge clk_i) if (commit_i && |q_used) lvt_q <= lvt_d;
+        assign lvt = lvt_q;
+      end else begin : gen_one_copy
+        assign lvt = {LB*SW{1'b0}};
+      end
     end
   endgenerate
 endmodule

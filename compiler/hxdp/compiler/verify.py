@@ -90,11 +90,11 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                     stack_loads += k in ("ldx", "ldxsx", "ldx6", "atomic")
                     stack_stores += k not in ("ldx", "ldxsx", "ldx6")
                     if stack_loads > params.STACK_LOAD_PORTS:
-                        raise _err(r, lane, ins, f"more than {params.STACK_LOAD_PORTS} loads that may read the stack "
-                                                 f"in a row")
+                        raise _err(r, lane, ins, f"may read the stack (not proved off it), and a row has only "
+                                                 f"{params.STACK_LOAD_PORTS} stack load port(s)")
                     if stack_stores > params.STACK_STORE_PORTS:
-                        raise _err(r, lane, ins, f"more than {params.STACK_STORE_PORTS} stores that may write the "
-                                                 f"stack in a row")
+                        raise _err(r, lane, ins, f"may write the stack (not proved off it), and a row has only "
+                                                 f"{params.STACK_STORE_PORTS} stack store port(s)")
             if k == "atomic":
                 atomics += 1
             if k in ("st", "stx", "st6", "stx6"):
