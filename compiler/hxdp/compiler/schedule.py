@@ -39,7 +39,7 @@ class Schedule:
     rows: list[list[Op]]  # lane order; lddw occupies one entry (expanded at emission)
     start: dict[int, int]  # block id -> first row
     disjoint_stores: set[tuple[int, int, int]] = field(default_factory=set)  # (row, lane a, lane b) proven
-    not_stack: set[tuple[int, int]] = field(default_factory=set)  # (row, lane) memory ops proven off the stack
+    off_stack: set[tuple[int, int]] = field(default_factory=set)  # (row, lane) memory ops proven off the stack
 
 
 def form_traces(cfg: Cfg, superblocks: bool = True) -> list[list[int]]:
