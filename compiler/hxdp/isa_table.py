@@ -154,3 +154,15 @@ BY_NAME: dict[str, OpInfo] = {info.name: info for info in OPCODES.values()}
 # Opcodes that RFC 9669 defines (used to prove the extensions do not collide with the standard).
 RFC9669_OPCODES: frozenset[int] = frozenset(o for o, i in OPCODES.items() if not i.extension)
 EXTENSION_OPCODES: frozenset[int] = frozenset(o for o, i in OPCODES.items() if i.extension)
+
+# Memory-access kinds, and the ports of its memory an access of each kind takes in a row (an atomic reads and
+# writes): the stack's per-row port limits (params.STACK_*_PORTS) are counted with these by the scheduler, the
+# schedule verifier and the VLIW model alike.
+LOAD_KINDS: frozenset[str] = frozenset({"ldx", "ldxsx", "ldx6"})
+STORE_KINDS: frozenset[str] = frozenset({"st", "stx", "st6", "stx6"})
+MEM_KINDS: frozenset[str] = LOAD_KINDS | STORE_KINDS | {"atomic"}
+
+
+def memory_ports(kind: str) -> tuple[int, int]:
+    """(load ports, store ports) an instruction of this kind takes in its row."""
+    return int(kind in LOAD_KINDS or kind == "atomic"), int(kind in STORE_KINDS or kind == "atomic")

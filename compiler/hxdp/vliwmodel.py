@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import isa_table as T
 from . import params
 from .errors import HxdpError
 from .execute import Decoded, IllegalInstruction, decode, evaluate, plain_lddw
@@ -42,8 +43,6 @@ from .result import RunResult
 from .rom import Rom
 
 M64 = (1 << 64) - 1
-LOAD_KINDS = ("ldx", "ldxsx", "ldx6")
-MEM_KINDS = (*LOAD_KINDS, "st", "stx", "st6", "stx6", "atomic")
 
 
 class ContractViolation(HxdpError):
@@ -133,18 +132,19 @@ class VliwModel:
             if k == "local_call" or (k == "call" and d.src != 0):
                 raise IllegalInstruction(f"row {ri} lane {lane}: bpf-to-bpf calls must be inlined for the core")
             w, s, ctl = evaluate(d, regs, mem)
-            if k in MEM_KINDS:
+            if k in T.MEM_KINDS:
                 mem_lanes.append(lane)
                 if k == "atomic":
                     atomic_lanes.append(lane)
-                addr = (regs[d.src if k in LOAD_KINDS else d.dst] + d.off) & M64
+                addr = (regs[d.src if k in T.LOAD_KINDS else d.dst] + d.off) & M64
                 if addr >> params.REGION_SHIFT == params.STACK_BASE >> params.REGION_SHIFT:
-                    if k in LOAD_KINDS or k == "atomic":
+                    n_ld, n_st = T.memory_ports(k)
+                    if n_ld:
                         stack_loads += 1
                         if stack_loads > params.STACK_LOAD_PORTS:
                             raise AccessFault(f"row {ri} lane {lane}: stack load {stack_loads} of the row (the "
                                               f"stack has {params.STACK_LOAD_PORTS} load port(s))")
-                    if k not in LOAD_KINDS:
+                    if n_st:
                         stack_stores += 1
                         if stack_stores > params.STACK_STORE_PORTS:
                             raise AccessFault(f"row {ri} lane {lane}: stack store {stack_stores} of the row (the "

@@ -146,7 +146,7 @@ module sephirot_core #(
   // lanes
   wire [LANES-1:0]    l_wr_en, l_rd, l_wr, l_branch, l_taken, l_exit, l_exit_imm, l_call, l_div, l_illegal;
   wire                div_run;                  // the row's pending division runs a step this cycle
-  wire                div_pending;
+  wire                div_wait;                 // a division of the row has not run yet (sephirot_divshare)
   wire                stall;                    // the row stays (division, packet bytes, helper)
   wire [LANES-1:0]    l_dsig, l_dmod, l_d64;
   wire [64*LANES-1:0] l_da, l_db, l_dres;
@@ -196,7 +196,7 @@ module sephirot_core #(
 
   sephirot_divshare #(.LANES(LANES)) u_divshare (
     .clk_i, .rst_ni, .run_i(div_run), .clear_i(!stall), .div_i(l_div), .a_i(l_da), .b_i(l_db), .signed_i(l_dsig),
-    .mod_i(l_dmod), .is64_i(l_d64), .pending_o(div_pending), .res_o(l_dres)
+    .mod_i(l_dmod), .is64_i(l_d64), .pending_o(div_wait), .res_o(l_dres)
   );
 
   // ---------------------------------------------------------------------------------------------------------
@@ -327,9 +327,9 @@ module sephirot_core #(
                            (call_imm == `SEPH_HELPER_TRACE_PRINTK && a1_pkt);
   wire        ext_wait   = exec && ((|(dbus_wait_i & l_ext)) || (call_any && hlp_reads && !pkt_filled_i));
   wire        row_bad    = illegal || afault;
-  // a div/mod row stalls DIV_EXTRA_CYCLES per dividing lane (one divider); a helper call in the row starts after
-  wire        div_wait   = div_pending;
-  // the divider pauses while the row waits for packet bytes: those waits are not core cycles, the division's are
+  // a div/mod row stalls DIV_EXTRA_CYCLES per dividing lane (div_wait: one divider), and a helper call in the row
+  // starts after the divisions; the divider pauses while the row waits for packet bytes: those waits are not core
+  // cycles, the division's are
   assign      div_run    = exec && !limit && !row_bad && div_wait && !ext_wait;
   assign      hlp_req_o  = exec && !limit && call_any && !row_bad && !ext_wait && !div_wait;
   wire        hlp_bad    = hlp_req_o && hlp_done_i && (hlp_illegal_i || hlp_fault_i || hlp_access_i);

@@ -84,11 +84,11 @@ class Op:
 
     @property
     def is_load(self) -> bool:
-        return self.kind in ("ldx", "ldxsx", "ldx6")
+        return self.kind in T.LOAD_KINDS
 
     @property
     def is_store(self) -> bool:
-        return self.kind in ("st", "stx", "st6", "stx6")
+        return self.kind in T.STORE_KINDS
 
     @property
     def is_atomic(self) -> bool:

@@ -609,7 +609,7 @@ def _stack_ports(n: Node) -> tuple[int, int]:
     """Stack load and store ports the op may take in its row (an atomic takes one of each)."""
     if not n.op.is_mem or not may_touch_stack(n.acc):
         return 0, 0
-    return int(n.op.is_load or n.op.is_atomic), int(n.op.is_store or n.op.is_atomic)
+    return T.memory_ports(n.op.kind)
 
 
 def _lanes_of(ordered: list[Op]) -> list[int]:

@@ -84,11 +84,12 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                 if reg in written:
                     raise _err(r, lane, ins, f"r{reg} is also written by lane {written[reg]} of this row")
                 written[reg] = lane
-            if k in ("ldx", "ldxsx", "ldx6", "st", "stx", "st6", "stx6", "atomic"):
+            if k in T.MEM_KINDS:
                 mem += 1
                 if (r, lane) not in outside:
-                    stack_loads += k in ("ldx", "ldxsx", "ldx6", "atomic")
-                    stack_stores += k not in ("ldx", "ldxsx", "ldx6")
+                    n_ld, n_st = T.memory_ports(k)
+                    stack_loads += n_ld
+                    stack_stores += n_st
                     if stack_loads > params.STACK_LOAD_PORTS:
                         raise _err(r, lane, ins, f"may read the stack (not proved off it), and a row has only "
                                                  f"{params.STACK_LOAD_PORTS} stack load port(s)")
