@@ -521,6 +521,7 @@ module sephirot_helpers (
   assign redir_valid_o = redir_valid_d;
   assign redir_port_o = redir_port_d;
 
+  integer bw;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= 1'b0; cnt_q <= 33'd0; rnd_q <= 32'h2545F491;
@@ -538,14 +539,16 @@ module sephirot_helpers (
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
       if (hdr_go) begin ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32]; uhigh_q <= mw_rdata_i[95:64]; end
-      // (the buffers are read 8 bytes per cycle from offset 0: every write is a whole aligned word)
+      // (the buffers are read 8 bytes per cycle from offset 0: every write is a whole aligned word, selected by a
+      // compare per word; a part-select at 64 * count made yosys build a 64-to-512-bit shifter per buffer for the
+      // data and another for its mask)
       if (k_go) begin
-        key_q[64*kcnt_q[5:3] +: 64] <= hm_rdata_i;
+        for (bw = 0; bw < KMAX / 8; bw = bw + 1) if (kcnt_q[5:3] == bw[2:0]) key_q[64*bw +: 64] <= hm_rdata_i;
         kcnt_q <= kcnt_q + {28'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
       if (v_go) begin
-        val_q[64*vcnt_q[5:3] +: 64] <= hm_rdata_i;
+        for (bw = 0; bw < KMAX / 8; bw = bw + 1) if (vcnt_q[5:3] == bw[2:0]) val_q[64*bw +: 64] <= hm_rdata_i;
         vcnt_q <= vcnt_q + {28'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
@@ -655,7 +658,7 @@ module sephirot_helpers (
         end
       end
       if (pk_go) begin
-        fmt_q[64*pk_off_q[5:3] +: 64] <= hm_rdata_i;
+        for (bw = 0; bw < FMTMAX / 8; bw = bw + 1) if (pk_off_q[5:3] == bw[2:0]) fmt_q[64*bw +: 64] <= hm_rdata_i;
         pk_off_q <= pk_off_q + {28'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
