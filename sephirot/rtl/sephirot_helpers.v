@@ -217,13 +217,14 @@ module sephirot_helpers (
   reg         mdone_q, mhit_q, mprob_q;
   reg  [31:0] pidx_q, pn_q, mres_q, mval_q;
   wire        k_go     = req_i && (id_i == H_LOOKUP || is_upd || is_del) && !m_fault && kcnt_q < m_ks;
-  reg  [8*KMAX-1:0] val_q;
+  reg  [8*80-1:0] vimg_q;      // an update's value, placed as in its slot (at the value offset; arrays at 0)
   reg  [31:0] vcnt_q;
   wire        v_go     = req_i && is_upd && !m_fault && kcnt_q >= m_ks && vcnt_q < m_vs;
   wire [31:0] val_left = m_vs - vcnt_q;
   wire        kdone    = id_i == H_REDIRMAP || kcnt_q >= m_ks;   // probing starts once the key is in
   wire        vdone    = !is_upd || vcnt_q >= m_vs;              // the value is read while probing
-  wire [8*KMAX-1:0] key = (id_i == H_REDIRMAP) ? {{(8*KMAX-32){1'b0}}, r2[31:0]} : key_q;
+  // (redirect_map's key is r2's low word; devmaps have 4-byte keys, so the bytes above it are never used)
+  wire [8*KMAX-1:0] key = {key_q[8*KMAX-1:32], (id_i == H_REDIRMAP) ? r2[31:0] : key_q[31:0]};
   wire [31:0] key_left = m_ks - kcnt_q;
 
   // hash of the key (maps.key_hash): x = len; x ^= rotl32(word i, 7 i mod 32); h = x * MULT; h ^ (h >> 16)
@@ -352,51 +353,56 @@ module sephirot_helpers (
     for (k = 0; k < 7; k = k + 1) if (n[k]) t = t << (1 << k);
     below = (n >= 32'd80) ? {80{1'b1}} : ~t;
   endfunction
-  // the value at its offset and the slot's byte ranges, computed only for the update that writes them (the
-  // simulator evaluates continuous wires every cycle)
-  reg [8*80-1:0]  v_data, k_data, lk_data;
+  // the slot's byte ranges, computed only for the update that writes them (the simulator evaluates continuous
+  // wires every cycle); the key and the LPM key's data at their place in a slot
   reg [79:0]      v_mask, k_mask, lk_mask;
-  integer vk;
   always @(*) begin
-    v_data = {8*80{1'b0}}; k_data = {8*80{1'b0}}; lk_data = {8*80{1'b0}};
     v_mask = 80'd0; k_mask = 80'd0; lk_mask = 80'd0;
     if (is_upd) begin
-      v_data = {{(8*80-8*KMAX){1'b0}}, val_q};
-      for (vk = 3; vk < 7; vk = vk + 1) if (m_voff[vk]) v_data = v_data << (8 << vk);   // (multiple of 8)
-      if (m_voff >= 32'd80) v_data = {8*80{1'b0}};
       v_mask = below(m_voff + m_vs) & ~below(m_voff);                             // the value's bytes
       k_mask = below(SH + m_ks) & ~below(SH);                                     // hash maps: the key
-      k_data = {{(8*80-8*KMAX){1'b0}}, key_q} << (8 * SH);
       lk_mask = below(SH + m_ks - 4) & ~below(SH);                                // lpm: the key's data bytes
-      lk_data = {{(8*80-8*KMAX+32){1'b0}}, key_q[8*KMAX-1:32]} << (8 * SH);
     end
   end
-  function automatic [8*80-1:0] bytes_of(input [79:0] m);   // the byte mask as a bit mask
-    integer i;
-    for (i = 0; i < 80; i = i + 1) bytes_of[8*i +: 8] = {8{m[i]}};
-  endfunction
+  wire [8*80-1:0] k_data  = {{(8*80-8*KMAX){1'b0}}, key_q} << (8 * SH);
+  wire [8*80-1:0] lk_data = {{(8*80-8*KMAX+32){1'b0}}, key_q[8*KMAX-1:32]} << (8 * SH);
+  // the word of vimg_q the value's next 8 bytes go to (the value is read 8 bytes per cycle from its offset 0, and
+  // value offsets are multiples of 8: placing it as it arrives needs no shifter, which was 1.5K LUTs)
+  wire [3:0]  vimg_w   = (m_array ? 4'd0 : m_voff[6:3]) + {1'b0, vcnt_q[5:3]};
+  // The bytes a slot write carries: every byte comes from the value, the key (hash maps) or the key's data (LPM),
+  // chosen on 80-bit byte masks; bytes 0..7 of a hash or LPM slot are its header (state, then the LRU stamp or
+  // the prefix length). The write masks below say which of them are written: one 640-bit select per byte rather
+  // than a 640-bit multiplexer per case (3.5K LUTs of multiplexers in yosys). A delete or an LRU refresh has no
+  // value or key (is_upd is 0: the data above is 0) and clears what its mask covers.
+  wire [79:0] sel_k    = (m_array || m_lpmu) ? 80'd0 : k_mask;
+  wire [79:0] sel_lk   = m_lpmu ? lk_mask : 80'd0;
+  wire [7:0]  hdr_st   = is_del ? (m_hash ? 8'd2 : 8'd0) : 8'd1;
+  wire [31:0] hdr_wd   = is_del ? 32'd0 : (m_lpmu ? kplen : uclk1);
+  integer sb;
   always @(*) begin
-    mwa_en_o = 1'b0; mwa_off_o = mres_q; mwa_data_o = {8*80{1'b0}}; mwa_mask_o = 80'd0;
+    mwa_data_o = {8*80{1'b0}};
+    if (is_upd)
+      for (sb = 0; sb < 80; sb = sb + 1)
+        mwa_data_o[8*sb +: 8] = sel_k[sb] ? k_data[8*sb +: 8] : (sel_lk[sb] ? lk_data[8*sb +: 8] : vimg_q[8*sb +: 8]);
+    if (!m_array) mwa_data_o[63:0] = {hdr_wd, 24'd0, hdr_st};
+  end
+  always @(*) begin
+    mwa_en_o = 1'b0; mwa_off_o = mres_q; mwa_mask_o = 80'd0;
     mwb_en_o = 1'b0; mwb_off_o = m_off; mwb_data_o = {uclk1, ucount_q + 32'd1}; mwb_mask_o = 8'h0F;
     mwc_en_o = 1'b0; mwc_off_o = uvoff_q; mwc_data_o = {{8*79{1'b0}}, 8'd2}; mwc_mask_o = 80'd0;
     if (finish && is_upd && !m_fault && !ufault_q && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
       mwa_en_o = 1'b1;
       if (m_array) begin
         mwa_mask_o = below(m_vs) & below(KMAX);
-        mwa_data_o = {{(8*80-8*KMAX){1'b0}}, val_q} & bytes_of(mwa_mask_o);
       end else if (m_lpmu) begin   // state, prefixlen, data, value; the header's count and high-water mark
-        mwa_mask_o = v_mask | lk_mask;
-        mwa_data_o = (v_data & bytes_of(v_mask & ~lk_mask)) | (lk_data & bytes_of(lk_mask));
-        mwa_data_o[7:0] = 8'd1; mwa_data_o[63:32] = kplen; mwa_mask_o[7:0] = 8'hF1;
+        mwa_mask_o = v_mask | lk_mask | 80'hF1;
         mwc_en_o = 1'b1; mwc_off_o = m_off; mwc_mask_o[11:0] = 12'hF0F;
         mwc_data_o[31:0] = ucount_q + {31'd0, !lex_v_q}; mwc_data_o[95:64] = lnhigh_q;
       end else begin
         mwa_mask_o = v_mask | (ufound_q ? 80'd0 : k_mask);
-        mwa_data_o = (v_data & bytes_of(v_mask & (ufound_q ? {80{1'b1}} : ~k_mask))) |
-                     (ufound_q ? {8*80{1'b0}} : k_data & bytes_of(k_mask));
-        if (!ufound_q) begin mwa_data_o[7:0] = 8'd1; mwa_mask_o[0] = 1'b1; mwb_en_o = 1'b1; end
+        if (!ufound_q) begin mwa_mask_o[0] = 1'b1; mwb_en_o = 1'b1; end
         if (m_lru) begin   // LRU stamp of the slot and the region's clock
-          mwa_data_o[63:32] = uclk1; mwa_mask_o[7:4] = 4'hF;
+          mwa_mask_o[7:4] = 4'hF;
           mwb_en_o = 1'b1; mwb_mask_o = ufound_q ? 8'hF0 : 8'hFF;
           if (uev_q) begin   // the victim becomes a tombstone, the entry count is unchanged
             mwb_data_o = {uclk1, ucount_q}; mwc_en_o = 1'b1;
@@ -409,7 +415,6 @@ module sephirot_helpers (
       mwa_en_o = 1'b1;       // the slot cleared (hash maps: marked deleted), the entry count decremented
       mwa_mask_o = below(m_ssz);
       if (m_hash) begin
-        mwa_data_o[7:0] = 8'd2;
         mwb_en_o = 1'b1; mwb_data_o = {32'd0, ucount_q - 32'd1};
       end
       if (m_lpmu) begin    // LPM: the slot emptied; count - 1, the high-water mark recomputed
@@ -418,7 +423,7 @@ module sephirot_helpers (
       end
     end
     if (finish && id_i == H_LOOKUP && m_lru && !m_fault && mdone_q && mhit_q && !cs_bad_q) begin
-      mwa_en_o = 1'b1; mwa_off_o = uslot_q; mwa_data_o[63:32] = uclk1; mwa_mask_o[7:4] = 4'hF;
+      mwa_en_o = 1'b1; mwa_off_o = uslot_q; mwa_mask_o[7:4] = 4'hF;
       mwb_en_o = 1'b1; mwb_mask_o = 8'hF0;
     end
   end
@@ -530,7 +535,7 @@ module sephirot_helpers (
       key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
       pidx_q <= 32'd0; pn_q <= 32'd0; mres_q <= 32'd0; mval_q <= 32'd0;
       lhdr_q <= 1'b0; lhigh_q <= 32'd0; lbest_q <= 32'd0; lfound_q <= 1'b0;
-      val_q <= {8*KMAX{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
+      vimg_q <= {8*80{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
       ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= 32'd0;
       uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= 32'd0; ufidx_q <= 32'd0; vbest_q <= 32'd0; vstamp_q <= 32'd0;
       uvoff_q <= 32'd0; pk_off_q <= 32'd0; fmt_q <= {8*FMTMAX{1'b0}};
@@ -548,7 +553,7 @@ module sephirot_helpers (
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
       if (v_go) begin
-        for (bw = 0; bw < KMAX / 8; bw = bw + 1) if (vcnt_q[5:3] == bw[2:0]) val_q[64*bw +: 64] <= hm_rdata_i;
+        for (bw = 0; bw < 10; bw = bw + 1) if (vimg_w == bw[3:0]) vimg_q[64*bw +: 64] <= hm_rdata_i;
         vcnt_q <= vcnt_q + {28'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
@@ -668,7 +673,7 @@ module sephirot_helpers (
         else sum_t_q <= sum_t_q + cs_words;
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
-      // (key_q, val_q and fmt_q keep their bytes after a call: a call only uses bytes below its key, value or
+      // (key_q, vimg_q and fmt_q keep their bytes after a call: a call only uses bytes below its key, value or
       // format size, all of which it reads itself, in whole aligned words with zeros above the size; clearing
       // them cost about 400 LUTs)
       if (finish) begin
