@@ -128,17 +128,14 @@ module sephirot_core #(
   wire [64*LANES-1:0] row = use_row0 ? row0_q : row_q;
 
   // ---------------------------------------------------------------------------------------------------------
-  // register file: 16 x 64 with valid bits (an invalid register reads its start value: zeroing in 0 cycles)
-  reg [63:0] regs_q [0:15];
-  reg [15:0] reg_vld_q;
-
-  function automatic [63:0] rd_reg(input [3:0] idx);
-    if (reg_vld_q[idx]) rd_reg = regs_q[idx];
-    else if (idx == 4'd1) rd_reg = init_r1_i;
-    else if (idx == 4'd2) rd_reg = init_r2_i;
-    else if (idx == 4'd10) rd_reg = {32'd0, `SEPH_STACK_TOP};
-    else rd_reg = 64'd0;
-  endfunction
+  // register file (sephirot_regfile): two reads per lane, r0..r5 for the fixed reads; written at commit below
+  wire [8*LANES-1:0]   rf_idx;
+  wire [128*LANES-1:0] rf_val;
+  wire [64*6-1:0]      rf_fix;
+  wire [63:0] r0_val = rf_fix[63:0];
+  wire [63:0] r1_val = rf_fix[127:64];
+  wire [63:0] r2_val = rf_fix[191:128];
+  wire [63:0] r3_val = rf_fix[255:192];
 
   // stack: SSZ bytes with valid bits (an invalid byte reads 0: zeroing in 0 cycles), in the banks below
 
@@ -169,6 +166,7 @@ module sephirot_core #(
   generate
     for (gl = 0; gl < LANES; gl = gl + 1) begin : gen_lane
       wire [63:0] slot = row[64*gl +: 64];
+      assign rf_idx[8*gl +: 8] = slot[15:8];   // dst, src
       wire [31:0] nxt_op;
       wire [31:0] nxt_imm;
       if (gl + 1 < LANES) begin : gen_next
@@ -180,7 +178,7 @@ module sephirot_core #(
       end
       sephirot_lane #(.AW(AW)) u_lane (
         .slot_i(slot), .next_op_i(nxt_op), .next_imm_i(nxt_imm), .lddw_hi_i(l_hi[gl]), .has_next_i(gl + 1 < LANES), .pc_i(pc),
-        .dst_val_i(rd_reg(slot[11:8])), .src_val_i(rd_reg(slot[15:12])), .r0_val_i(rd_reg(4'd0)),
+        .dst_val_i(rf_val[128*gl +: 64]), .src_val_i(rf_val[128*gl+64 +: 64]), .r0_val_i(r0_val),
         .ld_data_i(l_ld[64*gl +: 64]),
         .wr_en_o(l_wr_en[gl]), .wr_idx_o(l_wr_idx[4*gl +: 4]), .wr_val_o(l_wr_val[64*gl +: 64]),
         .mem_rd_o(l_rd[gl]), .mem_wr_o(l_wr[gl]), .mem_addr_o(l_addr[64*gl +: 64]),
@@ -317,9 +315,9 @@ module sephirot_core #(
   // a helper that reads memory through its own port (map keys and values, csum_diff buffers, printk formats)
   // from the packet starts once the whole packet is in, so that it never reads bytes that have not arrived;
   // buffers on the stack or in a map value need no wait
-  wire        a1_pkt     = rd_reg(4'd1) >> `SEPH_REGION_SHIFT == {60'd0, `SEPH_REGION_PKT};
-  wire        a2_pkt     = rd_reg(4'd2) >> `SEPH_REGION_SHIFT == {60'd0, `SEPH_REGION_PKT};
-  wire        a3_pkt     = rd_reg(4'd3) >> `SEPH_REGION_SHIFT == {60'd0, `SEPH_REGION_PKT};
+  wire        a1_pkt     = r1_val >> `SEPH_REGION_SHIFT == {60'd0, `SEPH_REGION_PKT};
+  wire        a2_pkt     = r2_val >> `SEPH_REGION_SHIFT == {60'd0, `SEPH_REGION_PKT};
+  wire        a3_pkt     = r3_val >> `SEPH_REGION_SHIFT == {60'd0, `SEPH_REGION_PKT};
   wire        hlp_reads  = ((call_imm == `SEPH_HELPER_MAP_LOOKUP_ELEM || call_imm == `SEPH_HELPER_MAP_DELETE_ELEM) &&
                             a2_pkt) ||
                            (call_imm == `SEPH_HELPER_MAP_UPDATE_ELEM && (a2_pkt || a3_pkt)) ||
@@ -344,13 +342,13 @@ module sephirot_core #(
   always @(*) begin
     hlp_id_o = call_imm;
   end
-  assign hlp_args_o = {rd_reg(4'd5), rd_reg(4'd4), rd_reg(4'd3), rd_reg(4'd2), rd_reg(4'd1)};
+  assign hlp_args_o = rf_fix[64*6-1:64];
 
   // r0 as the row leaves it
   reg [63:0] r0_after;
   integer wi;
   always @(*) begin
-    r0_after = rd_reg(4'd0);
+    r0_after = r0_val;
     for (wi = 0; wi < LANES; wi = wi + 1)
       if (l_wr_en[wi] && l_wr_idx[4*wi +: 4] == 4'd0) r0_after = l_wr_val[64*wi +: 64];
     if (call_any) r0_after = hlp_ret_i;
@@ -422,27 +420,12 @@ module sephirot_core #(
     end
   end
 
-  // register file and stack commit (lane order; a helper result lands in r0 last)
-  integer ri;
-
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      reg_vld_q <= 16'd0;
-    end else if (pkt_done_o) begin
-      reg_vld_q <= 16'd0;
-    end else if (commit) begin
-      for (ri = 0; ri < LANES; ri = ri + 1) begin
-        if (l_wr_en[ri]) begin
-          regs_q[l_wr_idx[4*ri +: 4]] <= l_wr_val[64*ri +: 64];
-          reg_vld_q[l_wr_idx[4*ri +: 4]] <= 1'b1;
-        end
-      end
-      if (call_any) begin
-        regs_q[0] <= hlp_ret_i;
-        reg_vld_q[0] <= 1'b1;
-      end
-    end
-  end
+  // register file commit (lane order; a helper result lands in r0 last)
+  sephirot_regfile #(.LANES(LANES)) u_regfile (
+    .clk_i(clk_i), .rst_ni(rst_ni), .clear_i(pkt_done_o), .commit_i(commit), .wr_en_i(l_wr_en),
+    .wr_idx_i(l_wr_idx), .wr_val_i(l_wr_val), .h_wr_i(call_any), .h_val_i(hlp_ret_i), .init_r1_i(init_r1_i),
+    .init_r2_i(init_r2_i), .rd_idx_i(rf_idx), .rd_val_o(rf_val), .fix_o(rf_fix)
+  );
 
   // ---------------------------------------------------------------------------------------------------------
   // trace
