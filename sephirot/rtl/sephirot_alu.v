@@ -29,7 +29,10 @@ module sephirot_alu (
   end
   wire [63:0] shr_src = is_lsh ? a_rev : ((is_arsh && !is64_i) ? {{32{a[31]}}, a[31:0]} : a);
   wire        shr_fill = is_arsh && (is64_i ? a[63] : a[31]);
-  wire [63:0] shr = (shr_src >> sh) | (shr_fill ? ~(64'hFFFF_FFFF_FFFF_FFFF >> sh) : 64'd0);
+  // (an arithmetic shift of the fill bit and the operand: a separate shift of the fill mask was a second shifter)
+  wire signed [64:0] shr_x = {shr_fill, shr_src};
+  wire [64:0] shr_full = shr_x >>> sh;
+  wire [63:0] shr = shr_full[63:0];
   always @(*) begin
     shr_rev = 64'd0;
     if (is_lsh) for (ri = 0; ri < 64; ri = ri + 1) shr_rev[ri] = shr[63-ri];
@@ -57,18 +60,24 @@ module sephirot_alu (
     endcase
   end
 
+  // one adder for add, sub and neg (a - b = a + ~b + 1, -a = 0 + ~a + 1)
+  wire        is_sub = (op_i == `SEPH_ALU_SUB) || (op_i == `SEPH_ALU_NEG);
+  wire [63:0] add_x  = (op_i == `SEPH_ALU_NEG) ? 64'd0 : a;
+  wire [63:0] add_y  = (op_i == `SEPH_ALU_NEG) ? a : b;
+  wire [63:0] sum    = add_x + (is_sub ? ~add_y : add_y) + {63'd0, is_sub};
+
   reg [63:0] r;
   always @(*) begin
     case (op_i)
-      `SEPH_ALU_ADD:  r = a + b;
-      `SEPH_ALU_SUB:  r = a - b;
+      `SEPH_ALU_ADD:  r = sum;
+      `SEPH_ALU_SUB:  r = sum;
       `SEPH_ALU_MUL:  r = a * b;
       `SEPH_ALU_DIV:  r = div_i;
       `SEPH_ALU_OR:   r = a | b;
       `SEPH_ALU_AND:  r = a & b;
       `SEPH_ALU_LSH:  r = shr_rev;
       `SEPH_ALU_RSH:  r = shr;
-      `SEPH_ALU_NEG:  r = -a;
+      `SEPH_ALU_NEG:  r = sum;
       `SEPH_ALU_MOD:  r = div_i;
       `SEPH_ALU_XOR:  r = a ^ b;
       `SEPH_ALU_MOV:  r = movv;
