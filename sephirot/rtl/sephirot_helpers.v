@@ -342,16 +342,22 @@ module sephirot_helpers (
                          is_upd ? ((u_words > u_lines) ? u_words : u_lines) :
                          33'd2 + {1'b0, pn_q};
 
-  // map memory writes of an update, at the end of its row. The slot's byte ranges are masks and the value and key
-  // are shifted into place as a whole (a byte loop with a variable source index per byte gave synthesis hundreds
-  // of wide shifters). The variable shifts are spelled as stages of constant shifts: yosys's `share` pass runs
-  // out of memory on shift cells whose activation depends on the map FSM
-  function automatic [79:0] below(input [31:0] n);   // bytes 0 .. n-1 of a slot
-    reg [79:0] t;
+  // map memory writes of an update, at the end of its row. The slot's byte ranges are masks, and the value and key
+  // are placed as whole words (a byte loop with a variable source index per byte gave synthesis hundreds of wide
+  // shifters).
+  // below(n): bytes 0 .. n-1 of a slot. Byte 8w+b is below n when word w is below n's word, or is n's word and b
+  // is below n's byte: one LUT per byte on decodes of n shared by all 80 (as a shift of a mask it was seven
+  // 80-bit multiplexer stages per call)
+  function automatic [79:0] below(input [31:0] n);
+    reg [9:0] wlt, weq;
+    reg [7:0] blt;
     integer k;
-    t = {80{1'b1}};
-    for (k = 0; k < 7; k = k + 1) if (n[k]) t = t << (1 << k);
-    below = (n >= 32'd80) ? {80{1'b1}} : ~t;
+    for (k = 0; k < 10; k = k + 1) begin
+      wlt[k] = k[3:0] < n[6:3];
+      weq[k] = k[3:0] == n[6:3];
+    end
+    for (k = 0; k < 8; k = k + 1) blt[k] = k[2:0] < n[2:0];
+    for (k = 0; k < 80; k = k + 1) below[k] = n >= 32'd80 || wlt[k / 8] || (weq[k / 8] && blt[k % 8]);
   endfunction
   // the slot's byte ranges, computed only for the update that writes them (the simulator evaluates continuous
   // wires every cycle); the key and the LPM key's data at their place in a slot
