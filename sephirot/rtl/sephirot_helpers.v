@@ -119,26 +119,32 @@ module sephirot_helpers (
     hm_size_o = (hm_left >= 32'd8) ? 4'd8 : hm_left[3:0];
     hm_addr_o = hm_base + hm_off;
   end
-  // (byte loops compare their index with a size through a mask from below(): a comparison per byte is a carry
-  // chain per byte in synthesis, 64 of them per loop)
-  reg pk_nul;
-  reg [79:0] pk_in, pk_kept;
+  // trace_printk's record: the format up to its first NUL. The NUL is looked for in each word as it is read (8
+  // byte tests a cycle, not a 64-byte scan at the end), and the bytes from it on are stored as zeros; fmt_q is
+  // cleared when any call ends (a synchronous clear, free on the flip-flops' reset pins), so the words a call does
+  // not read are zero too and the record is fmt_q itself
+  reg         pk_nul_q;             // the format read so far has a NUL, at byte pk_len_q
+  reg  [7:0]  pk_len_q;
+  reg  [63:0] pk_word;              // the word read this cycle, zero from its first NUL on
+  reg         pk_zero;              // a NUL seen before this byte of the word
+  reg  [2:0]  pk_at;                // position of the word's first NUL
+  reg         pk_hit;               // the word has a NUL (among the bytes read)
   integer pki;
-  // (the record is only read with pk_valid_o: the byte scans run in that cycle only, a simulation cost otherwise)
   always @(*) begin
-    pk_len_o = pk_n[7:0];
-    pk_nul = 1'b0;
-    pk_fmt_o = {8*FMTMAX{1'b0}};
-    pk_in = 80'd0;
-    pk_kept = 80'd0;
-    if (pk_valid_o) begin
-      pk_in = below(pk_n);
-      for (pki = 0; pki < FMTMAX; pki = pki + 1)
-        if (!pk_nul && pk_in[pki] && fmt_q[8*pki +: 8] == 8'd0) begin pk_len_o = pki[7:0]; pk_nul = 1'b1; end
-      pk_kept = below({24'd0, pk_len_o});
-      for (pki = 0; pki < FMTMAX; pki = pki + 1)
-        if (pk_kept[pki]) pk_fmt_o[8*pki +: 8] = fmt_q[8*pki +: 8];
+    pk_word = hm_rdata_i;
+    pk_zero = pk_nul_q;
+    pk_hit = 1'b0;
+    pk_at = 3'd0;
+    for (pki = 0; pki < 8; pki = pki + 1) begin
+      if (!pk_zero && pki < hm_size_o && hm_rdata_i[8*pki +: 8] == 8'd0) begin
+        pk_zero = 1'b1; pk_hit = 1'b1; pk_at = pki[2:0];
+      end
+      if (pk_zero) pk_word[8*pki +: 8] = 8'd0;
     end
+  end
+  always @(*) begin
+    pk_len_o = pk_nul_q ? pk_len_q : pk_n[7:0];
+    pk_fmt_o = fmt_q;
   end
   assign pk_args_o = {r5, r4, r3};
   wire [63:0] cs_words = {32'd0, hm_rdata_i[31:0]} + {32'd0, hm_rdata_i[63:32]};
@@ -533,6 +539,18 @@ module sephirot_helpers (
   assign redir_port_o = redir_port_d;
 
   integer bw;
+  // (fmt_q has no asynchronous reset, so that its clear uses the flip-flops' synchronous reset pins; fmt_clr_q
+  // clears it in the first cycle out of reset)
+  reg fmt_clr_q;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) fmt_clr_q <= 1'b1;
+    else fmt_clr_q <= 1'b0;
+  end
+  always @(posedge clk_i) begin
+    if (fmt_clr_q || finish) fmt_q <= {8*FMTMAX{1'b0}};
+    else if (pk_go)
+      for (bw = 0; bw < FMTMAX / 8; bw = bw + 1) if (pk_off_q[5:3] == bw[2:0]) fmt_q[64*bw +: 64] <= pk_word;
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= 1'b0; cnt_q <= 33'd0; rnd_q <= 32'h2545F491;
@@ -544,7 +562,7 @@ module sephirot_helpers (
       vimg_q <= {8*80{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
       ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= 32'd0;
       uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= 32'd0; ufidx_q <= 32'd0; vbest_q <= 32'd0; vstamp_q <= 32'd0;
-      uvoff_q <= 32'd0; pk_off_q <= 32'd0; fmt_q <= {8*FMTMAX{1'b0}};
+      uvoff_q <= 32'd0; pk_off_q <= 32'd0; pk_nul_q <= 1'b0; pk_len_q <= 8'd0;
       lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= 32'd0; lex_q <= 32'd0; lfree_q <= 32'd0;
       llast_q <= 32'd0; lnhigh_q <= 32'd0;
     end else begin
@@ -669,8 +687,8 @@ module sephirot_helpers (
         end
       end
       if (pk_go) begin
-        for (bw = 0; bw < FMTMAX / 8; bw = bw + 1) if (pk_off_q[5:3] == bw[2:0]) fmt_q[64*bw +: 64] <= hm_rdata_i;
         pk_off_q <= pk_off_q + {28'd0, hm_size_o};
+        if (!pk_nul_q && pk_hit) begin pk_nul_q <= 1'b1; pk_len_q <= {pk_off_q[7:3], pk_at}; end
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
       if (cs_go) begin
@@ -679,9 +697,9 @@ module sephirot_helpers (
         else sum_t_q <= sum_t_q + cs_words;
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
-      // (key_q, vimg_q and fmt_q keep their bytes after a call: a call only uses bytes below its key, value or
-      // format size, all of which it reads itself, in whole aligned words with zeros above the size; clearing
-      // them cost about 400 LUTs)
+      // (key_q and vimg_q keep their bytes after a call: a call only uses bytes below its key or value size, all
+      // of which it reads itself, in whole aligned words with zeros above the size; clearing them cost about 400
+      // LUTs, as their flip-flops' reset pins serve the asynchronous reset)
       if (finish) begin
         busy_q <= 1'b0; cnt_q <= 33'd0;
         cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
@@ -690,7 +708,7 @@ module sephirot_helpers (
         vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
         ures_q <= 32'd0; ufault_q <= 1'b0; uev_q <= 1'b0; vbest_v_q <= 1'b0;
         lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; llast_q <= 32'd0;
-        pk_off_q <= 32'd0;
+        pk_off_q <= 32'd0; pk_nul_q <= 1'b0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;
