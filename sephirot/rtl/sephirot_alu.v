@@ -11,7 +11,8 @@ module sephirot_alu (
   input  wire [15:0] off_i,    // selects movsx (8/16/32)
   input  wire [31:0] imm_i,    // end/bswap width
   input  wire [63:0] div_i,    // div/mod: this lane's quotient or remainder from the core's shared divider
-  output reg  [63:0] res_o
+  output reg  [63:0] res_o,
+  output wire        below_o   // sub: a < b, unsigned, at the operation width (a jump lane's comparison)
 );
   // operands truncated to the operation width
   wire [63:0] a = is64_i ? a_i : {32'd0, a_i[31:0]};
@@ -64,7 +65,9 @@ module sephirot_alu (
   wire        is_sub = (op_i == `SEPH_ALU_SUB) || (op_i == `SEPH_ALU_NEG);
   wire [63:0] add_x  = (op_i == `SEPH_ALU_NEG) ? 64'd0 : a;
   wire [63:0] add_y  = (op_i == `SEPH_ALU_NEG) ? a : b;
-  wire [63:0] sum    = add_x + (is_sub ? ~add_y : add_y) + {63'd0, is_sub};
+  wire [64:0] sum65  = {1'b0, add_x} + {1'b0, is_sub ? ~add_y : add_y} + {64'd0, is_sub};
+  wire [63:0] sum    = sum65[63:0];
+  assign below_o = !sum65[64];   // a - b borrows (the operands are zero-extended at 32 bits)
 
   reg [63:0] r;
   always @(*) begin

@@ -105,15 +105,17 @@ module sephirot_lane #(
   end
 
   // ALU
-  wire        alu_is64 = is_alu3 ? alu3_64 : (cls == `SEPH_CLASS_ALU64) || is_end;
-  wire [3:0]  alu_op   = is_alu3 ? alu3_op : (is_end ? `SEPH_ALU_END : code);
+  // a conditional jump subtracts its operands in the ALU (at 32 or 64 bits) for the unsigned comparison
+  wire        alu_is64 = is_alu3 ? alu3_64 : is_jmpc ? (cls == `SEPH_CLASS_JMP) : (cls == `SEPH_CLASS_ALU64) || is_end;
+  wire [3:0]  alu_op   = is_alu3 ? alu3_op : is_jmpc ? `SEPH_ALU_SUB : (is_end ? `SEPH_ALU_END : code);
   wire [63:0] alu_a    = is_alu3 ? src_val_i : dst_val_i;
   wire [63:0] alu_b    = (is_alu3 || !use_x) ? imm64 : src_val_i;
   wire        off_used = !is_alu3 && use_x && (code == `SEPH_ALU_MOV);
   wire [63:0] alu_res;
+  wire        alu_below;
   sephirot_alu u_alu (
     .op_i(alu_op), .is64_i(alu_is64), .swap_i(opcode != `SEPH_OP_LE), .a_i(alu_a), .b_i(alu_b),
-    .off_i(off_used ? off : 16'd0), .imm_i(imm), .div_i(div_res_i), .res_o(alu_res)
+    .off_i(off_used ? off : 16'd0), .imm_i(imm), .div_i(div_res_i), .res_o(alu_res), .below_o(alu_below)
   );
   assign div_a_o = alu_a;
   assign div_b_o = alu_b;
@@ -124,11 +126,11 @@ module sephirot_lane #(
   // branch condition
   wire        j32  = (cls == `SEPH_CLASS_JMP32);
   wire [63:0] ja   = j32 ? {32'd0, dst_val_i[31:0]} : dst_val_i;
-  wire [63:0] jb0  = use_x ? src_val_i : imm64;
+  wire [63:0] jb0  = alu_b;   // (a jump is not a three-operand form: src or the immediate)
   wire [63:0] jb   = j32 ? {32'd0, jb0[31:0]} : jb0;
   wire        sa   = j32 ? ja[31] : ja[63];
   wire        sb   = j32 ? jb[31] : jb[63];
-  wire        ult  = ja < jb;
+  wire        ult  = alu_below;
   wire        slt  = (sa != sb) ? sa : ult;
   wire        eq   = ja == jb;
   reg         cond;
