@@ -351,19 +351,16 @@ module sephirot_helpers (
   // map memory writes of an update, at the end of its row. The slot's byte ranges are masks, and the value and key
   // are placed as whole words (a byte loop with a variable source index per byte gave synthesis hundreds of wide
   // shifters).
-  // below(n): bytes 0 .. n-1 of a slot. Byte 8w+b is below n when word w is below n's word, or is n's word and b
-  // is below n's byte: one LUT per byte on decodes of n shared by all 80 (as a shift of a mask it was seven
-  // 80-bit multiplexer stages per call)
+  // below(n): bytes 0 .. n-1 of a slot. Word w of it is all ones when w is below n's word, the low n % 8 bytes
+  // when it is n's word, else zero: one LUT per byte on decodes of n shared by all 80 (as a shift of a mask it was
+  // seven 80-bit multiplexer stages per call). Written by words, not bytes: an 80-step bit loop is not unrolled by
+  // the simulator and made the whole model 3.5 times slower
   function automatic [79:0] below(input [31:0] n);
-    reg [9:0] wlt, weq;
-    reg [7:0] blt;
+    reg [7:0] tail;
     integer k;
-    for (k = 0; k < 10; k = k + 1) begin
-      wlt[k] = k[3:0] < n[6:3];
-      weq[k] = k[3:0] == n[6:3];
-    end
-    for (k = 0; k < 8; k = k + 1) blt[k] = k[2:0] < n[2:0];
-    for (k = 0; k < 80; k = k + 1) below[k] = n >= 32'd80 || wlt[k / 8] || (weq[k / 8] && blt[k % 8]);
+    for (k = 0; k < 8; k = k + 1) tail[k] = k[2:0] < n[2:0];   // (not a shift: yosys's `share` pass ran out of memory)
+    for (k = 0; k < 10; k = k + 1)
+      below[8*k +: 8] = (n >= 32'd80 || k[3:0] < n[6:3]) ? 8'hFF : (k[3:0] == n[6:3]) ? tail : 8'h00;
   endfunction
   // the slot's byte ranges, computed only for the update that writes them (the simulator evaluates continuous
   // wires every cycle); the key and the LPM key's data at their place in a slot
