@@ -535,10 +535,10 @@ module sephirot_helpers (
   assign redir_valid_o = redir_valid_d;
   assign redir_port_o = redir_port_d;
 
-  integer bw;
   // (fmt_q has no asynchronous reset, so that its clear uses the flip-flops' synchronous reset pins; fmt_clr_q
   // clears it in the first cycle out of reset)
   reg fmt_clr_q;
+  integer fw;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) fmt_clr_q <= 1'b1;
     else fmt_clr_q <= 1'b0;
@@ -546,8 +546,9 @@ module sephirot_helpers (
   always @(posedge clk_i) begin
     if (fmt_clr_q || finish) fmt_q <= {8*FMTMAX{1'b0}};
     else if (pk_go)
-      for (bw = 0; bw < FMTMAX / 8; bw = bw + 1) if (pk_off_q[5:3] == bw[2:0]) fmt_q[64*bw +: 64] <= pk_word;
+      for (fw = 0; fw < FMTMAX / 8; fw = fw + 1) if (pk_off_q[5:3] == fw[2:0]) fmt_q[64*fw +: 64] <= pk_word;
   end
+  integer bw;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= 1'b0; cnt_q <= 33'd0; rnd_q <= 32'h2545F491;
