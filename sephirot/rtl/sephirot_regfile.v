@@ -3,7 +3,8 @@
 `include "sephirot_params.vh"
 
 // A row writes up to one register per lane and the helper's result to r0, and reads two registers per lane. Kept
-// in flip-flops, every register needed a five-way write multiplexer and every read a 16-way one (about 6K LUTs).
+// in flip-flops, every register needed a five-way write multiplexer and every read a 16-way one (about 6.7K LUTs
+// in yosys).
 // Here each lane writes its own bank, which has one write port and so maps to distributed RAM (one copy per
 // read, as the memory mapper makes them), and a live-value table says which bank holds each register's newest
 // value (the highest lane writing a register in a row wins, as in lane-order commit; the helper's r0 lands after
