@@ -39,10 +39,9 @@ module sephirot_regfile #(
     else start_val = 64'd0;
   endfunction
 
-  // live-value table and the helper's r0
+  // live-value table (the helper's r0 is read from the r0..r5 copies below, which hold r0's newest value)
   reg [TW-1:0] lvt_q [0:15];
   reg [15:0]   vld_q;
-  reg [63:0]   hr0_q;
   integer ti;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -62,7 +61,8 @@ module sephirot_regfile #(
       end
     end
   end
-  always @(posedge clk_i) if (commit_i && !clear_i && h_wr_i) hr0_q <= h_val_i;
+
+  reg [63:0] fix_q [0:5];     // r0..r5 (below)
 
   // one bank per lane (a single write port: distributed RAM); port p of bank b at bank_q[64 * (p * LANES + b)]
   wire [64*LANES*2*LANES-1:0] bank_q;
@@ -79,7 +79,8 @@ module sephirot_regfile #(
 
   // reads: the bank the table names, or else the helper's r0 or the start value: a select among the banks and
   // one among the others, then one between the two (for four lanes, two LUTs and a MUXF7 per bit on 7-series),
-  // their codes worked out once per port
+  // their codes worked out once per port (start_val() spelled as a case on such a code: as a function of the
+  // index, yosys made 400 LUTs more of it)
   integer pi, bi;
   reg [3:0]    ridx;
   reg [TW-1:0] rsel;
@@ -97,7 +98,7 @@ module sephirot_regfile #(
       for (bi = 1; bi < LANES; bi = bi + 1)
         if (rsel == bi[TW-1:0]) bv = bank_q[64*(pi*LANES+bi) +: 64];
       case (ocode)
-        2'd0:    ov = hr0_q;
+        2'd0:    ov = fix_q[0];   // valid and not in a bank: the helper's r0
         2'd1:    ov = init_r1_i;
         2'd2:    ov = init_r2_i;
         default: ov = (ridx == 4'd10) ? {32'd0, `SEPH_STACK_TOP} : 64'd0;
@@ -107,7 +108,6 @@ module sephirot_regfile #(
   end
 
   // r0..r5 in flip-flops, written as the banks are (lane order, the helper's r0 last)
-  reg [63:0] fix_q [0:5];
   integer fi, fl;
   always @(posedge clk_i) begin
     if (commit_i && !clear_i) begin
