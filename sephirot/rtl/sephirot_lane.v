@@ -126,8 +126,8 @@ module sephirot_lane #(
   // branch condition
   wire        j32  = (cls == `SEPH_CLASS_JMP32);
   wire [63:0] ja   = j32 ? {32'd0, dst_val_i[31:0]} : dst_val_i;
-  wire [63:0] jb0  = alu_b;   // (a jump is not a three-operand form: src or the immediate)
-  wire [63:0] jb   = j32 ? {32'd0, jb0[31:0]} : jb0;
+  // (the ALU's second operand: src or the immediate, as a jump is not a three-operand form)
+  wire [63:0] jb   = j32 ? {32'd0, alu_b[31:0]} : alu_b;
   wire        sa   = j32 ? ja[31] : ja[63];
   wire        sb   = j32 ? jb[31] : jb[63];
   wire        ult  = alu_below;
