@@ -7,7 +7,10 @@ import random
 
 import pytest
 from hxdp import params
+from hxdp.maps import MapLayout, MapState
 from hxdp.rom import Rom
+from hxdp.rtl import RtlSim
+from hxdp.vliwmodel import VliwModel
 from rtl_support import assert_rtl_equals_model, require_rtl, row
 
 pytestmark = pytest.mark.rtl
@@ -57,3 +60,23 @@ def test_stack_ports_random_rows(seed: int) -> None:
     rom = _stack_rom(rng, 40)
     packets = [bytes(rng.randrange(256) for _ in range(64)) for _ in range(3)]
     assert_rtl_equals_model(rom, packets, f"seed {seed}")
+
+
+@pytest.mark.parametrize("first,second", [
+    ("*(u64 *)(r10 - 16) = r2", "*(u32 *)(r10 - 12) = r3"),
+    ("*(u32 *)(r10 - 13) = r3", "*(u64 *)(r10 - 16) = r2"),
+    ("*(u16 *)(r10 - 9) = r2", "*(u64 *)(r10 - 15) = r3"),
+])
+def test_stack_overlapping_stores_commit_in_lane_order(first: str, second: str) -> None:
+    """Two stores of one row to the same bytes break the contract (the model refuses them, the compiler never
+    emits them), but the contract says the RTL still commits them in lane order: the RTL's row gives the bytes the
+    model gives for the same stores in two rows."""
+    require_rtl()
+    head = [row("r6 = *(u32 *)(r1 + 0)"), row("r2 = *(u64 *)(r6 + 0)", "r3 = *(u64 *)(r6 + 8)")]
+    tail = [row("r4 = *(u64 *)(r10 - 16)"), row("r5 = *(u64 *)(r10 - 8)"),
+            row("*(u64 *)(r6 + 0) = r4", "*(u64 *)(r6 + 8) = r5", "r0 = 3"), row("exit")]
+    pkt = bytes(range(1, 65))
+    got = RtlSim(Rom(head + [row(first, second)] + tail)).run_packets([pkt])[0]
+    want = VliwModel(Rom(head + [row(first), row(second)] + tail), MapState(MapLayout.from_maps([]))).run(pkt)
+    assert (got.action, got.fault, got.packet) == (want.action, want.fault, want.packet)
+    assert want.fault is None and want.packet[:16] != pkt[:16]

@@ -6,10 +6,12 @@
 // from the stack (lane order) get the load ports, the first WP storing lanes the store ports; the core faults a
 // row that asks for more (over_o). Byte a of the stack is byte a/8 of bank a%8, so that an access of up to 8 bytes
 // at any offset touches each bank at most once. A bank is written by up to WP ports in one cycle, so each store
-// port writes its own copy of the bank (a single write port: distributed RAM), and a live-value table remembers
-// which copy holds each byte's last write (the later store port: stores commit in lane order). A valid bit per
-// byte makes bytes not written in this packet read 0 (clear_i zeroes the stack in 0 cycles). Reads are
-// combinational: the memory before the row.
+// port writes its own copy of the bank (a single write port: distributed RAM). A byte is the XOR of its copies: a
+// store writes its byte XOR the other copies' bytes at that word, so the copies XOR to it (the XOR multi-port
+// memory; a live-value table naming the copy with the last write was 512 flip-flops and about 1K LUTs more).
+// Where two ports store to one byte, the later one (lane order) writes. A valid bit per byte makes bytes not
+// written in this packet read 0 (clear_i zeroes the stack in 0 cycles). Reads are combinational: the memory
+// before the row.
 module sephirot_stack #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer SSZ   = `SEPH_STACK_SIZE,
@@ -35,7 +37,6 @@ module sephirot_stack #(
   localparam integer SP  = RP + 1;                // read ports: the lanes' load ports, then the helper
   localparam integer SW  = SSZ / 8;               // words of a bank
   localparam integer SWW = OW - 3;
-  localparam integer LB  = (WP > 1) ? $clog2(WP) : 1;   // bits of a store-port number
 
   // ports to lanes, in lane order: port p takes the lowest requesting lane not taken by ports 0..p-1 (one-hot
   // selects and AND-OR muxes: a lane counter made adders and comparators)
@@ -109,76 +110,85 @@ module sephirot_stack #(
         assign prdata[64*gp + 8*gb +: 8] = ({1'b0, gb[2:0]} < p_size[4*gp +: 4]) ? prd[8*bank +: 8] : 8'd0;
       end
     end
+    // the valid bits' set terms, shared by the banks: the one-hot word each store port starts in
+    reg [SW-1:0] wbase [0:WP-1];
+    integer vq;
+    always @(*)
+      for (vq = 0; vq < WP; vq = vq + 1)
+        wbase[vq] = (commit_i && q_used[vq]) ? {{(SW-1){1'b0}}, 1'b1} << q_off[OW*vq+3 +: SWW] : {SW{1'b0}};
     for (gb = 0; gb < 8; gb = gb + 1) begin : gen_bank
       reg [SW-1:0]      vld_q;
-      wire [LB*SW-1:0]  lvt;                // live-value table (bit planes; none with a single store port)
       wire [SWW*WP-1:0] wword;              // word of this bank written by store port q
-      wire [WP-1:0]     whit;
+      wire [WP-1:0]     whit;               // store port q writes this bank
+      wire [WP-1:0]     wlo;                // ... in the word it starts in (else the next one)
+      wire [WP-1:0]     wen;                // ... and no later port writes the same word (the last store wins)
       wire [8*SP*WP-1:0] crd;               // byte read by port p from copy q: crd[8*(SP*q + p) +: 8]
+      wire [8*WP*WP-1:0] xrd;               // byte of copy q at the word store port r writes: xrd[8*(WP*q + r) +: 8]
       wire [SWW*SP-1:0] rword;              // word of this bank read by port p
       for (gp = 0; gp < SP; gp = gp + 1) begin : gen_bport
         wire [OW-1:0]  off = p_off[OW*gp +: OW];
         wire [2:0]     idx = gb[2:0] - off[2:0];
         // the access crosses into the next word of this bank when off%8 + idx carries
         wire [SWW-1:0] w = off[OW-1:3] + {{(SWW-1){1'b0}}, idx > ~off[2:0]};
-        wire [LB-1:0]  live;
+        reg  [7:0]     x;
+        integer        xq;
+        always @(*) begin
+          x = 8'd0;
+          if (vld_q[w]) for (xq = 0; xq < WP; xq = xq + 1) x = x ^ crd[8*(SP*xq + gp) +: 8];
+        end
         assign rword[SWW*gp +: SWW] = w;
-        for (gk = 0; gk < LB; gk = gk + 1) begin : gen_live
-          assign live[gk] = lvt[SW*gk + {{(32-SWW){1'b0}}, w}];
-        end
-        wire [8*WP-1:0] cp;                 // this port's byte from each copy
-        for (gk = 0; gk < WP; gk = gk + 1) begin : gen_cp
-          assign cp[8*gk +: 8] = crd[8*(SP*gk + gp) +: 8];
-        end
-        assign bank_rd[64*gp + 8*gb +: 8] = vld_q[w] ? cp[8*live +: 8] : 8'd0;
+        assign bank_rd[64*gp + 8*gb +: 8] = x;
       end
       for (gk = 0; gk < WP; gk = gk + 1) begin : gen_copy
         reg [7:0] mem_q [0:SW-1];
         wire [OW-1:0]  off = q_off[OW*gk +: OW];
         wire [2:0]     idx = gb[2:0] - off[2:0];
-        wire [SWW-1:0] ww = off[OW-1:3] + {{(SWW-1){1'b0}}, idx > ~off[2:0]};
+        wire           carry = idx > ~off[2:0];
+        wire [SWW-1:0] ww = off[OW-1:3] + {{(SWW-1){1'b0}}, carry};
         wire [63:0]    wd = q_data[64*gk +: 64];
+        reg  [7:0]     wx;                  // the byte XOR the other copies' bytes at ww: all copies XOR to it
+        reg            later;
+        integer        wq;
+        always @(*) begin
+          wx = 8'd0;
+          later = 1'b0;
+          if (commit_i && whit[gk]) begin   // (the simulation skips the rows without a store to this bank)
+            wx = wd[8*idx +: 8];
+            for (wq = 0; wq < WP; wq = wq + 1) begin
+              if (wq != gk) wx = wx ^ xrd[8*(WP*wq + gk) +: 8];
+              if (wq > gk && whit[wq] && wword[SWW*wq +: SWW] == ww) later = 1'b1;
+            end
+          end
+        end
         assign wword[SWW*gk +: SWW] = ww;
         assign whit[gk] = q_used[gk] && ({1'b0, idx} < q_size[4*gk +: 4]);
+        assign wlo[gk] = !carry;
+        assign wen[gk] = whit[gk] && !later;
         always @(posedge clk_i)
-          if (commit_i && whit[gk]) mem_q[ww] <= wd[8*idx +: 8];
+          if (commit_i && wen[gk]) mem_q[ww] <= wx;
         for (gp = 0; gp < SP; gp = gp + 1) begin : gen_crd
           assign crd[8*(SP*gk + gp) +: 8] = mem_q[rword[SWW*gp +: SWW]];
         end
+        for (gp = 0; gp < WP; gp = gp + 1) begin : gen_xrd
+          assign xrd[8*(WP*gk + gp) +: 8] = mem_q[wword[SWW*gp +: SWW]];
+        end
       end
-      // words written this row, one-hot per store port
-      reg [SW-1:0]    wdec [0:WP-1];
-      reg [SW-1:0]    vld_set;
+      // valid bits: word i of this bank is set by a store port starting in word i (its low part) or in word i-1
+      // (its high part): two shared one-hot vectors and two bits per port, no decoder per bank and port
+      // (AND-OR on replicated bits: as a multiplexer per port, yosys kept two 64-bit multiplexers per bank and port)
+      reg [SW-1:0] vld_set;
       integer vl;
       always @(*) begin
         vld_set = {SW{1'b0}};
-        for (vl = 0; vl < WP; vl = vl + 1) wdec[vl] = {SW{1'b0}};
-        if (commit_i && |q_used)  // (the simulation skips the rows without a stack store)
-        for (vl = 0; vl < WP; vl = vl + 1) begin
-          wdec[vl] = {{(SW-1){1'b0}}, whit[vl]} << wword[SWW*vl +: SWW];
-          vld_set = vld_set | wdec[vl];
-        end
+        if (commit_i && |q_used)
+        for (vl = 0; vl < WP; vl = vl + 1)
+          vld_set = vld_set | ({SW{whit[vl] && wlo[vl]}} & wbase[vl])
+                            | ({SW{whit[vl] && !wlo[vl]}} & {wbase[vl][SW-2:0], wbase[vl][SW-1]});
       end
       always @(posedge clk_i or negedge rst_ni) begin
         if (!rst_ni) vld_q <= {SW{1'b0}};
         else if (clear_i) vld_q <= {SW{1'b0}};
         else if (commit_i && |q_used) vld_q <= vld_q | vld_set;
-      end
-      if (WP > 1) begin : gen_lvt
-        // kept as LB bit planes (plane k: bit k of the port number), so that its update is a few bitwise
-        // operations per port; port order is lane order: the last store wins
-        reg [LB*SW-1:0] lvt_q, lvt_d;
-        integer tl, tk;
-        always @(*) begin
-          lvt_d = lvt_q;
-          for (tl = 0; tl < WP; tl = tl + 1)
-            for (tk = 0; tk < LB; tk = tk + 1)
-              lvt_d[SW*tk +: SW] = (lvt_d[SW*tk +: SW] & ~wdec[tl]) | (tl[tk] ? wdec[tl] : {SW{1'b0}});
-        end
-        always @(posedge clk_i) if (commit_i && |q_used) lvt_q <= lvt_d;
-        assign lvt = lvt_q;
-      end else begin : gen_one_copy
-        assign lvt = {LB*SW{1'b0}};
       end
     end
   endgenerate
