@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,27 @@ def test_missing_training_program_gives_an_ordinary_build(tmp_path: Path, monkey
     monkeypatch.setattr(rtl, "PGO_PROGRAMS", ("no_such_program",))
     rtl.verilator_build(tmp_path / "b", [], [], "-O2", "sim", "top", rtl.RtlError, train=rtl._train_model)
     assert "no_such_program is not in xdp_progs/" in (tmp_path / "b" / "build.txt").read_text()
+
+
+def _instantiated(module: str) -> set[str]:
+    """The sephirot_* modules `module` instantiates, directly or below."""
+    found: set[str] = set()
+    todo = [module]
+    while todo:
+        text = (rtl.RTL_DIR / f"{todo.pop()}.v").read_text()
+        for sub in re.findall(r"^\s*(sephirot_\w+)\s+(?:#\s*\(.*?\)\s*)?u_\w+\s*\(", text, re.M | re.S):
+            if sub not in found:
+                found.add(sub)
+                todo.append(sub)
+    return found
+
+
+def test_model_sources_cover_every_module_under_the_top() -> None:
+    """Every module under sephirot_top is a Verilator input of the model and part of its cache key (a module
+    found only on the include path was missing from the key: editing it alone left the cached model stale)."""
+    below = _instantiated("sephirot_top")
+    assert {"sephirot_core", "sephirot_regfile", "sephirot_stack"} <= below
+    inputs = {f.stem for f in rtl.verilog_files()}
+    assert below - inputs == set()
+    keyed = {f.name for f in rtl.sources()}
+    assert {f"{m}.v" for m in below} <= keyed

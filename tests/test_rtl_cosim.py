@@ -36,18 +36,19 @@ def random_rom(rng: random.Random, nrows: int) -> Rom:
         dsts = rng.sample(DST_POOL, 4)
         slots = rng.sample(range(1, 64), 4)  # distinct 8-byte stack slots: stores of a row never overlap
         atomic_row = rng.random() < 0.1
+        alane = rng.randrange(4)  # the atomic's lane (the core's one read-modify-write unit serves any lane)
         lane = 0
         while lane < 4:
             kind = rng.choice(["alu", "alu", "alu", "ld", "st", "pkt", "br", "lddw", "nop"])
             d, s = dsts[lane], rng.randrange(16)
             w = rng.choice(["r", "w"])
-            if atomic_row and lane == 0:
+            if atomic_row and lane == alane:
                 op = rng.choice(["lock *(u64 *)(r10 - {o}) += r{s}",
                                  "r{d} = atomic_fetch_xor((u64 *)(r10 - {o}), r{d})",
                                  "w{d} = xchg32_32(r10 - {o}, w{d})", "w0 = cmpxchg32_32(r10 - {o}, w0, w{s})"])
-                if "cmpxchg" in op and 0 in dsts[1:]:
+                if "cmpxchg" in op and 0 in dsts[:alane] + dsts[alane + 1:]:
                     op = "lock *(u64 *)(r10 - {o}) += r{s}"
-                row[0] = _asm(op.format(o=8 * slots[0], s=s, d=d))[0]
+                row[alane] = _asm(op.format(o=8 * slots[0], s=s, d=d))[0]
                 lane += 1
                 continue
             if kind == "alu":
@@ -71,7 +72,7 @@ def random_rom(rng: random.Random, nrows: int) -> Rom:
                 target = rng.randrange(ri + 1, nrows)
                 rhs = f"{w}{s}" if rng.random() < 0.5 else str(rng.randrange(-5, 50))
                 row[lane] = _asm(f"if {w}{d} {rng.choice(CONDS)} {rhs} goto +{target - ri - 1}")[0]
-            elif kind == "lddw" and lane < 3:
+            elif kind == "lddw" and lane < 3 and not (atomic_row and lane + 1 == alane):
                 lo, hi = _asm(f"r{d} = {rng.randrange(-(1 << 63), 1 << 63)} ll")
                 row[lane], row[lane + 1] = lo, hi
                 lane += 1

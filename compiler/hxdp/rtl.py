@@ -51,8 +51,8 @@ def cache_root() -> Path:
 
 
 # the modules under sephirot_top and the packet-stream harness (the board files have their own build)
-MODULES = ("div", "divshare", "alu", "lane", "stack", "core", "pktbuf", "mapmem", "mapcfg", "helpers", "top")
-HEADERS = ("sephirot_isa.vh", "sephirot_params.vh")
+MODULES = ("div", "divshare", "alu", "atomic", "lane", "regfile", "stack", "core", "pktbuf", "mapmem", "mapcfg",
+           "helpers", "top")
 HARNESS = ("sephirot_sim.cpp", "sephirot_main.cpp")
 
 
@@ -65,8 +65,11 @@ def harness_files() -> list[Path]:
 
 
 def sources() -> list[Path]:
-    return (verilog_files() + [RTL_DIR / h for h in HEADERS] + harness_files() + [HARNESS_DIR / "sephirot_sim.h"]
-            + [LINT_FILE])
+    """What the model's cache key covers: every RTL file (Verilator also finds a module missing from MODULES on
+    its include path, so a file left out of the key could leave a stale model in the cache), the harness, the
+    lint waivers."""
+    rtl = sorted(RTL_DIR.glob("*.v")) + sorted(RTL_DIR.glob("*.vh"))
+    return rtl + harness_files() + [HARNESS_DIR / "sephirot_sim.h"] + [LINT_FILE]
 
 
 def verilator_version() -> str:

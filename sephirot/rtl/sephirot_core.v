@@ -162,6 +162,18 @@ module sephirot_core #(
       l_hi[hk] = (row[64*(hk-1) +: 8] == `SEPH_OP_LDDW) && !l_hi[hk-1];
   end
 
+  // the row's atomic (at most one): operands of each lane for the shared read-modify-write unit
+  wire [LANES-1:0]    l_atom, l_a64;
+  wire [63:0]         atom_new;
+  reg  [8*LANES-1:0]  l_aop;
+  reg  [64*LANES-1:0] l_src;
+  integer ai;
+  always @(*)
+    for (ai = 0; ai < LANES; ai = ai + 1) begin
+      l_aop[8*ai +: 8] = l_imm[32*ai +: 8];
+      l_src[64*ai +: 64] = rf_val[128*ai+64 +: 64];
+    end
+
   genvar gl;
   generate
     for (gl = 0; gl < LANES; gl = gl + 1) begin : gen_lane
@@ -176,10 +188,11 @@ module sephirot_core #(
         assign nxt_op  = 32'd0;
         assign nxt_imm = 32'd0;
       end
+      assign l_a64[gl] = (slot[4:3] == `SEPH_SIZE_DW);
       sephirot_lane #(.AW(AW)) u_lane (
         .slot_i(slot), .next_op_i(nxt_op), .next_imm_i(nxt_imm), .lddw_hi_i(l_hi[gl]), .has_next_i(gl + 1 < LANES), .pc_i(pc),
-        .dst_val_i(rf_val[128*gl +: 64]), .src_val_i(rf_val[128*gl+64 +: 64]), .r0_val_i(r0_val),
-        .ld_data_i(l_ld[64*gl +: 64]),
+        .dst_val_i(rf_val[128*gl +: 64]), .src_val_i(rf_val[128*gl+64 +: 64]),
+        .ld_data_i(l_ld[64*gl +: 64]), .is_atomic_o(l_atom[gl]), .atomic_new_i(atom_new),
         .wr_en_o(l_wr_en[gl]), .wr_idx_o(l_wr_idx[4*gl +: 4]), .wr_val_o(l_wr_val[64*gl +: 64]),
         .mem_rd_o(l_rd[gl]), .mem_wr_o(l_wr[gl]), .mem_addr_o(l_addr[64*gl +: 64]),
         .mem_size_o(l_size[4*gl +: 4]), .mem_wdata_o(l_wdata[64*gl +: 64]),
@@ -191,6 +204,10 @@ module sephirot_core #(
       );
     end
   endgenerate
+
+  sephirot_atomic #(.LANES(LANES)) u_atomic (
+    .atom_i(l_atom), .aop_i(l_aop), .is64_i(l_a64), .old_i(l_ld), .src_i(l_src), .r0_i(r0_val), .new_o(atom_new)
+  );
 
   sephirot_divshare #(.LANES(LANES)) u_divshare (
     .clk_i, .rst_ni, .run_i(div_run), .clear_i(!stall), .div_i(l_div), .a_i(l_da), .b_i(l_db), .signed_i(l_dsig),

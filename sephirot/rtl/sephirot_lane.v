@@ -14,8 +14,9 @@ module sephirot_lane #(
   input  wire [AW-1:0] pc_i,          // row index of this row
   input  wire [63:0]   dst_val_i,
   input  wire [63:0]   src_val_i,
-  input  wire [63:0]   r0_val_i,
   input  wire [63:0]   ld_data_i,     // bytes read at mem_addr_o (little endian, zero above mem_size_o)
+  output wire          is_atomic_o,   // an atomic: sephirot_atomic computes the value it stores
+  input  wire [63:0]   atomic_new_i,
   // register write
   output reg           wr_en_o,
   output reg  [3:0]    wr_idx_o,
@@ -166,19 +167,6 @@ module sephirot_lane #(
   wire        a64      = (opcode[4:3] == `SEPH_SIZE_DW);
   wire [63:0] amask    = a64 ? 64'hFFFF_FFFF_FFFF_FFFF : 64'h0000_0000_FFFF_FFFF;
   wire [63:0] aold     = ld_data_i & amask;
-  wire [63:0] asrc     = src_val_i & amask;
-  reg  [63:0] anew;
-  always @(*) begin
-    case (aop & 8'hF0)
-      8'h00:   anew = (aold + asrc) & amask;
-      8'h40:   anew = aold | asrc;
-      8'h50:   anew = aold & asrc;
-      8'hA0:   anew = aold ^ asrc;
-      8'hE0:   anew = asrc;
-      default: anew = ((r0_val_i & amask) == aold) ? asrc : aold;   // cmpxchg
-    endcase
-  end
-
   reg [63:0] ld_val;
   always @(*) begin
     ld_val = ld_data_i;
@@ -196,7 +184,8 @@ module sephirot_lane #(
   reg       wr_imm64;  // lddw
   reg       wd_imm;    // store of the immediate
   assign wr_val_o    = wr_imm64 ? {next_imm_i, imm} : (wr_sel == 2'd1) ? ld_val : (wr_sel == 2'd2) ? aold : alu_res;
-  assign mem_wdata_o = is_atom ? anew : (wd_imm ? imm64 : src_val_i);
+  assign mem_wdata_o = is_atom ? atomic_new_i : (wd_imm ? imm64 : src_val_i);
+  assign is_atomic_o = is_atom;
 
   always @(*) begin
     wr_en_o = 1'b0; wr_idx_o = dst; wr_sel = 2'd0; wr_imm64 = 1'b0;
