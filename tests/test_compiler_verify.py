@@ -15,14 +15,15 @@ def rom(*rows: list[Insn]) -> Rom:
     return Rom([list(r) for r in rows])
 
 
-# every access proved off the stack: the tests of the other rules are not stopped by the stack's port count
-OFF_STACK = {(r, lane) for r in range(8) for lane in range(4)}
+# every access proved to be in the ctx, which has no port rule: the tests of the other rules are not stopped by
+# the port counts of the stack, the packet buffer or the map memory
+NO_PORT_RULE = {(r, lane): "ctx" for r in range(8) for lane in range(4)}
 
 
 def test_good_rom_passes() -> None:
     verify_rom(rom(row(ldx("w", 2, 1, 0), mov(3, 1), *lddw(4, 5)),
                    row(stx("b", 2, 3, 0), stx("b", 2, 3, 1), jmp("jeq", 3, 0, 1), exit_action(2)),
-                   row(mov(0, 1), exit_())), off_stack=OFF_STACK)
+                   row(mov(0, 1), exit_())), regions=NO_PORT_RULE)
 
 
 @pytest.mark.parametrize("rows,pattern", [
@@ -46,18 +47,17 @@ def test_good_rom_passes() -> None:
 ])
 def test_bad_rows_rejected(rows, pattern) -> None:
     with pytest.raises(CompileError, match=pattern):
-        verify_rom(rom(*rows), off_stack=OFF_STACK)
+        verify_rom(rom(*rows), regions=NO_PORT_RULE)
 
 
 def test_disjoint_stores_with_proof_pass() -> None:
     r = rom(row(stx("w", 2, 3, 0), stx("w", 5, 4, 0), exit_()))
-    verify_rom(r, {(0, 0, 1)}, off_stack=OFF_STACK)
+    verify_rom(r, {(0, 0, 1)}, regions=NO_PORT_RULE)
 
 
 def test_same_base_disjoint_stores_pass() -> None:
-    # three stores through r2, proven by the compiler to be off the stack (the packet, say)
-    verify_rom(rom(row(stx("w", 2, 3, 0), stx("w", 2, 4, 4), st("b", 2, 8, 1), exit_())),
-               off_stack={(0, 0), (0, 1), (0, 2)})
+    # two stores through r2, proven by the compiler to be in the packet
+    verify_rom(rom(row(stx("w", 2, 3, 0), st("b", 2, 8, 1), exit_())), regions={(0, 0): "pkt", (0, 1): "pkt"})
 
 
 @pytest.mark.parametrize("kind", ["load", "store"])
@@ -74,7 +74,26 @@ def test_stack_ports_per_row(kind: str) -> None:
     with pytest.raises(CompileError, match=rf"row 0 lane {ports} .*may {verb} the stack .* {ports} stack {kind} port"):
         verify_rom(rom(*rows))
     disjoint = {(0, a, b) for a in range(ports + 1) for b in range(a + 1, ports + 1)}  # (the stack and r2's region)
-    verify_rom(rom(*rows), disjoint, off_stack={(0, ports)})
+    verify_rom(rom(*rows), disjoint, regions={(0, ports): "pkt"})
+
+
+@pytest.mark.parametrize("region,name,kind,ports", [
+    ("pkt", "packet buffer", "load", params.PKT_LOAD_PORTS), ("pkt", "packet buffer", "store", params.PKT_STORE_PORTS),
+    ("map", "map memory", "load", params.MAP_LOAD_PORTS), ("map", "map memory", "store", params.MAP_STORE_PORTS),
+])
+def test_packet_and_map_ports_per_row(region: str, name: str, kind: str, ports: int) -> None:
+    """As many accesses of a kind as the memory has ports pass; one more is rejected, naming it, when it is
+    proved to be in that memory or not proved to be elsewhere; proved to be elsewhere, it passes."""
+    make = (lambda k: ldx("b", 3 + k, 2, k)) if kind == "load" else (lambda k: st("b", 2, k, 1))
+    acc = [make(k) for k in range(ports + 1)]
+    rows = [row(*acc, exit_())] if ports + 2 <= 4 else [row(*acc), row(exit_())]
+    verb = "read" if kind == "load" else "write"
+    placed = {(0, k): region for k in range(ports)}
+    for last in (region, None):
+        where = {**placed, (0, ports): last} if last else placed
+        with pytest.raises(CompileError, match=rf"row 0 lane {ports} .*may {verb} the {name}.* {ports} {name} {kind}"):
+            verify_rom(rom(*rows), regions=where)
+    verify_rom(rom(*rows), regions={**placed, (0, ports): "ctx"})
 
 
 def test_too_many_rows() -> None:

@@ -6,6 +6,7 @@ import random
 
 import pytest
 from hxdp import isa_table as T
+from hxdp import params
 from hxdp.cmd_exec import sequential_rom
 from hxdp.isa import NOP, Insn, assemble_line
 from hxdp.maps import MapLayout, MapState
@@ -30,14 +31,16 @@ def _asm(text: str) -> list[Insn]:
 def random_rom(rng: random.Random, nrows: int) -> Rom:
     """A valid random ROM: row 0 loads the packet pointer, ALU/stack/packet rows, forward branches, exit."""
     rows: list[list[Insn]] = [[_asm("r1 = *(u32 *)(r1 + 0)")[0], *_asm("r2 = 0x1122334455667788 ll"), NOP],
-                              [_asm(f"r{r} = *(u64 *)(r1 + {8 * k})")[0] for k, r in enumerate((3, 4, 5, 6))]]
-    for ri in range(2, nrows - 1):
+                              [_asm(f"r{r} = *(u64 *)(r1 + {8 * k})")[0] for k, r in enumerate((3, 4))] + [NOP, NOP],
+                              [_asm(f"r{r} = *(u64 *)(r1 + {8 * k})")[0] for k, r in enumerate((5, 6), 2)] + [NOP, NOP]]
+    for ri in range(3, nrows - 1):
         row = [NOP] * 4
         dsts = rng.sample(DST_POOL, 4)
         slots = rng.sample(range(1, 64), 4)  # distinct 8-byte stack slots: stores of a row never overlap
         atomic_row = rng.random() < 0.1
         alane = rng.randrange(4)  # the atomic's lane (the core's one read-modify-write unit serves any lane)
         lane = 0
+        pkt_loads = 0  # at most PKT_LOAD_PORTS per row (execution contract)
         while lane < 4:
             kind = rng.choice(["alu", "alu", "alu", "ld", "st", "pkt", "br", "lddw", "nop"])
             d, s = dsts[lane], rng.randrange(16)
@@ -65,7 +68,8 @@ def random_rom(rng: random.Random, nrows: int) -> Rom:
                 size = rng.choice(SIZES)
                 rhs = f"r{s}" if rng.random() < 0.7 else str(rng.randrange(-1000, 1000))
                 row[lane] = _asm(f"*(u{size} *)(r10 - {8 * slots[lane]}) = {rhs}")[0]
-            elif kind == "pkt" and not atomic_row:
+            elif kind == "pkt" and not atomic_row and pkt_loads < params.PKT_LOAD_PORTS:
+                pkt_loads += 1
                 size = rng.choice(SIZES + [48])
                 row[lane] = _asm(f"r{d} = *(u{size} *)(r1 + {rng.randrange(0, 48)})")[0]
             elif kind == "br":

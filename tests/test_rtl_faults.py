@@ -6,10 +6,11 @@ import pytest
 from hxdp import params
 from hxdp.isa import NOP, Insn, assemble_line
 from hxdp.maps import MapLayout, MapState
+from hxdp.program import MapDef
 from hxdp.rom import Rom
 from hxdp.rtl import RtlSim
 from hxdp.vliwmodel import VliwModel
-from rtl_support import require_rtl
+from rtl_support import assert_rtl_equals_model, require_rtl, row
 
 pytestmark = pytest.mark.rtl
 
@@ -49,6 +50,10 @@ FAULTS = {
                                     _a("*(u8 *)(r10 - 3) = r3"), NOP], "access fault"),
     "stack loads beyond the ports": ([_a("r5 = *(u8 *)(r10 - 1)"), _a("r6 = *(u8 *)(r10 - 2)"),
                                    _a("r7 = *(u8 *)(r10 - 3)"), NOP], "access fault"),
+    "packet stores beyond the ports": ([_a("*(u8 *)(r2 + 1) = r3"), _a("*(u8 *)(r2 + 2) = r3"),
+                                     _a("*(u8 *)(r2 + 3) = r3"), NOP], "access fault"),
+    "packet loads beyond the ports": ([_a("r5 = *(u8 *)(r2 + 1)"), _a("r6 = *(u8 *)(r2 + 2)"),
+                                    _a("r7 = *(u8 *)(r2 + 3)"), NOP], "access fault"),
     "runaway loop": ([_a("goto -1"), NOP, NOP, NOP], "cycle limit"),
     # 18-cycle rows (division stall, taken branch): the limit is reached inside a row, checked before the next
     "runaway division loop": ([_a("r0 /= 3"), _a("goto -1"), NOP, NOP], "cycle limit"),
@@ -113,3 +118,20 @@ def test_drop_and_tx_cycles_back_to_back() -> None:
     assert all(r.action == params.XDP_TX and r.packet == pkts[0][6:12] + pkts[0][:6] + pkts[0][12:] for r in res)
     per_packet = (sim.stamps[-1].out - sim.stamps[0].out) / (len(pkts) - 1)
     assert per_packet <= 7, per_packet
+
+
+@pytest.mark.parametrize("kind, n, ok", [
+    ("load", params.MAP_LOAD_PORTS, True), ("load", params.MAP_LOAD_PORTS + 1, False),
+    ("store", params.MAP_STORE_PORTS, True), ("store", params.MAP_STORE_PORTS + 1, False),
+])
+def test_map_memory_ports(kind: str, n: int, ok: bool) -> None:
+    """A row may load from the map memory through MAP_LOAD_PORTS lanes and store through MAP_STORE_PORTS; one more
+    is an access fault, on the RTL as in the model (the addresses are inside an array map's value)."""
+    layout = MapLayout.from_maps([MapDef("m", 2, 4, 64, 4, 0)])  # an array of 4 64-byte values
+    value = params.MAP_BASE + layout.regions[0].slot_addr(1)
+    acc = [f"r{3 + k} = *(u8 *)(r2 + {k})" if kind == "load" else f"*(u8 *)(r2 + {k}) = r9" for k in range(n)]
+    rom = Rom([row(f"r2 = {hex(value)} ll", "r9 = 77"), row(*acc), row("r0 = *(u8 *)(r2 + 0)"), row("exit")])
+    res = assert_rtl_equals_model(rom, [bytes(64)], f"{n} map {kind}s", layout=layout)[0]
+    assert (res.fault is None) == ok, res
+    if ok and kind == "store":
+        assert res.action == 77

@@ -36,8 +36,10 @@ META_ROM = Rom([
     row("r2 *= -1"),
     row("call 54"),
     row("r2 = *(u32 *)(r6 + 8)", "r3 = *(u32 *)(r6 + 0)"),
-    row("r4 = *(u64 *)(r3 + 0)", "r5 = *(u64 *)(r3 + 8)", "r9 = *(u64 *)(r3 + 16)", "r0 = *(u64 *)(r3 + 24)"),
-    row("*(u64 *)(r2 + 0) = r4", "*(u64 *)(r2 + 8) = r5", "*(u64 *)(r2 + 16) = r9", "*(u64 *)(r2 + 32) = r0"),
+    row("r4 = *(u64 *)(r3 + 0)", "r5 = *(u64 *)(r3 + 8)"),  # two packet loads and stores per row (contract)
+    row("r9 = *(u64 *)(r3 + 16)", "r0 = *(u64 *)(r3 + 24)"),
+    row("*(u64 *)(r2 + 0) = r4", "*(u64 *)(r2 + 8) = r5"),
+    row("*(u64 *)(r2 + 16) = r9", "*(u64 *)(r2 + 32) = r0"),
     row("r9 = r2"),
     row("r9 += 16"),
     row("if r9 > r3 goto +1"),
@@ -80,16 +82,19 @@ def test_adjust_meta_and_head_move_metadata() -> None:
 # where the metadata may move to: the stores land first, the moved metadata after them, in the same 64-bit words.
 SAME_WORD_ROM = Rom([
     row("r6 = r1", "r7 = *(u32 *)(r1 + 0)"),
-    row("w2 = *(u8 *)(r7 + 20)", "w8 = *(u8 *)(r7 + 21)", "r4 = *(u64 *)(r7 + 24)", "r5 = *(u64 *)(r7 + 32)"),
+    row("w2 = *(u8 *)(r7 + 20)", "w8 = *(u8 *)(r7 + 21)"),  # two packet loads and stores per row (contract)
+    row("r4 = *(u64 *)(r7 + 24)", "r5 = *(u64 *)(r7 + 32)"),
     row("r2 &= 63", "r8 &= 15"),
     row("r2 <<= 2", "r8 -= 7"),
     row("r2 *= -1"),
     row("call 54"),
     row("r2 = *(u32 *)(r6 + 8)", "r3 = *(u32 *)(r6 + 0)"),
-    row("*(u8 *)(r3 + 1) = r4", "*(u16 *)(r3 + 2) = r5", "*(u32 *)(r3 + 4) = r4", "*(u64 *)(r3 + 9) = r5"),
-    row("*(u32 *)(r2 + 0) = r5", "*(u16 *)(r2 + 4) = r4", "*(u8 *)(r2 + 6) = r5", "*(u64 *)(r2 + 7) = r4"),
-    row("r1 = r6", "r2 = r8"),
-    row("call 44", "*(u32 *)(r3 + 1) = r4", "*(u8 *)(r3 + 13) = r5", "*(u64 *)(r3 + 5) = r5"),
+    row("*(u8 *)(r3 + 1) = r4", "*(u16 *)(r3 + 2) = r5"),
+    row("*(u32 *)(r3 + 4) = r4", "*(u64 *)(r3 + 9) = r5"),
+    row("*(u32 *)(r2 + 0) = r5", "*(u16 *)(r2 + 4) = r4"),
+    row("*(u8 *)(r2 + 6) = r5", "*(u64 *)(r2 + 7) = r4"),
+    row("r1 = r6", "r2 = r8", "*(u64 *)(r3 + 5) = r5"),
+    row("call 44", "*(u32 *)(r3 + 1) = r4", "*(u8 *)(r3 + 13) = r5"),
     row("exit 2"),
 ])
 

@@ -18,13 +18,14 @@ HASH, ARRAY, LRU_HASH = 1, 2, 9
 HANDLE = f"r1 = {hex(params.MAP_HANDLE_BASE)} ll"
 
 # key = packet byte 14 & 3, a 64-byte value from packet bytes 16..31 on the stack at r10 - 72. Insert it, look it
-# up, then one row of four lane stores into the value that share its words (read back), then an update of the same
-# key in a row whose other lanes store into the same value (its last word too): the stores land first, the
-# helper's writes after them. (Stores stay inside the value, as the kernel's verifier demands: past it is the
-# next slot's header.)
+# up, then lane stores into the value that share its words, one per row (the map memory's one store port, execution
+# contract), read back two per row, then an update of the same key in a row whose other lane stores into the same
+# value (its last word): the store lands first, the helper's writes after it. (Stores stay inside the value, as
+# the kernel's verifier demands: past it is the next slot's header.)
 SAME_WORD_ROM = Rom([
     row("r7 = *(u32 *)(r1 + 0)"),
-    row("r6 = *(u64 *)(r7 + 16)", "r9 = *(u64 *)(r7 + 24)", "w8 = *(u8 *)(r7 + 14)"),
+    row("r6 = *(u64 *)(r7 + 16)", "r9 = *(u64 *)(r7 + 24)"),  # two packet loads per row (contract)
+    row("w8 = *(u8 *)(r7 + 14)"),
     row("r8 &= 3", "*(u64 *)(r10 - 72) = r6", "*(u64 *)(r10 - 64) = r9"),  # two stack stores per row (contract)
     row("*(u64 *)(r10 - 56) = r6", "*(u32 *)(r10 - 4) = r8"),
     row("*(u64 *)(r10 - 48) = r9", "*(u64 *)(r10 - 40) = r6"),
@@ -36,13 +37,18 @@ SAME_WORD_ROM = Rom([
     row(HANDLE, "r2 = r10"),
     row("r2 += -4"),
     row("call 1"),
-    row("if r0 == 0 goto +7"),
-    row("*(u8 *)(r0 + 1) = r6", "*(u16 *)(r0 + 2) = r9", "*(u32 *)(r0 + 4) = r6", "*(u64 *)(r0 + 9) = r9"),
-    row("r2 = *(u64 *)(r0 + 0)", "r3 = *(u64 *)(r0 + 8)", "r4 = *(u64 *)(r0 + 16)"),
+    row("if r0 == 0 goto +12"),
+    row("*(u8 *)(r0 + 1) = r6"),
+    row("*(u16 *)(r0 + 2) = r9"),
+    row("*(u32 *)(r0 + 4) = r6"),
+    row("*(u64 *)(r0 + 9) = r9"),
+    row("r2 = *(u64 *)(r0 + 0)", "r3 = *(u64 *)(r0 + 8)"),
+    row("r4 = *(u64 *)(r0 + 16)"),
     row(HANDLE, "r2 = r10", "r7 = r0"),
     row("r2 += -4", "r3 = r10", "r4 = 0", "*(u64 *)(r10 - 72) = r9"),
-    row("r3 += -72", "*(u32 *)(r10 - 60) = r6"),
-    row("call 2", "*(u32 *)(r7 + 1) = r6", "*(u8 *)(r7 + 13) = r9", "*(u32 *)(r7 + 60) = r6"),
+    row("r3 += -72", "*(u32 *)(r10 - 60) = r6", "*(u32 *)(r7 + 1) = r6"),
+    row("*(u8 *)(r7 + 13) = r9"),
+    row("call 2", "*(u32 *)(r7 + 60) = r6"),
     row("r0 = *(u64 *)(r7 + 0)"),
     row("exit 2"),
 ])

@@ -93,6 +93,8 @@ def gen_params() -> str:
     dec("STACK_SIZE", P.STACK_SIZE)
     dec("STACK_LOAD_PORTS", P.STACK_LOAD_PORTS)
     dec("STACK_STORE_PORTS", P.STACK_STORE_PORTS)
+    for name in ("PKT_LOAD_PORTS", "PKT_STORE_PORTS", "MAP_LOAD_PORTS", "MAP_STORE_PORTS"):
+        dec(name, getattr(P, name))
     dec("CYCLE_LIMIT", P.CYCLE_LIMIT)
     lines.append("")
     lines.append("// data address space")

@@ -10,6 +10,12 @@ FP_REG = 10  # read-only frame pointer
 STACK_SIZE = 512
 STACK_LOAD_PORTS = 1  # lane loads from the stack in one row (an atomic counts as a load and a store)
 STACK_STORE_PORTS = 2  # lane stores to the stack in one row (one more stack access of either kind: access fault)
+# lane loads and stores of the packet (and its headroom) and of the map memory in one row, as for the stack (none
+# of the bundled programs loses a cycle to them; they bound the ports of the packet buffer and the map memory)
+PKT_LOAD_PORTS = 2
+PKT_STORE_PORTS = 2
+MAP_LOAD_PORTS = 2
+MAP_STORE_PORTS = 1
 CYCLE_LIMIT = 100_000  # a packet still running after this many cycles ends with XDP_ABORTED
 CLOCK_MHZ = 156.25
 

@@ -44,6 +44,13 @@ from .rom import Rom
 
 M64 = (1 << 64) - 1
 
+# the memories with per-row port rules (execution contract, memory): region number -> (name, load, store ports)
+PORTED_REGIONS = {
+    params.STACK_BASE >> params.REGION_SHIFT: ("stack", params.STACK_LOAD_PORTS, params.STACK_STORE_PORTS),
+    params.PKT_BASE >> params.REGION_SHIFT: ("packet buffer", params.PKT_LOAD_PORTS, params.PKT_STORE_PORTS),
+    params.MAP_BASE >> params.REGION_SHIFT: ("map memory", params.MAP_LOAD_PORTS, params.MAP_STORE_PORTS),
+}
+
 
 class ContractViolation(HxdpError):
     """A ROM row that breaks docs/execution_contract.md (a compiler bug, not a packet fault)."""
@@ -126,7 +133,8 @@ class VliwModel:
         control_lane = -1
         mem_lanes: list[int] = []
         atomic_lanes: list[int] = []
-        stack_loads = stack_stores = 0
+        loads: dict[str, int] = {}
+        stores_n: dict[str, int] = {}
         for lane, d in row.lanes:
             k = d.kind
             if k == "local_call" or (k == "call" and d.src != 0):
@@ -137,18 +145,20 @@ class VliwModel:
                 if k == "atomic":
                     atomic_lanes.append(lane)
                 addr = (regs[d.src if k in T.LOAD_KINDS else d.dst] + d.off) & M64
-                if addr >> params.REGION_SHIFT == params.STACK_BASE >> params.REGION_SHIFT:
+                region = PORTED_REGIONS.get(addr >> params.REGION_SHIFT)
+                if region is not None:
+                    name, load_ports, store_ports = region
                     n_ld, n_st = T.memory_ports(k)
                     if n_ld:
-                        stack_loads += 1
-                        if stack_loads > params.STACK_LOAD_PORTS:
-                            raise AccessFault(f"row {ri} lane {lane}: stack load {stack_loads} of the row (the "
-                                              f"stack has {params.STACK_LOAD_PORTS} load port(s))")
+                        loads[name] = loads.get(name, 0) + 1
+                        if loads[name] > load_ports:
+                            raise AccessFault(f"row {ri} lane {lane}: {name} load {loads[name]} of the row (the "
+                                              f"{name} has {load_ports} load port(s))")
                     if n_st:
-                        stack_stores += 1
-                        if stack_stores > params.STACK_STORE_PORTS:
-                            raise AccessFault(f"row {ri} lane {lane}: stack store {stack_stores} of the row (the "
-                                              f"stack has {params.STACK_STORE_PORTS} store port(s))")
+                        stores_n[name] = stores_n.get(name, 0) + 1
+                        if stores_n[name] > store_ports:
+                            raise AccessFault(f"row {ri} lane {lane}: {name} store {stores_n[name]} of the row "
+                                              f"(the {name} has {store_ports} store port(s))")
             for reg, value in w:
                 if reg == params.FP_REG:
                     raise ContractViolation(f"row {ri} lane {lane}: writes r10 (read-only frame pointer)")

@@ -85,6 +85,10 @@ module sephirot_core #(
   localparam [3:0] R_CTX   = `SEPH_REGION_CTX;
   localparam [3:0] R_PKT   = `SEPH_REGION_PKT;
   localparam [3:0] R_MAP   = `SEPH_REGION_MAP;
+  localparam [2:0] PKT_LD  = `SEPH_PKT_LOAD_PORTS;   // (3 bits: a row has at most LANES = 4 accesses)
+  localparam [2:0] PKT_ST  = `SEPH_PKT_STORE_PORTS;
+  localparam [2:0] MAP_LD  = `SEPH_MAP_LOAD_PORTS;
+  localparam [2:0] MAP_ST  = `SEPH_MAP_STORE_PORTS;
   localparam [2:0] F_NONE = `SEPH_FAULT_NONE, F_ILLEGAL = `SEPH_FAULT_ILLEGAL, F_ACCESS = `SEPH_FAULT_ACCESS,
                    F_RUNAWAY = `SEPH_FAULT_RUNAWAY, F_HELPER = `SEPH_FAULT_HELPER;
 
@@ -220,7 +224,8 @@ module sephirot_core #(
   integer li;
   reg [63:0] a64;
   reg [31:0] soff;
-  reg [LANES-1:0] l_stk, l_bad;
+  reg [LANES-1:0] l_stk, l_bad, l_over;
+  reg [2:0]       n_pld, n_pst, n_mld, n_mst;   // the row's packet and map loads and stores so far, in lane order
   reg [9*LANES-1:0] l_addr_lo9;             // stack offset of each lane's access
   always @(*) begin
     dbus_rd_o = {LANES{1'b0}};
@@ -230,6 +235,8 @@ module sephirot_core #(
     l_ext = {LANES{1'b0}};
     l_stk = {LANES{1'b0}};
     l_bad = {LANES{1'b0}};
+    l_over = {LANES{1'b0}};
+    n_pld = 3'd0; n_pst = 3'd0; n_mld = 3'd0; n_mst = 3'd0;
     l_addr_lo9 = {9*LANES{1'b0}};
     for (li = 0; li < LANES; li = li + 1) begin
       a64 = l_addr[64*li +: 64];
@@ -246,6 +253,16 @@ module sephirot_core #(
           l_ext[li] = 1'b1;
           dbus_rd_o[li] = l_rd[li];
           dbus_wr_o[li] = l_wr[li];
+          // the packet buffer's and the map memory's ports per row (execution contract): a lane past them faults
+          if (a64[31:28] == R_PKT) begin
+            n_pld = n_pld + {2'd0, l_rd[li]};
+            n_pst = n_pst + {2'd0, l_wr[li]};
+            if ((l_rd[li] && n_pld > PKT_LD) || (l_wr[li] && n_pst > PKT_ST)) l_over[li] = 1'b1;
+          end else if (a64[31:28] == R_MAP) begin
+            n_mld = n_mld + {2'd0, l_rd[li]};
+            n_mst = n_mst + {2'd0, l_wr[li]};
+            if ((l_rd[li] && n_mld > MAP_LD) || (l_wr[li] && n_mst > MAP_ST)) l_over[li] = 1'b1;
+          end
         end else begin
           l_bad[li] = 1'b1;
         end
@@ -291,7 +308,7 @@ module sephirot_core #(
   integer lj;
   always @(*) begin
     l_ld = {64*LANES{1'b0}};
-    l_fault = l_bad | s_over | (l_ext & dbus_fault_i);
+    l_fault = l_bad | s_over | l_over | (l_ext & dbus_fault_i);
     for (lj = 0; lj < LANES; lj = lj + 1) begin
       if (l_ext[lj]) l_ld[64*lj +: 64] = dbus_rdata_i[64*lj +: 64];
       else if (l_stk[lj] && !l_bad[lj]) l_ld[64*lj +: 64] = s_ld[64*lj +: 64];

@@ -12,6 +12,10 @@
 `define SEPH_STACK_SIZE                  512
 `define SEPH_STACK_LOAD_PORTS            1
 `define SEPH_STACK_STORE_PORTS           2
+`define SEPH_PKT_LOAD_PORTS              2
+`define SEPH_PKT_STORE_PORTS             2
+`define SEPH_MAP_LOAD_PORTS              2
+`define SEPH_MAP_STORE_PORTS             1
 `define SEPH_CYCLE_LIMIT                 100000
 
 // data address space

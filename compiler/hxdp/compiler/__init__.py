@@ -123,7 +123,7 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
     sched = schedule(cfg, lanes, superblocks=opts.hoist, speculate=opts.speculate and opts.hoist)
     rows = emit(sched.rows, sched.start, lanes)
     rom = Rom(rows, lanes)
-    verify_rom(rom, sched.disjoint_stores, opts.imem_rows, sched.off_stack)
+    verify_rom(rom, sched.disjoint_stores, opts.imem_rows, sched.regions)
     if report is not None:
         report["counts"] = counts
         report["renamed_webs"] = renamed

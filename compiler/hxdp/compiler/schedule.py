@@ -13,6 +13,7 @@ from ..isa import NOP, Insn
 from .cfg import Cfg
 from .dataflow import Access, State, access_of, liveness, provenance, speculation_safe_load, use_kill
 from .ir import FP, INVERT, Op, inverted, ja
+from .verify import PORT_RULES
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Schedule:
     rows: list[list[Op]]  # lane order; lddw occupies one entry (expanded at emission)
     start: dict[int, int]  # block id -> first row
     disjoint_stores: set[tuple[int, int, int]] = field(default_factory=set)  # (row, lane a, lane b) proven
-    off_stack: set[tuple[int, int]] = field(default_factory=set)  # (row, lane) memory ops proven off the stack
+    regions: dict[tuple[int, int], str] = field(default_factory=dict)  # (row, lane) memory op -> its proven region
 
 
 def form_traces(cfg: Cfg, superblocks: bool = True) -> list[list[int]]:
@@ -233,8 +234,8 @@ class _TraceScheduler:
             atomics = 0
             memops = 0
             divs = 0
-            stack_loads = 0
-            stack_stores = 0
+            port_loads: dict[str, int] = {}
+            port_stores: dict[str, int] = {}
             progress = True
             while progress:
                 progress = False
@@ -248,8 +249,9 @@ class _TraceScheduler:
                         continue
                     if op.is_div and divs:  # a second division would wait for the first (one divider)
                         continue
-                    sl, ss = _stack_ports(nodes[i])
-                    if stack_loads + sl > params.STACK_LOAD_PORTS or stack_stores + ss > params.STACK_STORE_PORTS:
+                    takes = _ports(nodes[i])
+                    if any(port_loads.get(m, 0) + nl > PORT_RULES[m][1] or
+                           port_stores.get(m, 0) + ns > PORT_RULES[m][2] for m, (nl, ns) in takes.items()):
                         continue
                     if op.is_atomic and memops:
                         continue
@@ -259,8 +261,9 @@ class _TraceScheduler:
                     used += need
                     calls += op.is_call
                     divs += op.is_div
-                    stack_loads += sl
-                    stack_stores += ss
+                    for m, (nl, ns) in takes.items():
+                        port_loads[m] = port_loads.get(m, 0) + nl
+                        port_stores[m] = port_stores.get(m, 0) + ns
                     atomics += op.is_atomic
                     memops += op.is_mem
                     nodes[i].row = t
@@ -502,7 +505,7 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
     nrow = 0
     all_rows: list[list[Op]] = []
     disjoint: set[tuple[int, int, int]] = set()
-    off_stack: set[tuple[int, int]] = set()
+    regions: dict[tuple[int, int], str] = {}
     for ti, trace in enumerate(traces):
         ops: list[Op] = []
         blocks_of: list[int] = []
@@ -587,8 +590,9 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
             by_op = {id(n.op): n for n in row}
             lane_pos = _lanes_of(ordered)
             for a, op in enumerate(ordered):
-                if op.is_mem and not may_touch_stack(by_op[id(op)].acc):
-                    off_stack.add((nrow + r, lane_pos[a]))
+                acc = by_op[id(op)].acc
+                if op.is_mem and acc is not None and acc.region in KNOWN_REGIONS:
+                    regions[(nrow + r, lane_pos[a])] = acc.region
             for a in range(len(ordered)):
                 for b in range(a + 1, len(ordered)):
                     na, nb = by_op[id(ordered[a])], by_op[id(ordered[b])]
@@ -597,19 +601,24 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                         disjoint.add((nrow + r, lane_pos[a], lane_pos[b]))
             all_rows.append(ordered)
         nrow += len(rows)
-    return Schedule(all_rows, start, disjoint, off_stack)
+    return Schedule(all_rows, start, disjoint, regions)
 
 
-def may_touch_stack(acc: Access | None) -> bool:
-    """Can this access reach the stack? (Only a pointer proven to be into another region cannot.)"""
-    return acc is None or acc.region not in ("pkt", "ctx", "map", "handle")
+KNOWN_REGIONS = ("stack", "ctx", "pkt", "map", "handle")
 
 
-def _stack_ports(n: Node) -> tuple[int, int]:
-    """Stack load and store ports the op may take in its row (an atomic takes one of each)."""
-    if not n.op.is_mem or not may_touch_stack(n.acc):
-        return 0, 0
-    return T.memory_ports(n.op.kind)
+def may_touch(acc: Access | None, region: str) -> bool:
+    """Can this access reach `region`? (Only a pointer proven to be into another region cannot.)"""
+    return acc is None or acc.region not in KNOWN_REGIONS or acc.region == region
+
+
+def _ports(n: Node) -> dict[str, tuple[int, int]]:
+    """The load and store ports the op may take in its row, per memory with a port rule (an atomic takes one of
+    each; an access of unproven region one of each memory it may reach)."""
+    if not n.op.is_mem:
+        return {}
+    n_ld, n_st = T.memory_ports(n.op.kind)
+    return {m: (n_ld, n_st) for m in PORT_RULES if may_touch(n.acc, m)}
 
 
 def _lanes_of(ordered: list[Op]) -> list[int]:

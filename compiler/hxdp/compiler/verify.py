@@ -29,13 +29,22 @@ def _writes(ins: Insn) -> set[int]:
     return set()
 
 
+# the memories with per-row port rules (execution contract, memory): region -> (name, load ports, store ports)
+PORT_RULES = {
+    "stack": ("stack", params.STACK_LOAD_PORTS, params.STACK_STORE_PORTS),
+    "pkt": ("packet buffer", params.PKT_LOAD_PORTS, params.PKT_STORE_PORTS),
+    "map": ("map memory", params.MAP_LOAD_PORTS, params.MAP_STORE_PORTS),
+}
+
+
 def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = None,
-               imem_rows: int = params.IMEM_ROWS, off_stack: set[tuple[int, int]] | None = None) -> None:
+               imem_rows: int = params.IMEM_ROWS, regions: dict[tuple[int, int], str] | None = None) -> None:
     """Raise CompileError at the first violation of the execution contract. `disjoint_stores` are the (row, lane,
-    lane) store pairs and `off_stack` the (row, lane) memory accesses the compiler proved disjoint / outside the
-    stack; any other access counts against the stack's load and store ports."""
+    lane) store pairs the compiler proved disjoint and `regions` the region it proved each (row, lane) memory
+    access to stay in (stack, ctx, pkt, map or handle); an access it did not place counts against the load and
+    store ports of every memory with a port rule (the stack, the packet buffer, the map memory)."""
     proven = disjoint_stores or set()
-    outside = off_stack or set()
+    placed = regions or {}
     n = len(rom.rows)
     if n == 0:
         raise CompileError("empty ROM")
@@ -48,7 +57,8 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
         calls = 0
         atomics = 0
         mem = 0
-        stack_loads = stack_stores = 0
+        loads_in: dict[str, int] = {}
+        stores_in: dict[str, int] = {}
         stores: list[tuple[int, Insn]] = []
         unconditional = False
         lane = 0
@@ -86,16 +96,22 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                 written[reg] = lane
             if k in T.MEM_KINDS:
                 mem += 1
-                if (r, lane) not in outside:
-                    n_ld, n_st = T.memory_ports(k)
-                    stack_loads += n_ld
-                    stack_stores += n_st
-                    if stack_loads > params.STACK_LOAD_PORTS:
-                        raise _err(r, lane, ins, f"may read the stack (not proved off it), and a row has only "
-                                                 f"{params.STACK_LOAD_PORTS} stack load port(s)")
-                    if stack_stores > params.STACK_STORE_PORTS:
-                        raise _err(r, lane, ins, f"may write the stack (not proved off it), and a row has only "
-                                                 f"{params.STACK_STORE_PORTS} stack store port(s)")
+                n_ld, n_st = T.memory_ports(k)
+                base = ins.src if k in T.LOAD_KINDS else ins.dst
+                # r10 is read-only and points at the stack's top: an access through it stays in the stack region
+                where = placed.get((r, lane), "stack" if base == params.FP_REG else None)
+                for region, (name, load_ports, store_ports) in PORT_RULES.items():
+                    if where is not None and where != region:
+                        continue
+                    loads_in[region] = loads_in.get(region, 0) + n_ld
+                    stores_in[region] = stores_in.get(region, 0) + n_st
+                    why = "" if where is not None else " (not proved off it)"
+                    if n_ld and loads_in[region] > load_ports:
+                        raise _err(r, lane, ins, f"may read the {name}{why}, and a row has only {load_ports} "
+                                                 f"{name} load port(s)")
+                    if n_st and stores_in[region] > store_ports:
+                        raise _err(r, lane, ins, f"may write the {name}{why}, and a row has only {store_ports} "
+                                                 f"{name} store port(s)")
             if k == "atomic":
                 atomics += 1
             if k in ("st", "stx", "st6", "stx6"):
