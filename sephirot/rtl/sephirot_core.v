@@ -85,10 +85,10 @@ module sephirot_core #(
   localparam [3:0] R_CTX   = `SEPH_REGION_CTX;
   localparam [3:0] R_PKT   = `SEPH_REGION_PKT;
   localparam [3:0] R_MAP   = `SEPH_REGION_MAP;
-  localparam [2:0] PKT_LD  = `SEPH_PKT_LOAD_PORTS;   // (3 bits: a row has at most LANES = 4 accesses)
-  localparam [2:0] PKT_ST  = `SEPH_PKT_STORE_PORTS;
-  localparam [2:0] MAP_LD  = `SEPH_MAP_LOAD_PORTS;
-  localparam [2:0] MAP_ST  = `SEPH_MAP_STORE_PORTS;
+  localparam integer PKT_LD = `SEPH_PKT_LOAD_PORTS;
+  localparam integer PKT_ST = `SEPH_PKT_STORE_PORTS;
+  localparam integer MAP_LD = `SEPH_MAP_LOAD_PORTS;
+  localparam integer MAP_ST = `SEPH_MAP_STORE_PORTS;
   localparam [2:0] F_NONE = `SEPH_FAULT_NONE, F_ILLEGAL = `SEPH_FAULT_ILLEGAL, F_ACCESS = `SEPH_FAULT_ACCESS,
                    F_RUNAWAY = `SEPH_FAULT_RUNAWAY, F_HELPER = `SEPH_FAULT_HELPER;
 
@@ -224,8 +224,8 @@ module sephirot_core #(
   integer li;
   reg [63:0] a64;
   reg [31:0] soff;
-  reg [LANES-1:0] l_stk, l_bad, l_over;
-  reg [2:0]       n_pld, n_pst, n_mld, n_mst;   // the row's packet and map loads and stores so far, in lane order
+  reg [LANES-1:0] l_stk, l_bad;
+  reg [LANES-1:0] m_pld, m_pst, m_mld, m_mst;   // the lanes loading from / storing to the packet and the maps
   reg [9*LANES-1:0] l_addr_lo9;             // stack offset of each lane's access
   always @(*) begin
     dbus_rd_o = {LANES{1'b0}};
@@ -235,8 +235,7 @@ module sephirot_core #(
     l_ext = {LANES{1'b0}};
     l_stk = {LANES{1'b0}};
     l_bad = {LANES{1'b0}};
-    l_over = {LANES{1'b0}};
-    n_pld = 3'd0; n_pst = 3'd0; n_mld = 3'd0; n_mst = 3'd0;
+    m_pld = {LANES{1'b0}}; m_pst = {LANES{1'b0}}; m_mld = {LANES{1'b0}}; m_mst = {LANES{1'b0}};
     l_addr_lo9 = {9*LANES{1'b0}};
     for (li = 0; li < LANES; li = li + 1) begin
       a64 = l_addr[64*li +: 64];
@@ -253,16 +252,10 @@ module sephirot_core #(
           l_ext[li] = 1'b1;
           dbus_rd_o[li] = l_rd[li];
           dbus_wr_o[li] = l_wr[li];
-          // the packet buffer's and the map memory's ports per row (execution contract): a lane past them faults
-          if (a64[31:28] == R_PKT) begin
-            n_pld = n_pld + {2'd0, l_rd[li]};
-            n_pst = n_pst + {2'd0, l_wr[li]};
-            if ((l_rd[li] && n_pld > PKT_LD) || (l_wr[li] && n_pst > PKT_ST)) l_over[li] = 1'b1;
-          end else if (a64[31:28] == R_MAP) begin
-            n_mld = n_mld + {2'd0, l_rd[li]};
-            n_mst = n_mst + {2'd0, l_wr[li]};
-            if ((l_rd[li] && n_mld > MAP_LD) || (l_wr[li] && n_mst > MAP_ST)) l_over[li] = 1'b1;
-          end
+          m_pld[li] = l_rd[li] && a64[31:28] == R_PKT;
+          m_pst[li] = l_wr[li] && a64[31:28] == R_PKT;
+          m_mld[li] = l_rd[li] && a64[31:28] == R_MAP;
+          m_mst[li] = l_wr[li] && a64[31:28] == R_MAP;
         end else begin
           l_bad[li] = 1'b1;
         end
@@ -270,6 +263,18 @@ module sephirot_core #(
     end
   end
   always @(*) dbus_wdata_o = l_wdata;
+
+  // the packet buffer's and the map memory's ports per row (execution contract): the lanes get them in lane order,
+  // a lane past them faults (the lanes left once the n lowest have taken theirs: no counters)
+  function automatic [LANES-1:0] beyond(input [LANES-1:0] m, input integer n);
+    integer k;
+    begin
+      beyond = m;
+      for (k = 0; k < n; k = k + 1) beyond = beyond & (beyond - {{(LANES-1){1'b0}}, 1'b1});
+    end
+  endfunction
+  wire [LANES-1:0] l_over = beyond(m_pld, PKT_LD) | beyond(m_pst, PKT_ST) | beyond(m_mld, MAP_LD) |
+                            beyond(m_mst, MAP_ST);
 
   // helper read port
   wire [31:0] hm_soff = hm_addr_i - `SEPH_STACK_BASE;
