@@ -33,6 +33,13 @@ PKT_MIN_LEN = 60  # shorter frames are dropped by the MAC (runts) before the cor
 MAP_BASE = 0x4000_0000  # map memory (values are dereferenceable here)
 MAP_MEM_BYTES = 1 << 20
 MAP_HANDLE_BASE = 0x5000_0000  # lddw map references: MAP_HANDLE_BASE + map id (not dereferenceable)
+# the memories with per-row port rules for the lanes (execution contract, memory), as the compiler names their
+# regions: region -> (name, base address, load ports, store ports)
+PORT_RULES = {
+    "stack": ("stack", STACK_BASE, STACK_LOAD_PORTS, STACK_STORE_PORTS),
+    "pkt": ("packet buffer", PKT_BASE, PKT_LOAD_PORTS, PKT_STORE_PORTS),
+    "map": ("map memory", MAP_BASE, MAP_LOAD_PORTS, MAP_STORE_PORTS),
+}
 
 # xdp_md field offsets (u32 each), as in linux/bpf.h.
 CTX_FIELDS = {

@@ -44,12 +44,8 @@ from .rom import Rom
 
 M64 = (1 << 64) - 1
 
-# the memories with per-row port rules (execution contract, memory): region number -> (name, load, store ports)
-PORTED_REGIONS = {
-    params.STACK_BASE >> params.REGION_SHIFT: ("stack", params.STACK_LOAD_PORTS, params.STACK_STORE_PORTS),
-    params.PKT_BASE >> params.REGION_SHIFT: ("packet buffer", params.PKT_LOAD_PORTS, params.PKT_STORE_PORTS),
-    params.MAP_BASE >> params.REGION_SHIFT: ("map memory", params.MAP_LOAD_PORTS, params.MAP_STORE_PORTS),
-}
+# params.PORT_RULES by the region number of an address (addr >> REGION_SHIFT): (name, load ports, store ports)
+PORTED_REGIONS = {base >> params.REGION_SHIFT: (name, ld, st) for name, base, ld, st in params.PORT_RULES.values()}
 
 
 class ContractViolation(HxdpError):

@@ -13,7 +13,6 @@ from ..isa import NOP, Insn
 from .cfg import Cfg
 from .dataflow import Access, State, access_of, liveness, provenance, speculation_safe_load, use_kill
 from .ir import FP, INVERT, Op, inverted, ja
-from .verify import PORT_RULES
 
 
 @dataclass
@@ -250,8 +249,8 @@ class _TraceScheduler:
                     if op.is_div and divs:  # a second division would wait for the first (one divider)
                         continue
                     takes = _ports(nodes[i])
-                    if any(port_loads.get(m, 0) + nl > PORT_RULES[m][1] or
-                           port_stores.get(m, 0) + ns > PORT_RULES[m][2] for m, (nl, ns) in takes.items()):
+                    if any(port_loads.get(m, 0) + nl > params.PORT_RULES[m][2] or
+                           port_stores.get(m, 0) + ns > params.PORT_RULES[m][3] for m, (nl, ns) in takes.items()):
                         continue
                     if op.is_atomic and memops:
                         continue
@@ -618,7 +617,7 @@ def _ports(n: Node) -> dict[str, tuple[int, int]]:
     if not n.op.is_mem:
         return {}
     n_ld, n_st = T.memory_ports(n.op.kind)
-    return {m: (n_ld, n_st) for m in PORT_RULES if may_touch(n.acc, m)}
+    return {m: (n_ld, n_st) for m in params.PORT_RULES if may_touch(n.acc, m)}
 
 
 def _lanes_of(ordered: list[Op]) -> list[int]:

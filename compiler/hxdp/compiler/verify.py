@@ -29,14 +29,6 @@ def _writes(ins: Insn) -> set[int]:
     return set()
 
 
-# the memories with per-row port rules (execution contract, memory): region -> (name, load ports, store ports)
-PORT_RULES = {
-    "stack": ("stack", params.STACK_LOAD_PORTS, params.STACK_STORE_PORTS),
-    "pkt": ("packet buffer", params.PKT_LOAD_PORTS, params.PKT_STORE_PORTS),
-    "map": ("map memory", params.MAP_LOAD_PORTS, params.MAP_STORE_PORTS),
-}
-
-
 def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = None,
                imem_rows: int = params.IMEM_ROWS, regions: dict[tuple[int, int], str] | None = None) -> None:
     """Raise CompileError at the first violation of the execution contract. `disjoint_stores` are the (row, lane,
@@ -100,7 +92,7 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                 base = ins.src if k in T.LOAD_KINDS else ins.dst
                 # r10 is read-only and points at the stack's top: an access through it stays in the stack region
                 where = placed.get((r, lane), "stack" if base == params.FP_REG else None)
-                for region, (name, load_ports, store_ports) in PORT_RULES.items():
+                for region, (name, _, load_ports, store_ports) in params.PORT_RULES.items():
                     if where is not None and where != region:
                         continue
                     loads_in[region] = loads_in.get(region, 0) + n_ld
