@@ -192,11 +192,11 @@ module sephirot_core #(
         assign nxt_op  = 32'd0;
         assign nxt_imm = 32'd0;
       end
-      assign l_a64[gl] = (slot[4:3] == `SEPH_SIZE_DW);
       sephirot_lane #(.AW(AW)) u_lane (
         .slot_i(slot), .next_op_i(nxt_op), .next_imm_i(nxt_imm), .lddw_hi_i(l_hi[gl]), .has_next_i(gl + 1 < LANES), .pc_i(pc),
         .dst_val_i(rf_val[128*gl +: 64]), .src_val_i(rf_val[128*gl+64 +: 64]),
-        .ld_data_i(l_ld[64*gl +: 64]), .is_atomic_o(l_atom[gl]), .atomic_new_i(atom_new),
+        .ld_data_i(l_ld[64*gl +: 64]), .is_atomic_o(l_atom[gl]), .atomic_is64_o(l_a64[gl]),
+        .atomic_new_i(atom_new),
         .wr_en_o(l_wr_en[gl]), .wr_idx_o(l_wr_idx[4*gl +: 4]), .wr_val_o(l_wr_val[64*gl +: 64]),
         .mem_rd_o(l_rd[gl]), .mem_wr_o(l_wr[gl]), .mem_addr_o(l_addr[64*gl +: 64]),
         .mem_size_o(l_size[4*gl +: 4]), .mem_wdata_o(l_wdata[64*gl +: 64]),

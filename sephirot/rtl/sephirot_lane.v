@@ -16,6 +16,7 @@ module sephirot_lane #(
   input  wire [63:0]   src_val_i,
   input  wire [63:0]   ld_data_i,     // bytes read at mem_addr_o (little endian, zero above mem_size_o)
   output wire          is_atomic_o,   // an atomic: sephirot_atomic computes the value it stores
+  output wire          atomic_is64_o, // ... on 64 bits (else 32)
   input  wire [63:0]   atomic_new_i,
   // register write
   output reg           wr_en_o,
@@ -186,6 +187,7 @@ module sephirot_lane #(
   assign wr_val_o    = wr_imm64 ? {next_imm_i, imm} : (wr_sel == 2'd1) ? ld_val : (wr_sel == 2'd2) ? aold : alu_res;
   assign mem_wdata_o = is_atom ? atomic_new_i : (wd_imm ? imm64 : src_val_i);
   assign is_atomic_o = is_atom;
+  assign atomic_is64_o = a64;
 
   always @(*) begin
     wr_en_o = 1'b0; wr_idx_o = dst; wr_sel = 2'd0; wr_imm64 = 1'b0;
