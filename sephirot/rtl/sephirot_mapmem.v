@@ -1,4 +1,4 @@
-// sephirot_mapmem: map memory, byte addressed, four lane ports and a host port of 128-bit lines.
+// sephirot_mapmem: map memory, byte addressed, the lanes' load and store ports and a host port of 128-bit lines.
 `default_nettype none
 `include "sephirot_params.vh"
 
@@ -6,9 +6,13 @@
 // gets the result of all the cycle's writes to it, applied in the byte-wise order (lane stores in lane order, the
 // helper's slot clear, its slot write, its header word, the host line), so where two write sites hit the same
 // word they write the same value. Verilator evaluates each write site of an array every cycle: the byte-wise
-// version had about 220 of them and was most of the simulator's time; this one has 34.
+// version had about 220 of them and was most of the simulator's time.
+// A row has MAP_LOAD_PORTS loads and MAP_STORE_PORTS stores in this memory (execution contract): the lanes get the
+// ports in lane order, and a lane past them faults its row in the core, so its access is never served here.
 module sephirot_mapmem #(
   parameter integer LANES = `SEPH_LANES,
+  parameter integer RP    = `SEPH_MAP_LOAD_PORTS,
+  parameter integer WP    = `SEPH_MAP_STORE_PORTS,
   parameter integer BYTES = `SEPH_MAP_MEM_BYTES,
   parameter integer LW    = $clog2(BYTES / 16),  // line address width
   parameter integer WB    = 80                    // bytes of the helper's wide read
@@ -87,11 +91,50 @@ module sephirot_mapmem #(
       acc_data = funnel8(mem_q[w], mem_q[w + {{(WW-1){1'b0}}, 1'b1}], o[2:0]) & bytemask(sizemask(size));
   endfunction
 
-  integer li;
+  // ports to lanes, in lane order: port p takes the lowest requesting lane not taken by ports 0..p-1 (one-hot)
+  function automatic [LANES-1:0] lowest(input [LANES-1:0] m);
+    lowest = m & (~m + {{(LANES-1){1'b0}}, 1'b1});
+  endfunction
+  function automatic [35:0] pick(input [LANES-1:0] sel);   // {size, address} of the lane sel names (or 0)
+    integer j;
+    pick = 36'd0;
+    for (j = 0; j < LANES; j = j + 1) if (sel[j]) pick = {size_i[4*j +: 4], addr_i[32*j +: 32]};
+  endfunction
+  reg [LANES*RP-1:0] p_sel;                       // lanes of load port p, one-hot (or none)
+  reg [LANES*WP-1:0] q_sel;                       // lanes of store port q
+  reg [LANES-1:0]    r_left, w_left;
+  reg [32*RP-1:0]    p_addr;
+  reg [4*RP-1:0]     p_size;
+  reg [32*WP-1:0]    q_addr;
+  reg [4*WP-1:0]     q_size;
+  reg [64*WP-1:0]    q_data;
+  reg [64*RP-1:0]    p_rdata;
+  integer li, pp;
   always @(*) begin
+    r_left = rd_i;
+    for (pp = 0; pp < RP; pp = pp + 1) begin
+      p_sel[LANES*pp +: LANES] = lowest(r_left);
+      r_left = r_left & ~p_sel[LANES*pp +: LANES];
+      {p_size[4*pp +: 4], p_addr[32*pp +: 32]} = pick(p_sel[LANES*pp +: LANES]);
+      p_rdata[64*pp +: 64] = acc_data(|p_sel[LANES*pp +: LANES], p_addr[32*pp +: 32], p_size[4*pp +: 4]);
+    end
+    rdata_o = {64*LANES{1'b0}};
     for (li = 0; li < LANES; li = li + 1) begin
-      rdata_o[64*li +: 64] = acc_data(rd_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+      for (pp = 0; pp < RP; pp = pp + 1)
+        if (p_sel[LANES*pp + li]) rdata_o[64*li +: 64] = p_rdata[64*pp +: 64];
       fault_o[li] = acc_fault(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+    end
+  end
+  // (a separate block: an atomic's store data depends on its load, through the lane)
+  always @(*) begin
+    w_left = commit_i ? wr_i : {LANES{1'b0}};
+    q_data = {64*WP{1'b0}};
+    for (pp = 0; pp < WP; pp = pp + 1) begin
+      q_sel[LANES*pp +: LANES] = lowest(w_left);
+      w_left = w_left & ~q_sel[LANES*pp +: LANES];
+      {q_size[4*pp +: 4], q_addr[32*pp +: 32]} = pick(q_sel[LANES*pp +: LANES]);
+      for (li = 0; li < LANES; li = li + 1)
+        if (q_sel[LANES*pp + li]) q_data[64*pp +: 64] = wdata_i[64*li +: 64];
     end
   end
   always @(*) begin
@@ -120,20 +163,20 @@ module sephirot_mapmem #(
   end
 
   // Each write source as words: its first word, and its bytes and byte mask shifted to that word's byte 0.
-  reg  [LANES-1:0]       ln_en;
-  reg  [WW-1:0]          ln_w0 [0:LANES-1];
-  reg  [127:0]           ln_d [0:LANES-1];
-  reg  [15:0]            ln_m [0:LANES-1];
+  reg  [WP-1:0]          ln_en;
+  reg  [WW-1:0]          ln_w0 [0:WP-1];
+  reg  [127:0]           ln_d [0:WP-1];
+  reg  [15:0]            ln_m [0:WP-1];
   integer lk;
   always @(*) begin
-    for (lk = 0; lk < LANES; lk = lk + 1) begin
-      ln_en[lk] = commit_i && wr_i[lk];
-      ln_w0[lk] = addr_i[32*lk+3 +: WW];
+    for (lk = 0; lk < WP; lk = lk + 1) begin
+      ln_en[lk] = |q_sel[LANES*lk +: LANES];
+      ln_w0[lk] = q_addr[32*lk+3 +: WW];
       ln_d[lk] = 128'd0;
       ln_m[lk] = 16'd0;
       if (ln_en[lk]) begin
-        ln_d[lk] = {64'd0, wdata_i[64*lk +: 64]} << {addr_i[32*lk +: 3], 3'd0};
-        ln_m[lk] = {8'd0, sizemask(size_i[4*lk +: 4])} << addr_i[32*lk +: 3];
+        ln_d[lk] = {64'd0, q_data[64*lk +: 64]} << {q_addr[32*lk +: 3], 3'd0};
+        ln_m[lk] = {8'd0, sizemask(q_size[4*lk +: 4])} << q_addr[32*lk +: 3];
       end
     end
   end
@@ -169,7 +212,7 @@ module sephirot_mapmem #(
     reg [WW-1:0] k;
     integer q;
     wval = mem_q[w];
-    for (q = 0; q < LANES; q = q + 1) begin
+    for (q = 0; q < WP; q = q + 1) begin
       k = w - ln_w0[q];
       if (ln_en[q] && k < 2) wval = merge(wval, ln_d[q][64*k[0] +: 64], ln_m[q][8*k[0] +: 8]);
     end
@@ -185,7 +228,7 @@ module sephirot_mapmem #(
 
   integer wk;
   always @(posedge clk_i) begin
-    for (wk = 0; wk < LANES; wk = wk + 1) begin
+    for (wk = 0; wk < WP; wk = wk + 1) begin
       if (ln_en[wk] && |ln_m[wk][7:0])  mem_q[ln_w0[wk]] <= wval(ln_w0[wk]);
       if (ln_en[wk] && |ln_m[wk][15:8]) mem_q[ln_w0[wk] + 1'b1] <= wval(ln_w0[wk] + 1'b1);
     end

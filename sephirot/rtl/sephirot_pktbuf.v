@@ -19,6 +19,8 @@
 // version (256 sites for the metadata move alone) halved the simulation speed; yosys keeps the words as memories.
 module sephirot_pktbuf #(
   parameter integer LANES = `SEPH_LANES,
+  parameter integer RP    = `SEPH_PKT_LOAD_PORTS,   // packet loads and stores per row (execution contract)
+  parameter integer WP    = `SEPH_PKT_STORE_PORTS,
   parameter integer NBUF  = 3,
   parameter integer BSZ   = `SEPH_PKT_BUF_SIZE,
   parameter integer FB    = `SEPH_INPUT_BYTES_PER_CYCLE
@@ -165,42 +167,86 @@ module sephirot_pktbuf #(
       end
     end
   endfunction
-  function automatic [63:0] acc_data(input rd, input wr, input [31:0] a, input [3:0] size);
-    reg [31:0] o, e;
+  // a load's bytes: of the xdp_md (acc_ctx) or of the packet (acc_pkt; bytes never written read 0)
+  function automatic [63:0] acc_ctx(input rd, input [31:0] a, input [3:0] size);
+    reg [31:0] o;
+    integer bi;
+    acc_ctx = 64'd0;
+    o = a - `SEPH_CTX_BASE;
+    if (rd && a[31:28] == R_CTX && !(o + {28'd0, size} > `SEPH_CTX_SIZE))
+      for (bi = 0; bi < 8; bi = bi + 1)
+        if (bi < {28'd0, size}) acc_ctx[8*bi +: 8] = ctx_img[8*(o[4:0] + bi[4:0]) +: 8];
+  endfunction
+  function automatic [63:0] acc_pkt(input rd, input [31:0] a, input [3:0] size);
     reg [OW-1:0] bo;
     reg [63:0] d, v;
     integer bi;
-    acc_data = 64'd0;
-    e = a + {28'd0, size};
-    if (rd || wr) begin
-      if (a[31:28] == R_CTX) begin
-        o = a - `SEPH_CTX_BASE;
-        if (!(wr || o + {28'd0, size} > `SEPH_CTX_SIZE))
-          for (bi = 0; bi < 8; bi = bi + 1)
-            if (bi < {28'd0, size}) acc_data[8*bi +: 8] = ctx_img[8*(o[4:0] + bi[4:0]) +: 8];
-      end else if (a[31:28] == R_PKT && !(a < meta_abs || e > ctx_end_o)) begin
-        o = a - PKT_BASE;
-        bo = o[OW-1:0];
-        d = rd8(cb, bo);
-        v = vbits(cb, bo);
-        for (bi = 0; bi < 8; bi = bi + 1)
-          if (bi < {28'd0, size} && v[bi]) acc_data[8*bi +: 8] = d[8*bi +: 8];
-      end
+    acc_pkt = 64'd0;
+    if (rd && a[31:28] == R_PKT && !(a < meta_abs || a + {28'd0, size} > ctx_end_o)) begin
+      bo = a[OW-1:0];   // (the offset in the buffer: PKT_BASE is aligned far above the buffer size)
+      d = rd8(cb, bo);
+      v = vbits(cb, bo);
+      for (bi = 0; bi < 8; bi = bi + 1)
+        if (bi < {28'd0, size} && v[bi]) acc_pkt[8*bi +: 8] = d[8*bi +: 8];
     end
   endfunction
 
-  integer li;
+  // The packet loads and stores of a row get the ports in lane order: port p takes the lowest lane not taken by
+  // ports 0..p-1 (one-hot). A lane past them faults its row in the core, so its access is never served here.
+  function automatic [LANES-1:0] lowest(input [LANES-1:0] m);
+    lowest = m & (~m + {{(LANES-1){1'b0}}, 1'b1});
+  endfunction
+  function automatic [35:0] pick(input [LANES-1:0] sel);   // {size, address} of the lane sel names (or 0)
+    integer j;
+    pick = 36'd0;
+    for (j = 0; j < LANES; j = j + 1) if (sel[j]) pick = {size_i[4*j +: 4], addr_i[32*j +: 32]};
+  endfunction
+  reg [LANES-1:0]    l_pkt;                       // lanes accessing the packet region
+  reg [LANES*RP-1:0] p_sel;                       // lanes of load port p
+  reg [LANES*WP-1:0] q_sel;                       // lanes of store port q (only in the cycle that commits)
+  reg [LANES-1:0]    r_left, w_left;
+  reg [32*RP-1:0]    p_addr;
+  reg [4*RP-1:0]     p_size;
+  reg [64*RP-1:0]    p_rdata;
+  reg [WP-1:0]       q_used;
+  reg [32*WP-1:0]    q_addr;
+  reg [4*WP-1:0]     q_size;
+  reg [64*WP-1:0]    q_data;
+  integer li, pp;
   reg [1:0] acc;
   always @(*) begin
+    for (li = 0; li < LANES; li = li + 1) l_pkt[li] = addr_i[32*li+28 +: 4] == R_PKT;
+    r_left = rd_i & l_pkt;
+    for (pp = 0; pp < RP; pp = pp + 1) begin
+      p_sel[LANES*pp +: LANES] = lowest(r_left);
+      r_left = r_left & ~p_sel[LANES*pp +: LANES];
+      {p_size[4*pp +: 4], p_addr[32*pp +: 32]} = pick(p_sel[LANES*pp +: LANES]);
+      p_rdata[64*pp +: 64] = acc_pkt(|p_sel[LANES*pp +: LANES], p_addr[32*pp +: 32], p_size[4*pp +: 4]);
+    end
     rdata_o = {64*LANES{1'b0}};
     fault_o = {LANES{1'b0}};
     wait_o = {LANES{1'b0}};
     acc = 2'd0;
     for (li = 0; li < LANES; li = li + 1) begin
       acc = acc_flags(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
-      rdata_o[64*li +: 64] = acc_data(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+      rdata_o[64*li +: 64] = acc_ctx(rd_i[li] && !wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+      for (pp = 0; pp < RP; pp = pp + 1)
+        if (p_sel[LANES*pp + li]) rdata_o[64*li +: 64] = p_rdata[64*pp +: 64];
       fault_o[li] = acc[0];
       wait_o[li] = acc[1];
+    end
+  end
+  // (a separate block: an atomic's store data depends on its load, through the lane)
+  always @(*) begin
+    w_left = commit_i ? (wr_i & l_pkt) : {LANES{1'b0}};
+    q_data = {64*WP{1'b0}};
+    for (pp = 0; pp < WP; pp = pp + 1) begin
+      q_sel[LANES*pp +: LANES] = lowest(w_left);
+      w_left = w_left & ~q_sel[LANES*pp +: LANES];
+      q_used[pp] = |q_sel[LANES*pp +: LANES];
+      {q_size[4*pp +: 4], q_addr[32*pp +: 32]} = pick(q_sel[LANES*pp +: LANES]);
+      for (li = 0; li < LANES; li = li + 1)
+        if (q_sel[LANES*pp + li]) q_data[64*pp +: 64] = wdata_i[64*li +: 64];
     end
   end
   // the helper unit's read port: the core holds a call whose buffers point into the packet until the packet
@@ -208,7 +254,7 @@ module sephirot_pktbuf #(
   reg [1:0] hacc;
   always @(*) begin
     hacc = acc_flags(h_rd_i, 1'b0, h_addr_i, h_size_i);
-    h_rdata_o = acc_data(h_rd_i, 1'b0, h_addr_i, h_size_i);
+    h_rdata_o = acc_ctx(h_rd_i, h_addr_i, h_size_i) | acc_pkt(h_rd_i, h_addr_i, h_size_i);
     h_fault_o = hacc[0];
   end
 
@@ -346,7 +392,7 @@ module sephirot_pktbuf #(
   // for the moved metadata. Targets naming the same word get the same merged value, so the order of the writes
   // does not matter.
   localparam integer NMV = 5;
-  localparam integer NT = 2 * LANES + 3 + NMV;
+  localparam integer NT = 2 * WP + 3 + NMV;
   localparam integer WW = OW - 6;
   wire              grow = adj_commit_i && adj_ok && adj_kind_i == 2'd1 && adj_new[OW:0] > dend_q[cb];
   wire              in_clear = in_fire && in_sop_i;
@@ -359,11 +405,7 @@ module sephirot_pktbuf #(
   reg [OW:0]        gend;
   integer tl, tb, tt, ts, tk;
   reg any_st;
-  always @(*) begin
-    any_st = 1'b0;
-    for (tl = 0; tl < LANES; tl = tl + 1)
-      if (commit_i && wr_i[tl] && addr_i[32*tl+28 +: 4] == R_PKT) any_st = 1'b1;
-  end
+  always @(*) any_st = |q_used;
   wire vld_busy = any_st || in_fire || grow || mv_commit;   // valid bits change this cycle
   reg [127:0]       st_m;
   reg [64*NMV-1:0]  mv_vm;
@@ -376,24 +418,24 @@ module sephirot_pktbuf #(
     mv_vm = {64*NMV{1'b0}};
     gend = {(OW+1){1'b0}};
     if (vld_busy) begin
-      if (any_st) for (tl = 0; tl < LANES; tl = tl + 1) begin
-        st_m = {{(128-8){1'b0}}, size_i[4*tl+3] ? 8'hff : ~(8'hff << size_i[4*tl +: 3])} << addr_i[32*tl +: 6];
-        t_word[2*tl] = addr_i[32*tl+6 +: WW];
-        t_word[2*tl+1] = addr_i[32*tl+6 +: WW] + {{(WW-1){1'b0}}, 1'b1};
-        t_en[2*tl] = wr_i[tl] && commit_i && addr_i[32*tl+28 +: 4] == R_PKT && |st_m[63:0]; t_set[2*tl] = st_m[63:0];
-        t_en[2*tl+1] = wr_i[tl] && commit_i && addr_i[32*tl+28 +: 4] == R_PKT && |st_m[127:64]; t_set[2*tl+1] = st_m[127:64];
+      if (any_st) for (tl = 0; tl < WP; tl = tl + 1) begin
+        st_m = {{(128-8){1'b0}}, q_size[4*tl+3] ? 8'hff : ~(8'hff << q_size[4*tl +: 3])} << q_addr[32*tl +: 6];
+        t_word[2*tl] = q_addr[32*tl+6 +: WW];
+        t_word[2*tl+1] = q_addr[32*tl+6 +: WW] + {{(WW-1){1'b0}}, 1'b1};
+        t_en[2*tl] = q_used[tl] && |st_m[63:0]; t_set[2*tl] = st_m[63:0];
+        t_en[2*tl+1] = q_used[tl] && |st_m[127:64]; t_set[2*tl+1] = st_m[127:64];
       end
       // (the frame is inside one valid-bit word: its offset is a multiple of FB, FB divides 64)
-      t_en[2*LANES] = in_fire; t_buf[2*LANES] = in_ptr_q; t_word[2*LANES] = in_off0[OW-1:6];
-      t_set[2*LANES] = {{(64-FB){1'b0}}, in_m} << in_off0[5:0];
+      t_en[2*WP] = in_fire; t_buf[2*WP] = in_ptr_q; t_word[2*WP] = in_off0[OW-1:6];
+      t_set[2*WP] = {{(64-FB){1'b0}}, in_m} << in_off0[5:0];
       gend = adj_new[OW:0] - {{OW{1'b0}}, 1'b1};
-      t_en[2*LANES+1] = grow; t_word[2*LANES+1] = dend_q[cb][OW-1:6];
-      t_en[2*LANES+2] = grow; t_word[2*LANES+2] = gend[OW-1:6];
+      t_en[2*WP+1] = grow; t_word[2*WP+1] = dend_q[cb][OW-1:6];
+      t_en[2*WP+2] = grow; t_word[2*WP+2] = gend[OW-1:6];
       if (mv_commit) mv_vm = {{(64*NMV-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[5:0];
       for (tt = 0; tt < NMV; tt = tt + 1) begin
-        t_en[2*LANES+3+tt] = mv_commit && |mv_vm[64*tt +: 64];
-        t_word[2*LANES+3+tt] = mv_new[OW-1:6] + tt[WW-1:0];
-        t_set[2*LANES+3+tt] = mv_vm[64*tt +: 64];
+        t_en[2*WP+3+tt] = mv_commit && |mv_vm[64*tt +: 64];
+        t_word[2*WP+3+tt] = mv_new[OW-1:6] + tt[WW-1:0];
+        t_set[2*WP+3+tt] = mv_vm[64*tt +: 64];
       end
     end
     // merged values
@@ -458,38 +500,35 @@ module sephirot_pktbuf #(
     over_mv = v;
     if (mv_commit && {{(32-WA){1'b0}}, j} < 2 * NMW) over_mv = merge(v, mv_q[j[MWB-1:0]], mv_wm[8*j[MWB-1:0] +: 8]);
   endfunction
-  // Lane l's store: the word it writes in bank b, the bytes and their mask. (Verilator folds the constant
+  // Store port l's access: the word it writes in bank b, the bytes and their mask. (Verilator folds the constant
   // arguments of the functions below (b, l, k); the ones called from the clocked process also take a signal
   // (the buffer pb): yosys evaluates a call whose arguments are all constant as a constant function, which fails
   // on the signals it reads.)
-  function automatic lane_st(input integer l);
-    lane_st = commit_i && wr_i[l] && addr_i[32*l+28 +: 4] == R_PKT;
-  endfunction
   function automatic [WA-1:0] lane_word(input b, input integer l);
-    lane_word = addr_i[32*l+3 +: WA] + {{(WA-1){1'b0}}, addr_i[32*l+3] ^ b};
+    lane_word = q_addr[32*l+3 +: WA] + {{(WA-1){1'b0}}, q_addr[32*l+3] ^ b};
   endfunction
   function automatic [7:0] lane_mask(input b, input integer l);
     reg [15:0] m;
-    m = {8'd0, size_i[4*l+3] ? 8'hff : ~(8'hff << size_i[4*l +: 3])} << addr_i[32*l +: 3];
-    lane_mask = (addr_i[32*l+3] == b) ? m[7:0] : m[15:8];
+    m = {8'd0, q_size[4*l+3] ? 8'hff : ~(8'hff << q_size[4*l +: 3])} << q_addr[32*l +: 3];
+    lane_mask = (q_addr[32*l+3] == b) ? m[7:0] : m[15:8];
   endfunction
   function automatic [63:0] lane_data(input b, input integer l);
     reg [63:0] wd;
     reg [2:0]  s;
-    wd = wdata_i[64*l +: 64];
-    s = addr_i[32*l +: 3];
-    if (addr_i[32*l+3] == b) lane_data = wd << {s, 3'd0};
+    wd = q_data[64*l +: 64];
+    s = q_addr[32*l +: 3];
+    if (q_addr[32*l+3] == b) lane_data = wd << {s, 3'd0};
     else lane_data = (s == 3'd0) ? 64'd0 : wd >> {3'd0 - s, 3'd0};
   endfunction
-  function automatic lane_en(input [LANES-1:0] wr, input b, input integer l);
-    lane_en = wr[l] && commit_i && addr_i[32*l+28 +: 4] == R_PKT && |lane_mask(b, l);
+  function automatic lane_en(input [WP-1:0] used, input b, input integer l);
+    lane_en = used[l] && |lane_mask(b, l);
   endfunction
   function automatic [IX-1:0] lane_ix(input [PW-1:0] pb, input b, input integer l);
     reg [WA-2:0] i;
-    i = bank_ix(addr_i[32*l+3 +: WA], b, {(MWB-1){1'b0}});
+    i = bank_ix(q_addr[32*l+3 +: WA], b, {(MWB-1){1'b0}});
     lane_ix = {pb, i};
   endfunction
-  // the value of lane l's word in bank b: the lanes' bytes in lane order, then the metadata's and the input's
+  // the value of store port l's word in bank b: the ports' bytes in port (lane) order, then the metadata's and the input's
   function automatic [63:0] lane_val(input [PW-1:0] pb, input b, input integer l);
     reg [WA-1:0] w;
     reg [IX-1:0] ix;
@@ -497,8 +536,8 @@ module sephirot_pktbuf #(
     w = lane_word(b, l);
     ix = lane_ix(pb, b, l);
     lane_val = (b == 1'b1) ? mem1_q[ix] : mem0_q[ix];
-    for (q = 0; q < LANES; q = q + 1)
-      if (lane_st(q) && lane_word(b, q) == w) lane_val = merge(lane_val, lane_data(b, q), lane_mask(b, q));
+    for (q = 0; q < WP; q = q + 1)
+      if (q_used[q] && lane_word(b, q) == w) lane_val = merge(lane_val, lane_data(b, q), lane_mask(b, q));
     lane_val = over_in(over_mv(lane_val, w), pb, w);
   endfunction
   // bank b's k-th word of the input frame (i: its word in the frame)
@@ -559,9 +598,9 @@ module sephirot_pktbuf #(
         if (mv_en(mv_w0[0], 1'b1, gk[MWB-2:0])) mem1_q[mv_ix(cb, 1'b1, gk[MWB-2:0])] <= mv_val(cb, 1'b1, gk[MWB-2:0]);
     end
     if (any_st)
-      for (gk = 0; gk < LANES; gk = gk + 1) begin
-        if (lane_en(wr_i, 1'b0, gk)) mem0_q[lane_ix(cb, 1'b0, gk)] <= lane_val(cb, 1'b0, gk);
-        if (lane_en(wr_i, 1'b1, gk)) mem1_q[lane_ix(cb, 1'b1, gk)] <= lane_val(cb, 1'b1, gk);
+      for (gk = 0; gk < WP; gk = gk + 1) begin
+        if (lane_en(q_used, 1'b0, gk)) mem0_q[lane_ix(cb, 1'b0, gk)] <= lane_val(cb, 1'b0, gk);
+        if (lane_en(q_used, 1'b1, gk)) mem1_q[lane_ix(cb, 1'b1, gk)] <= lane_val(cb, 1'b1, gk);
       end
     for (gk = 0; gk < NT; gk = gk + 1)
       if (t_en[gk]) vld_q[{t_buf[gk], t_word[gk]}] <= t_val[gk];
