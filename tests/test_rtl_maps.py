@@ -171,3 +171,40 @@ def test_wide_keys_cost_what_the_model_says(key_size: int, mtype: int) -> None:
     ops = [(1, UPDATE), (2, UPDATE), (1, LOOKUP), (3, LOOKUP), (2, DELETE), (2, LOOKUP), (4, UPDATE), (4, LOOKUP)]
     ops += [(rng.randrange(1, 13), rng.choice((LOOKUP, LOOKUP, UPDATE, DELETE))) for _ in range(40)]
     _cosim(mtype, 8, 8, ops, key_size=key_size, program=WIDE_KEY_PROGRAM)
+
+
+def _tail_key_program(key_size: int) -> str:
+    """WIDE_KEY_PROGRAM with the varying word at the end of the key: keys differ only in the slot's last window."""
+    return WIDE_KEY_PROGRAM.replace("*(u32 *)(r10 - 64) = r6", f"*(u32 *)(r10 - {64 - key_size + 4}) = r6")
+
+
+@pytest.mark.parametrize("key_size", [28, 40, 64])
+def test_wide_keys_differing_in_their_last_window(key_size: int) -> None:
+    """A probe reads a slot one MAP_WINDOW_BYTES window per cycle: keys equal up to their last word are told
+    apart by the compare of a later window (28 and 40 bytes: the second, 64: the third)."""
+    rng = random.Random(100 + key_size)
+    ops = [(1, UPDATE), (2, UPDATE), (1, LOOKUP), (3, LOOKUP), (2, DELETE), (2, LOOKUP), (3, UPDATE), (3, LOOKUP)]
+    ops += [(rng.randrange(1, 9), rng.choice((LOOKUP, LOOKUP, UPDATE, DELETE))) for _ in range(40)]
+    _cosim(HASH, 8, 8, ops, key_size=key_size, program=_tail_key_program(key_size))
+
+
+# lpm_trie with 32 data bytes (two windows a slot): prefixlen = ifindex >> 24 at r10 - 64, the data's last word
+# (bytes 28..31) = ifindex, the rest zero
+WIDE_LPM_PROGRAM = PROGRAM.replace("""*(u32 *)(r10 - 4) = r6
+""", """*(u32 *)(r10 - 32) = r6
+r9 = r6
+r9 >>= 24
+*(u32 *)(r10 - 64) = r9
+""").replace("*(u64 *)(r10 - 16) = r8", "*(u64 *)(r10 - 80) = r8").replace("r2 += -4", "r2 += -64").replace(
+    "r3 += -16", "r3 += -80")
+
+
+def test_lpm_prefix_across_windows() -> None:
+    """Prefixes ending in the slot's second window (whole and partial bytes there) and in the first."""
+    rng = random.Random(12)
+    plens = (0, 8, 224, 228, 232, 240, 250, 255)
+    lows = (0x00A8C0, 0x01A8C0, 0x00A8C1, 0x80A8C0)
+    ops = [((rng.choice(plens) << 24) | rng.choice(lows), rng.choice((LOOKUP, UPDATE, UPDATE, DELETE)))
+           for _ in range(80)]
+    state = _cosim(LPM_TRIE, 8, 6, ops, key_size=36, program=WIDE_LPM_PROGRAM, flags=1)
+    assert 0 < state.count(0) <= 6

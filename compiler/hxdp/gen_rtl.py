@@ -125,6 +125,7 @@ def gen_params() -> str:
         dec(f"MAP_TYPE_{name}", num)
     dec("MAPS_MAX", P.MAPS_MAX)
     dec("MAP_KEY_MAX_HW", P.MAP_KEY_MAX_HW)
+    dec("MAP_WINDOW_BYTES", P.MAP_WINDOW_BYTES)
     from . import maps as M  # map memory format (docs/maps.md)
 
     hexd("MAP_HASH_MULT", M.HASH_MULT)

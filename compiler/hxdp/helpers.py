@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from . import params
 from .errors import HxdpError
-from .maps import MapState
+from .maps import SLOT_HEADER, MapState
 from .memory import ETH_HLEN, PKT_HARD_END, XDP_FRAME_RESERVED, DataMemory
 
 M64 = (1 << 64) - 1
@@ -50,8 +50,11 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     name = params.HELPERS.get(helper_id)
     lines_key = max(1, (key_size + LINE_BYTES - 1) // LINE_BYTES)
     # the key comes in through the helper's memory port, KEY_READ_BYTES per cycle, before its slots are
-    # compared: keys above 24 bytes take longer to read than the fixed part covers
-    keyed = max(MAP_ACCESS_BASE + probes * lines_key, (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + probes)
+    # compared; a probe then reads the slot's header and key through the map window, MAP_WINDOW_BYTES per cycle:
+    # keys above 24 bytes take longer than the fixed part covers
+    slot_lines = (SLOT_HEADER + key_size + params.MAP_WINDOW_BYTES - 1) // params.MAP_WINDOW_BYTES
+    keyed = max(MAP_ACCESS_BASE + probes * lines_key,
+                (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + probes * slot_lines)
     if name in ("map_lookup_elem", "map_delete_elem"):
         return keyed
     if name == "map_update_elem":

@@ -91,6 +91,7 @@ MAP_TYPES = {
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
 MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1)
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
+MAP_WINDOW_BYTES = 32  # the map FSM reads a slot through a window this wide, one window per cycle (8-byte aligned)
 
 # --- cycle model (docs/execution_contract.md, section "Cycles") --------------------------------------------------
 CYCLES_PER_ROW = 1

@@ -28,7 +28,7 @@ module sephirot_helpers (
   output reg  [3:0]      hm_size_o,
   input  wire [63:0]     hm_rdata_i,
   input  wire            hm_fault_i,
-  // map configuration entry of map `mid_o` and the map memory's wide read port (map FSM)
+  // map configuration entry of map `mid_o` and the map memory's window read port (map FSM)
   output wire [31:0]     mid_o,
   input  wire [255:0]    mcfg_i,
   input  wire [31:0]     mcount_i,
@@ -46,7 +46,7 @@ module sephirot_helpers (
   output reg  [7:0]      mwb_mask_o,
   output wire            mw_en_o,
   output reg  [31:0]     mw_off_o,
-  input  wire [8*80-1:0] mw_rdata_i,
+  input  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mw_rdata_i,   // MAP_WINDOW_BYTES from mw_off_o
   // packet adjustment (sephirot_pktbuf)
   output reg  [1:0]      adj_kind_o,
   output wire [31:0]     adj_delta_o,
@@ -187,6 +187,8 @@ module sephirot_helpers (
   localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
   localparam integer KMAX = `SEPH_MAP_KEY_MAX_HW;
   localparam integer SH = `SEPH_MAP_SLOT_HEADER;
+  localparam integer MW = `SEPH_MAP_WINDOW_BYTES;   // bytes of the map memory's window read per cycle
+  localparam integer MWL = $clog2(MW);
   wire        is_map   = (id_i == H_LOOKUP) || (id_i == H_REDIRMAP) || (id_i == H_UPDATE) || (id_i == H_DELETE);
   wire        is_upd   = id_i == H_UPDATE;
   wire        is_del   = id_i == H_DELETE;
@@ -251,7 +253,7 @@ module sephirot_helpers (
   wire [31:0] hm0 = hx * `SEPH_MAP_HASH_MULT;
   wire [31:0] hsh = hm0 ^ (hm0 >> 16);
 
-  // one probe per cycle through the wide read port
+  // probes through the map memory's window, hl_n windows a hash slot
   wire [63:0] uflags   = r4;
   wire        ubadfl   = is_upd && uflags > 64'd2;
   reg         ufree_v_q, uhdr_q, ufound_q, ufault_q;
@@ -261,17 +263,30 @@ module sephirot_helpers (
   reg  [31:0] ustart_q, ufidx_q, vbest_q, vstamp_q, uvoff_q;
   wire [31:0] uclk1    = uclk_q + 32'd1;
   wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
-  // hash maps: the region header (entry count, LRU clock) is read in the first key-read cycle (the wide port is
-  // idle then), so a hit that changes it (delete, LRU refresh) needs no cycle beyond the probes
-  wire        hdr_go   = k_go && (m_hash || m_lpmu) && kcnt_q == 32'd0;
+  // A probe of a hash slot (header and key) or a step of an LPM scan (header and prefix data) reads the slot
+  // one MW-byte window per cycle, lc_q counting them; the decision is taken on the last one (p_do) from the
+  // compares of every window (keq_q, pm_q) and the header of the first (s_state_q, s_plen_q, s_val_q). The other
+  // steps (region headers, arrays, the LRU scan of stamps) read one window.
+  reg  [1:0]  lc_q;
+  reg         keq_q, pm_q;
+  reg  [7:0]  s_state_q;
+  reg  [31:0] s_plen_q, s_val_q;
+  wire [31:0] hl_n     = (m_ks + SH + MW - 1) >> MWL;          // windows of a hash slot's header and key
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [31:0] ll_n     = (m_ks - 4 + SH + MW - 1) >> MWL;      // of an LPM slot's header and prefix data (1..3)
+  /* verilator lint_on UNUSEDSIGNAL */
+  // hash and LPM maps: the region header (entry count, LRU clock, high-water mark) is read in the first key-read
+  // cycle (the window is idle then), so a hit that changes it (delete, LRU refresh) needs no cycle beyond the
+  // probes, and an LPM lookup's scan starts with its first slot
+  wire        hdr_go   = k_go && (m_hash || m_lpm || m_lpmu) && kcnt_q == 32'd0;
   assign mw_en_o = p_go || hdr_go;
   wire [31:0] a_idx    = key[31:0];
   wire [31:0] cur      = (m_lpm || m_lpmu) ? pidx_q : (mprob_q ? pidx_q : (hsh & (m_slots - 32'd1)));
   wire        u_hdr    = m_hash && uhdr_q;   // this cycle reads the region header (entry count, LRU clock)
   wire [31:0] slot_off = m_off + m_doff + (m_array ? a_idx : cur) * m_ssz;
 
-  // LPM trie: scan the slots below the high-water mark (header word 2), keep the longest matching prefix
-  reg         lhdr_q;
+  // LPM trie: scan the slots below the high-water mark (header word 2, read with the key), keep the longest
+  // matching prefix
   // LPM update/delete: scan of the slots below the high-water mark (read with the key) for the exact entry,
   // the first free slot, the last other used slot; one more cycle decides
   reg         lex_v_q, lfree_v_q, ldec_q;
@@ -279,51 +294,78 @@ module sephirot_helpers (
   wire        l_exact  = s_state == 8'd1 && s_plen == kplen && pmatch;
   wire [31:0] l_slot   = lex_v_q ? lex_q : (lfree_v_q ? lfree_q : uhigh_q);
   wire [31:0] l_off    = m_off + m_doff + l_slot * m_ssz;
-  reg  [31:0] lhigh_q, lbest_q;
+  reg  [31:0] lbest_q;
   reg         lfound_q;
   wire [31:0] kplen    = key[31:0];
   wire [31:0] dbits    = (m_ks - 32'd4) << 3;
   wire [31:0] want     = (kplen < dbits) ? kplen : dbits;
-  wire [31:0] s_plen   = mw_rdata_i[63:32];
+  // (the probe's windows: declared here, after the LPM scan's state they depend on)
+  wire        ml_hash  = m_hash && !uev_q && !uhdr_q && !(is_upd && ubadfl);
+  wire        ml_lpm   = m_lpm || (m_lpmu && !ldec_q && pidx_q < uhigh_q && !(is_upd && kplen > dbits));
+  wire [1:0]  p_lmax   = ml_hash ? hl_n[1:0] - 2'd1 : (ml_lpm ? ll_n[1:0] - 2'd1 : 2'd0);
+  wire        p_last   = lc_q == p_lmax;
+  wire        p_do     = p_go && p_last;
+  wire [31:0] s_plen   = (lc_q == 2'd0) ? mw_rdata_i[63:32] : s_plen_q;
   // the prefix covers data bytes 0 .. s_plen/8 - 1 entirely and the high s_plen % 8 bits of the next one
   // (a prefix of 8 (KMAX-4) bits or more covers every data byte)
-  reg         pmatch;
+  // (slot images as a probe expects them, three windows long: the hash key and the LPM prefix data at SH)
+  localparam integer XB = 3 * MW;
+  wire [8*XB-1:0] kx = {{(8*XB-8*KMAX-8*SH){1'b0}}, key, {(8*SH){1'b0}}};
+  wire [8*XB-1:0] lx = {{(8*XB-8*(KMAX-4)-8*SH){1'b0}}, key[8*KMAX-1:32], {(8*SH){1'b0}}};
+  reg  [8*MW-1:0] kwin, lwin;                // the window lc_q of each
+  always @(*) begin
+    kwin = kx[0 +: 8*MW]; lwin = lx[0 +: 8*MW];
+    if (lc_q == 2'd1) begin kwin = kx[8*MW +: 8*MW]; lwin = lx[8*MW +: 8*MW]; end
+    if (lc_q == 2'd2) begin kwin = kx[16*MW +: 8*MW]; lwin = lx[16*MW +: 8*MW]; end
+  end
+  reg         pm_w, pmatch;
+  reg  [6:0]  pbs;                          // a window byte's place in the slot
+  reg  [6:0]  pbd;                          // and in the prefix data
   integer pb;
   wire        plong = s_plen >= 8 * (KMAX - 4);
   wire [7:0]  pmask = 8'hFF << (4'd8 - {1'b0, s_plen[2:0]});
   always @(*) begin
-    pmatch = 1'b1;
-    if (p_go && ((m_lpm && lhdr_q) || m_lpmu))
-      for (pb = 0; pb < KMAX - 4; pb = pb + 1) begin
-        if (plong || pb[5:0] < s_plen[8:3]) begin
-          if (mw_rdata_i[8*(SH+pb) +: 8] != key[8*(4+pb) +: 8]) pmatch = 1'b0;
-        end else if (pb[5:0] == s_plen[8:3] && s_plen[2:0] != 3'd0) begin
-          if (((mw_rdata_i[8*(SH+pb) +: 8] ^ key[8*(4+pb) +: 8]) & pmask) != 8'd0) pmatch = 1'b0;
+    pm_w = 1'b1;
+    pbs = 7'd0; pbd = 7'd0;
+    if (p_go && (m_lpm || m_lpmu))
+      for (pb = 0; pb < MW; pb = pb + 1) begin
+        pbs = {lc_q, pb[MWL-1:0]};
+        pbd = pbs - SH[6:0];
+        if (pbs >= SH[6:0] && {25'd0, pbd} < KMAX - 4) begin
+          if (plong || pbd[5:0] < s_plen[8:3]) begin
+            if (mw_rdata_i[8*pb +: 8] != lwin[8*pb +: 8]) pm_w = 1'b0;
+          end else if (pbd[5:0] == s_plen[8:3] && s_plen[2:0] != 3'd0) begin
+            if (((mw_rdata_i[8*pb +: 8] ^ lwin[8*pb +: 8]) & pmask) != 8'd0) pm_w = 1'b0;
+          end
         end
       end
+    pmatch = (lc_q == 2'd0 || pm_q) && pm_w;
   end
   wire        l_better = s_state == 8'd1 && (!lfound_q || s_plen > lbest_q) && s_plen <= want && pmatch;
-  reg         keq;
-  reg  [79:0] kin;
+  reg         keq_w, keq;
+  reg  [6:0]  kbs;
   integer ki;
   always @(*) begin
-    mw_off_o = ((m_lpm && !lhdr_q) || u_hdr || hdr_go) ? m_off : slot_off;
-    keq = 1'b1;
-    kin = 80'd0;
-    if (p_go && m_hash) begin
-      kin = below(m_ks);
-      for (ki = 0; ki < KMAX; ki = ki + 1)
-        if (kin[ki] && mw_rdata_i[8*(SH+ki) +: 8] != key[8*ki +: 8]) keq = 1'b0;
-    end
+    mw_off_o = ((u_hdr || hdr_go) ? m_off : slot_off) + {25'd0, lc_q, {MWL{1'b0}}};
+    keq_w = 1'b1;
+    kbs = 7'd0;
+    if (p_go && m_hash)
+      for (ki = 0; ki < MW; ki = ki + 1) begin
+        kbs = {lc_q, ki[MWL-1:0]};
+        if (kbs >= SH[6:0] && {25'd0, kbs} < SH + m_ks && mw_rdata_i[8*ki +: 8] != kwin[8*ki +: 8]) keq_w = 1'b0;
+      end
+    keq = (lc_q == 2'd0 || keq_q) && keq_w;
   end
-  wire [7:0]  s_state  = mw_rdata_i[7:0];
+  wire [7:0]  s_state  = (lc_q == 2'd0) ? mw_rdata_i[7:0] : s_state_q;
   // (value offsets are multiples of 8: the key is padded to 8 bytes, docs/maps.md)
-  reg  [31:0] s_val;
+  // (the value's first word, for redirect_map and devmap lookups: a devmap_hash value is in the first window)
+  reg  [31:0] s_val_w, s_val;
   integer sv;
   always @(*) begin
-    s_val = mw_rdata_i[31:0];
+    s_val_w = mw_rdata_i[31:0];
     if (!m_array)
-      for (sv = 1; sv < 10; sv = sv + 1) if (m_voff[6:3] == sv[3:0] && m_voff < 32'd80) s_val = mw_rdata_i[64*sv +: 32];
+      for (sv = 1; sv < MW / 8; sv = sv + 1) if (m_voff[MWL-1:3] == sv[MWL-4:0] && m_voff < MW) s_val_w = mw_rdata_i[64*sv +: 32];
+    s_val = (lc_q == 2'd0) ? s_val_w : s_val_q;
   end
   wire [31:0] pn_next  = pn_q + 32'd1;
   wire [32:0] klines   = ({1'b0, m_ks} + 33'd15) >> 4;
@@ -332,13 +374,17 @@ module sephirot_helpers (
   wire        ev_this  = s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q);
   wire [31:0] ev_victim = ev_this ? pidx_q : vbest_q;
   wire [32:0] pn_upd   = {1'b0, pn_q} + (uev_q ? {1'b0, m_slots} : 33'd0);   // eviction adds the scan
-  // helpers.helper_latency: max(2 + probes * key lines, key words + probes) (+ value lines for an update). The
-  // second term is when the FSM is done with a key above 24 bytes (read 8 bytes per cycle before probing);
+  // helpers.helper_latency: max(2 + probes * key lines, key words + probes * windows) (+ value lines for an
+  // update). The second term is when the FSM is done with a key above 24 bytes (read 8 bytes per cycle before
+  // probing, then hl_n windows a probe);
   // taking it in the formula keeps the latency a function of (probes, key size) alone
   wire [32:0] kwords   = ({1'b0, m_ks} + 33'd7) >> 3;
   wire [32:0] pn_map   = is_upd ? pn_upd : {1'b0, pn_q};
   wire [32:0] l_lines  = 33'd2 + pn_map * (klines == 33'd0 ? 33'd1 : klines);
-  wire [32:0] l_key    = kwords + pn_map;
+  // (a probe reads hl_n windows: at most three for keys of up to KMAX bytes; the LRU scan's slots count as
+  // probes here, so the formula stays a function of (probes, key size))
+  wire [32:0] l_key    = kwords + ((hl_n == 32'd1) ? pn_map : (hl_n == 32'd2) ? {pn_map[31:0], 1'b0} :
+                                   pn_map + {pn_map[31:0], 1'b0});
   wire [32:0] l_keyed  = (l_key > l_lines) ? l_key : l_lines;
   // an update also reads its value, 8 bytes per cycle after the key: max(keyed + value lines, key + value words)
   wire [32:0] vwords   = ({1'b0, m_vs} + 33'd7) >> 3;
@@ -556,13 +602,14 @@ module sephirot_helpers (
       redir_valid_q <= 1'b0; redir_port_q <= 32'd0;
       key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
       pidx_q <= 32'd0; pn_q <= 32'd0; mres_q <= 32'd0; mval_q <= 32'd0;
-      lhdr_q <= 1'b0; lhigh_q <= 32'd0; lbest_q <= 32'd0; lfound_q <= 1'b0;
+      lbest_q <= 32'd0; lfound_q <= 1'b0;
       vimg_q <= {8*80{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
       ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= 32'd0;
       uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= 32'd0; ufidx_q <= 32'd0; vbest_q <= 32'd0; vstamp_q <= 32'd0;
       uvoff_q <= 32'd0; pk_off_q <= 32'd0; pk_nul_q <= 1'b0; pk_len_q <= 8'd0;
       lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= 32'd0; lex_q <= 32'd0; lfree_q <= 32'd0;
       llast_q <= 32'd0; lnhigh_q <= 32'd0;
+      lc_q <= 2'd0; keq_q <= 1'b0; pm_q <= 1'b0; s_state_q <= 8'd0; s_plen_q <= 32'd0; s_val_q <= 32'd0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
       if (hdr_go) begin ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32]; uhigh_q <= mw_rdata_i[95:64]; end
@@ -579,13 +626,13 @@ module sephirot_helpers (
         vcnt_q <= vcnt_q + {28'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
-      if (p_go && is_upd && (ubadfl || m_array)) begin
+      if (p_do && is_upd && (ubadfl || m_array)) begin
         mdone_q <= 1'b1; pn_q <= 32'd1; ures_q <= 32'd0;
         if (ubadfl) ures_q <= -32'd22;                                    // -EINVAL
         else if (a_idx >= m_max) ures_q <= -32'd7;                        // -E2BIG
         else if (uflags == 64'd1) ures_q <= -32'd17;                      // BPF_NOEXIST: -EEXIST
         mres_q <= slot_off;
-      end else if (p_go && uev_q) begin               // LRU eviction: slot pidx_q of the scan
+      end else if (p_do && uev_q) begin               // LRU eviction: slot pidx_q of the scan
         pidx_q <= pidx_q + 32'd1;
         if (s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q)) begin
           vbest_v_q <= 1'b1; vbest_q <= pidx_q; vstamp_q <= mw_rdata_i[63:32];
@@ -597,7 +644,7 @@ module sephirot_helpers (
           if (!ufree_v_q || ((ev_victim - ustart_q) & (m_slots - 32'd1)) < ((ufidx_q - ustart_q) & (m_slots - 32'd1)))
             mres_q <= m_off + m_doff + ev_victim * m_ssz;
         end
-      end else if (p_go && uhdr_q) begin              // hash region header: entry count, LRU clock
+      end else if (p_do && uhdr_q) begin              // hash region header: entry count, LRU clock
         mdone_q <= 1'b1; ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32];
         if (is_upd && !ufound_q) begin                                    // hash insert
           if (m_lru && mw_rdata_i[31:0] >= m_max) begin                   // LRU: evict, then insert
@@ -605,18 +652,18 @@ module sephirot_helpers (
           end else if (mw_rdata_i[31:0] >= m_max || !ufree_v_q) ures_q <= -32'd7;   // -E2BIG
           mres_q <= ufree_q;
         end
-      end else if (p_go && is_del && m_array) begin                       // devmap: clear; arrays: -EINVAL
+      end else if (p_do && is_del && m_array) begin                       // devmap: clear; arrays: -EINVAL
         mdone_q <= 1'b1; pn_q <= 32'd1; mres_q <= slot_off;
         ures_q <= (m_type != `SEPH_MAP_TYPE_DEVMAP || a_idx >= m_max) ? -32'd22 : 32'd0;
-      end else if (p_go && is_upd && m_lpmu && kplen > dbits) begin       // LPM: prefix too long
+      end else if (p_do && is_upd && m_lpmu && kplen > dbits) begin       // LPM: prefix too long
         mdone_q <= 1'b1; pn_q <= 32'd1; ures_q <= -32'd22;
-      end else if (p_go && m_lpmu && !ldec_q && pidx_q < uhigh_q) begin   // LPM update/delete: scan
+      end else if (p_do && m_lpmu && !ldec_q && pidx_q < uhigh_q) begin   // LPM update/delete: scan
         pidx_q <= pidx_q + 32'd1;
         if (l_exact) begin lex_v_q <= 1'b1; lex_q <= pidx_q; end
         else if (s_state == 8'd1) llast_q <= pidx_q + 32'd1;
         if (s_state != 8'd1 && !lfree_v_q) begin lfree_v_q <= 1'b1; lfree_q <= pidx_q; end
         if (pidx_q + 32'd1 >= uhigh_q) ldec_q <= 1'b1;
-      end else if (p_go && m_lpmu) begin                                  // LPM update/delete: decide
+      end else if (p_do && m_lpmu) begin                                  // LPM update/delete: decide
         mdone_q <= 1'b1; pn_q <= (uhigh_q == 32'd0) ? 32'd1 : uhigh_q; mres_q <= l_off; ures_q <= 32'd0;
         if (is_del) begin
           if (!lex_v_q) ures_q <= -32'd2;                                 // -ENOENT
@@ -627,7 +674,7 @@ module sephirot_helpers (
           else if (!lex_v_q && ucount_q >= m_max) ures_q <= -32'd28;      // -ENOSPC
           lnhigh_q <= (l_slot + 32'd1 > uhigh_q) ? l_slot + 32'd1 : uhigh_q;
         end
-      end else if (p_go && is_del && m_hash) begin                        // hash delete: probe
+      end else if (p_do && is_del && m_hash) begin                        // hash delete: probe
         pn_q <= pn_next;
         if (s_state == 8'd1 && keq) begin
           mdone_q <= 1'b1; mres_q <= slot_off; ures_q <= 32'd0;
@@ -636,7 +683,7 @@ module sephirot_helpers (
         end else begin
           mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
         end
-      end else if (p_go && is_upd && m_hash) begin                        // hash probe
+      end else if (p_do && is_upd && m_hash) begin                        // hash probe
         pn_q <= pn_next;
         if (!mprob_q) ustart_q <= cur;
         if (s_state == 8'd1 && keq) begin
@@ -654,22 +701,19 @@ module sephirot_helpers (
           if (s_state == 8'd2 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; ufidx_q <= cur; end
           mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
         end
-      end else if (p_go && m_lpm) begin
-        if (!lhdr_q) begin
-          lhdr_q <= 1'b1; lhigh_q <= mw_rdata_i[95:64]; pidx_q <= 32'd0; lfound_q <= 1'b0; lbest_q <= 32'd0;
-          if (mw_rdata_i[95:64] == 32'd0) begin
-            mdone_q <= 1'b1; mhit_q <= 1'b0; pn_q <= 32'd1;
-          end
+      end else if (p_do && m_lpm) begin
+        if (uhigh_q == 32'd0) begin                                      // empty table: a miss
+          mdone_q <= 1'b1; mhit_q <= 1'b0; pn_q <= 32'd1;
         end else begin
           pidx_q <= pidx_q + 32'd1;
           if (l_better) begin
             lfound_q <= 1'b1; lbest_q <= s_plen; mres_q <= slot_off + m_voff;
           end
-          if (pidx_q + 32'd1 >= lhigh_q) begin
-            mdone_q <= 1'b1; mhit_q <= lfound_q || l_better; pn_q <= lhigh_q;
+          if (pidx_q + 32'd1 >= uhigh_q) begin
+            mdone_q <= 1'b1; mhit_q <= lfound_q || l_better; pn_q <= uhigh_q;
           end
         end
-      end else if (p_go && !is_upd) begin
+      end else if (p_do && !is_upd) begin
         pn_q <= pn_next;
         if (m_array) begin
           mdone_q <= 1'b1;
@@ -683,6 +727,13 @@ module sephirot_helpers (
         end else begin
           mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
         end
+      end
+      // the windows of a probe: compares and the first window's header carried to the last
+      if (p_go && !p_last) begin
+        lc_q <= lc_q + 2'd1; keq_q <= keq; pm_q <= pmatch;
+        if (lc_q == 2'd0) begin s_state_q <= mw_rdata_i[7:0]; s_plen_q <= mw_rdata_i[63:32]; s_val_q <= s_val_w; end
+      end else if (p_go) begin
+        lc_q <= 2'd0;
       end
       if (pk_go) begin
         pk_off_q <= pk_off_q + {28'd0, hm_size_o};
@@ -702,11 +753,11 @@ module sephirot_helpers (
         busy_q <= 1'b0; cnt_q <= 33'd0;
         cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
         kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
-        pidx_q <= 32'd0; pn_q <= 32'd0; lhdr_q <= 1'b0; lfound_q <= 1'b0;
+        pidx_q <= 32'd0; pn_q <= 32'd0; lfound_q <= 1'b0;
         vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
         ures_q <= 32'd0; ufault_q <= 1'b0; uev_q <= 1'b0; vbest_v_q <= 1'b0;
         lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; llast_q <= 32'd0;
-        pk_off_q <= 32'd0; pk_nul_q <= 1'b0;
+        pk_off_q <= 32'd0; pk_nul_q <= 1'b0; lc_q <= 2'd0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;

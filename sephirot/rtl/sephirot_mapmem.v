@@ -15,7 +15,8 @@ module sephirot_mapmem #(
   parameter integer WP    = `SEPH_MAP_STORE_PORTS,
   parameter integer BYTES = `SEPH_MAP_MEM_BYTES,
   parameter integer LW    = $clog2(BYTES / 16),  // line address width
-  parameter integer WB    = 80                    // bytes of the helper's wide read
+  parameter integer WB    = 80,                   // bytes of the helper's slot writes
+  parameter integer RB    = `SEPH_MAP_WINDOW_BYTES  // bytes of the helper's window read
 ) (
   input  wire                 clk_i,
   // lanes (map region addresses; loads see memory before the row, stores commit in lane order)
@@ -37,7 +38,7 @@ module sephirot_mapmem #(
   input  wire [LW-1:0]        host_line_i,
   input  wire [127:0]         host_wdata_i,
   output reg  [127:0]         host_rdata_o,
-  // helper unit: wide read of WB bytes at a byte offset (map FSM: slot header, key and value in one cycle)
+  // helper unit: slot writes of WB bytes and a window read of RB bytes, at byte offsets (map FSM)
   input  wire                 wa_en_i,        // helper writes (map updates), after the lanes' stores
   input  wire [31:0]          wa_off_i,
   input  wire [8*WB-1:0]      wa_data_i,
@@ -52,12 +53,13 @@ module sephirot_mapmem #(
   input  wire [7:0]           wb_mask_i,
   input  wire                 hw_en_i,
   input  wire [31:0]          hw_off_i,
-  output reg  [8*WB-1:0]      hw_rdata_o
+  output reg  [8*RB-1:0]      hw_rdata_o
 );
   localparam integer AW = $clog2(BYTES);
   localparam integer NW = BYTES / 8;          // words
   localparam integer WW = AW - 3;             // bits of a word index
   localparam integer WN = WB / 8 + 1;         // words a WB-byte access at any byte offset touches
+  localparam integer RN = RB / 8 + 1;         // and an RB-byte one
   localparam [31:0] MAP_BASE = `SEPH_MAP_BASE;
   reg [63:0] mem_q [0:NW-1];
 
@@ -144,20 +146,20 @@ module sephirot_mapmem #(
 
   always @(*) host_rdata_o = {mem_q[{host_line_i, 1'b1}], mem_q[{host_line_i, 1'b0}]};
 
-  // the helper's wide read: WB bytes from hw_off (bytes at or past the end of the memory read 0)
+  // the helper's window: RB bytes from hw_off (bytes at or past the end of the memory read 0)
   integer hk;
-  reg [64*WN-1:0] hw_words;
+  reg [64*RN-1:0] hw_words;
   reg [WW-1:0]    hw_w0;
   reg [31:0]      hw_lim;   // bytes of the window inside the memory
   always @(*) begin
-    hw_rdata_o = {8*WB{1'b0}};
-    hw_words = {64*WN{1'b0}};
+    hw_rdata_o = {8*RB{1'b0}};
+    hw_words = {64*RN{1'b0}};
     hw_w0 = hw_off_i[AW-1:3];
     hw_lim = (hw_off_i < BYTES) ? BYTES - hw_off_i : 32'd0;
     if (hw_en_i) begin
-      for (hk = 0; hk < WN; hk = hk + 1) hw_words[64*hk +: 64] = mem_q[hw_w0 + hk[WW-1:0]];
+      for (hk = 0; hk < RN; hk = hk + 1) hw_words[64*hk +: 64] = mem_q[hw_w0 + hk[WW-1:0]];
       hw_words = hw_words >> {hw_off_i[2:0], 3'd0};
-      for (hk = 0; hk < WB; hk = hk + 1)
+      for (hk = 0; hk < RB; hk = hk + 1)
         if (hk < hw_lim) hw_rdata_o[8*hk +: 8] = hw_words[8*hk +: 8];
     end
   end

@@ -80,6 +80,7 @@
 `define SEPH_MAP_TYPE_DEVMAP_HASH        25
 `define SEPH_MAPS_MAX                    16
 `define SEPH_MAP_KEY_MAX_HW              64
+`define SEPH_MAP_WINDOW_BYTES            32
 `define SEPH_MAP_HASH_MULT               32'h9e3779b1
 `define SEPH_MAP_SLOT_HEADER             8
 `define SEPH_MAP_LINE_BYTES              16

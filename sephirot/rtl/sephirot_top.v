@@ -104,7 +104,7 @@ module sephirot_top #(
   wire [8*80-1:0]     mwa_data;
   wire [79:0]         mwa_mask;
   wire [255:0]        m_entry;
-  wire [8*80-1:0]     mw_rdata;
+  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mw_rdata;
   wire [31:0]         hlp_id;
   wire [64*5-1:0]     hlp_args;
   wire [63:0]         hlp_ret, hlp_cycles;
