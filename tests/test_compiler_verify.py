@@ -105,3 +105,20 @@ def test_too_many_rows() -> None:
 def test_war_in_a_row_is_legal() -> None:
     # lane 1 reads r2 before lane 0's write commits: allowed by the contract
     verify_rom(rom(row(mov(2, 5), alu64("add", 3, src=2), exit_())))
+
+
+@pytest.mark.parametrize("helper,region,name", [
+    (1, "map", "map memory"), (2, "map", "map memory"), (3, "map", "map memory"), (44, "pkt", "packet buffer"),
+])
+def test_no_store_beside_a_helper_writing_the_same_memory(helper: int, region: str, name: str) -> None:
+    """A row calling a helper that writes a memory itself has no lane store there (proved there or not proved
+    elsewhere); a store proved elsewhere passes, and so does a load."""
+    hname = params.HELPERS[helper]
+    rows = [row(call(helper), st("b", 6, 0, 1), exit_())]
+    for where in (region, None):
+        regions = {(0, 1): where} if where else {}
+        with pytest.raises(CompileError, match=rf"row 0 lane 1 .*may write the {name}.* row of a {hname} call"):
+            verify_rom(rom(*rows), regions=regions)
+    other = "stack" if region != "stack" else "pkt"
+    verify_rom(rom(*rows), regions={(0, 1): other})
+    verify_rom(rom(row(call(helper), ldx("b", 7, 6, 0), exit_())), regions={(0, 1): region})

@@ -135,3 +135,28 @@ def test_map_memory_ports(kind: str, n: int, ok: bool) -> None:
     assert (res.fault is None) == ok, res
     if ok and kind == "store":
         assert res.action == 77
+
+
+@pytest.mark.parametrize("together", [True, False])
+def test_map_store_beside_a_map_helper(together: bool) -> None:
+    """A row calling a helper that writes the map memory (here map_lookup_elem, which refreshes lru_hash stamps)
+    stores nothing else there: an access fault on the RTL as in the model; the store a row later is fine."""
+    layout = MapLayout.from_maps([MapDef("m", 2, 4, 64, 4, 0)])  # an array of 4 64-byte values
+    value = params.MAP_BASE + layout.regions[0].slot_addr(1)
+    call_rows = ([row("call 1", "*(u8 *)(r6 + 0) = r9")] if together else
+                 [row("call 1"), row("*(u8 *)(r6 + 0) = r9")])
+    rom = Rom([row(f"r1 = {hex(params.MAP_HANDLE_BASE)} ll", f"r6 = {hex(value)} ll"), row("r2 = r10", "r9 = 77"),
+               row("r2 += -4"), *call_rows, row("r0 = *(u8 *)(r6 + 0)"), row("exit")])
+    res = assert_rtl_equals_model(rom, [bytes(64)], f"store {'beside' if together else 'after'} the call",
+                                  layout=layout)[0]
+    assert (res.fault is not None) == together, res
+    if not together:
+        assert res.action == 77
+
+
+def test_packet_store_beside_adjust_head() -> None:
+    """xdp_adjust_head moves the metadata with data through the helper unit: a packet store in its row faults."""
+    rom = Rom([row("r6 = *(u32 *)(r1 + 0)", "r2 = 0", "r9 = 7"), row("call 44", "*(u8 *)(r6 + 20) = r9"),
+               row("exit 2")])
+    res = assert_rtl_equals_model(rom, [bytes(64)], "packet store beside adjust_head")[0]
+    assert res.fault is not None, res

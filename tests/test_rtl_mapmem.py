@@ -1,5 +1,5 @@
-"""RTL map memory against the VLIW model: writes of one cycle that share 64-bit words (lane stores in lane order,
-then the helper's slot, clear and header writes) land byte for byte in the model's order."""
+"""RTL map memory against the VLIW model: writes that share 64-bit words (lane stores row after row, the helper's
+slot, clear and header writes of one cycle) land byte for byte in the model's order."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ HANDLE = f"r1 = {hex(params.MAP_HANDLE_BASE)} ll"
 
 # key = packet byte 14 & 3, a 64-byte value from packet bytes 16..31 on the stack at r10 - 72. Insert it, look it
 # up, then lane stores into the value that share its words, one per row (the map memory's one store port, execution
-# contract), read back two per row, then an update of the same key in a row whose other lane stores into the same
-# value (its last word): the store lands first, the helper's writes after it. (Stores stay inside the value, as
-# the kernel's verifier demands: past it is the next slot's header.)
+# contract), read back two per row, then a store into the value's last word and, a row later, an update of the
+# same key (a row calling a map helper stores nothing else in the map memory: execution contract). (Stores stay
+# inside the value, as the kernel's verifier demands: past it is the next slot's header.)
 SAME_WORD_ROM = Rom([
     row("r7 = *(u32 *)(r1 + 0)"),
     row("r6 = *(u64 *)(r7 + 16)", "r9 = *(u64 *)(r7 + 24)"),  # two packet loads per row (contract)
@@ -48,7 +48,8 @@ SAME_WORD_ROM = Rom([
     row("r2 += -4", "r3 = r10", "r4 = 0", "*(u64 *)(r10 - 72) = r9"),
     row("r3 += -72", "*(u32 *)(r10 - 60) = r6", "*(u32 *)(r7 + 1) = r6"),
     row("*(u8 *)(r7 + 13) = r9"),
-    row("call 2", "*(u32 *)(r7 + 60) = r6"),
+    row("*(u32 *)(r7 + 60) = r6"),
+    row("call 2"),
     row("r0 = *(u64 *)(r7 + 0)"),
     row("exit 2"),
 ])

@@ -123,6 +123,11 @@ def gen_params() -> str:
         dec(f"HELPER_{name}", num)
     for num, name in sorted(P.MAP_TYPES.items()):
         dec(f"MAP_TYPE_{name}", num)
+    for region in ("map", "pkt"):  # one bit per helper id (ids below 128)
+        ids = [num for num, name in P.HELPERS.items() if P.HELPER_WRITE_REGIONS.get(name) == region]
+        assert all(num < 128 for num in ids)
+        mask = sum(1 << num for num in ids)
+        hexd(f"HELPERS_WRITING_{region.upper()}", mask, 128)
     dec("MAPS_MAX", P.MAPS_MAX)
     dec("MAP_KEY_MAX_HW", P.MAP_KEY_MAX_HW)
     dec("MAP_WINDOW_BYTES", P.MAP_WINDOW_BYTES)

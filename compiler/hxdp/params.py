@@ -40,6 +40,14 @@ PORT_RULES = {
     "pkt": ("packet buffer", PKT_BASE, PKT_LOAD_PORTS, PKT_STORE_PORTS),
     "map": ("map memory", MAP_BASE, MAP_LOAD_PORTS, MAP_STORE_PORTS),
 }
+# helpers that write a memory through the helper unit's own port: a row calling one stores nothing else in that
+# memory (execution contract), so the unit may write it in its stall cycles with no lane store to order against
+HELPER_WRITE_REGIONS = {
+    "map_lookup_elem": "map",  # an lru_hash hit refreshes the slot's stamp and the region's clock
+    "map_update_elem": "map",
+    "map_delete_elem": "map",
+    "xdp_adjust_head": "pkt",  # the metadata moves with data
+}
 
 # xdp_md field offsets (u32 each), as in linux/bpf.h.
 CTX_FIELDS = {

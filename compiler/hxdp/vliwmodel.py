@@ -131,6 +131,7 @@ class VliwModel:
         atomic_lanes: list[int] = []
         loads: dict[str, int] = {}
         stores_n: dict[str, int] = {}
+        store_lane: dict[str, int] = {}  # memory -> first lane storing there
         for lane, d in row.lanes:
             k = d.kind
             if k == "local_call" or (k == "call" and d.src != 0):
@@ -152,6 +153,7 @@ class VliwModel:
                                               f"{name} has {load_ports} load port(s))")
                     if n_st:
                         stores_n[name] = stores_n.get(name, 0) + 1
+                        store_lane.setdefault(name, lane)
                         if stores_n[name] > store_ports:
                             raise AccessFault(f"row {ri} lane {lane}: {name} store {stores_n[name]} of the row "
                                               f"(the {name} has {store_ports} store port(s))")
@@ -172,6 +174,12 @@ class VliwModel:
                     helper = (lane, ctl[1])
                 elif control is None:
                     control, control_lane = ctl, lane
+        if helper is not None:
+            hname = params.HELPERS.get(helper[1])
+            region = params.PORT_RULES.get(params.HELPER_WRITE_REGIONS.get(hname, ""))
+            if region is not None and region[0] in store_lane:
+                raise AccessFault(f"row {ri} lane {store_lane[region[0]]}: stores to the {region[0]} in the row of "
+                                  f"a {hname} call (lane {helper[0]}), which writes it itself")
         if atomic_lanes and len(mem_lanes) > 1:
             other = next(x for x in mem_lanes if x != atomic_lanes[0])
             raise ContractViolation(f"row {ri} lane {atomic_lanes[0]}: atomic shares its row with the memory "

@@ -350,7 +350,13 @@ module sephirot_core #(
   wire        next_bad   = next_row >= {{(31-AW){1'b0}}, imem_rows_i};
   wire        pc_outside = start ? (imem_rows_i == {(AW+1){1'b0}}) : pc_bad_q;
   wire        illegal    = exec && ((|l_illegal) || two_calls || pc_outside);
-  wire        afault     = exec && (|l_fault);
+  // a row calling a helper that writes the map memory (or the packet) through its own port stores nothing else
+  // there (execution contract): the helper unit may then write it in any of its stall cycles
+  localparam [127:0] HW_MAP = `SEPH_HELPERS_WRITING_MAP;
+  localparam [127:0] HW_PKT = `SEPH_HELPERS_WRITING_PKT;
+  wire        call_lo    = call_any && call_imm < 32'd128;
+  wire        hw_store   = call_lo && ((HW_MAP[call_imm[6:0]] && |m_mst) || (HW_PKT[call_imm[6:0]] && |m_pst));
+  wire        afault     = exec && ((|l_fault) || hw_store);
   // a helper that reads memory through its own port (map keys and values, csum_diff buffers, printk formats)
   // from the packet starts once the whole packet is in, so that it never reads bytes that have not arrived;
   // buffers on the stack or in a map value need no wait

@@ -235,6 +235,7 @@ class _TraceScheduler:
             divs = 0
             port_loads: dict[str, int] = {}
             port_stores: dict[str, int] = {}
+            closed: set[str] = set()  # memories the row's helper call writes itself: no lane stores there
             progress = True
             while progress:
                 progress = False
@@ -252,6 +253,11 @@ class _TraceScheduler:
                     if any(port_loads.get(m, 0) + nl > params.PORT_RULES[m][2] or
                            port_stores.get(m, 0) + ns > params.PORT_RULES[m][3] for m, (nl, ns) in takes.items()):
                         continue
+                    hreg = params.HELPER_WRITE_REGIONS.get(params.HELPERS.get(op.imm, "")) if op.is_call else None
+                    if hreg is not None and port_stores.get(hreg, 0):
+                        continue
+                    if any(ns and m in closed for m, (_nl, ns) in takes.items()):
+                        continue
                     if op.is_atomic and memops:
                         continue
                     if op.is_mem and atomics:
@@ -263,6 +269,8 @@ class _TraceScheduler:
                     for m, (nl, ns) in takes.items():
                         port_loads[m] = port_loads.get(m, 0) + nl
                         port_stores[m] = port_stores.get(m, 0) + ns
+                    if hreg is not None:
+                        closed.add(hreg)
                     atomics += op.is_atomic
                     memops += op.is_mem
                     nodes[i].row = t

@@ -52,6 +52,8 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
         loads_in: dict[str, int] = {}
         stores_in: dict[str, int] = {}
         stores: list[tuple[int, Insn]] = []
+        stores_where: list[tuple[int, Insn, str | None]] = []  # every memory store: lane, insn, proved region
+        called: str | None = None
         unconditional = False
         lane = 0
         while lane < rom.lanes:
@@ -80,6 +82,7 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                     raise _err(r, lane, ins, "more than one helper call in a row")
                 if ins.src != 0 or ins.imm not in params.HELPERS:
                     raise _err(r, lane, ins, f"helper {ins.imm} is not implemented in hardware")
+                called = params.HELPERS[ins.imm]
             for reg in _writes(ins):
                 if reg == params.FP_REG:
                     raise _err(r, lane, ins, "writes the read-only frame pointer r10")
@@ -92,6 +95,8 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                 base = ins.src if k in T.LOAD_KINDS else ins.dst
                 # r10 is read-only and points at the stack's top: an access through it stays in the stack region
                 where = placed.get((r, lane), "stack" if base == params.FP_REG else None)
+                if n_st:
+                    stores_where.append((lane, ins, where))
                 for region, (name, _, load_ports, store_ports) in params.PORT_RULES.items():
                     if where is not None and where != region:
                         continue
@@ -116,6 +121,13 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
             if k in ("ja", "exit", "exit_action"):
                 unconditional = True
             lane += 2 if k == "lddw" else 1
+        hregion = params.HELPER_WRITE_REGIONS.get(called or "")
+        for s_lane, s_ins, where in stores_where:
+            if hregion is not None and where in (hregion, None):
+                name = params.PORT_RULES[hregion][0]
+                why = "" if where is not None else " (not proved off it)"
+                raise _err(r, s_lane, s_ins, f"may write the {name}{why} in the row of a {called} call, which "
+                                             f"writes it itself")
         if atomics > 1 or (atomics and mem > 1):
             lane = next(i for i, x in enumerate(row) if not x.is_nop and x.info.kind == "atomic")
             raise _err(r, lane, row[lane], "an atomic must be the only memory access of its row")
