@@ -40,12 +40,13 @@ def s32(x: int) -> int:
 
 
 def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_size: int = 0,
-                   size: int = 0) -> int:
+                   size: int = 0, writes: int = 0) -> int:
     """Extra cycles a row with this helper call stalls (the row's own cycle not included).
 
     probes: slots the map FSM visited (array 1; hash: probed slots incl. the hit; LRU eviction adds the
     bucket count; LPM: the table's high-water mark). size: csum_diff from_size + to_size, adjust_head
-    metadata bytes moved, trace_printk format bytes read (min(size, PRINTK_FMT_MAX)).
+    metadata bytes moved, trace_printk format bytes read (min(size, PRINTK_FMT_MAX)). writes: the map windows
+    the call writes (MapState.last_writes), one a cycle from the cycle the map access alone would end in.
     """
     name = params.HELPERS.get(helper_id)
     lines_key = max(1, (key_size + LINE_BYTES - 1) // LINE_BYTES)
@@ -55,12 +56,13 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     slot_lines = (SLOT_HEADER + key_size + params.MAP_WINDOW_BYTES - 1) // params.MAP_WINDOW_BYTES
     keyed = max(MAP_ACCESS_BASE + probes * lines_key,
                 (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + probes * slot_lines)
+    more = max(0, writes - 1)
     if name in ("map_lookup_elem", "map_delete_elem"):
-        return keyed
+        return keyed + more
     if name == "map_update_elem":
         # the value comes in through the same port after the key: for large values that is the longer term
         words = (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + (value_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES
-        return max(keyed + (value_size + LINE_BYTES - 1) // LINE_BYTES, words)
+        return max(keyed + (value_size + LINE_BYTES - 1) // LINE_BYTES, words) + more
     if name == "redirect_map":
         return MAP_ACCESS_BASE + probes
     if name == "csum_diff":
@@ -158,13 +160,14 @@ class HelperEnv:
             if name == "map_lookup_elem":
                 off = state.lookup_offset(map_id, key, from_program=True)
                 r0 = 0 if off is None else params.MAP_BASE + off
-                return r0, helper_latency(helper_id, state.last_probes, r.key_size)
+                return r0, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
             if name == "map_update_elem":
                 value = mem.read(r3, r.value_size)
                 ret = state.update(map_id, key, value, r4 & M64)
-                return ret & M64, helper_latency(helper_id, state.last_probes, r.key_size, r.value_size)
+                return ret & M64, helper_latency(helper_id, state.last_probes, r.key_size, r.value_size,
+                                                 writes=state.last_writes)
             ret = state.delete(map_id, key)
-            return ret & M64, helper_latency(helper_id, state.last_probes, r.key_size)
+            return ret & M64, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
         if name == "redirect":
             if r2:
                 return params.XDP_ABORTED, helper_latency(helper_id)

@@ -38,6 +38,11 @@ class MapError(HxdpError):
     """A map the hardware cannot hold, or a bad map operation from the host."""
 
 
+def windows(n: int) -> int:
+    """Map-window writes covering n bytes from an 8-byte aligned offset (the helper unit writes one a cycle)."""
+    return -(-n // params.MAP_WINDOW_BYTES)
+
+
 def round8(n: int) -> int:
     return (n + 7) & ~7
 
@@ -305,13 +310,15 @@ class MapLayout:
 class MapState:
     """The contents of map memory with the kernel's semantics per map type (one hardware CPU).
 
-    Every operation sets `last_probes`: the slots the hardware FSM visits (latency, see helpers.py).
+    Every operation sets `last_probes`, the slots the hardware FSM visits, and `last_writes`, the map-window writes
+    (MAP_WINDOW_BYTES each, one a cycle) it makes: the latency (see helpers.py).
     """
 
     def __init__(self, layout: MapLayout) -> None:
         self.layout = layout
         self.mem = bytearray(layout.mem_bytes)
         self.last_probes = 0
+        self.last_writes = 0
         for r in layout.regions:
             if r.initial:
                 init = bytes.fromhex(r.initial)
@@ -425,6 +432,7 @@ class MapState:
         r = self.layout.region(map_id)
         key = self._check_key(r, key)
         self.last_probes = 1
+        self.last_writes = 0
         if r.kind in ARRAY_KINDS:
             idx = int.from_bytes(key, "little")
             if idx >= r.max_entries:
@@ -439,6 +447,7 @@ class MapState:
                 return None
             if r.kind == "lru_hash" and from_program:
                 self._lru_touch(r, slot)
+                self.last_writes = 2  # the slot's stamp, the region's clock
             return r.slot_addr(slot) + r.value_offset
         # lpm_trie: longest prefix among entries with prefixlen <= the key's prefixlen
         want = min(int.from_bytes(key[:4], "little"), 8 * (r.key_size - 4))
@@ -466,6 +475,7 @@ class MapState:
         if len(value) != r.value_size:
             raise MapError(f"map {r.name}: value of {len(value)} bytes, the map's value size is {r.value_size}")
         self.last_probes = 1
+        self.last_writes = 0
         if flags not in (BPF_ANY, BPF_NOEXIST, BPF_EXIST):
             return -EINVAL
         if r.kind in ARRAY_KINDS:
@@ -478,6 +488,7 @@ class MapState:
                 raise MapError(f"map {r.name}: devmap entries with a program are not supported")
             off = r.slot_addr(idx)
             self.mem[off : off + r.value_size] = value
+            self.last_writes = windows(r.value_size)
             return 0
         if r.kind in HASH_KINDS:
             if r.kind == "devmap_hash" and r.value_size == 8 and value[4:] != bytes(4):
@@ -487,6 +498,8 @@ class MapState:
                 return -EEXIST
             if slot is None and flags == BPF_EXIST and r.kind != "devmap_hash":
                 return -ENOENT
+            # the slot from its start to the value's end; the header (new entry, LRU clock); the victim's slot
+            writes = windows(r.value_offset + r.value_size) + (slot is None or r.kind == "lru_hash")
             if slot is None:
                 if self._u32(r.offset) >= r.max_entries:
                     if r.kind != "lru_hash":
@@ -495,6 +508,7 @@ class MapState:
                     self._hash_remove(r, victim)
                     slot, free = self._hash_find(r, key)
                     self.last_probes += r.slots  # the victim scan visits every bucket (docs/helpers.md)
+                    writes += windows(r.slot_size)
                 slot = free
                 assert slot is not None  # buckets >= 2 * max_entries leaves a free slot
                 base = r.slot_addr(slot)
@@ -505,6 +519,7 @@ class MapState:
             self.mem[base + r.value_offset : base + r.value_offset + r.value_size] = value
             if r.kind == "lru_hash":
                 self._lru_touch(r, slot)
+            self.last_writes = writes
             return 0
         # lpm_trie
         plen = int.from_bytes(key[:4], "little")
@@ -527,6 +542,7 @@ class MapState:
         self.mem[base + r.key_offset : base + r.key_offset + r.key_size - 4] = key[4:]
         self.mem[base + r.value_offset : base + r.value_offset + r.value_size] = value
         self._lpm_set_high(r)
+        self.last_writes = windows(r.value_offset + r.value_size) + 1  # the slot, the header
         return 0
 
     def delete(self, map_id: int, key: bytes) -> int:
@@ -534,6 +550,7 @@ class MapState:
         r = self.layout.region(map_id)
         key = self._check_key(r, key)
         self.last_probes = 1
+        self.last_writes = 0
         if r.kind in ("array", "percpu_array"):
             return -EINVAL
         if r.kind == "devmap":
@@ -542,12 +559,14 @@ class MapState:
                 return -EINVAL
             off = r.slot_addr(idx)
             self.mem[off : off + r.slot_size] = bytes(r.slot_size)
+            self.last_writes = windows(r.slot_size)
             return 0
         if r.kind in HASH_KINDS:
             slot, _ = self._hash_find(r, key)
             if slot is None:
                 return -ENOENT
             self._hash_remove(r, slot)
+            self.last_writes = windows(r.slot_size) + 1  # the slot, the header
             return 0
         slot = self._lpm_exact(r, int.from_bytes(key[:4], "little"), key[4:])
         self.last_probes = max(1, self._u32(r.offset + 8))
@@ -557,6 +576,7 @@ class MapState:
         self.mem[base : base + r.slot_size] = bytes(r.slot_size)
         self._set_u32(r.offset, self._u32(r.offset) - 1)
         self._lpm_set_high(r)
+        self.last_writes = windows(r.slot_size) + 1  # the slot, the header
         return 0
 
     # --- host views --------------------------------------------------------------------------------------------------
@@ -620,4 +640,5 @@ class MapState:
         other.layout = self.layout
         other.mem = bytearray(self.mem)
         other.last_probes = 0
+        other.last_writes = 0
         return other

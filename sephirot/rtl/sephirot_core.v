@@ -40,6 +40,7 @@ module sephirot_core #(
   output reg  [4*LANES-1:0]    dbus_size_o,
   output reg  [64*LANES-1:0]   dbus_wdata_o,
   output wire                  dbus_commit_o,   // writes of this cycle take effect at the clock edge
+  output reg                   dbus_hold_o,     // this cycle presents the row of the last one again (a stall)
   input  wire [64*LANES-1:0]   dbus_rdata_i,
   input  wire [LANES-1:0]      dbus_fault_i,
   input  wire [LANES-1:0]      dbus_wait_i,
@@ -384,6 +385,10 @@ module sephirot_core #(
   assign pkt_done_o  = fault_end || early_exit || bubble_end;
   assign pkt_start_o = start;
   assign dbus_commit_o = commit;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) dbus_hold_o <= 1'b0;
+    else dbus_hold_o <= stall;
+  end
   always @(*) begin
     hlp_id_o = call_imm;
   end

@@ -8,7 +8,8 @@
 // (format up to its first NUL, r3..r5) leaves on pk_*_o for the trace FIFO); xdp_adjust_head
 // 1 + ceil(metadata bytes moved / 16) (sephirot_pktbuf stages 16 bytes of the metadata per stall cycle and moves
 // them with data at the commit; 1 on -EINVAL); csum_diff 1 + ceil((from_size + to_size) / 8), reading 8 bytes per
-// cycle through the helper memory port. Helpers not implemented here end the packet with a helper fault.
+// cycle through the helper memory port; the map helpers as docs/helpers.md, their map memory writes one 32-byte
+// window a cycle in their last cycles. Helpers not implemented here end the packet with a helper fault.
 module sephirot_helpers (
   input  wire            clk_i,
   input  wire            rst_ni,
@@ -32,18 +33,12 @@ module sephirot_helpers (
   output wire [31:0]     mid_o,
   input  wire [255:0]    mcfg_i,
   input  wire [31:0]     mcount_i,
-  output reg             mwa_en_o,        // map memory writes at the end of the row: slot (80 bytes, masked)
-  output reg  [31:0]     mwa_off_o,
-  output reg  [8*80-1:0] mwa_data_o,
-  output reg  [79:0]     mwa_mask_o,
-  output reg             mwc_en_o,        // the LRU victim's slot cleared (before the slot write)
-  output reg  [31:0]     mwc_off_o,
-  output reg  [8*80-1:0] mwc_data_o,
-  output reg  [79:0]     mwc_mask_o,
-  output reg             mwb_en_o,        // and the region's header (u32 count, u32 LRU clock; byte mask)
-  output reg  [31:0]     mwb_off_o,
-  output reg  [63:0]     mwb_data_o,
-  output reg  [7:0]      mwb_mask_o,
+  // map memory writes, one window (MAP_WINDOW_BYTES at an 8-byte aligned offset, byte mask) a cycle, in the
+  // last cycles of the call
+  output reg             mww_en_o,
+  output reg  [31:0]     mww_off_o,
+  output reg  [8*`SEPH_MAP_WINDOW_BYTES-1:0] mww_data_o,
+  output reg  [`SEPH_MAP_WINDOW_BYTES-1:0]   mww_mask_o,
   output wire            mw_en_o,
   output reg  [31:0]     mw_off_o,
   input  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mw_rdata_i,   // MAP_WINDOW_BYTES from mw_off_o
@@ -433,6 +428,19 @@ module sephirot_helpers (
   wire [79:0] sel_lk   = m_lpmu ? lk_mask : 80'd0;
   wire [7:0]  hdr_st   = is_del ? (m_hash ? 8'd2 : 8'd0) : 8'd1;
   wire [31:0] hdr_wd   = is_del ? 32'd0 : (m_lpmu ? kplen : uclk1);
+  reg         busy_q;           // the call is past its first cycle
+  reg [32:0]  cnt_q;            // its cycles so far
+  // The call's writes, once it has decided (mdone_q): the victim's slot or the LPM header (C), the slot (A), the
+  // hash header (B), each as bytes and a byte mask from its offset. They leave one window a cycle, C's then A's
+  // then B's, from the cycle the map access alone would have ended in (m_lat): the latency grows by the windows
+  // past the first (helpers.helper_latency, MapState.last_writes). C and A are different slots, or C clears the
+  // slot A then writes, so the order is the byte-wise one.
+  reg             mwa_en_o, mwb_en_o, mwc_en_o;
+  reg  [31:0]     mwa_off_o, mwb_off_o, mwc_off_o;
+  reg  [8*80-1:0] mwa_data_o, mwc_data_o;
+  reg  [79:0]     mwa_mask_o, mwc_mask_o;
+  reg  [63:0]     mwb_data_o;
+  reg  [7:0]      mwb_mask_o;
   integer sb;
   always @(*) begin
     mwa_data_o = {8*80{1'b0}};
@@ -445,7 +453,7 @@ module sephirot_helpers (
     mwa_en_o = 1'b0; mwa_off_o = mres_q; mwa_mask_o = 80'd0;
     mwb_en_o = 1'b0; mwb_off_o = m_off; mwb_data_o = {uclk1, ucount_q + 32'd1}; mwb_mask_o = 8'h0F;
     mwc_en_o = 1'b0; mwc_off_o = uvoff_q; mwc_data_o = {{8*79{1'b0}}, 8'd2}; mwc_mask_o = 80'd0;
-    if (finish && is_upd && !m_fault && !ufault_q && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
+    if (req_i && is_upd && !m_fault && !ufault_q && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
       mwa_en_o = 1'b1;
       if (m_array) begin
         mwa_mask_o = below(m_vs) & below(KMAX);
@@ -466,7 +474,7 @@ module sephirot_helpers (
         end
       end
     end
-    if (finish && is_del && !m_fault && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
+    if (req_i && is_del && !m_fault && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
       mwa_en_o = 1'b1;       // the slot cleared (hash maps: marked deleted), the entry count decremented
       mwa_mask_o = below(m_ssz);
       if (m_hash) begin
@@ -477,16 +485,52 @@ module sephirot_helpers (
         mwc_data_o[31:0] = ucount_q - 32'd1; mwc_data_o[95:64] = lnhigh_q;
       end
     end
-    if (finish && id_i == H_LOOKUP && m_lru && !m_fault && mdone_q && mhit_q && !cs_bad_q) begin
+    if (req_i && id_i == H_LOOKUP && m_lru && !m_fault && mdone_q && mhit_q && !cs_bad_q) begin
       mwa_en_o = 1'b1; mwa_off_o = uslot_q; mwa_mask_o[7:4] = 4'hF;
       mwb_en_o = 1'b1; mwb_mask_o = 8'hF0;
     end
   end
+  // windows of each write: A from its slot's start to the end of what it writes, C a slot or the 12-byte header
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic [2:0] wins(input [6:0] n);   // windows covering n bytes (n <= 80: at most 3)
+    reg [6:0] t;
+    t = (n + MW[6:0] - 7'd1) >> MWL;
+    wins = t[2:0];
+  endfunction
+  wire [31:0] wa_ext = is_del ? m_ssz : (is_upd ? (m_array ? m_vs : m_voff + m_vs) : 32'd8);
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire [2:0]  wa_cnt = mwa_en_o ? wins(wa_ext[6:0]) : 3'd0;
+  wire [2:0]  wc_cnt = mwc_en_o ? (m_lpmu ? 3'd1 : wins(m_ssz[6:0])) : 3'd0;
+  wire [2:0]  w_all  = wa_cnt + wc_cnt + {2'd0, mwb_en_o};
+  wire [32:0] w_more = (w_all == 3'd0) ? 33'd0 : {30'd0, w_all - 3'd1};
+  wire [32:0] w_i    = cnt_q - m_lat;                   // this cycle's window, counted from m_lat
+  wire [8*96-1:0] wa_pad = {128'd0, mwa_data_o};
+  wire [8*96-1:0] wc_pad = {128'd0, mwc_data_o};
+  wire [95:0]     wa_mpad = {16'd0, mwa_mask_o};
+  wire [95:0]     wc_mpad = {16'd0, mwc_mask_o};
+  reg  [1:0]      w_k;                      // the window of the write (0..2)
+  always @(*) begin
+    mww_en_o = 1'b0; mww_off_o = 32'd0; mww_data_o = {8*MW{1'b0}}; mww_mask_o = {MW{1'b0}};
+    w_k = 2'd0;
+    if (req_i && is_map && mdone_q && vdone && busy_q && cnt_q >= m_lat && w_i < {30'd0, w_all}) begin
+      mww_en_o = 1'b1;
+      if (w_i[2:0] < wc_cnt) begin
+        w_k = w_i[1:0];
+        mww_off_o = mwc_off_o + {{(30-MWL){1'b0}}, w_k, {MWL{1'b0}}};
+        mww_data_o = wc_pad[8*MW*w_k +: 8*MW]; mww_mask_o = wc_mpad[MW*w_k +: MW];
+      end else if (w_i[2:0] < wc_cnt + wa_cnt) begin
+        w_k = w_i[1:0] - wc_cnt[1:0];
+        mww_off_o = mwa_off_o + {{(30-MWL){1'b0}}, w_k, {MWL{1'b0}}};
+        mww_data_o = wa_pad[8*MW*w_k +: 8*MW]; mww_mask_o = wa_mpad[MW*w_k +: MW];
+      end else begin
+        mww_off_o = mwb_off_o;
+        mww_data_o = {{(8*MW-64){1'b0}}, mwb_data_o}; mww_mask_o = {{(MW-8){1'b0}}, mwb_mask_o};
+      end
+    end
+  end
 
-  reg         busy_q;
   reg         redir_valid_q, redir_valid_d;
   reg [31:0]  redir_port_q, redir_port_d;
-  reg [32:0]  cnt_q;
   reg [31:0]  rnd_q;
   reg [32:0]  lat;
   reg         known;
@@ -501,7 +545,7 @@ module sephirot_helpers (
       H_PRINTK: lat = pk_lat;
       H_CSUM: lat = csum_lat;
       H_LOOKUP, H_REDIRMAP, H_UPDATE, H_DELETE:
-        lat = ((mdone_q && vdone) || rm_badflags) ? (rm_badflags ? 33'd3 : m_lat) : {33{1'b1}};
+        lat = ((mdone_q && vdone) || rm_badflags) ? (rm_badflags ? 33'd3 : m_lat + w_more) : {33{1'b1}};
       H_HEAD: lat = (adj_err_i != 8'd0) ? 33'd1 : 33'd1 + {28'd0, adj_metalen_i[8:4]} +
                     {32'd0, adj_metalen_i[3:0] != 4'd0};
       H_TAIL: adj_kind_o = 2'd1;

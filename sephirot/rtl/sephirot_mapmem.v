@@ -3,10 +3,12 @@
 `include "sephirot_params.vh"
 
 // The bytes are kept in 64-bit words and written as whole words with byte masks. Every word written in a cycle
-// gets the result of all the cycle's writes to it, applied in the byte-wise order (lane stores in lane order, the
-// helper's slot clear, its slot write, its header word, the host line), so where two write sites hit the same
-// word they write the same value. Verilator evaluates each write site of an array every cycle: the byte-wise
-// version had about 220 of them and was most of the simulator's time.
+// gets the result of all the cycle's writes to it, applied in the byte-wise order (the lanes' store, the helper
+// unit's window, the host line), so where two write sites hit the same word they write the same value. Verilator
+// evaluates each write site of an array every cycle: the byte-wise version had about 220 of them and was most of
+// the simulator's time.
+// Per cycle the helper unit reads one window and writes one (MAP_WINDOW_BYTES, 8-byte aligned), and a row calling
+// a map helper has no lane store here (execution contract): with the lanes' ports, what block RAM can serve.
 // A row has MAP_LOAD_PORTS loads and MAP_STORE_PORTS stores in this memory (execution contract): the lanes get the
 // ports in lane order, and a lane past them faults its row in the core, so its access is never served here.
 module sephirot_mapmem #(
@@ -15,8 +17,7 @@ module sephirot_mapmem #(
   parameter integer WP    = `SEPH_MAP_STORE_PORTS,
   parameter integer BYTES = `SEPH_MAP_MEM_BYTES,
   parameter integer LW    = $clog2(BYTES / 16),  // line address width
-  parameter integer WB    = 80,                   // bytes of the helper's slot writes
-  parameter integer RB    = `SEPH_MAP_WINDOW_BYTES  // bytes of the helper's window read
+  parameter integer RB    = `SEPH_MAP_WINDOW_BYTES  // bytes of the helper's window (read and write)
 ) (
   input  wire                 clk_i,
   // lanes (map region addresses; loads see memory before the row, stores commit in lane order)
@@ -26,6 +27,7 @@ module sephirot_mapmem #(
   input  wire [4*LANES-1:0]   size_i,
   input  wire [64*LANES-1:0]  wdata_i,
   input  wire                 commit_i,
+  input  wire                 hold_i,         // the row of the last cycle again: its loads keep their data
   output reg  [64*LANES-1:0]  rdata_o,
   output reg  [LANES-1:0]     fault_o,
   input  wire                 h_rd_i,
@@ -38,19 +40,11 @@ module sephirot_mapmem #(
   input  wire [LW-1:0]        host_line_i,
   input  wire [127:0]         host_wdata_i,
   output reg  [127:0]         host_rdata_o,
-  // helper unit: slot writes of WB bytes and a window read of RB bytes, at byte offsets (map FSM)
-  input  wire                 wa_en_i,        // helper writes (map updates), after the lanes' stores
-  input  wire [31:0]          wa_off_i,
-  input  wire [8*WB-1:0]      wa_data_i,
-  input  wire [WB-1:0]        wa_mask_i,
-  input  wire                 wc_en_i,        // a slot cleared before the write above (LRU eviction)
-  input  wire [31:0]          wc_off_i,
-  input  wire [8*WB-1:0]      wc_data_i,
-  input  wire [WB-1:0]        wc_mask_i,
-  input  wire                 wb_en_i,
-  input  wire [31:0]          wb_off_i,
-  input  wire [63:0]          wb_data_i,      // region header words (count, LRU clock), byte mask
-  input  wire [7:0]           wb_mask_i,
+  // helper unit (map FSM): a window of RB bytes written (byte mask) and one read, at byte offsets
+  input  wire                 ww_en_i,
+  input  wire [31:0]          ww_off_i,
+  input  wire [8*RB-1:0]      ww_data_i,
+  input  wire [RB-1:0]        ww_mask_i,
   input  wire                 hw_en_i,
   input  wire [31:0]          hw_off_i,
   output reg  [8*RB-1:0]      hw_rdata_o
@@ -58,8 +52,7 @@ module sephirot_mapmem #(
   localparam integer AW = $clog2(BYTES);
   localparam integer NW = BYTES / 8;          // words
   localparam integer WW = AW - 3;             // bits of a word index
-  localparam integer WN = WB / 8 + 1;         // words a WB-byte access at any byte offset touches
-  localparam integer RN = RB / 8 + 1;         // and an RB-byte one
+  localparam integer RN = RB / 8 + 1;         // words an RB-byte access at any byte offset touches
   localparam [31:0] MAP_BASE = `SEPH_MAP_BASE;
   reg [63:0] mem_q [0:NW-1];
 
@@ -110,7 +103,11 @@ module sephirot_mapmem #(
   reg [32*WP-1:0]    q_addr;
   reg [4*WP-1:0]     q_size;
   reg [64*WP-1:0]    q_data;
-  reg [64*RP-1:0]    p_rdata;
+  reg [64*RP-1:0]    p_live, p_rdata;
+  // A row's loads see the memory as it was before the row: through a stall (a helper call, which may write its
+  // windows in its last cycles) the ports keep the data of the row's first cycle.
+  reg [64*RP-1:0]    p_hold_q;
+  always @(posedge clk_i) if (!hold_i) p_hold_q <= p_live;
   integer li, pp;
   always @(*) begin
     r_left = rd_i;
@@ -118,8 +115,9 @@ module sephirot_mapmem #(
       p_sel[LANES*pp +: LANES] = lowest(r_left);
       r_left = r_left & ~p_sel[LANES*pp +: LANES];
       {p_size[4*pp +: 4], p_addr[32*pp +: 32]} = pick(p_sel[LANES*pp +: LANES]);
-      p_rdata[64*pp +: 64] = acc_data(|p_sel[LANES*pp +: LANES], p_addr[32*pp +: 32], p_size[4*pp +: 4]);
+      p_live[64*pp +: 64] = acc_data(|p_sel[LANES*pp +: LANES], p_addr[32*pp +: 32], p_size[4*pp +: 4]);
     end
+    p_rdata = hold_i ? p_hold_q : p_live;
     rdata_o = {64*LANES{1'b0}};
     for (li = 0; li < LANES; li = li + 1) begin
       for (pp = 0; pp < RP; pp = pp + 1)
@@ -182,29 +180,15 @@ module sephirot_mapmem #(
       end
     end
   end
-  wire [WW-1:0]    wc_w0 = wc_off_i[AW-1:3];
-  wire [WW-1:0]    wa_w0 = wa_off_i[AW-1:3];
-  wire [WW-1:0]    wb_w0 = wb_off_i[AW-1:3];
+  wire [WW-1:0]    ww_w0 = ww_off_i[AW-1:3];
   wire [WW-1:0]    ho_w0 = {host_line_i, 1'b0};
-  reg  [64*WN-1:0] wc_d, wa_d;
-  reg  [8*WN-1:0]  wc_m, wa_m;
-  reg  [127:0]     wb_d;
-  reg  [15:0]      wb_m;
+  reg  [64*RN-1:0] ww_d;
+  reg  [8*RN-1:0]  ww_m;
   always @(*) begin
-    wc_d = {64*WN{1'b0}}; wc_m = {8*WN{1'b0}};
-    wa_d = {64*WN{1'b0}}; wa_m = {8*WN{1'b0}};
-    wb_d = 128'd0; wb_m = 16'd0;
-    if (wc_en_i) begin
-      wc_d = {{(64*WN-8*WB){1'b0}}, wc_data_i} << {wc_off_i[2:0], 3'd0};
-      wc_m = {{(8*WN-WB){1'b0}}, wc_mask_i} << wc_off_i[2:0];
-    end
-    if (wa_en_i) begin
-      wa_d = {{(64*WN-8*WB){1'b0}}, wa_data_i} << {wa_off_i[2:0], 3'd0};
-      wa_m = {{(8*WN-WB){1'b0}}, wa_mask_i} << wa_off_i[2:0];
-    end
-    if (wb_en_i) begin
-      wb_d = {64'd0, wb_data_i} << {wb_off_i[2:0], 3'd0};
-      wb_m = {8'd0, wb_mask_i} << wb_off_i[2:0];
+    ww_d = {64*RN{1'b0}}; ww_m = {8*RN{1'b0}};
+    if (ww_en_i) begin
+      ww_d = {{(64*RN-8*RB){1'b0}}, ww_data_i} << {ww_off_i[2:0], 3'd0};
+      ww_m = {{(8*RN-RB){1'b0}}, ww_mask_i} << ww_off_i[2:0];
     end
   end
 
@@ -218,12 +202,8 @@ module sephirot_mapmem #(
       k = w - ln_w0[q];
       if (ln_en[q] && k < 2) wval = merge(wval, ln_d[q][64*k[0] +: 64], ln_m[q][8*k[0] +: 8]);
     end
-    k = w - wc_w0;
-    if (wc_en_i && {{(32-WW){1'b0}}, k} < WN) wval = merge(wval, wc_d[64*k[3:0] +: 64], wc_m[8*k[3:0] +: 8]);
-    k = w - wa_w0;
-    if (wa_en_i && {{(32-WW){1'b0}}, k} < WN) wval = merge(wval, wa_d[64*k[3:0] +: 64], wa_m[8*k[3:0] +: 8]);
-    k = w - wb_w0;
-    if (wb_en_i && k < 2) wval = merge(wval, wb_d[64*k[0] +: 64], wb_m[8*k[0] +: 8]);
+    k = w - ww_w0;
+    if (ww_en_i && {{(32-WW){1'b0}}, k} < RN) wval = merge(wval, ww_d[64*k[2:0] +: 64], ww_m[8*k[2:0] +: 8]);
     k = w - ho_w0;
     if (host_we_i && k < 2) wval = host_wdata_i[64*k[0] +: 64];
   endfunction
@@ -234,16 +214,9 @@ module sephirot_mapmem #(
       if (ln_en[wk] && |ln_m[wk][7:0])  mem_q[ln_w0[wk]] <= wval(ln_w0[wk]);
       if (ln_en[wk] && |ln_m[wk][15:8]) mem_q[ln_w0[wk] + 1'b1] <= wval(ln_w0[wk] + 1'b1);
     end
-    if (wc_en_i)
-      for (wk = 0; wk < WN; wk = wk + 1)
-        if (|wc_m[8*wk +: 8]) mem_q[wc_w0 + wk[WW-1:0]] <= wval(wc_w0 + wk[WW-1:0]);
-    if (wa_en_i)
-      for (wk = 0; wk < WN; wk = wk + 1)
-        if (|wa_m[8*wk +: 8]) mem_q[wa_w0 + wk[WW-1:0]] <= wval(wa_w0 + wk[WW-1:0]);
-    if (wb_en_i) begin
-      if (|wb_m[7:0])  mem_q[wb_w0] <= wval(wb_w0);
-      if (|wb_m[15:8]) mem_q[wb_w0 + 1'b1] <= wval(wb_w0 + 1'b1);
-    end
+    if (ww_en_i)
+      for (wk = 0; wk < RN; wk = wk + 1)
+        if (|ww_m[8*wk +: 8]) mem_q[ww_w0 + wk[WW-1:0]] <= wval(ww_w0 + wk[WW-1:0]);
     if (host_we_i) begin
       mem_q[ho_w0] <= wval(ho_w0);
       mem_q[ho_w0 + 1'b1] <= wval(ho_w0 + 1'b1);

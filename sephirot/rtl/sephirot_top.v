@@ -82,7 +82,7 @@ module sephirot_top #(
   wire [32*LANES-1:0] d_addr;
   wire [4*LANES-1:0]  d_size;
   wire [64*LANES-1:0] d_wdata;
-  wire                d_commit;
+  wire                d_commit, d_hold;
   reg  [64*LANES-1:0] d_rdata;
   reg  [LANES-1:0]    d_fault;
   reg  [LANES-1:0]    m_sel;
@@ -93,16 +93,10 @@ module sephirot_top #(
   wire [3:0]          hm_size;
   wire [63:0]         hm_rdata;
   wire [31:0]         m_id, m_count, mw_off;
-  wire                mw_en, mwa_en, mwb_en;
-  wire [31:0]         mwa_off, mwb_off;
-  wire [63:0]         mwb_data;
-  wire [7:0]          mwb_mask;
-  wire                mwc_en;
-  wire [31:0]         mwc_off;
-  wire [8*80-1:0]     mwc_data;
-  wire [79:0]         mwc_mask;
-  wire [8*80-1:0]     mwa_data;
-  wire [79:0]         mwa_mask;
+  wire                mw_en, mww_en;
+  wire [31:0]         mww_off;
+  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mww_data;
+  wire [`SEPH_MAP_WINDOW_BYTES-1:0]   mww_mask;
   wire [255:0]        m_entry;
   wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mw_rdata;
   wire [31:0]         hlp_id;
@@ -155,7 +149,7 @@ module sephirot_top #(
     .pkt_ready_i(core_ready), .pkt_filled_i(core_filled), .init_r1_i(init_r1), .init_r2_i(init_r2),
     .pkt_start_o, .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o, .res_cycles_o,
     .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
-    .dbus_commit_o(d_commit), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait),
+    .dbus_commit_o(d_commit), .dbus_hold_o(d_hold), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait),
     .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
     .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
     .hm_en_i(hm_en), .hm_addr_i(hm_addr), .hm_size_i(hm_size), .hm_rdata_o(hm_rdata), .hm_fault_o(hm_fault),
@@ -205,9 +199,7 @@ module sephirot_top #(
     .h_rd_i(hb_rd && hb_msel), .h_addr_i(hm_addr), .h_size_i(hm_size), .h_rdata_o(mh_rdata), .h_fault_o(mh_fault),
     .commit_i(d_commit), .rdata_o(m_rdata), .fault_o(m_fault),
     .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o),
-    .wa_en_i(mwa_en), .wa_off_i(mwa_off), .wa_data_i(mwa_data), .wa_mask_i(mwa_mask),
-    .wc_en_i(mwc_en), .wc_off_i(mwc_off), .wc_data_i(mwc_data), .wc_mask_i(mwc_mask),
-    .wb_en_i(mwb_en), .wb_off_i(mwb_off), .wb_data_i(mwb_data), .wb_mask_i(mwb_mask),
+    .hold_i(d_hold), .ww_en_i(mww_en), .ww_off_i(mww_off), .ww_data_i(mww_data), .ww_mask_i(mww_mask),
     .hw_en_i(mw_en), .hw_off_i(mw_off), .hw_rdata_o(mw_rdata)
   );
 
@@ -222,9 +214,7 @@ module sephirot_top #(
     .done_o(hlp_done), .ret_o(hlp_ret), .illegal_o(hlp_illegal), .fault_o(hlp_fault), .access_o(hlp_access),
     .hm_en_o(hm_en), .hm_addr_o(hm_addr), .hm_size_o(hm_size), .hm_rdata_i(hm_rdata), .hm_fault_i(hm_fault),
     .mid_o(m_id), .mcfg_i(m_entry), .mcount_i(m_count), .mw_en_o(mw_en), .mw_off_o(mw_off),
-    .mwa_en_o(mwa_en), .mwa_off_o(mwa_off), .mwa_data_o(mwa_data), .mwa_mask_o(mwa_mask),
-    .mwc_en_o(mwc_en), .mwc_off_o(mwc_off), .mwc_data_o(mwc_data), .mwc_mask_o(mwc_mask),
-    .mwb_en_o(mwb_en), .mwb_off_o(mwb_off), .mwb_data_o(mwb_data), .mwb_mask_o(mwb_mask), .mw_rdata_i(mw_rdata),
+    .mww_en_o(mww_en), .mww_off_o(mww_off), .mww_data_o(mww_data), .mww_mask_o(mww_mask), .mw_rdata_i(mw_rdata),
     .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_step_o(adj_step),
     .adj_err_i(adj_err), .adj_metalen_i(adj_metalen), .adj_busy_i(adj_busy),
     .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o),
