@@ -69,3 +69,34 @@ def test_same_word_stores_and_update(mtype: int, entries: int) -> None:
     got = assert_rtl_equals_model(SAME_WORD_ROM, packets, layout=layout)
     for i, r in enumerate(got):
         assert r.fault is None and len(r.trace) == len(SAME_WORD_ROM.rows), f"packet {i}: stores not reached"
+
+
+# key = packet byte 0, value word = packet bytes 4..7 (a 32-byte value). A hit updates the entry in a row whose
+# other lane loads the value: the load returns the value before the row, though the update writes the value's
+# window a cycle before the row commits (two windows: slot bytes 0..31 and 32..47). A miss inserts.
+LOAD_BESIDE_UPDATE_ROM = Rom([
+    row("r6 = *(u32 *)(r1 + 0)"),
+    row("r7 = *(u8 *)(r6 + 0)", "r9 = *(u32 *)(r6 + 4)"),
+    row("*(u32 *)(r10 - 4) = r7", "*(u64 *)(r10 - 40) = r9"),
+    row(HANDLE, "r2 = r10"),
+    row("r2 += -4"),
+    row("call 1"),
+    row("if r0 == 0 goto +6"),
+    row("r8 = r0", HANDLE),
+    row("r2 = r10", "r3 = r10", "r4 = 0"),
+    row("r2 += -4", "r3 += -40"),
+    row("call 2", "r9 = *(u64 *)(r8 + 0)"),
+    row("r0 = r9"),
+    row("exit"),
+    row(HANDLE, "r2 = r10", "r3 = r10"),
+    row("r2 += -4", "r3 += -40", "r4 = 0"),
+    row("call 2"),
+    row("exit 2"),
+])
+
+
+def test_load_beside_a_multi_window_update_sees_the_old_value() -> None:
+    layout = MapLayout.from_maps([MapDef("m", HASH, 4, 32, 4, 0)])
+    packets = [bytes([k, 0, 0, 0, v, 0, 0, 0]) + bytes(56) for k, v in ((1, 5), (1, 7), (1, 9), (2, 3), (2, 4))]
+    got = assert_rtl_equals_model(LOAD_BESIDE_UPDATE_ROM, packets, layout=layout)
+    assert [r.action for r in got] == [2, 5, 7, 2, 3]
