@@ -51,8 +51,8 @@ def cache_root() -> Path:
 
 
 # the modules under sephirot_top and the packet-stream harness (the board files have their own build)
-MODULES = ("div", "divshare", "alu", "atomic", "lane", "regfile", "stack", "core", "pktbuf", "mapmem", "mapcfg",
-           "helpers", "top")
+MODULES = ("div", "divshare", "alu", "atomic", "lane", "regfile", "portsel", "stack", "core", "pktbuf", "mapmem",
+           "mapcfg", "helpers", "top")
 HARNESS = ("sephirot_sim.cpp", "sephirot_main.cpp")
 
 

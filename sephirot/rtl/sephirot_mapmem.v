@@ -86,55 +86,39 @@ module sephirot_mapmem #(
       acc_data = funnel8(mem_q[w], mem_q[w + {{(WW-1){1'b0}}, 1'b1}], o[2:0]) & bytemask(sizemask(size));
   endfunction
 
-  // ports to lanes, in lane order: port p takes the lowest requesting lane not taken by ports 0..p-1 (one-hot)
-  function automatic [LANES-1:0] lowest(input [LANES-1:0] m);
-    lowest = m & (~m + {{(LANES-1){1'b0}}, 1'b1});
-  endfunction
-  function automatic [35:0] pick(input [LANES-1:0] sel);   // {size, address} of the lane sel names (or 0)
-    integer j;
-    pick = 36'd0;
-    for (j = 0; j < LANES; j = j + 1) if (sel[j]) pick = {size_i[4*j +: 4], addr_i[32*j +: 32]};
-  endfunction
-  reg [LANES*RP-1:0] p_sel;                       // lanes of load port p, one-hot (or none)
-  reg [LANES*WP-1:0] q_sel;                       // lanes of store port q
-  reg [LANES-1:0]    r_left, w_left;
-  reg [32*RP-1:0]    p_addr;
-  reg [4*RP-1:0]     p_size;
-  reg [32*WP-1:0]    q_addr;
-  reg [4*WP-1:0]     q_size;
-  reg [64*WP-1:0]    q_data;
-  reg [64*RP-1:0]    p_live, p_rdata;
+  // ports to lanes, in lane order (sephirot_portsel)
+  wire [LANES*RP-1:0] p_sel;                      // lanes of load port p, one-hot (or none)
+  wire [LANES*WP-1:0] q_sel;                      // lanes of store port q
+  wire [32*RP-1:0]    p_addr;
+  wire [4*RP-1:0]     p_size;
+  wire [32*WP-1:0]    q_addr;
+  wire [4*WP-1:0]     q_size;
+  wire [64*WP-1:0]    q_data;
+  /* verilator lint_off PINCONNECTEMPTY */
+  sephirot_portsel #(.LANES(LANES), .NP(RP), .AWD(32)) u_ld (
+    .req_i(rd_i), .addr_i(addr_i), .size_i(size_i), .data_i({64*LANES{1'b0}}), .sel_o(p_sel), .used_o(),
+    .addr_o(p_addr), .size_o(p_size), .data_o(), .left_o()
+  );
+  sephirot_portsel #(.LANES(LANES), .NP(WP), .AWD(32)) u_st (
+    .req_i(commit_i ? wr_i : {LANES{1'b0}}), .addr_i(addr_i), .size_i(size_i), .data_i(wdata_i), .sel_o(q_sel),
+    .used_o(), .addr_o(q_addr), .size_o(q_size), .data_o(q_data), .left_o()
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
   // A row's loads see the memory as it was before the row: through a stall (a helper call, which may write its
   // windows in its last cycles) the ports keep the data of the row's first cycle.
+  reg [64*RP-1:0]    p_live, p_rdata;
   reg [64*RP-1:0]    p_hold_q;
   always @(posedge clk_i) if (!hold_i) p_hold_q <= p_live;
   integer li, pp;
   always @(*) begin
-    r_left = rd_i;
-    for (pp = 0; pp < RP; pp = pp + 1) begin
-      p_sel[LANES*pp +: LANES] = lowest(r_left);
-      r_left = r_left & ~p_sel[LANES*pp +: LANES];
-      {p_size[4*pp +: 4], p_addr[32*pp +: 32]} = pick(p_sel[LANES*pp +: LANES]);
+    for (pp = 0; pp < RP; pp = pp + 1)
       p_live[64*pp +: 64] = acc_data(|p_sel[LANES*pp +: LANES], p_addr[32*pp +: 32], p_size[4*pp +: 4]);
-    end
     p_rdata = hold_i ? p_hold_q : p_live;
     rdata_o = {64*LANES{1'b0}};
     for (li = 0; li < LANES; li = li + 1) begin
       for (pp = 0; pp < RP; pp = pp + 1)
         if (p_sel[LANES*pp + li]) rdata_o[64*li +: 64] = p_rdata[64*pp +: 64];
       fault_o[li] = acc_fault(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
-    end
-  end
-  // (a separate block: an atomic's store data depends on its load, through the lane)
-  always @(*) begin
-    w_left = commit_i ? wr_i : {LANES{1'b0}};
-    q_data = {64*WP{1'b0}};
-    for (pp = 0; pp < WP; pp = pp + 1) begin
-      q_sel[LANES*pp +: LANES] = lowest(w_left);
-      w_left = w_left & ~q_sel[LANES*pp +: LANES];
-      {q_size[4*pp +: 4], q_addr[32*pp +: 32]} = pick(q_sel[LANES*pp +: LANES]);
-      for (li = 0; li < LANES; li = li + 1)
-        if (q_sel[LANES*pp + li]) q_data[64*pp +: 64] = wdata_i[64*li +: 64];
     end
   end
   always @(*) begin

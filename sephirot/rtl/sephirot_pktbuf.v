@@ -191,38 +191,33 @@ module sephirot_pktbuf #(
     end
   endfunction
 
-  // The packet loads and stores of a row get the ports in lane order: port p takes the lowest lane not taken by
-  // ports 0..p-1 (one-hot). A lane past them faults its row in the core, so its access is never served here.
-  function automatic [LANES-1:0] lowest(input [LANES-1:0] m);
-    lowest = m & (~m + {{(LANES-1){1'b0}}, 1'b1});
-  endfunction
-  function automatic [35:0] pick(input [LANES-1:0] sel);   // {size, address} of the lane sel names (or 0)
-    integer j;
-    pick = 36'd0;
-    for (j = 0; j < LANES; j = j + 1) if (sel[j]) pick = {size_i[4*j +: 4], addr_i[32*j +: 32]};
-  endfunction
+  // The packet loads and stores of a row get the ports in lane order (sephirot_portsel); a lane past them faults
+  // its row in the core, so its access is never served here.
   reg [LANES-1:0]    l_pkt;                       // lanes accessing the packet region
-  reg [LANES*RP-1:0] p_sel;                       // lanes of load port p
-  reg [LANES*WP-1:0] q_sel;                       // lanes of store port q (only in the cycle that commits)
-  reg [LANES-1:0]    r_left, w_left;
-  reg [32*RP-1:0]    p_addr;
-  reg [4*RP-1:0]     p_size;
-  reg [64*RP-1:0]    p_rdata;
-  reg [WP-1:0]       q_used;
-  reg [32*WP-1:0]    q_addr;
-  reg [4*WP-1:0]     q_size;
-  reg [64*WP-1:0]    q_data;
+  wire [LANES*RP-1:0] p_sel;                      // lanes of load port p
+  wire [32*RP-1:0]   p_addr;
+  wire [4*RP-1:0]    p_size;
+  reg  [64*RP-1:0]   p_rdata;
+  wire [WP-1:0]      q_used;                      // store port q stores this cycle (only in the cycle that commits)
+  wire [32*WP-1:0]   q_addr;
+  wire [4*WP-1:0]    q_size;
+  wire [64*WP-1:0]   q_data;
   integer li, pp;
+  always @(*) for (li = 0; li < LANES; li = li + 1) l_pkt[li] = addr_i[32*li+28 +: 4] == R_PKT;
+  /* verilator lint_off PINCONNECTEMPTY */
+  sephirot_portsel #(.LANES(LANES), .NP(RP), .AWD(32)) u_ld (
+    .req_i(rd_i & l_pkt), .addr_i(addr_i), .size_i(size_i), .data_i({64*LANES{1'b0}}), .sel_o(p_sel), .used_o(),
+    .addr_o(p_addr), .size_o(p_size), .data_o(), .left_o()
+  );
+  sephirot_portsel #(.LANES(LANES), .NP(WP), .AWD(32)) u_st (
+    .req_i(commit_i ? (wr_i & l_pkt) : {LANES{1'b0}}), .addr_i(addr_i), .size_i(size_i), .data_i(wdata_i),
+    .sel_o(), .used_o(q_used), .addr_o(q_addr), .size_o(q_size), .data_o(q_data), .left_o()
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
   reg [1:0] acc;
   always @(*) begin
-    for (li = 0; li < LANES; li = li + 1) l_pkt[li] = addr_i[32*li+28 +: 4] == R_PKT;
-    r_left = rd_i & l_pkt;
-    for (pp = 0; pp < RP; pp = pp + 1) begin
-      p_sel[LANES*pp +: LANES] = lowest(r_left);
-      r_left = r_left & ~p_sel[LANES*pp +: LANES];
-      {p_size[4*pp +: 4], p_addr[32*pp +: 32]} = pick(p_sel[LANES*pp +: LANES]);
+    for (pp = 0; pp < RP; pp = pp + 1)
       p_rdata[64*pp +: 64] = acc_pkt(|p_sel[LANES*pp +: LANES], p_addr[32*pp +: 32], p_size[4*pp +: 4]);
-    end
     rdata_o = {64*LANES{1'b0}};
     fault_o = {LANES{1'b0}};
     wait_o = {LANES{1'b0}};
@@ -234,19 +229,6 @@ module sephirot_pktbuf #(
         if (p_sel[LANES*pp + li]) rdata_o[64*li +: 64] = p_rdata[64*pp +: 64];
       fault_o[li] = acc[0];
       wait_o[li] = acc[1];
-    end
-  end
-  // (a separate block: an atomic's store data depends on its load, through the lane)
-  always @(*) begin
-    w_left = commit_i ? (wr_i & l_pkt) : {LANES{1'b0}};
-    q_data = {64*WP{1'b0}};
-    for (pp = 0; pp < WP; pp = pp + 1) begin
-      q_sel[LANES*pp +: LANES] = lowest(w_left);
-      w_left = w_left & ~q_sel[LANES*pp +: LANES];
-      q_used[pp] = |q_sel[LANES*pp +: LANES];
-      {q_size[4*pp +: 4], q_addr[32*pp +: 32]} = pick(q_sel[LANES*pp +: LANES]);
-      for (li = 0; li < LANES; li = li + 1)
-        if (q_sel[LANES*pp + li]) q_data[64*pp +: 64] = wdata_i[64*li +: 64];
     end
   end
   // the helper unit's read port: the core holds a call whose buffers point into the packet until the packet

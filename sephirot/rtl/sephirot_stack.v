@@ -38,56 +38,28 @@ module sephirot_stack #(
   localparam integer SW  = SSZ / 8;               // words of a bank
   localparam integer SWW = OW - 3;
 
-  // ports to lanes, in lane order: port p takes the lowest requesting lane not taken by ports 0..p-1 (one-hot
-  // selects and AND-OR muxes: a lane counter made adders and comparators)
-  function automatic [LANES-1:0] lowest(input [LANES-1:0] m);
-    begin
-      lowest = m & (~m + {{(LANES-1){1'b0}}, 1'b1});
-    end
-  endfunction
-  function automatic [OW+3:0] pick(input [LANES-1:0] sel);   // {size, offset} of the lane sel names (or 0)
-    integer j;
-    begin
-      pick = {(OW+4){1'b0}};
-      for (j = 0; j < LANES; j = j + 1) if (sel[j]) pick = {size_i[4*j +: 4], off_i[OW*j +: OW]};
-    end
-  endfunction
-  reg [LANES*RP-1:0] p_sel;                       // lanes of load port p, one-hot (or none)
-  reg [LANES*WP-1:0] q_sel;                       // lanes of store port q
-  reg [LANES-1:0]    r_left, w_left;
-  reg [OW*RP-1:0]    l_off;                       // the lanes' load ports, then the helper's port
-  reg [4*RP-1:0]     l_size;
-  reg [OW*WP-1:0]    q_off;
-  reg [4*WP-1:0]     q_size;
-  reg [64*WP-1:0]    q_data;
-  reg [WP-1:0]       q_used;
-  wire [OW*SP-1:0]   p_off = {h_off_i, l_off};
-  wire [4*SP-1:0]    p_size = {h_size_i, l_size};
+  // ports to lanes, in lane order (sephirot_portsel): the lanes' load ports, then the helper's port
+  wire [LANES*RP-1:0] p_sel;                      // lanes of load port p, one-hot (or none)
+  wire [LANES-1:0]    r_left, w_left;
+  wire [OW*RP-1:0]    l_off;
+  wire [4*RP-1:0]     l_size;
+  wire [OW*WP-1:0]    q_off;
+  wire [4*WP-1:0]     q_size;
+  wire [64*WP-1:0]    q_data;
+  wire [WP-1:0]       q_used;
+  wire [OW*SP-1:0]    p_off = {h_off_i, l_off};
+  wire [4*SP-1:0]     p_size = {h_size_i, l_size};
+  /* verilator lint_off PINCONNECTEMPTY */
+  sephirot_portsel #(.LANES(LANES), .NP(RP), .AWD(OW)) u_ld (
+    .req_i(rd_i), .addr_i(off_i), .size_i(size_i), .data_i({64*LANES{1'b0}}), .sel_o(p_sel), .used_o(), .addr_o(l_off),
+    .size_o(l_size), .data_o(), .left_o(r_left)
+  );
+  sephirot_portsel #(.LANES(LANES), .NP(WP), .AWD(OW)) u_st (
+    .req_i(wr_i), .addr_i(off_i), .size_i(size_i), .data_i(wdata_i), .sel_o(), .used_o(q_used),
+    .addr_o(q_off), .size_o(q_size), .data_o(q_data), .left_o(w_left)
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
   integer pp, k;
-  // (separate blocks: an atomic's store data depends on its load, through the lane)
-  always @(*) begin
-    r_left = rd_i;
-    for (pp = 0; pp < RP; pp = pp + 1) begin
-      p_sel[LANES*pp +: LANES] = lowest(r_left);
-      r_left = r_left & ~p_sel[LANES*pp +: LANES];
-      {l_size[4*pp +: 4], l_off[OW*pp +: OW]} = pick(p_sel[LANES*pp +: LANES]);
-    end
-  end
-  always @(*) begin
-    w_left = wr_i;
-    for (pp = 0; pp < WP; pp = pp + 1) begin
-      q_sel[LANES*pp +: LANES] = lowest(w_left);
-      w_left = w_left & ~q_sel[LANES*pp +: LANES];
-      q_used[pp] = |q_sel[LANES*pp +: LANES];
-      {q_size[4*pp +: 4], q_off[OW*pp +: OW]} = pick(q_sel[LANES*pp +: LANES]);
-    end
-  end
-  always @(*) begin
-    q_data = {64*WP{1'b0}};
-    for (pp = 0; pp < WP; pp = pp + 1)
-      for (k = 0; k < LANES; k = k + 1)
-        if (q_sel[LANES*pp + k]) q_data[64*pp +: 64] = wdata_i[64*k +: 64];
-  end
   always @(*) over_o = r_left | w_left;
 
   wire [64*SP-1:0] prdata;                         // bytes read by port p in access order
