@@ -435,59 +435,59 @@ module sephirot_helpers (
   // then B's, from the cycle the map access alone would have ended in (m_lat): the latency grows by the windows
   // past the first (helpers.helper_latency, MapState.last_writes). C and A are different slots, or C clears the
   // slot A then writes, so the order is the byte-wise one.
-  reg             mwa_en_o, mwb_en_o, mwc_en_o;
-  reg  [31:0]     mwa_off_o, mwb_off_o, mwc_off_o;
-  reg  [8*80-1:0] mwa_data_o, mwc_data_o;
-  reg  [79:0]     mwa_mask_o, mwc_mask_o;
-  reg  [63:0]     mwb_data_o;
-  reg  [7:0]      mwb_mask_o;
+  reg             wa_en, wb_en, wc_en;
+  reg  [31:0]     wa_off, wb_off, wc_off;
+  reg  [8*80-1:0] wa_data, wc_data;
+  reg  [79:0]     wa_mask, wc_mask;
+  reg  [63:0]     wb_data;
+  reg  [7:0]      wb_mask;
   integer sb;
   always @(*) begin
-    mwa_data_o = {8*80{1'b0}};
+    wa_data = {8*80{1'b0}};
     if (is_upd)
       for (sb = 0; sb < 80; sb = sb + 1)
-        mwa_data_o[8*sb +: 8] = sel_k[sb] ? k_data[8*sb +: 8] : (sel_lk[sb] ? lk_data[8*sb +: 8] : vimg_q[8*sb +: 8]);
-    if (!m_array) mwa_data_o[63:0] = {hdr_wd, 24'd0, hdr_st};
+        wa_data[8*sb +: 8] = sel_k[sb] ? k_data[8*sb +: 8] : (sel_lk[sb] ? lk_data[8*sb +: 8] : vimg_q[8*sb +: 8]);
+    if (!m_array) wa_data[63:0] = {hdr_wd, 24'd0, hdr_st};
   end
   always @(*) begin
-    mwa_en_o = 1'b0; mwa_off_o = mres_q; mwa_mask_o = 80'd0;
-    mwb_en_o = 1'b0; mwb_off_o = m_off; mwb_data_o = {uclk1, ucount_q + 32'd1}; mwb_mask_o = 8'h0F;
-    mwc_en_o = 1'b0; mwc_off_o = uvoff_q; mwc_data_o = {{8*79{1'b0}}, 8'd2}; mwc_mask_o = 80'd0;
+    wa_en = 1'b0; wa_off = mres_q; wa_mask = 80'd0;
+    wb_en = 1'b0; wb_off = m_off; wb_data = {uclk1, ucount_q + 32'd1}; wb_mask = 8'h0F;
+    wc_en = 1'b0; wc_off = uvoff_q; wc_data = {{8*79{1'b0}}, 8'd2}; wc_mask = 80'd0;
     if (req_i && is_upd && !m_fault && !ufault_q && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
-      mwa_en_o = 1'b1;
+      wa_en = 1'b1;
       if (m_array) begin
-        mwa_mask_o = below(m_vs) & below(KMAX);
+        wa_mask = below(m_vs) & below(KMAX);
       end else if (m_lpmu) begin   // state, prefixlen, data, value; the header's count and high-water mark
-        mwa_mask_o = v_mask | lk_mask | 80'hF1;
-        mwc_en_o = 1'b1; mwc_off_o = m_off; mwc_mask_o[11:0] = 12'hF0F;
-        mwc_data_o[31:0] = ucount_q + {31'd0, !lex_v_q}; mwc_data_o[95:64] = lnhigh_q;
+        wa_mask = v_mask | lk_mask | 80'hF1;
+        wc_en = 1'b1; wc_off = m_off; wc_mask[11:0] = 12'hF0F;
+        wc_data[31:0] = ucount_q + {31'd0, !lex_v_q}; wc_data[95:64] = lnhigh_q;
       end else begin
-        mwa_mask_o = v_mask | (ufound_q ? 80'd0 : k_mask);
-        if (!ufound_q) begin mwa_mask_o[0] = 1'b1; mwb_en_o = 1'b1; end
+        wa_mask = v_mask | (ufound_q ? 80'd0 : k_mask);
+        if (!ufound_q) begin wa_mask[0] = 1'b1; wb_en = 1'b1; end
         if (m_lru) begin   // LRU stamp of the slot and the region's clock
-          mwa_mask_o[7:4] = 4'hF;
-          mwb_en_o = 1'b1; mwb_mask_o = ufound_q ? 8'hF0 : 8'hFF;
+          wa_mask[7:4] = 4'hF;
+          wb_en = 1'b1; wb_mask = ufound_q ? 8'hF0 : 8'hFF;
           if (uev_q) begin   // the victim becomes a tombstone, the entry count is unchanged
-            mwb_data_o = {uclk1, ucount_q}; mwc_en_o = 1'b1;
-            mwc_mask_o = below(m_ssz);
+            wb_data = {uclk1, ucount_q}; wc_en = 1'b1;
+            wc_mask = below(m_ssz);
           end
         end
       end
     end
     if (req_i && is_del && !m_fault && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
-      mwa_en_o = 1'b1;       // the slot cleared (hash maps: marked deleted), the entry count decremented
-      mwa_mask_o = below(m_ssz);
+      wa_en = 1'b1;       // the slot cleared (hash maps: marked deleted), the entry count decremented
+      wa_mask = below(m_ssz);
       if (m_hash) begin
-        mwb_en_o = 1'b1; mwb_data_o = {32'd0, ucount_q - 32'd1};
+        wb_en = 1'b1; wb_data = {32'd0, ucount_q - 32'd1};
       end
       if (m_lpmu) begin    // LPM: the slot emptied; count - 1, the high-water mark recomputed
-        mwc_en_o = 1'b1; mwc_off_o = m_off; mwc_mask_o[11:0] = 12'hF0F; mwc_data_o[7:0] = 8'd0;
-        mwc_data_o[31:0] = ucount_q - 32'd1; mwc_data_o[95:64] = lnhigh_q;
+        wc_en = 1'b1; wc_off = m_off; wc_mask[11:0] = 12'hF0F; wc_data[7:0] = 8'd0;
+        wc_data[31:0] = ucount_q - 32'd1; wc_data[95:64] = lnhigh_q;
       end
     end
     if (req_i && id_i == H_LOOKUP && m_lru && !m_fault && mdone_q && mhit_q && !cs_bad_q) begin
-      mwa_en_o = 1'b1; mwa_off_o = uslot_q; mwa_mask_o[7:4] = 4'hF;
-      mwb_en_o = 1'b1; mwb_mask_o = 8'hF0;
+      wa_en = 1'b1; wa_off = uslot_q; wa_mask[7:4] = 4'hF;
+      wb_en = 1'b1; wb_mask = 8'hF0;
     end
   end
   // windows of each write: A from its slot's start to the end of what it writes, C a slot or the 12-byte header
@@ -499,15 +499,15 @@ module sephirot_helpers (
   endfunction
   wire [31:0] wa_ext = is_del ? m_ssz : (is_upd ? (m_array ? m_vs : m_voff + m_vs) : 32'd8);
   /* verilator lint_on UNUSEDSIGNAL */
-  wire [2:0]  wa_cnt = mwa_en_o ? wins(wa_ext[6:0]) : 3'd0;
-  wire [2:0]  wc_cnt = mwc_en_o ? (m_lpmu ? 3'd1 : wins(m_ssz[6:0])) : 3'd0;
-  wire [2:0]  w_all  = wa_cnt + wc_cnt + {2'd0, mwb_en_o};
+  wire [2:0]  wa_cnt = wa_en ? wins(wa_ext[6:0]) : 3'd0;
+  wire [2:0]  wc_cnt = wc_en ? (m_lpmu ? 3'd1 : wins(m_ssz[6:0])) : 3'd0;
+  wire [2:0]  w_all  = wa_cnt + wc_cnt + {2'd0, wb_en};
   wire [32:0] w_more = (w_all == 3'd0) ? 33'd0 : {30'd0, w_all - 3'd1};
   wire [32:0] w_i    = cnt_q - m_lat;                   // this cycle's window, counted from m_lat
-  wire [8*96-1:0] wa_pad = {128'd0, mwa_data_o};
-  wire [8*96-1:0] wc_pad = {128'd0, mwc_data_o};
-  wire [95:0]     wa_mpad = {16'd0, mwa_mask_o};
-  wire [95:0]     wc_mpad = {16'd0, mwc_mask_o};
+  wire [8*96-1:0] wa_pad = {128'd0, wa_data};
+  wire [8*96-1:0] wc_pad = {128'd0, wc_data};
+  wire [95:0]     wa_mpad = {16'd0, wa_mask};
+  wire [95:0]     wc_mpad = {16'd0, wc_mask};
   reg  [1:0]      w_k;                      // the window of the write (0..2)
   always @(*) begin
     mww_en_o = 1'b0; mww_off_o = 32'd0; mww_data_o = {8*MW{1'b0}}; mww_mask_o = {MW{1'b0}};
@@ -516,15 +516,15 @@ module sephirot_helpers (
       mww_en_o = 1'b1;
       if (w_i[2:0] < wc_cnt) begin
         w_k = w_i[1:0];
-        mww_off_o = mwc_off_o + {{(30-MWL){1'b0}}, w_k, {MWL{1'b0}}};
+        mww_off_o = wc_off + {{(30-MWL){1'b0}}, w_k, {MWL{1'b0}}};
         mww_data_o = wc_pad[8*MW*w_k +: 8*MW]; mww_mask_o = wc_mpad[MW*w_k +: MW];
       end else if (w_i[2:0] < wc_cnt + wa_cnt) begin
         w_k = w_i[1:0] - wc_cnt[1:0];
-        mww_off_o = mwa_off_o + {{(30-MWL){1'b0}}, w_k, {MWL{1'b0}}};
+        mww_off_o = wa_off + {{(30-MWL){1'b0}}, w_k, {MWL{1'b0}}};
         mww_data_o = wa_pad[8*MW*w_k +: 8*MW]; mww_mask_o = wa_mpad[MW*w_k +: MW];
       end else begin
-        mww_off_o = mwb_off_o;
-        mww_data_o = {{(8*MW-64){1'b0}}, mwb_data_o}; mww_mask_o = {{(MW-8){1'b0}}, mwb_mask_o};
+        mww_off_o = wb_off;
+        mww_data_o = {{(8*MW-64){1'b0}}, wb_data}; mww_mask_o = {{(MW-8){1'b0}}, wb_mask};
       end
     end
   end
