@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from . import params
 from .errors import HxdpError
-from .maps import SLOT_HEADER, MapState
+from .maps import SLOT_HEADER, MapState, windows
 from .memory import ETH_HLEN, PKT_HARD_END, XDP_FRAME_RESERVED, DataMemory
 
 M64 = (1 << 64) - 1
@@ -53,7 +53,7 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     # the key comes in through the helper's memory port, KEY_READ_BYTES per cycle, before its slots are
     # compared; a probe then reads the slot's header and key through the map window, MAP_WINDOW_BYTES per cycle:
     # keys above 24 bytes take longer than the fixed part covers
-    slot_lines = (SLOT_HEADER + key_size + params.MAP_WINDOW_BYTES - 1) // params.MAP_WINDOW_BYTES
+    slot_lines = windows(SLOT_HEADER + key_size)
     keyed = max(MAP_ACCESS_BASE + probes * lines_key,
                 (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + probes * slot_lines)
     more = max(0, writes - 1)
