@@ -455,9 +455,6 @@ module sephirot_pktbuf #(
   localparam integer MWB = $clog2(2 * NMW);
   wire [WA-1:0]       in_w0 = in_off0[OW-1:3];
   wire [WA-1:0]       mv_w0 = mv_new[OW-1:3];
-  function automatic [63:0] old_word(input b, input [IX-1:0] ix);
-    old_word = b ? mem1_q[ix] : mem0_q[ix];
-  endfunction
   // bank b's k-th word from word w0 on: its index in the bank (within the buffer)
   function automatic [WA-2:0] bank_ix(input [WA-1:0] w0, input b, input [MWB-2:0] k);
     bank_ix = w0[WA-1:1] + {{(WA-2){1'b0}}, w0[0] & ~b} + {{(WA-MWB){1'b0}}, k};
