@@ -139,6 +139,8 @@ bool SephirotSim::setup(const std::string& rom, const std::string& maps, const s
       top_->map_line_i = std::stoul(idx, nullptr, 16);
       for (int w = 0; w < 4; w++)
         top_->map_wdata_i[w] = b[4 * w] | (b[4 * w + 1] << 8) | (b[4 * w + 2] << 16) | (uint32_t(b[4 * w + 3]) << 24);
+      top_->eval();
+      if (!top_->map_wready_o) { fprintf(stderr, "map memory busy while loading line %s\n", idx.c_str()); return false; }
       tick();
     }
     top_->map_we_i = 0;
@@ -312,10 +314,14 @@ bool SephirotSim::finish(const std::string& out_path, const std::string& dump_pa
     if (!d) return false;
     top_->in_valid_i = 0;
     for (uint64_t line = 0; line < dump_lines; line++) {
+      // the map memory is block RAM: a line is read at a falling clock edge (the core is idle by now)
       top_->map_line_i = line;
+      top_->clk_i = 0;
       top_->eval();
       bool nz = false;
       for (int w = 0; w < 4; w++) nz |= top_->map_rdata_o[w] != 0;
+      top_->clk_i = 1;
+      top_->eval();
       if (!nz) continue;
       fprintf(d, "%" PRIx64 " ", line);
       for (int b = 0; b < 16; b++) fprintf(d, "%02x", (top_->map_rdata_o[b / 4] >> (8 * (b % 4))) & 0xff);

@@ -57,6 +57,7 @@ module sephirot_axil #(
   output wire [LW-1:0]        map_line_o,
   output wire [127:0]         map_wdata_o,
   input  wire [127:0]         map_rdata_i,
+  input  wire                 map_wready_i,   // the line write is taken this cycle (else it waits)
   // map configuration table (one 256-bit entry per map id)
   output reg                  mcfg_we_o,
   output reg  [7:0]           mcfg_idx_o,
@@ -89,6 +90,7 @@ module sephirot_axil #(
   // ---------------------------------------------------------------------------------------------------------
   // write channel: address and data captured independently, one write performed when both are present
   reg         aw_q, w_q;
+  reg         map_we_q;   // a map line write is pending (below)
   reg [31:0]  awaddr_q, wdata_q;
   reg [3:0]   wstrb_q;
   assign s_awready_o = !aw_q && !s_bvalid_o;
@@ -98,7 +100,7 @@ module sephirot_axil #(
   wire [31:0] wa      = aw_q ? awaddr_q : s_awaddr_i;
   wire [31:0] wd      = w_q ? wdata_q : s_wdata_i;
   wire [3:0]  ws      = w_q ? wstrb_q : s_wstrb_i;
-  wire        wr_go   = aw_have && w_have && !s_bvalid_o;
+  wire        wr_go   = aw_have && w_have && !s_bvalid_o && !map_we_q;   // (a line write waits for the memory)
 
   // write decode
   wire        wa_imem   = wa[31:16] == PAGE_IMEM;
@@ -134,7 +136,6 @@ module sephirot_axil #(
   reg [64*LANES-1:0] stage_q;
   reg [127:0]        line_q;
   reg [LW-1:0]       line_addr_q;
-  reg                map_we_q;
   reg [LW-1:0]       map_wline_q;
   reg [64*LANES-1:0] shadow_q [0:ROWS-1];  // committed rows, for read-back (the core's imem is write-only)
   reg [255:0]        mstage_q;
@@ -161,7 +162,7 @@ module sephirot_axil #(
     end else begin
       imem_we_o <= 1'b0;
       mcfg_we_o <= 1'b0;
-      map_we_q <= 1'b0;
+      if (map_wready_i) map_we_q <= 1'b0;
       if (s_awvalid_i && s_awready_o && !wr_go) begin aw_q <= 1'b1; awaddr_q <= s_awaddr_i; end
       if (s_wvalid_i && s_wready_o && !wr_go) begin w_q <= 1'b1; wdata_q <= s_wdata_i; wstrb_q <= s_wstrb_i; end
       if (s_bvalid_o && s_bready_i) s_bvalid_o <= 1'b0;
@@ -188,7 +189,7 @@ module sephirot_axil #(
         if (ctrl_reg) hold_o <= wd[0];
         if (rows_reg && rows_ok) imem_rows_o <= wd[AW:0];
       end
-      if (map_we_q) line_q <= 128'd0;
+      if (map_we_q && map_wready_i) line_q <= 128'd0;
     end
   end
 

@@ -63,6 +63,7 @@ module sephirot_board #(
   wire                map_we;
   wire [LW-1:0]       map_line;
   wire [127:0]        map_wdata, map_rdata;
+  wire                map_wready;
   wire                mcfg_we;
   wire [7:0]          mcfg_idx;
   wire [255:0]        mcfg_wdata;
@@ -86,7 +87,7 @@ module sephirot_board #(
     .s_bresp_o, .s_bvalid_o, .s_bready_i, .s_araddr_i, .s_arvalid_i, .s_arready_o,
     .s_rdata_o, .s_rresp_o, .s_rvalid_o, .s_rready_i,
     .imem_we_o(imem_we), .imem_waddr_o(imem_waddr), .imem_wdata_o(imem_wdata), .imem_rows_o(imem_rows),
-    .map_we_o(map_we), .map_line_o(map_line), .map_wdata_o(map_wdata), .map_rdata_i(map_rdata),
+    .map_we_o(map_we), .map_line_o(map_line), .map_wdata_o(map_wdata), .map_rdata_i(map_rdata), .map_wready_i(map_wready),
     .mcfg_we_o(mcfg_we), .mcfg_idx_o(mcfg_idx), .mcfg_wdata_o(mcfg_wdata),
     .hold_o(hold), .held_i(held), .inflight_i(inflight_q),
     .pkt_done_i(pkt_done_o), .res_action_i(res_action_o), .res_fault_i(res_fault_o),
@@ -167,7 +168,7 @@ module sephirot_board #(
   sephirot_top #(.LANES(LANES), .AW(AW), .MAP_BYTES(MAP_BYTES), .LW(LW)) u_top (
     .clk_i, .rst_ni,
     .imem_we_i(imem_we), .imem_waddr_i(imem_waddr), .imem_wdata_i(imem_wdata), .imem_rows_i(imem_rows),
-    .map_we_i(map_we), .map_line_i(map_line), .map_wdata_i(map_wdata), .map_rdata_o(map_rdata),
+    .map_we_i(map_we), .map_line_i(map_line), .map_wdata_i(map_wdata), .map_rdata_o(map_rdata), .map_wready_o(map_wready),
     .mcfg_we_i(mcfg_we), .mcfg_idx_i(mcfg_idx), .mcfg_wdata_i(mcfg_wdata),
     .raw_i(1'b0),
     .in_valid_i(c_valid), .in_ready_o(c_ready), .in_data_i(in_data_i[256*cur +: 256]), .in_sop_i(c_sop),

@@ -2,15 +2,30 @@
 `default_nettype none
 `include "sephirot_params.vh"
 
-// The bytes are kept in 64-bit words and written as whole words with byte masks. Every word written in a cycle
-// gets the result of all the cycle's writes to it, applied in the byte-wise order (the lanes' store, the helper
-// unit's window, the host line), so where two write sites hit the same word they write the same value. Verilator
-// evaluates each write site of an array every cycle: the byte-wise version had about 220 of them and was most of
-// the simulator's time.
-// Per cycle the helper unit reads one window and writes one (MAP_WINDOW_BYTES, 8-byte aligned), and a row calling
-// a map helper has no lane store here (execution contract): with the lanes' ports, what block RAM can serve.
+// The bytes are kept in NB = 4 banks of 64-bit words (word w in bank w % 4), the shape of block RAM: each bank is
+// written at most once a cycle, at the rising edge, with a byte mask, and read by each client at the falling edge
+// into a register, so a read address set up by the rising edge gives its data within the same cycle (as the
+// combinational reads of the model: the paper's "memory locations are pre-fetched" during decode). Every client
+// reads at most four consecutive words, one from each bank: the lanes' load ports (8 bytes at any offset: two
+// words), the helper's scalar read (two words), its window (MAP_WINDOW_BYTES = 32 at an 8-byte aligned offset:
+// four words) and the host (a 16-byte line: two words). Writes: the lanes' store port (two words), the helper's
+// window (four words: it writes one a cycle, and a row calling a map helper stores nothing here, execution
+// contract, so the two never meet) and the host line, which waits for a cycle with neither (host_wready_o).
+// Yosys maps each bank to block RAM, one copy per reading client.
 // A row has MAP_LOAD_PORTS loads and MAP_STORE_PORTS stores in this memory (execution contract): the lanes get the
 // ports in lane order, and a lane past them faults its row in the core, so its access is never served here.
+// A bank read is a register loaded at the falling edge. The fast simulation build (SEPH_COMB_READS, set by
+// hxdp.rtl) reads the same word combinationally: the read address is set up by the rising edge and the banks are
+// written only at rising edges, so the word is the one the falling edge would load, and the model evaluates the
+// core's logic once a cycle instead of twice (12% of its speed). tests/test_rtl_structural.py runs the
+// falling-edge version, the one yosys synthesises.
+`ifdef SEPH_COMB_READS
+`define SEPH_READ_EDGE *
+`define SEPH_READ_ASSIGN =
+`else
+`define SEPH_READ_EDGE negedge clk_i
+`define SEPH_READ_ASSIGN <=
+`endif
 module sephirot_mapmem #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer RP    = `SEPH_MAP_LOAD_PORTS,
@@ -40,6 +55,7 @@ module sephirot_mapmem #(
   input  wire [LW-1:0]        host_line_i,
   input  wire [127:0]         host_wdata_i,
   output reg  [127:0]         host_rdata_o,
+  output wire                 host_wready_o,  // host_we_i is taken this cycle (the lanes and the helper come first)
   // helper unit (map FSM): a window of RB bytes written (byte mask) and one read, at byte offsets
   input  wire                 ww_en_i,
   input  wire [31:0]          ww_off_i,
@@ -50,11 +66,12 @@ module sephirot_mapmem #(
   output reg  [8*RB-1:0]      hw_rdata_o
 );
   localparam integer AW = $clog2(BYTES);
-  localparam integer NW = BYTES / 8;          // words
   localparam integer WW = AW - 3;             // bits of a word index
-  localparam integer RN = RB / 8 + 1;         // words an RB-byte access at any byte offset touches
+  localparam integer NB = 4;                  // banks
+  localparam integer BI = WW - 2;             // bits of a word's index in its bank
+  localparam integer NC = RP + 2;             // the core's reading clients: the load ports, the helper's scalar read and window
+  localparam integer CH = RP, CW = RP + 1;
   localparam [31:0] MAP_BASE = `SEPH_MAP_BASE;
-  reg [63:0] mem_q [0:NW-1];
 
   function automatic [63:0] funnel8(input [63:0] lo, input [63:0] hi, input [2:0] s);   // bytes s.. of {hi, lo}
     funnel8 = (s == 3'd0) ? lo : (lo >> {s, 3'd0}) | (hi << {3'd0 - s, 3'd0});
@@ -62,28 +79,14 @@ module sephirot_mapmem #(
   function automatic [63:0] bytemask(input [7:0] m);
     bytemask = {{8{m[7]}}, {8{m[6]}}, {8{m[5]}}, {8{m[4]}}, {8{m[3]}}, {8{m[2]}}, {8{m[1]}}, {8{m[0]}}};
   endfunction
-  function automatic [63:0] merge(input [63:0] v, input [63:0] d, input [7:0] m);   // bytes m of d over v
-    merge = (v & ~bytemask(m)) | (d & bytemask(m));
-  endfunction
   function automatic [7:0] sizemask(input [3:0] size);   // the first `size` bytes (1..8)
     sizemask = size[3] ? 8'hff : ~(8'hff << size[2:0]);
   endfunction
-
-  // one access of `size` bytes at `a` (bytes wrap in the memory): whether it faults, its data (two results
-  // rather than one of 65 bits, as the simulator zeroes a wider function result at every evaluation of the caller)
+  // an access of `size` bytes at `a` faults past the end of the memory
   function automatic acc_fault(input rd, input wr, input [31:0] a, input [3:0] size);
     reg [31:0] o;
     o = a - MAP_BASE;
     acc_fault = (rd || wr) && (o + {28'd0, size} > BYTES);
-  endfunction
-  function automatic [63:0] acc_data(input rd, input [31:0] a, input [3:0] size);
-    reg [31:0] o;
-    reg [WW-1:0] w;
-    o = a - MAP_BASE;
-    w = o[AW-1:3];
-    acc_data = 64'd0;
-    if (rd && !(o + {28'd0, size} > BYTES))
-      acc_data = funnel8(mem_q[w], mem_q[w + {{(WW-1){1'b0}}, 1'b1}], o[2:0]) & bytemask(sizemask(size));
   endfunction
 
   // ports to lanes, in lane order (sephirot_portsel)
@@ -104,107 +107,156 @@ module sephirot_mapmem #(
     .used_o(), .addr_o(q_addr), .size_o(q_size), .data_o(q_data), .left_o()
   );
   /* verilator lint_on PINCONNECTEMPTY */
-  // A row's loads see the memory as it was before the row: through a stall (a helper call, which may write its
-  // windows in its last cycles) the ports keep the data of the row's first cycle.
-  reg [64*RP-1:0]    p_live, p_rdata;
-  reg [64*RP-1:0]    p_hold_q;
-  always @(posedge clk_i) if (!hold_i) p_hold_q <= p_live;
-  integer li, pp;
+  integer fi;
+  always @(*)
+    for (fi = 0; fi < LANES; fi = fi + 1)
+      fault_o[fi] = acc_fault(rd_i[fi], wr_i[fi], addr_i[32*fi +: 32], size_i[4*fi +: 4]);
+
+  // ---------------------------------------------------------------------------------------------------------
+  // reads: client c's first word, and bank b's word for it, read at the falling edge
+  reg  [WW*NC-1:0]    cw;
+  wire [63:0]         rq [0:NB*NC-1];             // bank b's word for client c at rq[NB * c + b]
+  /* verilator lint_off UNUSEDSIGNAL */
+  reg  [31:0]         po;                         // (an offset: its word index is used)
+  /* verilator lint_on UNUSEDSIGNAL */
+  integer ci;
   always @(*) begin
-    for (pp = 0; pp < RP; pp = pp + 1)
-      p_live[64*pp +: 64] = acc_data(|p_sel[LANES*pp +: LANES], p_addr[32*pp +: 32], p_size[4*pp +: 4]);
-    p_rdata = hold_i ? p_hold_q : p_live;
-    rdata_o = {64*LANES{1'b0}};
-    for (li = 0; li < LANES; li = li + 1) begin
-      for (pp = 0; pp < RP; pp = pp + 1)
-        if (p_sel[LANES*pp + li]) rdata_o[64*li +: 64] = p_rdata[64*pp +: 64];
-      fault_o[li] = acc_fault(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+    for (ci = 0; ci < RP; ci = ci + 1) begin
+      po = p_addr[32*ci +: 32] - MAP_BASE;
+      cw[WW*ci +: WW] = po[AW-1:3];
+    end
+    po = h_addr_i - MAP_BASE;
+    cw[WW*CH +: WW] = po[AW-1:3];
+    cw[WW*CW +: WW] = hw_off_i[AW-1:3];
+  end
+  // word j (0..3) of client c, from bank (first word + j) % NB, at cwd[4 * c + j] (arrays, not part-selects of a
+  // wide vector at a variable offset: those cost the simulator a third of its speed)
+  reg  [63:0]         cwd [0:4*NC-1];
+  reg  [1:0]          cb;
+  integer cc, cj;
+  reg  [NC-1:0]       c_on;                       // clients reading this cycle (the others' words are not used)
+  always @(*) begin
+    for (cc = 0; cc < RP; cc = cc + 1) c_on[cc] = |p_sel[LANES*cc +: LANES];
+    c_on[CH] = h_rd_i; c_on[CW] = hw_en_i;
+    for (cc = 0; cc < NC; cc = cc + 1)
+      for (cj = 0; cj < 4; cj = cj + 1) begin
+        cb = cw[WW*cc +: 2] + cj[1:0];
+        cwd[4*cc + cj] = c_on[cc] ? rq[NB*cc + {30'd0, cb}] : 64'd0;
+      end
+  end
+  function automatic [63:0] cword(input integer c, input [1:0] j);
+    cword = cwd[4*c + {30'd0, j}];
+  endfunction
+
+  // writes: bank b's word of each source (the helper's window, the lanes' store, the host line)
+  wire [WW-1:0]  ww_w0 = ww_off_i[AW-1:3];        // (helper windows are 8-byte aligned: slots and regions are)
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [31:0]    ln_o  = q_addr[31:0] - MAP_BASE;  // (an offset: its word index is used)
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire [WW-1:0]  ln_w0 = ln_o[AW-1:3];
+  wire           ln_en = |q_sel[LANES-1:0];
+  reg  [127:0]   ln_d;
+  reg  [15:0]    ln_m;
+  always @(*) begin   // (computed in the cycles that store: the simulator evaluates continuous wires every cycle)
+    ln_d = 128'd0; ln_m = 16'd0;
+    if (ln_en) begin
+      ln_d = {64'd0, q_data[63:0]} << {q_addr[2:0], 3'd0};
+      ln_m = {8'd0, sizemask(q_size[3:0])} << q_addr[2:0];
     end
   end
-  always @(*) begin
-    h_rdata_o = acc_data(h_rd_i, h_addr_i, h_size_i);
-    h_fault_o = acc_fault(h_rd_i, 1'b0, h_addr_i, h_size_i);
-  end
+  wire [WW-1:0]  ho_w0 = {host_line_i, 1'b0};
+  // (the host's reads have signals of their own: it is driven from outside the core, and a signal shared with the
+  // core's clients would make the simulator evaluate the core's logic at every change of a top-level input)
+  wire [63:0]    ho_q [0:NB-1];
+  assign host_wready_o = !(ww_en_i || ln_en);
+  wire           ho_en = host_we_i && host_wready_o;
 
-  always @(*) host_rdata_o = {mem_q[{host_line_i, 1'b1}], mem_q[{host_line_i, 1'b0}]};
+  // (B < x is constant for bank 0: the word index of bank 0 never carries)
+  /* verilator lint_off CMPCONST */
+  genvar gb, gc;
+  generate
+    for (gb = 0; gb < NB; gb = gb + 1) begin : gen_bank
+      localparam [1:0] B = gb;
+      reg [63:0] mem_q [0:(1 << BI)-1];
+      // the source writing this bank: word (B - first word) % NB of the helper's window, the store or the line
+      wire [1:0]    wj = B - ww_w0[1:0];
+      wire [1:0]    lj = B - ln_w0[1:0];
+      wire [1:0]    hj = B - ho_w0[1:0];
+      reg           we;
+      reg [BI-1:0]  wix;
+      reg [63:0]    wd;
+      reg [7:0]     wm;
+      always @(*) begin
+        we = 1'b0; wix = {BI{1'b0}}; wd = 64'd0; wm = 8'd0;
+        if (ww_en_i) begin
+          we = |ww_mask_i[8*wj +: 8]; wix = ww_w0[WW-1:2] + {{(BI-1){1'b0}}, B < ww_w0[1:0]};
+          wd = ww_data_i[64*wj +: 64]; wm = ww_mask_i[8*wj +: 8];
+        end else if (ln_en && lj < 2'd2) begin
+          we = |ln_m[8*lj[0] +: 8]; wix = ln_w0[WW-1:2] + {{(BI-1){1'b0}}, B < ln_w0[1:0]};
+          wd = ln_d[64*lj[0] +: 64]; wm = ln_m[8*lj[0] +: 8];
+        end else if (ho_en && hj < 2'd2) begin
+          we = 1'b1; wix = ho_w0[WW-1:2];
+          wd = host_wdata_i[64*hj[0] +: 64]; wm = 8'hff;
+        end
+      end
+      integer k;
+      always @(posedge clk_i)
+        if (we) for (k = 0; k < 8; k = k + 1) if (wm[k]) mem_q[wix][8*k +: 8] <= wd[8*k +: 8];
+      for (gc = 0; gc < NC; gc = gc + 1) begin : gen_rd
+        wire [WW-1:0] w0 = cw[WW*gc +: WW];
+        wire [BI-1:0] ix = w0[WW-1:2] + {{(BI-1){1'b0}}, B < w0[1:0]};
+        reg  [63:0]   q;
+        always @(`SEPH_READ_EDGE) q `SEPH_READ_ASSIGN mem_q[ix];
+        assign rq[NB*gc+gb] = q;
+      end
+      wire [BI-1:0] ho_ix = ho_w0[WW-1:2] + {{(BI-1){1'b0}}, B < ho_w0[1:0]};
+      reg  [63:0]   ho_r;
+      always @(`SEPH_READ_EDGE) ho_r `SEPH_READ_ASSIGN mem_q[ho_ix];
+      assign ho_q[gb] = ho_r;
+    end
+  endgenerate
+  /* verilator lint_on CMPCONST */
+
+  // the lanes' loads: bytes of words 0 and 1 from the port's offset; through a stall (a helper call, which writes
+  // its windows in its last cycles) a port keeps the data of the row's first cycle: loads see memory before the row
+  reg [64*RP-1:0] p_live, p_rdata;
+  reg [64*RP-1:0] p_hold_q;
+  integer li, pp;
+  always @(posedge clk_i) if (!hold_i) p_hold_q <= p_live;
+  always @(*) begin
+    for (pp = 0; pp < RP; pp = pp + 1) begin
+      p_live[64*pp +: 64] = 64'd0;
+      if (|p_sel[LANES*pp +: LANES] && !acc_fault(1'b1, 1'b0, p_addr[32*pp +: 32], p_size[4*pp +: 4]))
+        p_live[64*pp +: 64] = funnel8(cword(pp, 2'd0), cword(pp, 2'd1), p_addr[32*pp +: 3]) &
+                              bytemask(sizemask(p_size[4*pp +: 4]));
+    end
+    p_rdata = hold_i ? p_hold_q : p_live;
+    rdata_o = {64*LANES{1'b0}};
+    for (li = 0; li < LANES; li = li + 1)
+      for (pp = 0; pp < RP; pp = pp + 1)
+        if (p_sel[LANES*pp + li]) rdata_o[64*li +: 64] = p_rdata[64*pp +: 64];
+  end
+  always @(*) begin
+    h_fault_o = acc_fault(h_rd_i, 1'b0, h_addr_i, h_size_i);
+    h_rdata_o = 64'd0;
+    if (h_rd_i && !h_fault_o)
+      h_rdata_o = funnel8(cword(CH, 2'd0), cword(CH, 2'd1), h_addr_i[2:0]) & bytemask(sizemask(h_size_i));
+  end
+  always @(*) host_rdata_o = {ho_q[ho_w0[1:0] + 2'd1], ho_q[ho_w0[1:0]]};
 
   // the helper's window: RB bytes from hw_off (bytes at or past the end of the memory read 0)
   integer hk;
-  reg [64*RN-1:0] hw_words;
-  reg [WW-1:0]    hw_w0;
-  reg [31:0]      hw_lim;   // bytes of the window inside the memory
+  reg [31:0]     hw_lim;   // bytes of the window inside the memory
+  reg [8*RB-1:0] hw_all;
   always @(*) begin
     hw_rdata_o = {8*RB{1'b0}};
-    hw_words = {64*RN{1'b0}};
-    hw_w0 = hw_off_i[AW-1:3];
     hw_lim = (hw_off_i < BYTES) ? BYTES - hw_off_i : 32'd0;
-    if (hw_en_i) begin
-      for (hk = 0; hk < RN; hk = hk + 1) hw_words[64*hk +: 64] = mem_q[hw_w0 + hk[WW-1:0]];
-      hw_words = hw_words >> {hw_off_i[2:0], 3'd0};
+    hw_all = {cword(CW, 2'd3), cword(CW, 2'd2), cword(CW, 2'd1), cword(CW, 2'd0)};
+    if (hw_en_i)
       for (hk = 0; hk < RB; hk = hk + 1)
-        if (hk < hw_lim) hw_rdata_o[8*hk +: 8] = hw_words[8*hk +: 8];
-    end
-  end
-
-  // Each write source as words: its first word, and its bytes and byte mask shifted to that word's byte 0.
-  reg  [WP-1:0]          ln_en;
-  reg  [WW-1:0]          ln_w0 [0:WP-1];
-  reg  [127:0]           ln_d [0:WP-1];
-  reg  [15:0]            ln_m [0:WP-1];
-  integer lk;
-  always @(*) begin
-    for (lk = 0; lk < WP; lk = lk + 1) begin
-      ln_en[lk] = |q_sel[LANES*lk +: LANES];
-      ln_w0[lk] = q_addr[32*lk+3 +: WW];
-      ln_d[lk] = 128'd0;
-      ln_m[lk] = 16'd0;
-      if (ln_en[lk]) begin
-        ln_d[lk] = {64'd0, q_data[64*lk +: 64]} << {q_addr[32*lk +: 3], 3'd0};
-        ln_m[lk] = {8'd0, sizemask(q_size[4*lk +: 4])} << q_addr[32*lk +: 3];
-      end
-    end
-  end
-  wire [WW-1:0]    ww_w0 = ww_off_i[AW-1:3];
-  wire [WW-1:0]    ho_w0 = {host_line_i, 1'b0};
-  reg  [64*RN-1:0] ww_d;
-  reg  [8*RN-1:0]  ww_m;
-  always @(*) begin
-    ww_d = {64*RN{1'b0}}; ww_m = {8*RN{1'b0}};
-    if (ww_en_i) begin
-      ww_d = {{(64*RN-8*RB){1'b0}}, ww_data_i} << {ww_off_i[2:0], 3'd0};
-      ww_m = {{(8*RN-RB){1'b0}}, ww_mask_i} << ww_off_i[2:0];
-    end
-  end
-
-  // word w after every write of this cycle, in the byte-wise order (called only where a word is written; the
-  // argument is a signal so that yosys does not evaluate the call as a constant function)
-  function automatic [63:0] wval(input [WW-1:0] w);
-    reg [WW-1:0] k;
-    integer q;
-    wval = mem_q[w];
-    for (q = 0; q < WP; q = q + 1) begin
-      k = w - ln_w0[q];
-      if (ln_en[q] && k < 2) wval = merge(wval, ln_d[q][64*k[0] +: 64], ln_m[q][8*k[0] +: 8]);
-    end
-    k = w - ww_w0;
-    if (ww_en_i && {{(32-WW){1'b0}}, k} < RN) wval = merge(wval, ww_d[64*k[2:0] +: 64], ww_m[8*k[2:0] +: 8]);
-    k = w - ho_w0;
-    if (host_we_i && k < 2) wval = host_wdata_i[64*k[0] +: 64];
-  endfunction
-
-  integer wk;
-  always @(posedge clk_i) begin
-    for (wk = 0; wk < WP; wk = wk + 1) begin
-      if (ln_en[wk] && |ln_m[wk][7:0])  mem_q[ln_w0[wk]] <= wval(ln_w0[wk]);
-      if (ln_en[wk] && |ln_m[wk][15:8]) mem_q[ln_w0[wk] + 1'b1] <= wval(ln_w0[wk] + 1'b1);
-    end
-    if (ww_en_i)
-      for (wk = 0; wk < RN; wk = wk + 1)
-        if (|ww_m[8*wk +: 8]) mem_q[ww_w0 + wk[WW-1:0]] <= wval(ww_w0 + wk[WW-1:0]);
-    if (host_we_i) begin
-      mem_q[ho_w0] <= wval(ho_w0);
-      mem_q[ho_w0 + 1'b1] <= wval(ho_w0 + 1'b1);
-    end
+        if (hk < hw_lim) hw_rdata_o[8*hk +: 8] = hw_all[8*hk +: 8];
   end
 endmodule
+`undef SEPH_READ_EDGE
+`undef SEPH_READ_ASSIGN
 `default_nettype wire

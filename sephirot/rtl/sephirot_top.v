@@ -21,6 +21,7 @@ module sephirot_top #(
   input  wire [LW-1:0]        map_line_i,
   input  wire [127:0]         map_wdata_i,
   output wire [127:0]         map_rdata_o,
+  output wire                 map_wready_o,   // map_we_i is taken this cycle (the core's writes come first)
   // map configuration table (one 256-bit entry per map id, sephirot_mapcfg.v)
   input  wire                 mcfg_we_i,
   input  wire [7:0]           mcfg_idx_i,
@@ -199,6 +200,7 @@ module sephirot_top #(
     .h_rd_i(hb_rd && hb_msel), .h_addr_i(hm_addr), .h_size_i(hm_size), .h_rdata_o(mh_rdata), .h_fault_o(mh_fault),
     .commit_i(d_commit), .rdata_o(m_rdata), .fault_o(m_fault),
     .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o),
+    .host_wready_o(map_wready_o),
     .hold_i(d_hold), .ww_en_i(mww_en), .ww_off_i(mww_off), .ww_data_i(mww_data), .ww_mask_i(mww_mask),
     .hw_en_i(mw_en), .hw_off_i(mw_off), .hw_rdata_o(mw_rdata)
   );
