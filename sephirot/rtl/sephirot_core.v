@@ -44,6 +44,7 @@ module sephirot_core #(
   input  wire [64*LANES-1:0]   dbus_rdata_i,
   input  wire [LANES-1:0]      dbus_fault_i,
   input  wire [LANES-1:0]      dbus_wait_i,
+  input  wire                  pkt_hold_i,      // the packet buffer finishes a deferred store, a zeroing or a move
   // helper port
   output wire                  hlp_req_o,
   output reg  [31:0]           hlp_id_o,
@@ -369,7 +370,13 @@ module sephirot_core #(
                            (call_imm == `SEPH_HELPER_MAP_UPDATE_ELEM && (a2_pkt || a3_pkt)) ||
                            (call_imm == `SEPH_HELPER_CSUM_DIFF && (a1_pkt || a3_pkt)) ||
                            (call_imm == `SEPH_HELPER_TRACE_PRINTK && a1_pkt);
-  wire        ext_wait   = exec && ((|(dbus_wait_i & l_ext)) || (call_any && hlp_reads && !pkt_filled_i));
+  // the packet adjustments start once the whole packet is in too: the bytes they expose are zeroed, and a later
+  // input frame would write over them (sephirot_pktbuf.v); while the packet buffer writes a zeroing, a moved
+  // metadata or a deferred store, the row waits (pkt_hold_i). Neither wait is a core cycle.
+  wire        adj_call   = call_imm == `SEPH_HELPER_XDP_ADJUST_HEAD || call_imm == `SEPH_HELPER_XDP_ADJUST_TAIL ||
+                           call_imm == `SEPH_HELPER_XDP_ADJUST_META;
+  wire        ext_wait   = exec && ((|(dbus_wait_i & l_ext)) || (call_any && (hlp_reads || adj_call) && !pkt_filled_i) ||
+                                    pkt_hold_i);
   wire        row_bad    = illegal || afault;
   // a div/mod row stalls DIV_EXTRA_CYCLES per dividing lane (div_wait: one divider), and a helper call in the row
   // starts after the divisions; the divider pauses while the row waits for packet bytes: those waits are not core

@@ -1,6 +1,7 @@
 // sephirot_mapmem: map memory, byte addressed, the lanes' load and store ports and a host port of 128-bit lines.
 `default_nettype none
 `include "sephirot_params.vh"
+`include "sephirot_bram.vh"
 
 // The bytes are kept in NB = 4 banks of 64-bit words (word w in bank w % 4), the shape of block RAM: each bank is
 // written at most once a cycle, at the rising edge, with a byte mask, and read by each client at the falling edge
@@ -14,18 +15,6 @@
 // Yosys maps each bank to block RAM, one copy per reading client.
 // A row has MAP_LOAD_PORTS loads and MAP_STORE_PORTS stores in this memory (execution contract): the lanes get the
 // ports in lane order, and a lane past them faults its row in the core, so its access is never served here.
-// A bank read is a register loaded at the falling edge. The fast simulation build (SEPH_COMB_READS, set by
-// hxdp.rtl) reads the same word combinationally: the read address is set up by the rising edge and the banks are
-// written only at rising edges, so the word is the one the falling edge would load, and the model evaluates the
-// core's logic once a cycle instead of twice (12% of its speed). tests/test_rtl_structural.py runs the
-// falling-edge version, the one yosys synthesises.
-`ifdef SEPH_COMB_READS
-`define SEPH_READ_EDGE *
-`define SEPH_READ_ASSIGN =
-`else
-`define SEPH_READ_EDGE negedge clk_i
-`define SEPH_READ_ASSIGN <=
-`endif
 module sephirot_mapmem #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer RP    = `SEPH_MAP_LOAD_PORTS,
@@ -257,6 +246,4 @@ module sephirot_mapmem #(
         if (hk < hw_lim) hw_rdata_o[8*hk +: 8] = hw_all[8*hk +: 8];
   end
 endmodule
-`undef SEPH_READ_EDGE
-`undef SEPH_READ_ASSIGN
 `default_nettype wire

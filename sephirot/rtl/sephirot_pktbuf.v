@@ -1,22 +1,31 @@
 // sephirot_pktbuf: packet buffers (input of 32-byte frames, active packet for the lanes, emission), xdp_md ctx.
 `default_nettype none
 `include "sephirot_params.vh"
+`include "sephirot_bram.vh"
 
 // NBUF buffers are used in turn: the input fills one while the core works on the previous one and the output
 // emits an older one (emission in parallel with the reading of the next packet). The core may start as soon as
 // the first frame is in (early processor start): a lane access to packet bytes that have not arrived yet waits.
-// Every byte has a valid bit cleared when the buffer is allocated: bytes never written (headroom, growth by
-// adjust_head/adjust_tail) read as zero, so no byte of a previous packet is ever visible.
-// adjust_head with metadata in front of data moves the metadata with data (the kernel's memmove): while the helper
-// stalls, 16 bytes per cycle are read into a staging buffer (so the move sees memory as it was before the row);
-// the commit writes them at the new place after the row's stores (the helper's effects land last). Old bytes stay.
-// Like a lane access, the move waits (adj_busy_o holds the helper) until the input has delivered every packet byte
-// it reads or overwrites, so a later input frame cannot overwrite moved metadata.
+// The bytes are kept in NB = 8 banks of 64-bit words (word w of buffer b in bank w % 8 at {b, w / 8}), the shape
+// of block RAM: each bank is written at most once a cycle at the rising edge, with a byte mask, and read by each
+// client at the falling edge into a register (sephirot_bram.vh). Clients: the two load ports (8 bytes at any
+// offset: two words), the helper's read port, which also stages adjust_head's metadata (16 bytes: three words),
+// and the output (32 bytes at any offset: five words). Writes, one per bank and cycle, in this order: a store
+// deferred from the last row, the lanes' two store ports, the zeroing and move engine, the input frame.
+// - Two stores of a row to different words of one bank: the second port's word is written in the next cycle
+//   (deferred), while the next row waits (hold_o: a wait, not a core cycle, execution contract section 6).
+// - The input frame (four words, 32-byte aligned) waits for a cycle in which its four banks are free (in_ready_o).
+// - No byte of a previous packet is ever visible, with no valid bits: a program reaches bytes outside the input
+//   packet only through adjust_head/adjust_meta (below data_meta) and adjust_tail growth, and these are zeroed
+//   when exposed: the tail growth (the kernel's memset) and the bytes below the lowest data_meta the packet had
+//   (lw_q: bytes between it and the input packet are the packet's own). The engine writes the zeros after the
+//   helper's row, 32 bytes a cycle, while the next row waits; the adjust helpers start only once the whole packet
+//   is in (sephirot_core.v), so no later input frame writes over them.
+// - adjust_head with metadata moves the metadata with data (the kernel's memmove): while the helper stalls, 16
+//   bytes a cycle are staged (mv_q, so the move reads memory as it was before the row); after the row the engine
+//   writes them at the new place, 32 bytes a cycle, after the zeroing, while the next row waits. Old bytes stay.
 // Emission sends data_meta..data_end: the first out_meta_o bytes are the metadata, the rest is the frame
 // (out_data_o is 0 in the cycles without a frame).
-// The bytes are kept in 64-bit words (two banks) and written as whole words with byte masks, in the byte order of
-// the original byte-wise writes: Verilator evaluates each write site of an array every cycle, and the byte-wise
-// version (256 sites for the metadata move alone) halved the simulation speed; yosys keeps the words as memories.
 module sephirot_pktbuf #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer RP    = `SEPH_PKT_LOAD_PORTS,   // packet loads and stores per row (execution contract)
@@ -64,6 +73,7 @@ module sephirot_pktbuf #(
   output reg  [7:0]           adj_err_o,
   output wire [8:0]           adj_metalen_o,   // data - data_meta of the current packet
   output wire                 adj_busy_o,      // the adjust_head metadata move is not staged yet: do not commit
+  output wire                 hold_o,          // the core's next row waits: a deferred store or a zeroing or move runs
   output wire [31:0]          ctx_data_o,
   output wire [31:0]          ctx_end_o,
   // output frames
@@ -83,61 +93,52 @@ module sephirot_pktbuf #(
   localparam [3:0] R_CTX = `SEPH_REGION_CTX;
   localparam [3:0] R_PKT = `SEPH_REGION_PKT;
   localparam [31:0] PKT_BASE = `SEPH_PKT_BASE;
+  localparam integer WA = OW - 3;           // bits of a word index in a buffer
+  localparam integer NB = 8;                // banks
+  localparam integer BW = WA - 3;           // bits of a word's row in its bank, within a buffer
+  localparam integer NC = RP + 2;           // reading clients: the load ports, the helper (and staging), the output
+  localparam integer CH = RP, CO = RP + 1;
+  localparam integer NIW = FB / 8;          // words of an input frame
+  localparam integer MVB = 256;             // staging bytes (metadata is at most 252 bytes)
+  localparam integer NMV = MVB / 8 + 4;     // staged words (252 bytes at any offset in a word, and the move's last step)
 
-  // The packet is kept in 64-bit words, the even words of every buffer in bank 0 and the odd ones in bank 1, so
-  // that an access of up to 8 bytes at any byte offset reads or writes one word of each bank.
-  localparam integer WA = OW - 3;     // bits of a word index in a buffer
-  localparam integer IX = PW + WA - 1; // bits of a bank index: {buffer, word / 2}
-  reg [63:0]    mem0_q [0:NBUF*BSZ/16-1];
-  reg [63:0]    mem1_q [0:NBUF*BSZ/16-1];
-  localparam integer VW = BSZ / 64;   // valid bits are kept in 64-bit words (fast to clear and to simulate)
-  reg [63:0]    vld_q [0:NBUF*VW-1];
-  reg [VW-1:0]  wv_q [0:NBUF-1];      // word k of vld_q is meaningful (flash clear of a whole buffer)
   reg [NBUF-1:0] busy_q, filled_q, done_q;
   reg [15:0]    len_q [0:NBUF-1];
   reg [15:0]    arr_q [0:NBUF-1];      // bytes arrived
   reg [OW:0]    dstart_q [0:NBUF-1];   // data, data_end, data_meta as offsets in the buffer
   reg [OW:0]    dend_q [0:NBUF-1];
   reg [OW:0]    dmeta_q [0:NBUF-1];
+  reg [OW:0]    lw_q [0:NBUF-1];       // the lowest data_meta of the packet: bytes below it are not the packet's
   reg [31:0]    ifx_q [0:NBUF-1];
   reg [31:0]    rxq_q [0:NBUF-1];
   reg [31:0]    act_q [0:NBUF-1];
   reg [PW-1:0]  in_ptr_q, core_ptr_q, out_ptr_q;
   reg [15:0]    out_off_q;            // bytes emitted of the packet at out_ptr
 
-  // (the read and write helpers keep to 64-bit values: Verilator zeroes a function's wider locals at every
-  // evaluation of the process that calls it, whether the call runs or not)
-  function automatic [63:0] rdw(input [PW-1:0] b, input [WA-1:0] w);   // word w of buffer b
-    rdw = w[0] ? mem1_q[{b, w[WA-1:1]}] : mem0_q[{b, w[WA-1:1]}];
-  endfunction
   function automatic [63:0] funnel8(input [63:0] lo, input [63:0] hi, input [2:0] s);   // bytes s.. of {hi, lo}
     funnel8 = (s == 3'd0) ? lo : (lo >> {s, 3'd0}) | (hi << {3'd0 - s, 3'd0});
   endfunction
-  // the 8 bytes from byte offset o of buffer b (byte offsets wrap in the buffer), whether valid or not
-  function automatic [63:0] rd8(input [PW-1:0] b, input [OW-1:0] o);
-    rd8 = funnel8(rdw(b, o[OW-1:3]), rdw(b, o[OW-1:3] + {{(WA-1){1'b0}}, 1'b1}), o[2:0]);
+  function automatic [63:0] bytemask(input [7:0] m);
+    bytemask = {{8{m[7]}}, {8{m[6]}}, {8{m[5]}}, {8{m[4]}}, {8{m[3]}}, {8{m[2]}}, {8{m[1]}}, {8{m[0]}}};
   endfunction
-  function automatic [63:0] vword(input [PW-1:0] b, input [WA-4:0] k);
-    vword = wv_q[b][k] ? vld_q[{b, k}] : 64'd0;
+  function automatic [7:0] sizemask(input [3:0] size);   // the first `size` bytes (1..8)
+    sizemask = size[3] ? 8'hff : ~(8'hff << size[2:0]);
   endfunction
-  // the valid bits of the 64 bytes from byte offset o of buffer b
-  function automatic [63:0] vbits(input [PW-1:0] b, input [OW-1:0] o);
-    vbits = (o[5:0] == 6'd0) ? vword(b, o[OW-1:6])
-          : (vword(b, o[OW-1:6]) >> o[5:0]) | (vword(b, o[OW-1:6] + {{(WA-4){1'b0}}, 1'b1}) << (7'd64 - {1'b0, o[5:0]}));
-  endfunction
-  function automatic [63:0] merge(input [63:0] v, input [63:0] d, input [7:0] m);   // bytes m of d over v
-    reg [63:0] bm;
-    bm = {{8{m[7]}}, {8{m[6]}}, {8{m[5]}}, {8{m[4]}}, {8{m[3]}}, {8{m[2]}}, {8{m[1]}}, {8{m[0]}}};
-    merge = (v & ~bm) | (d & bm);
-  endfunction
-
   function automatic [PW-1:0] inc(input [PW-1:0] p);
     inc = ({{(32-PW){1'b0}}, p} == NBUF - 1) ? {PW{1'b0}} : p + {{(PW-1){1'b0}}, 1'b1};
   endfunction
+  // the bytes [lo, hi) that fall in word w (byte offsets)
+  function automatic [7:0] range_mask(input [WA-1:0] w, input [OW:0] lo, input [OW:0] hi);
+    integer k;
+    reg [OW:0] o;
+    for (k = 0; k < 8; k = k + 1) begin
+      o = {1'b0, w, 3'd0} + k[OW:0];
+      range_mask[k] = o >= lo && o < hi;
+    end
+  endfunction
 
   wire [PW-1:0] cb = core_ptr_q;
-  assign in_ready_o   = !busy_q[in_ptr_q] || !filled_q[in_ptr_q];
-  wire   in_fire      = in_valid_i && in_ready_o;
+  wire [PW-1:0] ob = out_ptr_q;
   assign core_ready_o = busy_q[cb] && !done_q[cb] && arr_q[cb] != 16'd0;
   assign core_filled_o = filled_q[cb];
   assign ctx_data_o   = PKT_BASE + {{(31-OW){1'b0}}, dstart_q[cb]};
@@ -147,8 +148,7 @@ module sephirot_pktbuf #(
   // lane accesses to the current packet (buffer core_ptr) and to its xdp_md
   wire [31:0] meta_abs = PKT_BASE + {{(31-OW){1'b0}}, dmeta_q[cb]};
   wire [8*24-1:0] ctx_img = {32'd0, rxq_q[cb], ifx_q[cb], meta_abs, ctx_end_o, ctx_data_o};
-  // one access of `size` bytes at `a`: its flags {wait, fault} and its data (two results within 64 bits, as the
-  // simulator zeroes a wider function result at every evaluation of the process that calls it)
+  // one access of `size` bytes at `a`: its flags {wait, fault}
   function automatic [1:0] acc_flags(input rd, input wr, input [31:0] a, input [3:0] size);
     reg [31:0] o, e;
     acc_flags = 2'd0;
@@ -167,7 +167,6 @@ module sephirot_pktbuf #(
       end
     end
   endfunction
-  // a load's bytes: of the xdp_md (acc_ctx) or of the packet (acc_pkt; bytes never written read 0)
   function automatic [63:0] acc_ctx(input rd, input [31:0] a, input [3:0] size);
     reg [31:0] o;
     integer bi;
@@ -177,18 +176,8 @@ module sephirot_pktbuf #(
       for (bi = 0; bi < 8; bi = bi + 1)
         if (bi < {28'd0, size}) acc_ctx[8*bi +: 8] = ctx_img[8*(o[4:0] + bi[4:0]) +: 8];
   endfunction
-  function automatic [63:0] acc_pkt(input rd, input [31:0] a, input [3:0] size);
-    reg [OW-1:0] bo;
-    reg [63:0] d, v;
-    integer bi;
-    acc_pkt = 64'd0;
-    if (rd && a[31:28] == R_PKT && !(a < meta_abs || a + {28'd0, size} > ctx_end_o)) begin
-      bo = a[OW-1:0];   // (the offset in the buffer: PKT_BASE is aligned far above the buffer size)
-      d = rd8(cb, bo);
-      v = vbits(cb, bo);
-      for (bi = 0; bi < 8; bi = bi + 1)
-        if (bi < {28'd0, size} && v[bi]) acc_pkt[8*bi +: 8] = d[8*bi +: 8];
-    end
+  function automatic pkt_ok(input [31:0] a, input [3:0] size);   // a load inside [data_meta, data_end)
+    pkt_ok = a[31:28] == R_PKT && !(a < meta_abs || a + {28'd0, size} > ctx_end_o);
   endfunction
 
   // The packet loads and stores of a row get the ports in lane order (sephirot_portsel); a lane past them faults
@@ -197,7 +186,6 @@ module sephirot_pktbuf #(
   wire [LANES*RP-1:0] p_sel;                      // lanes of load port p
   wire [32*RP-1:0]   p_addr;
   wire [4*RP-1:0]    p_size;
-  reg  [64*RP-1:0]   p_rdata;
   wire [WP-1:0]      q_used;                      // store port q stores this cycle (only in the cycle that commits)
   wire [32*WP-1:0]   q_addr;
   wire [4*WP-1:0]    q_size;
@@ -214,31 +202,6 @@ module sephirot_pktbuf #(
     .sel_o(), .used_o(q_used), .addr_o(q_addr), .size_o(q_size), .data_o(q_data), .left_o()
   );
   /* verilator lint_on PINCONNECTEMPTY */
-  reg [1:0] acc;
-  always @(*) begin
-    for (pp = 0; pp < RP; pp = pp + 1)
-      p_rdata[64*pp +: 64] = acc_pkt(|p_sel[LANES*pp +: LANES], p_addr[32*pp +: 32], p_size[4*pp +: 4]);
-    rdata_o = {64*LANES{1'b0}};
-    fault_o = {LANES{1'b0}};
-    wait_o = {LANES{1'b0}};
-    acc = 2'd0;
-    for (li = 0; li < LANES; li = li + 1) begin
-      acc = acc_flags(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
-      rdata_o[64*li +: 64] = acc_ctx(rd_i[li] && !wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
-      for (pp = 0; pp < RP; pp = pp + 1)
-        if (p_sel[LANES*pp + li]) rdata_o[64*li +: 64] = p_rdata[64*pp +: 64];
-      fault_o[li] = acc[0];
-      wait_o[li] = acc[1];
-    end
-  end
-  // the helper unit's read port: the core holds a call whose buffers point into the packet until the packet
-  // is complete (core_filled_o), so its reads never see bytes that have not arrived
-  reg [1:0] hacc;
-  always @(*) begin
-    hacc = acc_flags(h_rd_i, 1'b0, h_addr_i, h_size_i);
-    h_rdata_o = acc_ctx(h_rd_i, h_addr_i, h_size_i) | acc_pkt(h_rd_i, h_addr_i, h_size_i);
-    h_fault_o = hacc[0];
-  end
 
   // ---------------------------------------------------------------------------------------------------------
   // packet adjustment (bpf_xdp_adjust_head/tail/meta), checked as the kernel does
@@ -274,68 +237,243 @@ module sephirot_pktbuf #(
     endcase
   end
   wire adj_ok = adj_err_o == 8'd0;
+  wire adj_go = adj_commit_i && adj_ok;
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [31:0]   mv_new = d_meta + adj_delta_i;   // adjust_head: the metadata's new start (in the buffer when adj_ok)
+  /* verilator lint_on UNUSEDSIGNAL */
+  // the new data_meta of a successful adjust_head or adjust_meta (adjust_tail: the old one)
+  wire [OW:0]   new_meta = (adj_kind_i == 2'd0) ? mv_new[OW:0] : (adj_kind_i == 2'd2) ? adj_new[OW:0] : dmeta_q[cb];
 
-  // adjust_head's metadata move: chunk k (16 bytes from data_meta + 16 k) is staged in stall cycle k
-  localparam integer MVB = 256;               // staging bytes (metadata is at most 252 bytes)
-  reg  [63:0]   mv_q [0:MVB/8+1];          // staged metadata, aligned as at its new place (words from mv_new / 8)
+  // adjust_head's metadata move: chunk k (16 bytes from data_meta + 16 k) is staged in stall cycle k, through the
+  // helper's read port, aligned as at its new place (mv_q word n is word mv_new / 8 + n of the buffer)
+  reg  [63:0]   mv_q [0:NMV-1];
   reg  [4:0]    mv_cnt_q;
-  wire [31:0]   mv_hi = (adj_new > d_start) ? adj_new : d_start;   // end of the bytes the move reads or writes
-  wire          mv_in = filled_q[cb] || mv_hi <= HEAD + {16'd0, arr_q[cb]};
   wire          mv_need = adj_kind_i == 2'd0 && adj_ok && cur_meta != 32'd0;
   wire          mv_staged = {23'd0, mv_cnt_q, 4'd0} >= cur_meta;
-  wire          mv_rd = adj_step_i && mv_need && mv_in && !mv_staged;
+  wire          mv_rd = adj_step_i && mv_need && !mv_staged;
   assign adj_busy_o = mv_need && !mv_staged;
-  /* verilator lint_off UNUSEDSIGNAL */
-  wire [31:0]   mv_new = d_meta + adj_delta_i;   // the metadata's new start (in the buffer when adj_ok)
-  /* verilator lint_on UNUSEDSIGNAL */
-  wire          mv_commit = adj_commit_i && adj_ok && adj_kind_i == 2'd0 && cur_meta != 32'd0;
-  // 8 bytes of the metadata to move, from byte offset src of the current buffer (not valid: 0)
-  function automatic [63:0] mv_src8(input [OW-1:0] src);
-    reg [63:0] d, v;
-    integer    mb;
-    d = rd8(cb, src);
-    v = vbits(cb, src);
-    mv_src8 = 64'd0;
-    for (mb = 0; mb < 8; mb = mb + 1) if (v[mb]) mv_src8[8*mb +: 8] = d[8*mb +: 8];
-  endfunction
-  // The chunk staged in stall cycle k (bytes data_meta + 16 k .. + 15) goes to bytes p = mv_new % 8 + 16 k .. + 15
-  // of mv_q: word n (0 .. 2) from word p / 8 on.
   wire [7:0]    mv_st_p = {mv_cnt_q[3:0], 4'd0} + {5'd0, mv_new[2:0]};
   wire [23:0]   mv_st_m = {8'd0, 16'hffff} << mv_st_p[2:0];
   wire [OW-1:0] mv_src = d_meta[OW-1:0] + {{(OW-8){1'b0}}, mv_cnt_q[3:0], 4'd0};
-  // (the functions called in unrolled loops take a signal argument: yosys evaluates a call whose arguments are
-  // all constant as a constant function)
-  function automatic [MWB-1:0] mv_st_ix(input [4:0] p, input [1:0] n);
-    mv_st_ix = {1'b0, p} + {{(MWB-2){1'b0}}, n};
-  endfunction
-  function automatic [63:0] mv_st_val(input [7:0] p, input [1:0] n);
-    reg [63:0] lo, hi;   // chunk words n - 1 and n (0 outside the chunk)
-    lo = (n == 2'd0) ? 64'd0 : mv_src8(mv_src + ((n == 2'd2) ? 8 : 0));
-    hi = (n == 2'd2) ? 64'd0 : mv_src8(mv_src + ((n == 2'd1) ? 8 : 0));
-    mv_st_val = merge(mv_q[mv_st_ix(p[7:3], n)], (p[2:0] == 3'd0) ? hi : funnel8(lo, hi, 3'd0 - p[2:0]),
-                      mv_st_m[8*n +: 8]);
+
+  // ---------------------------------------------------------------------------------------------------------
+  // reads: client c's buffer and first word; bank b's word for it, read at the falling edge
+  wire [OW-1:0] ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0];
+  wire [OW-1:0] h_off = mv_rd ? mv_src : h_addr_i[OW-1:0];   // (PKT_BASE is aligned far above the buffer size)
+  reg  [WA*NC-1:0] cw;
+  always @(*) begin
+    for (pp = 0; pp < RP; pp = pp + 1) cw[WA*pp +: WA] = p_addr[32*pp+3 +: WA];
+    cw[WA*CH +: WA] = h_off[OW-1:3];
+  end
+  wire [WA-1:0] co_w0 = ooff[OW-1:3];
+  wire [63:0]   rq [0:NB*NC-1];                   // bank b's word for client c at rq[NB * c + b]
+  function automatic [63:0] cword(input integer c, input [2:0] w0, input [2:0] j);   // word w0 + j of client c
+    reg [2:0] b;
+    b = w0 + j;
+    cword = rq[NB*c + {29'd0, b}];
   endfunction
 
   // ---------------------------------------------------------------------------------------------------------
-  // output: emit the oldest finished packet, one frame per cycle, data..data_end
-  wire [PW-1:0] ob = out_ptr_q;
-  wire          out_go = busy_q[ob] && done_q[ob] && filled_q[ob];
+  // writes: the sources' words, then per bank the first source that has a word there
+  // store ports: words w and w + 1 of port q, the bytes and masks shifted to them
+  reg  [WA-1:0]  sw [0:2*WP-1];
+  reg  [63:0]    sd [0:2*WP-1];
+  reg  [7:0]     sm [0:2*WP-1];
+  reg  [127:0]   st_d;
+  reg  [15:0]    st_m;
+  integer sq;
+  always @(*) begin
+    for (sq = 0; sq < WP; sq = sq + 1) begin
+      st_d = 128'd0; st_m = 16'd0;
+      if (q_used[sq]) begin
+        st_d = {64'd0, q_data[64*sq +: 64]} << {q_addr[32*sq +: 3], 3'd0};
+        st_m = {8'd0, sizemask(q_size[4*sq +: 4])} << q_addr[32*sq +: 3];
+      end
+      sw[2*sq] = q_addr[32*sq+3 +: WA];
+      sw[2*sq+1] = q_addr[32*sq+3 +: WA] + {{(WA-1){1'b0}}, 1'b1};
+      sd[2*sq] = st_d[63:0];   sm[2*sq] = st_m[7:0];
+      sd[2*sq+1] = st_d[127:64]; sm[2*sq+1] = st_m[15:8];
+    end
+  end
+  wire any_st = |q_used;
+
+  // deferred words of the second store port (a row's stores never overlap: execution contract)
+  reg  [1:0]     df_v_q;
+  reg  [PW-1:0]  df_b_q;
+  reg  [WA-1:0]  df_w_q [0:1];
+  reg  [63:0]    df_d_q [0:1];
+  reg  [7:0]     df_m_q [0:1];
+  wire           df_pend = |df_v_q;
+
+  // the engine: zeroing [z_lo, z_hi) of buffer e_b, then (mv_go) the staged metadata to words m_w0 .. of e_b
+  reg  [PW-1:0]  e_b_q;
+  reg  [OW:0]    z_lo_q, z_hi_q;
+  reg            mv_go_q;
+  reg  [WA-1:0]  m_w0_q;
+  reg  [8:0]     m_lo_q, m_hi_q;                  // the staged bytes that move: [m_lo, m_hi) of mv_q
+  reg  [3:0]     m_c_q;                           // the next 4-word chunk of mv_q
+  wire           z_run = z_lo_q < z_hi_q;
+  wire           e_busy = z_run || mv_go_q;
+  wire           e_run = e_busy && !df_pend;
+  wire [WA-1:0]  z_w0 = z_lo_q[OW-1:3];
+  wire [5:0]     m_j0 = {m_c_q, 2'b00};
+  wire [WA-1:0]  e_w0 = z_run ? z_w0 : m_w0_q + {{(WA-6){1'b0}}, m_j0};
+  assign hold_o = df_pend || e_busy;
+  function automatic [7:0] mv_mask(input [5:0] j);   // the bytes of mv_q word j that move
+    reg [8:0] o;
+    integer k;
+    for (k = 0; k < 8; k = k + 1) begin
+      o = {j, 3'd0} + k[8:0];
+      mv_mask[k] = o >= m_lo_q && o < m_hi_q;
+    end
+  endfunction
+
+  // the input frame: words in_w0 .. in_w0 + 3 (the frame is FB-aligned in the buffer: HEAD and FB are)
+  wire [15:0]   in_base = in_sop_i ? 16'd0 : arr_q[in_ptr_q];   // bytes of the packet before this frame
+  wire [WA-1:0] in_w0 = HEAD[OW-1:3] + in_base[OW-1:3];
+  wire          in_room = !busy_q[in_ptr_q] || !filled_q[in_ptr_q];
+
+  // per bank: the word written this cycle
+  reg  [NB-1:0]     bk_we, bk_df;                  // bk_df: the second store port's word waits for the next cycle
+  reg  [PW+BW-1:0]  bk_ix [0:NB-1];
+  reg  [63:0]       bk_d [0:NB-1];
+  reg  [7:0]        bk_m [0:NB-1];
+  reg  [NB-1:0]     bk_in;                         // banks of the input frame
+  reg  [2:0]        bj;
+  integer bk, bs;
+  always @(*) begin
+    for (bk = 0; bk < NB; bk = bk + 1) begin
+      bk_we[bk] = 1'b0; bk_df[bk] = 1'b0; bk_ix[bk] = {(PW+BW){1'b0}}; bk_d[bk] = 64'd0; bk_m[bk] = 8'd0;
+      bk_in[bk] = 1'b0;
+      if (df_pend) begin
+        for (bs = 0; bs < 2; bs = bs + 1)
+          if (df_v_q[bs] && df_w_q[bs][2:0] == bk[2:0]) begin
+            bk_we[bk] = 1'b1; bk_ix[bk] = {df_b_q, df_w_q[bs][WA-1:3]}; bk_d[bk] = df_d_q[bs]; bk_m[bk] = df_m_q[bs];
+          end
+      end else if (any_st) begin
+        // port 0's word, then port 1's: merged into the same word, deferred from another one
+        for (bs = 0; bs < 2 * WP; bs = bs + 1)
+          if (|sm[bs] && sw[bs][2:0] == bk[2:0]) begin
+            if (!bk_we[bk]) begin
+              bk_we[bk] = 1'b1; bk_ix[bk] = {cb, sw[bs][WA-1:3]}; bk_d[bk] = sd[bs]; bk_m[bk] = sm[bs];
+            end else if (bk_ix[bk] == {cb, sw[bs][WA-1:3]}) begin
+              bk_d[bk] = (bk_d[bk] & ~bytemask(sm[bs])) | (sd[bs] & bytemask(sm[bs])); bk_m[bk] = bk_m[bk] | sm[bs];
+            end else begin
+              bk_df[bk] = 1'b1;
+            end
+          end
+      end else if (e_run) begin
+        bj = bk[2:0] - e_w0[2:0];
+        if (bj < 3'd4) begin
+          bk_ix[bk] = {e_b_q, e_w0[WA-1:3] + {{(BW-1){1'b0}}, bk[2:0] < e_w0[2:0]}};
+          if (z_run) begin
+            bk_m[bk] = range_mask(e_w0 + {{(WA-3){1'b0}}, bj}, z_lo_q, z_hi_q);
+          end else begin
+            bk_m[bk] = mv_mask(m_j0 + {3'd0, bj});
+            bk_d[bk] = mv_q[m_j0 + {3'd0, bj}];
+          end
+          bk_we[bk] = |bk_m[bk];
+        end
+      end
+      // the input frame's word here (the frame is written only when all its banks are free)
+      bj = bk[2:0] - in_w0[2:0];
+      bk_in[bk] = bj < 3'd4;
+    end
+  end
+  wire in_free = !(|(bk_we & bk_in));
+  assign in_ready_o = in_room && in_free;
+  wire in_fire = in_valid_i && in_ready_o;
+
+  // ---------------------------------------------------------------------------------------------------------
+  // the banks
+  // (B < x is constant for bank 0: the row of bank 0 never carries)
+  /* verilator lint_off CMPCONST */
+  genvar gb, gc;
+  generate
+    for (gb = 0; gb < NB; gb = gb + 1) begin : gen_bank
+      localparam [2:0] B = gb;
+      (* ram_style = "block" *) reg [63:0] mem_q [0:NBUF*BSZ/64-1];
+      wire [1:0]       ij = B[1:0] - in_w0[1:0];
+      wire             iw = in_fire && bk_in[gb];
+      wire [PW+BW-1:0] wix = iw ? {in_ptr_q, in_w0[WA-1:3]} : bk_ix[gb];
+      wire [63:0]      wd = iw ? in_data_i[64*ij +: 64] : bk_d[gb];
+      wire [7:0]       wm = iw ? 8'hff : bk_m[gb];
+      integer k;
+      always @(posedge clk_i)
+        if (iw || bk_we[gb]) for (k = 0; k < 8; k = k + 1) if (wm[k]) mem_q[wix][8*k +: 8] <= wd[8*k +: 8];
+      for (gc = 0; gc < NC; gc = gc + 1) begin : gen_rd
+        wire [WA-1:0]    w0 = (gc == CO) ? co_w0 : cw[WA*gc +: WA];
+        wire [PW-1:0]    rb = (gc == CO) ? ob : cb;
+        wire [BW-1:0]    r  = w0[WA-1:3] + {{(BW-1){1'b0}}, B < w0[2:0]};
+        reg  [63:0]      q;
+        always @(`SEPH_READ_EDGE) q `SEPH_READ_ASSIGN mem_q[{rb, r}];
+        assign rq[NB*gc+gb] = q;
+      end
+    end
+  endgenerate
+  /* verilator lint_on CMPCONST */
+
+  // ---------------------------------------------------------------------------------------------------------
+  // the lanes' loads and the helper's read
+  reg [64*RP-1:0] p_rdata;
+  reg [1:0]       acc;
+  always @(*) begin
+    for (pp = 0; pp < RP; pp = pp + 1) begin
+      p_rdata[64*pp +: 64] = 64'd0;
+      if (|p_sel[LANES*pp +: LANES] && pkt_ok(p_addr[32*pp +: 32], p_size[4*pp +: 4]))
+        p_rdata[64*pp +: 64] = funnel8(cword(pp, cw[WA*pp +: 3], 3'd0), cword(pp, cw[WA*pp +: 3], 3'd1),
+                                       p_addr[32*pp +: 3]) & bytemask(sizemask(p_size[4*pp +: 4]));
+    end
+    rdata_o = {64*LANES{1'b0}};
+    fault_o = {LANES{1'b0}};
+    wait_o = {LANES{1'b0}};
+    acc = 2'd0;
+    for (li = 0; li < LANES; li = li + 1) begin
+      acc = acc_flags(rd_i[li], wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+      rdata_o[64*li +: 64] = acc_ctx(rd_i[li] && !wr_i[li], addr_i[32*li +: 32], size_i[4*li +: 4]);
+      for (pp = 0; pp < RP; pp = pp + 1)
+        if (p_sel[LANES*pp + li]) rdata_o[64*li +: 64] = p_rdata[64*pp +: 64];
+      fault_o[li] = acc[0];
+      wait_o[li] = acc[1];
+    end
+  end
+  // the helper unit's read port: the core holds a call whose buffers point into the packet until the packet
+  // is complete (core_filled_o), so its reads never see bytes that have not arrived
+  reg [1:0]  hacc;
+  wire [63:0] h_w0 = cword(CH, cw[WA*CH +: 3], 3'd0);
+  wire [63:0] h_w1 = cword(CH, cw[WA*CH +: 3], 3'd1);
+  wire [63:0] h_w2 = cword(CH, cw[WA*CH +: 3], 3'd2);
+  always @(*) begin
+    hacc = acc_flags(h_rd_i, 1'b0, h_addr_i, h_size_i);
+    h_rdata_o = acc_ctx(h_rd_i, h_addr_i, h_size_i);
+    if (h_rd_i && pkt_ok(h_addr_i, h_size_i))
+      h_rdata_o = funnel8(h_w0, h_w1, h_off[2:0]) & bytemask(sizemask(h_size_i));
+    h_fault_o = hacc[0];
+  end
+  // the staged chunk: 16 bytes from mv_src, words n - 1 and n of it (0 outside) at mv_q word mv_st_p / 8 + n
+  wire [63:0] mv_c0 = funnel8(h_w0, h_w1, mv_src[2:0]);
+  wire [63:0] mv_c1 = funnel8(h_w1, h_w2, mv_src[2:0]);
+  function automatic [63:0] mv_st_val(input [1:0] n);
+    reg [63:0] lo, hi, v, m;
+    lo = (n == 2'd0) ? 64'd0 : (n == 2'd1) ? mv_c0 : mv_c1;
+    hi = (n == 2'd0) ? mv_c0 : (n == 2'd1) ? mv_c1 : 64'd0;
+    v = mv_q[{1'b0, mv_st_p[7:3]} + {4'd0, n}];
+    m = bytemask(mv_st_m[8*n +: 8]);
+    mv_st_val = (v & ~m) | (((mv_st_p[2:0] == 3'd0) ? hi : funnel8(lo, hi, 3'd0 - mv_st_p[2:0])) & m);
+  endfunction
+
+  // ---------------------------------------------------------------------------------------------------------
+  // output: emit the oldest finished packet, one frame per cycle, data_meta..data_end
+  wire          out_go = busy_q[ob] && done_q[ob] && filled_q[ob] && !(e_busy && e_b_q == ob) &&
+                         !(df_pend && df_b_q == ob);
   wire [15:0]   out_len = {{(15-OW){1'b0}}, dend_q[ob]} - {{(15-OW){1'b0}}, dmeta_q[ob]};
   /* verilator lint_off UNUSEDSIGNAL */
   wire [OW:0]   out_mlen = dstart_q[ob] - dmeta_q[ob];   // at most 252
   /* verilator lint_on UNUSEDSIGNAL */
   wire [15:0]   out_left = out_len - out_off_q;
   wire          out_last = {16'd0, out_left} <= FB;
-  wire [OW-1:0] ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0];
-  // the frame's bytes (bytes not valid: 0)
-  function automatic [8*FB-1:0] out_frame(input [OW-1:0] off);
-    reg [63:0] v;
-    integer    oi;
-    for (oi = 0; oi < FB / 8; oi = oi + 1) out_frame[64*oi +: 64] = rd8(ob, off + 8 * oi[OW-1:0]);
-    v = vbits(ob, off);
-    for (oi = 0; oi < FB; oi = oi + 1)
-      if (!(oi < out_left && v[oi])) out_frame[8*oi +: 8] = 8'd0;
-  endfunction
+  reg  [64*(NIW+1)-1:0] o_words;
+  integer oi;
   always @(*) begin
     out_valid_o = out_go;
     out_sop_o = out_off_q == 16'd0;
@@ -343,270 +481,76 @@ module sephirot_pktbuf #(
     out_bytes_o = out_last ? out_left[5:0] : FB[5:0];
     out_action_o = act_q[ob];
     out_meta_o = out_mlen[7:0];
-    // (0 in the cycles without a frame: the simulation skips the reads)
+    // (0 in the cycles without a frame: the simulation skips the shifts)
     out_data_o = {8*FB{1'b0}};
-    if (out_go) out_data_o = out_frame(ooff);
+    o_words = {64*(NIW+1){1'b0}};
+    if (out_go) begin
+      for (oi = 0; oi <= NIW; oi = oi + 1) o_words[64*oi +: 64] = cword(CO, co_w0[2:0], oi[2:0]);
+      o_words = o_words >> {ooff[2:0], 3'd0};
+      for (oi = 0; oi < FB; oi = oi + 1) if (oi < out_left) out_data_o[8*oi +: 8] = o_words[8*oi +: 8];
+    end
   end
 
   // ---------------------------------------------------------------------------------------------------------
   // state
-  wire [15:0]  in_base = in_sop_i ? 16'd0 : arr_q[in_ptr_q];   // bytes of the packet before this frame
-  wire [15:0]  in_len  = in_sop_i ? in_len_i : len_q[in_ptr_q];
-  // the input frame's offset in the buffer (a multiple of FB) and its bytes inside the packet
-  wire [OW-1:0] in_off0 = HEAD[OW-1:0] + in_base[OW-1:0];
-  reg  [FB-1:0] in_m;
-  integer so;
-  always @(*) begin
-    in_m = {FB{1'b0}};
-    if (in_fire) for (so = 0; so < FB; so = so + 1) in_m[so] = in_base + so[15:0] < in_len;
-  end
-
-  // bytes [lo, hi) that fall in word k (adjust_tail growth reads as zero)
-  function automatic [63:0] grow_word(input [OW-7:0] k, input [OW:0] lo, input [OW:0] hi);
-    reg [OW:0] base, l, h;
-    base = {1'b0, k, 6'd0};
-    l = (lo > base) ? lo - base : {(OW+1){1'b0}};
-    h = (hi > base) ? hi - base : {(OW+1){1'b0}};
-    grow_word = ((l >= 64) ? 64'd0 : (~64'd0 << l[5:0])) & ((h >= 64) ? ~64'd0 : ~(~64'd0 << h[5:0]));
-  endfunction
-
-  // valid-bit words written this cycle: two per lane store, one input frame, two adjust_tail edge words, five
-  // for the moved metadata. Targets naming the same word get the same merged value, so the order of the writes
-  // does not matter.
-  localparam integer NMV = 5;
-  localparam integer NT = 2 * WP + 3 + NMV;
-  localparam integer WW = OW - 6;
-  wire              grow = adj_commit_i && adj_ok && adj_kind_i == 2'd1 && adj_new[OW:0] > dend_q[cb];
-  wire              in_clear = in_fire && in_sop_i;
-  reg [NT-1:0]      t_en;
-  reg [PW-1:0]      t_buf [0:NT-1];
-  reg [WW-1:0]      t_word [0:NT-1];
-  reg [63:0]        t_set [0:NT-1];
-  reg [63:0]        t_val [0:NT-1];
-  reg [VW-1:0]      wv_d [0:NBUF-1];
-  reg [OW:0]        gend;
-  integer tl, tb, tt, ts, tk;
-  reg any_st;
-  always @(*) any_st = |q_used;
-  wire vld_busy = any_st || in_fire || grow || mv_commit;   // valid bits change this cycle
-  reg [127:0]       st_m;
-  reg [64*NMV-1:0]  mv_vm;
-  always @(*) begin
-    st_m = 128'd0;
-    for (tt = 0; tt < NT; tt = tt + 1) begin
-      t_en[tt] = 1'b0; t_buf[tt] = cb; t_word[tt] = {WW{1'b0}}; t_set[tt] = 64'd0;
-    end
-    // (all targets are off in a cycle without a write: their masks are computed only in the cycles that write)
-    mv_vm = {64*NMV{1'b0}};
-    gend = {(OW+1){1'b0}};
-    if (vld_busy) begin
-      if (any_st) for (tl = 0; tl < WP; tl = tl + 1) begin
-        st_m = {{(128-8){1'b0}}, q_size[4*tl+3] ? 8'hff : ~(8'hff << q_size[4*tl +: 3])} << q_addr[32*tl +: 6];
-        t_word[2*tl] = q_addr[32*tl+6 +: WW];
-        t_word[2*tl+1] = q_addr[32*tl+6 +: WW] + {{(WW-1){1'b0}}, 1'b1};
-        t_en[2*tl] = q_used[tl] && |st_m[63:0]; t_set[2*tl] = st_m[63:0];
-        t_en[2*tl+1] = q_used[tl] && |st_m[127:64]; t_set[2*tl+1] = st_m[127:64];
-      end
-      // (the frame is inside one valid-bit word: its offset is a multiple of FB, FB divides 64)
-      t_en[2*WP] = in_fire; t_buf[2*WP] = in_ptr_q; t_word[2*WP] = in_off0[OW-1:6];
-      t_set[2*WP] = {{(64-FB){1'b0}}, in_m} << in_off0[5:0];
-      gend = adj_new[OW:0] - {{OW{1'b0}}, 1'b1};
-      t_en[2*WP+1] = grow; t_word[2*WP+1] = dend_q[cb][OW-1:6];
-      t_en[2*WP+2] = grow; t_word[2*WP+2] = gend[OW-1:6];
-      if (mv_commit) mv_vm = {{(64*NMV-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[5:0];
-      for (tt = 0; tt < NMV; tt = tt + 1) begin
-        t_en[2*WP+3+tt] = mv_commit && |mv_vm[64*tt +: 64];
-        t_word[2*WP+3+tt] = mv_new[OW-1:6] + tt[WW-1:0];
-        t_set[2*WP+3+tt] = mv_vm[64*tt +: 64];
-      end
-    end
-    // merged values
-    for (tt = 0; tt < NT; tt = tt + 1) t_val[tt] = 64'd0;
-    // (only the targets written this cycle: the others' values are not used, and skipping them keeps the
-    // simulation fast)
-    for (tt = 0; tt < NT; tt = tt + 1) if (vld_busy && t_en[tt]) begin
-      t_val[tt] = (wv_q[t_buf[tt]][t_word[tt]] && !(in_clear && t_buf[tt] == in_ptr_q)) ?
-                  vld_q[{t_buf[tt], t_word[tt]}] : 64'd0;
-      if (grow && t_buf[tt] == cb) t_val[tt] = t_val[tt] & ~grow_word(t_word[tt], dend_q[cb], adj_new[OW:0]);
-      for (ts = 0; ts < NT; ts = ts + 1)
-        if (t_en[ts] && t_buf[ts] == t_buf[tt] && t_word[ts] == t_word[tt]) t_val[tt] = t_val[tt] | t_set[ts];
-    end
-    // word-valid bits
-    for (tk = 0; tk < NBUF; tk = tk + 1) wv_d[tk] = wv_q[tk];
-    if (vld_busy) for (tk = 0; tk < NBUF; tk = tk + 1) begin
-      wv_d[tk] = (in_clear && in_ptr_q == tk[PW-1:0]) ? {VW{1'b0}} : wv_q[tk];
-      if (grow && cb == tk[PW-1:0])
-        for (tb = 0; tb < VW; tb = tb + 1)  // words entirely inside the growth
-          if ({1'b0, tb[WW-1:0], 6'd0} >= dend_q[cb] && {1'b0, tb[WW-1:0], 6'd0} + 64 <= adj_new[OW:0])
-            wv_d[tk][tb] = 1'b0;
-      for (tt = 0; tt < NT; tt = tt + 1)
-        if (t_en[tt] && t_buf[tt] == tk[PW-1:0]) wv_d[tk][t_word[tt]] = 1'b1;
-    end
-  end
-
-  // Packet words written this cycle. The byte-wise order is lane stores in lane order, then the moved metadata,
-  // then the input frame. Per bank the words are written in the order input frame, moved metadata, lane stores,
-  // and each value holds the bytes of every write of the cycle to its word that comes earlier byte-wise or in
-  // that order (and the word's old bytes): the last write to a word is the byte-wise result. The values are
-  // functions evaluated in the clocked process, only in the cycles that write (a simulation cost otherwise).
-  localparam integer NIW = FB / 16;            // input words per bank (HEAD and FB are multiples of 16)
-  localparam integer NMW = MVB / 16 + 1;       // moved-metadata words per bank (252 bytes at any offset: 33 words)
-  localparam integer IWB = $clog2(2 * NIW);
-  localparam integer MWB = $clog2(2 * NMW);
-  wire [WA-1:0]       in_w0 = in_off0[OW-1:3];
-  wire [WA-1:0]       mv_w0 = mv_new[OW-1:3];
-  // bank b's k-th word from word w0 on: its index in the bank (within the buffer)
-  function automatic [WA-2:0] bank_ix(input [WA-1:0] w0, input b, input [MWB-2:0] k);
-    bank_ix = w0[WA-1:1] + {{(WA-2){1'b0}}, w0[0] & ~b} + {{(WA-MWB){1'b0}}, k};
-  endfunction
-  // the bytes of the metadata words (from mv_w0) that move (metadata is at most 252 bytes: cur_meta[7:0])
-  reg  [8*2*NMW-1:0]  mv_wm;
-  always @(*) begin
-    mv_wm = {8*2*NMW{1'b0}};
-    if (mv_commit) mv_wm = {{(8*2*NMW-MVB){1'b0}}, ~({MVB{1'b1}} << cur_meta[7:0])} << mv_new[2:0];
-  end
-  // the input frame's and the moved metadata's bytes of word w, over v
-  function automatic [63:0] over_in(input [63:0] v, input [PW-1:0] b, input [WA-1:0] w);
-    reg [WA-1:0] i;
-    i = w - in_w0;
-    over_in = v;
-    if (in_fire && b == in_ptr_q && {{(32-WA){1'b0}}, i} < 2 * NIW)
-      over_in = merge(v, in_data_i[64*i[IWB-1:0] +: 64], in_m[8*i[IWB-1:0] +: 8]);
-  endfunction
-  function automatic [63:0] over_mv(input [63:0] v, input [WA-1:0] w);
-    reg [WA-1:0] j;
-    j = w - mv_w0;
-    over_mv = v;
-    if (mv_commit && {{(32-WA){1'b0}}, j} < 2 * NMW) over_mv = merge(v, mv_q[j[MWB-1:0]], mv_wm[8*j[MWB-1:0] +: 8]);
-  endfunction
-  // Store port l's access: the word it writes in bank b, the bytes and their mask. (Verilator folds the constant
-  // arguments of the functions below (b, l, k); the ones called from the clocked process also take a signal
-  // (the buffer pb): yosys evaluates a call whose arguments are all constant as a constant function, which fails
-  // on the signals it reads.)
-  function automatic [WA-1:0] lane_word(input b, input integer l);
-    lane_word = q_addr[32*l+3 +: WA] + {{(WA-1){1'b0}}, q_addr[32*l+3] ^ b};
-  endfunction
-  function automatic [7:0] lane_mask(input b, input integer l);
-    reg [15:0] m;
-    m = {8'd0, q_size[4*l+3] ? 8'hff : ~(8'hff << q_size[4*l +: 3])} << q_addr[32*l +: 3];
-    lane_mask = (q_addr[32*l+3] == b) ? m[7:0] : m[15:8];
-  endfunction
-  function automatic [63:0] lane_data(input b, input integer l);
-    reg [63:0] wd;
-    reg [2:0]  s;
-    wd = q_data[64*l +: 64];
-    s = q_addr[32*l +: 3];
-    if (q_addr[32*l+3] == b) lane_data = wd << {s, 3'd0};
-    else lane_data = (s == 3'd0) ? 64'd0 : wd >> {3'd0 - s, 3'd0};
-  endfunction
-  function automatic lane_en(input [WP-1:0] used, input b, input integer l);
-    lane_en = used[l] && |lane_mask(b, l);
-  endfunction
-  function automatic [IX-1:0] lane_ix(input [PW-1:0] pb, input b, input integer l);
-    reg [WA-2:0] i;
-    i = bank_ix(q_addr[32*l+3 +: WA], b, {(MWB-1){1'b0}});
-    lane_ix = {pb, i};
-  endfunction
-  // the value of store port l's word in bank b: the ports' bytes in port (lane) order, then the metadata's and the input's
-  function automatic [63:0] lane_val(input [PW-1:0] pb, input b, input integer l);
-    reg [WA-1:0] w;
-    reg [IX-1:0] ix;
-    integer      q;
-    w = lane_word(b, l);
-    ix = lane_ix(pb, b, l);
-    lane_val = (b == 1'b1) ? mem1_q[ix] : mem0_q[ix];
-    for (q = 0; q < WP; q = q + 1)
-      if (q_used[q] && lane_word(b, q) == w) lane_val = merge(lane_val, lane_data(b, q), lane_mask(b, q));
-    lane_val = over_in(over_mv(lane_val, w), pb, w);
-  endfunction
-  // bank b's k-th word of the input frame (i: its word in the frame)
-  function automatic [IWB-1:0] in_i(input b, input [IWB-2:0] k);
-    in_i = {k, in_w0[0] ^ b};
-  endfunction
-  function automatic in_en(input [FB-1:0] m, input b, input [IWB-2:0] k);
-    reg [IWB-1:0] i;
-    i = in_i(b, k);
-    in_en = |m[8*i +: 8];
-  endfunction
-  function automatic [IX-1:0] in_ix(input [PW-1:0] pb, input b, input [IWB-2:0] k);
-    reg [WA-2:0] i;
-    i = bank_ix(in_w0, b, {{(MWB-IWB){1'b0}}, k});
-    in_ix = {pb, i};
-  endfunction
-  function automatic [63:0] in_val(input [PW-1:0] pb, input b, input [IWB-2:0] k);
-    reg [IWB-1:0] i;
-    reg [IX-1:0]  ix;
-    i = in_i(b, k);
-    ix = in_ix(pb, b, k);
-    in_val = merge((b == 1'b1) ? mem1_q[ix] : mem0_q[ix], in_data_i[64*i +: 64], in_m[8*i +: 8]);
-  endfunction
-  // bank b's k-th word of the moved metadata (j: its word from mv_w0)
-  function automatic [MWB-1:0] mv_j(input b, input [MWB-2:0] k);
-    mv_j = {k, mv_w0[0] ^ b};
-  endfunction
-  function automatic mv_en(input w0, input b, input [MWB-2:0] k);   // w0: bit 0 of mv_w0
-    reg [MWB-1:0] j;
-    j = {k, w0 ^ b};
-    mv_en = |mv_wm[8*j +: 8];
-  endfunction
-  function automatic [IX-1:0] mv_ix(input [PW-1:0] pb, input b, input [MWB-2:0] k);
-    reg [WA-2:0] i;
-    i = bank_ix(mv_w0, b, k);
-    mv_ix = {pb, i};
-  endfunction
-  function automatic [63:0] mv_val(input [PW-1:0] pb, input b, input [MWB-2:0] k);
-    reg [MWB-1:0] j;
-    reg [IX-1:0]  ix;
-    j = mv_j(b, k);
-    ix = mv_ix(pb, b, k);
-    mv_val = over_in(merge((b == 1'b1) ? mem1_q[ix] : mem0_q[ix], mv_q[j], mv_wm[8*j +: 8]), pb,
-                     mv_w0 + {{(WA-MWB){1'b0}}, j});
-  endfunction
-
   integer gk;
   always @(posedge clk_i) begin
-    if (in_fire)
-      for (gk = 0; gk < NIW; gk = gk + 1) begin
-        if (in_en(in_m, 1'b0, gk[IWB-2:0])) mem0_q[in_ix(in_ptr_q, 1'b0, gk[IWB-2:0])] <= in_val(in_ptr_q, 1'b0, gk[IWB-2:0]);
-        if (in_en(in_m, 1'b1, gk[IWB-2:0])) mem1_q[in_ix(in_ptr_q, 1'b1, gk[IWB-2:0])] <= in_val(in_ptr_q, 1'b1, gk[IWB-2:0]);
-      end
-    if (mv_commit) begin
-      for (gk = 0; gk < NMW; gk = gk + 1)
-        if (mv_en(mv_w0[0], 1'b0, gk[MWB-2:0])) mem0_q[mv_ix(cb, 1'b0, gk[MWB-2:0])] <= mv_val(cb, 1'b0, gk[MWB-2:0]);
-      for (gk = 0; gk < NMW; gk = gk + 1)
-        if (mv_en(mv_w0[0], 1'b1, gk[MWB-2:0])) mem1_q[mv_ix(cb, 1'b1, gk[MWB-2:0])] <= mv_val(cb, 1'b1, gk[MWB-2:0]);
-    end
-    if (any_st)
-      for (gk = 0; gk < WP; gk = gk + 1) begin
-        if (lane_en(q_used, 1'b0, gk)) mem0_q[lane_ix(cb, 1'b0, gk)] <= lane_val(cb, 1'b0, gk);
-        if (lane_en(q_used, 1'b1, gk)) mem1_q[lane_ix(cb, 1'b1, gk)] <= lane_val(cb, 1'b1, gk);
-      end
-    for (gk = 0; gk < NT; gk = gk + 1)
-      if (t_en[gk]) vld_q[{t_buf[gk], t_word[gk]}] <= t_val[gk];
     if (mv_rd)
       for (gk = 0; gk < 3; gk = gk + 1)
-        if (|mv_st_m[8*gk +: 8]) mv_q[mv_st_ix(mv_st_p[7:3], gk[1:0])] <= mv_st_val(mv_st_p, gk[1:0]);
+        if (|mv_st_m[8*gk +: 8]) mv_q[{1'b0, mv_st_p[7:3]} + gk[5:0]] <= mv_st_val(gk[1:0]);
+    // the second store port's words that found their bank taken
+    for (gk = 0; gk < 2; gk = gk + 1) begin
+      df_w_q[gk] <= sw[2*(WP-1) + gk]; df_d_q[gk] <= sd[2*(WP-1) + gk]; df_m_q[gk] <= sm[2*(WP-1) + gk];
+    end
+    df_b_q <= cb;
+  end
+
+  reg [1:0] df_d;
+  integer dk;
+  always @(*) begin   // which of the second port's two words are deferred
+    df_d = 2'd0;
+    if (!df_pend && any_st)
+      for (dk = 0; dk < 2; dk = dk + 1)
+        df_d[dk] = |sm[2*(WP-1) + dk] && bk_df[sw[2*(WP-1) + dk][2:0]];
   end
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= {NBUF{1'b0}}; filled_q <= {NBUF{1'b0}}; done_q <= {NBUF{1'b0}};
-      for (gk = 0; gk < NBUF; gk = gk + 1) wv_q[gk] <= {VW{1'b0}};
       in_ptr_q <= {PW{1'b0}}; core_ptr_q <= {PW{1'b0}}; out_ptr_q <= {PW{1'b0}}; out_off_q <= 16'd0;
-      mv_cnt_q <= 5'd0;
+      mv_cnt_q <= 5'd0; df_v_q <= 2'd0;
+      e_b_q <= {PW{1'b0}}; z_lo_q <= {(OW+1){1'b0}}; z_hi_q <= {(OW+1){1'b0}}; mv_go_q <= 1'b0;
+      m_w0_q <= {WA{1'b0}}; m_lo_q <= 9'd0; m_hi_q <= 9'd0; m_c_q <= 4'd0;
     end else begin
-      for (gk = 0; gk < NBUF; gk = gk + 1) wv_q[gk] <= wv_d[gk];
-      // packet adjustment
-      if (adj_commit_i && adj_ok) begin
+      df_v_q <= df_d;
+      // the engine: four words a cycle
+      if (e_run) begin
+        if (z_run) z_lo_q <= {1'b0, z_w0 + {{(WA-3){1'b0}}, 3'd4}, 3'd0} > z_hi_q ? z_hi_q
+                             : {1'b0, z_w0 + {{(WA-3){1'b0}}, 3'd4}, 3'd0};
+        else begin
+          m_c_q <= m_c_q + 4'd1;
+          if ({m_c_q + 4'd1, 5'd0} >= m_hi_q) mv_go_q <= 1'b0;
+        end
+      end
+      // packet adjustment: the new pointers, and the engine's zeroing and move (after the row)
+      mv_cnt_q <= mv_rd ? mv_cnt_q + 5'd1 : (adj_step_i ? mv_cnt_q : 5'd0);
+      if (adj_go) begin
         case (adj_kind_i)
           2'd0: begin dstart_q[cb] <= adj_new[OW:0]; dmeta_q[cb] <= mv_new[OW:0]; end
-          2'd1: begin
-            dend_q[cb] <= adj_new[OW:0];
-          end
+          2'd1: dend_q[cb] <= adj_new[OW:0];
           default: dmeta_q[cb] <= adj_new[OW:0];
         endcase
+        e_b_q <= cb;
+        if (adj_kind_i == 2'd1) begin
+          if (adj_new[OW:0] > dend_q[cb]) begin z_lo_q <= dend_q[cb]; z_hi_q <= adj_new[OW:0]; end
+        end else if (new_meta < lw_q[cb]) begin
+          z_lo_q <= new_meta; z_hi_q <= lw_q[cb]; lw_q[cb] <= new_meta;
+        end
+        if (mv_need) begin
+          mv_go_q <= 1'b1; m_w0_q <= mv_new[OW-1:3]; m_c_q <= 4'd0;
+          m_lo_q <= {6'd0, mv_new[2:0]}; m_hi_q <= {6'd0, mv_new[2:0]} + cur_meta[8:0];
+        end
       end
-      mv_cnt_q <= mv_rd ? mv_cnt_q + 5'd1 : (adj_step_i ? mv_cnt_q : 5'd0);
       // core finished the packet
       if (core_done_i) begin
         done_q[cb] <= 1'b1;
@@ -618,7 +562,7 @@ module sephirot_pktbuf #(
         if (in_sop_i) begin
           busy_q[in_ptr_q] <= 1'b1; done_q[in_ptr_q] <= 1'b0;
           len_q[in_ptr_q] <= in_len_i; ifx_q[in_ptr_q] <= in_ifindex_i; rxq_q[in_ptr_q] <= in_rxq_i;
-          dstart_q[in_ptr_q] <= HEAD[OW:0]; dmeta_q[in_ptr_q] <= HEAD[OW:0];
+          dstart_q[in_ptr_q] <= HEAD[OW:0]; dmeta_q[in_ptr_q] <= HEAD[OW:0]; lw_q[in_ptr_q] <= HEAD[OW:0];
           dend_q[in_ptr_q] <= HEAD[OW:0] + in_len_i[OW:0];
         end
         arr_q[in_ptr_q] <= in_base + FB[15:0];

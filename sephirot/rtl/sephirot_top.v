@@ -108,7 +108,7 @@ module sephirot_top #(
   wire                adj_commit, adj_step;
   wire [7:0]          adj_err;
   wire [8:0]          adj_metalen;
-  wire                adj_busy;
+  wire                adj_busy, pb_hold;
   wire                core_ready, core_filled;
   wire [31:0]         ctx_data, ctx_end;
 
@@ -150,7 +150,7 @@ module sephirot_top #(
     .pkt_ready_i(core_ready), .pkt_filled_i(core_filled), .init_r1_i(init_r1), .init_r2_i(init_r2),
     .pkt_start_o, .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o, .res_cycles_o,
     .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
-    .dbus_commit_o(d_commit), .dbus_hold_o(d_hold), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait),
+    .dbus_commit_o(d_commit), .dbus_hold_o(d_hold), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait), .pkt_hold_i(pb_hold),
     .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
     .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
     .hm_en_i(hm_en), .hm_addr_i(hm_addr), .hm_size_i(hm_size), .hm_rdata_o(hm_rdata), .hm_fault_o(hm_fault),
@@ -189,7 +189,7 @@ module sephirot_top #(
     .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(d_wait),
     .h_rd_i(hb_rd && !hb_msel), .h_addr_i(hm_addr), .h_size_i(hm_size), .h_rdata_o(ph_rdata), .h_fault_o(ph_fault),
     .adj_kind_i(adj_kind), .adj_delta_i(adj_delta), .adj_commit_i(adj_commit), .adj_step_i(adj_step),
-    .adj_err_o(adj_err), .adj_metalen_o(adj_metalen), .adj_busy_o(adj_busy),
+    .adj_err_o(adj_err), .adj_metalen_o(adj_metalen), .adj_busy_o(adj_busy), .hold_o(pb_hold),
     .ctx_data_o(ctx_data), .ctx_end_o(ctx_end),
     .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o
   );
