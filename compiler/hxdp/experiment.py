@@ -1252,7 +1252,7 @@ def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 
 # run one after the other in the background; HXDP_SYNTH_TIMEOUT=SECONDS overrides both
-SYNTH_TIMEOUT_S = {"sephirot_core": 1200, "sephirot_helpers": 900, "sephirot_top": 1000}
+SYNTH_TIMEOUT_S = {"sephirot_core": 1200, "sephirot_helpers": 900, "sephirot_top": 1500, "sephirot_pktbuf": 900}
 SYNTH_MEMORY_BYTES = 6 << 30  # address-space limit of yosys: the machine is shared
 
 
@@ -1706,7 +1706,10 @@ COMPONENTS: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
 # is a lower bound of the whole IP (hierarchy is kept: a module's cells do not depend on the others); the map
 # memory with the reference map, as in the whole IP's run
 PART_SYNTH_KEYS = ("synth:sephirot_core", "synth:sephirot_helpers",
-                   f"synth:sephirot_mapmem:BYTES={REF_MAP_BYTES},LW={(REF_MAP_BYTES // 16).bit_length() - 1}")
+                   f"synth:sephirot_mapmem:BYTES={REF_MAP_BYTES},LW={(REF_MAP_BYTES // 16).bit_length() - 1}",
+                   "synth:sephirot_pktbuf")
+PART_NAMES = {"sephirot_core": "core", "sephirot_helpers": "helper unit", "sephirot_mapmem": "map memory",
+              "sephirot_pktbuf": "packet buffer"}
 
 
 def points_resources(ctx: Context) -> list[str]:
@@ -1767,7 +1770,8 @@ def report_resources(ctx: Context, exp: Experiment, records: dict[str, Record]) 
                                 "yosys synth_xilinx xc7; LUT1-6 + LUTs used as distributed RAM"))
         elif rec and "synth_failed" in rec:
             bound, names = parts_lower_bound(modules) if key == TOP_SYNTH_KEY else (0.0, [])
-            left = "packet buffer" if "sephirot_mapmem" in names else "packet buffer and map memory"
+            left = " and ".join(["map configuration table and top-level glue"] +
+                                [v for k, v in PART_NAMES.items() if k not in names])
             if names:
                 checks.append(Check(name, "fail", f">= {bound:,.0f} LUT", f"< {limit:,}",
                                     f"{rec['synth_failed']}; lower bound: {' + '.join(names)} synthesised on "
