@@ -176,3 +176,47 @@ def test_ktime_prandom_smp_equal_model() -> None:
         row("exit 2"),
     ])
     _compare(rom, _packets(7, 40))
+
+
+# Bytes exposed by the adjust helpers read as zero and bytes the packet wrote stay (the packet buffer zeroes them
+# after the helper's row, while the next row waits): adjust_tail shrinks by (byte 20 & 31) then grows by
+# (byte 21 & 63) (the grown bytes are zero, as the kernel's memset), adjust_head(-48) exposes headroom (zero),
+# then two stores 64 bytes apart share a bank (the second is written a cycle later while the next row waits, and
+# that row reads both back and stores into the same banks again); adjust_head(+40) and (-40) expose the written
+# bytes again (they stay), and the packet ends right after another same-bank pair of stores.
+EXPOSE_ROM = Rom([
+    row("r6 = r1", "r7 = *(u32 *)(r1 + 0)"),
+    row("w8 = *(u8 *)(r7 + 20)", "w9 = *(u8 *)(r7 + 21)"),
+    row("r8 &= 31", "r9 &= 63"),
+    row("r2 = 0", "r1 = r6"),
+    row("r2 -= r8"),
+    row("call 65"),
+    row("r1 = r6", "r2 = r9"),
+    row("call 65"),
+    row("r3 = *(u32 *)(r6 + 4)", "r7 = *(u32 *)(r6 + 0)"),
+    row("r4 = *(u64 *)(r3 - 8)", "r5 = *(u64 *)(r3 - 16)"),
+    row("*(u64 *)(r7 + 0) = r4", "*(u64 *)(r7 + 8) = r5"),
+    row("r1 = r6", "r2 = -48"),
+    row("call 44"),
+    row("r7 = *(u32 *)(r6 + 0)"),
+    row("r4 = *(u64 *)(r7 + 0)", "r5 = *(u64 *)(r7 + 40)"),
+    row("*(u64 *)(r7 + 16) = r4", "*(u64 *)(r7 + 80) = r9"),
+    row("r0 = *(u64 *)(r7 + 16)", "r3 = *(u64 *)(r7 + 80)"),
+    row("*(u64 *)(r7 + 25) = r0", "*(u64 *)(r7 + 89) = r5"),
+    row("r1 = r6", "r2 = 40"),
+    row("call 44"),
+    row("r1 = r6", "r2 = -40"),
+    row("call 44"),
+    row("r7 = *(u32 *)(r6 + 0)"),
+    row("*(u32 *)(r7 + 3) = r8", "*(u32 *)(r7 + 67) = r3"),
+    row("exit 2"),
+])
+
+
+def test_exposed_bytes_read_zero_and_written_bytes_stay() -> None:
+    rng = random.Random(21)
+    packets = [bytes(rng.randrange(1, 256) for _ in range(rng.randint(120, 300))) for _ in range(40)]
+    got = _compare(EXPOSE_ROM, packets)
+    assert sum(1 for r in got if r.action == 2) >= 30, "too few packets ran to the end"
+    # the headroom exposed by adjust_head(-48) reads zero: bytes 32..39 of the output are never written
+    assert all(r.packet[32:40] == bytes(8) for r in got if r.action == 2)
