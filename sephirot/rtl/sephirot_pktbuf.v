@@ -21,9 +21,11 @@
 //   (lw_q: bytes between it and the input packet are the packet's own). The engine writes the zeros after the
 //   helper's row, 32 bytes a cycle, while the next row waits; the adjust helpers start only once the whole packet
 //   is in (sephirot_core.v), so no later input frame writes over them.
-// - adjust_head with metadata moves the metadata with data (the kernel's memmove): while the helper stalls, 16
-//   bytes a cycle are staged (mv_q, so the move reads memory as it was before the row); after the row the engine
-//   writes them at the new place, 32 bytes a cycle, after the zeroing, while the next row waits. Old bytes stay.
+// - adjust_head with metadata moves the metadata with data (the kernel's memmove): after the row (and after the
+//   zeroing) the engine copies it 16 bytes a cycle, reading a chunk through the helper's port while it writes the
+//   one before, from the low end when the metadata moves down and from the high end when it moves up, so that no
+//   chunk is read after its bytes were overwritten. Old bytes stay. (The helper still stalls one cycle per 16
+//   bytes, the latency of the contract.)
 // Emission sends data_meta..data_end: the first out_meta_o bytes are the metadata, the rest is the frame
 // (out_data_o is 0 in the cycles without a frame).
 module sephirot_pktbuf #(
@@ -99,8 +101,6 @@ module sephirot_pktbuf #(
   localparam integer NC = RP + 2;           // reading clients: the load ports, the helper (and staging), the output
   localparam integer CH = RP, CO = RP + 1;
   localparam integer NIW = FB / 8;          // words of an input frame
-  localparam integer MVB = 256;             // staging bytes (metadata is at most 252 bytes)
-  localparam integer NMV = MVB / 8 + 4;     // staged words (252 bytes at any offset in a word, and the move's last step)
 
   reg [NBUF-1:0] busy_q, filled_q, done_q;
   reg [15:0]    len_q [0:NBUF-1];
@@ -127,16 +127,6 @@ module sephirot_pktbuf #(
   function automatic [PW-1:0] inc(input [PW-1:0] p);
     inc = ({{(32-PW){1'b0}}, p} == NBUF - 1) ? {PW{1'b0}} : p + {{(PW-1){1'b0}}, 1'b1};
   endfunction
-  // the bytes [lo, hi) that fall in word w (byte offsets)
-  function automatic [7:0] range_mask(input [WA-1:0] w, input [OW:0] lo, input [OW:0] hi);
-    integer k;
-    reg [OW:0] o;
-    for (k = 0; k < 8; k = k + 1) begin
-      o = {1'b0, w, 3'd0} + k[OW:0];
-      range_mask[k] = o >= lo && o < hi;
-    end
-  endfunction
-
   wire [PW-1:0] cb = core_ptr_q;
   wire [PW-1:0] ob = out_ptr_q;
   assign core_ready_o = busy_q[cb] && !done_q[cb] && arr_q[cb] != 16'd0;
@@ -244,22 +234,33 @@ module sephirot_pktbuf #(
   // the new data_meta of a successful adjust_head or adjust_meta (adjust_tail: the old one)
   wire [OW:0]   new_meta = (adj_kind_i == 2'd0) ? mv_new[OW:0] : (adj_kind_i == 2'd2) ? adj_new[OW:0] : dmeta_q[cb];
 
-  // adjust_head's metadata move: chunk k (16 bytes from data_meta + 16 k) is staged in stall cycle k, through the
-  // helper's read port, aligned as at its new place (mv_q word n is word mv_new / 8 + n of the buffer)
-  reg  [63:0]   mv_q [0:NMV-1];
+  // adjust_head with metadata stalls one cycle per 16 bytes of it (the contract's latency); the engine moves it
   reg  [4:0]    mv_cnt_q;
   wire          mv_need = adj_kind_i == 2'd0 && adj_ok && cur_meta != 32'd0;
   wire          mv_staged = {23'd0, mv_cnt_q, 4'd0} >= cur_meta;
   wire          mv_rd = adj_step_i && mv_need && !mv_staged;
   assign adj_busy_o = mv_need && !mv_staged;
-  wire [7:0]    mv_st_p = {mv_cnt_q[3:0], 4'd0} + {5'd0, mv_new[2:0]};
-  wire [23:0]   mv_st_m = {8'd0, 16'hffff} << mv_st_p[2:0];
-  wire [OW-1:0] mv_src = d_meta[OW-1:0] + {{(OW-8){1'b0}}, mv_cnt_q[3:0], 4'd0};
+
+  // the engine: zeroing [z_lo, z_hi) of buffer e_b (four words a cycle), then the copy of c_len bytes from c_src
+  // to c_dst (16-byte chunks in the order c_up says: chunk c_k is read, the chunk read before is written)
+  reg  [PW-1:0]  e_b_q;
+  reg  [OW:0]    z_lo_q, z_hi_q;
+  reg            c_go_q, c_up_q, cr_v_q;
+  reg  [OW-1:0]  c_src_q, c_dst_q;
+  reg  [7:0]     c_len_q;
+  reg  [4:0]     c_k_q;                           // chunks read
+  reg  [3:0]     cr_k_q;                          // the chunk in cr_q
+  reg  [127:0]   cr_q;
+  wire [4:0]     c_n = {1'b0, c_len_q[7:4]} + {4'd0, |c_len_q[3:0]};   // chunks
+  wire [3:0]     c_kk = c_up_q ? c_k_q[3:0] : c_n[3:0] - 4'd1 - c_k_q[3:0];   // the chunk read now (c_k < c_n)
+  wire           z_run = z_lo_q < z_hi_q;
+  wire           c_rd = c_go_q && !z_run && c_k_q < c_n;
 
   // ---------------------------------------------------------------------------------------------------------
   // reads: client c's buffer and first word; bank b's word for it, read at the falling edge
   wire [OW-1:0] ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0];
-  wire [OW-1:0] h_off = mv_rd ? mv_src : h_addr_i[OW-1:0];   // (PKT_BASE is aligned far above the buffer size)
+  wire [OW-1:0] c_src = c_src_q + {{(OW-8){1'b0}}, c_kk, 4'd0};
+  wire [OW-1:0] h_off = c_rd ? c_src : h_addr_i[OW-1:0];   // (PKT_BASE is aligned far above the buffer size)
   reg  [WA*NC-1:0] cw;
   always @(*) begin
     for (pp = 0; pp < RP; pp = pp + 1) cw[WA*pp +: WA] = p_addr[32*pp+3 +: WA];
@@ -305,28 +306,31 @@ module sephirot_pktbuf #(
   reg  [7:0]     df_m_q [0:1];
   wire           df_pend = |df_v_q;
 
-  // the engine: zeroing [z_lo, z_hi) of buffer e_b, then (mv_go) the staged metadata to words m_w0 .. of e_b
-  reg  [PW-1:0]  e_b_q;
-  reg  [OW:0]    z_lo_q, z_hi_q;
-  reg            mv_go_q;
-  reg  [WA-1:0]  m_w0_q;
-  reg  [8:0]     m_lo_q, m_hi_q;                  // the staged bytes that move: [m_lo, m_hi) of mv_q
-  reg  [3:0]     m_c_q;                           // the next 4-word chunk of mv_q
-  wire           z_run = z_lo_q < z_hi_q;
-  wire           e_busy = z_run || mv_go_q;
+  wire           e_busy = z_run || c_go_q || cr_v_q;
   wire           e_run = e_busy && !df_pend;
-  wire [WA-1:0]  z_w0 = z_lo_q[OW-1:3];
-  wire [5:0]     m_j0 = {m_c_q, 2'b00};
-  wire [WA-1:0]  e_w0 = z_run ? z_w0 : m_w0_q + {{(WA-6){1'b0}}, m_j0};
   assign hold_o = df_pend || e_busy;
-  function automatic [7:0] mv_mask(input [5:0] j);   // the bytes of mv_q word j that move
-    reg [8:0] o;
-    integer k;
-    for (k = 0; k < 8; k = k + 1) begin
-      o = {j, 3'd0} + k[8:0];
-      mv_mask[k] = o >= m_lo_q && o < m_hi_q;
+  // the engine's words this cycle: from e_w0, four with their bytes and masks (zeroing: zeros; copy: the chunk
+  // read last cycle at its destination)
+  wire [WA-1:0]  z_w0 = z_lo_q[OW-1:3];
+  wire [OW:0]    z_span = z_hi_q - {1'b0, z_w0, 3'd0};
+  wire [5:0]     z_top = (z_span > 32) ? 6'd32 : z_span[5:0];
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [OW-1:0]  cw_o = c_dst_q + {{(OW-8){1'b0}}, cr_k_q, 4'd0};  // the written chunk's destination (its word and byte in it)
+  wire [7:0]     cw_left = c_len_q - {cr_k_q, 4'd0};
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire [15:0]    cw_m16 = (cw_left >= 8'd16) ? 16'hffff : ~(16'hffff << cw_left[3:0]);
+  wire [WA-1:0]  e_w0 = z_run ? z_w0 : cw_o[OW-1:3];
+  reg  [255:0]   e_d;
+  reg  [31:0]    e_m;
+  always @(*) begin   // (only when the engine writes: the simulator evaluates the shifts otherwise)
+    e_d = 256'd0; e_m = 32'd0;
+    if (e_run && z_run)
+      e_m = (32'hffffffff << z_lo_q[2:0]) & (z_top[5] ? 32'hffffffff : ~(32'hffffffff << z_top[4:0]));
+    else if (e_run && cr_v_q) begin
+      e_d = {128'd0, cr_q} << {cw_o[2:0], 3'd0};
+      e_m = {16'd0, cw_m16} << cw_o[2:0];
     end
-  endfunction
+  end
 
   // the input frame: words in_w0 .. in_w0 + 3 (the frame is FB-aligned in the buffer: HEAD and FB are)
   wire [15:0]   in_base = in_sop_i ? 16'd0 : arr_q[in_ptr_q];   // bytes of the packet before this frame
@@ -366,12 +370,8 @@ module sephirot_pktbuf #(
         bj = bk[2:0] - e_w0[2:0];
         if (bj < 3'd4) begin
           bk_ix[bk] = {e_b_q, e_w0[WA-1:3] + {{(BW-1){1'b0}}, bk[2:0] < e_w0[2:0]}};
-          if (z_run) begin
-            bk_m[bk] = range_mask(e_w0 + {{(WA-3){1'b0}}, bj}, z_lo_q, z_hi_q);
-          end else begin
-            bk_m[bk] = mv_mask(m_j0 + {3'd0, bj});
-            bk_d[bk] = mv_q[m_j0 + {3'd0, bj}];
-          end
+          bk_d[bk] = e_d[64*bj[1:0] +: 64];
+          bk_m[bk] = e_m[8*bj[1:0] +: 8];
           bk_we[bk] = |bk_m[bk];
         end
       end
@@ -450,17 +450,8 @@ module sephirot_pktbuf #(
       h_rdata_o = funnel8(h_w0, h_w1, h_off[2:0]) & bytemask(sizemask(h_size_i));
     h_fault_o = hacc[0];
   end
-  // the staged chunk: 16 bytes from mv_src, words n - 1 and n of it (0 outside) at mv_q word mv_st_p / 8 + n
-  wire [63:0] mv_c0 = funnel8(h_w0, h_w1, mv_src[2:0]);
-  wire [63:0] mv_c1 = funnel8(h_w1, h_w2, mv_src[2:0]);
-  function automatic [63:0] mv_st_val(input [1:0] n);
-    reg [63:0] lo, hi, v, m;
-    lo = (n == 2'd0) ? 64'd0 : (n == 2'd1) ? mv_c0 : mv_c1;
-    hi = (n == 2'd0) ? mv_c0 : (n == 2'd1) ? mv_c1 : 64'd0;
-    v = mv_q[{1'b0, mv_st_p[7:3]} + {4'd0, n}];
-    m = bytemask(mv_st_m[8*n +: 8]);
-    mv_st_val = (v & ~m) | (((mv_st_p[2:0] == 3'd0) ? hi : funnel8(lo, hi, 3'd0 - mv_st_p[2:0])) & m);
-  endfunction
+  // the copy's chunk: 16 bytes from c_src
+  wire [127:0] c_chunk = {funnel8(h_w1, h_w2, c_src[2:0]), funnel8(h_w0, h_w1, c_src[2:0])};
 
   // ---------------------------------------------------------------------------------------------------------
   // output: emit the oldest finished packet, one frame per cycle, data_meta..data_end
@@ -495,9 +486,7 @@ module sephirot_pktbuf #(
   // state
   integer gk;
   always @(posedge clk_i) begin
-    if (mv_rd)
-      for (gk = 0; gk < 3; gk = gk + 1)
-        if (|mv_st_m[8*gk +: 8]) mv_q[{1'b0, mv_st_p[7:3]} + gk[5:0]] <= mv_st_val(gk[1:0]);
+    if (c_rd && e_run) begin cr_q <= c_chunk; cr_k_q <= c_kk; end
     // the second store port's words that found their bank taken
     for (gk = 0; gk < 2; gk = gk + 1) begin
       df_w_q[gk] <= sw[2*(WP-1) + gk]; df_d_q[gk] <= sd[2*(WP-1) + gk]; df_m_q[gk] <= sm[2*(WP-1) + gk];
@@ -519,17 +508,18 @@ module sephirot_pktbuf #(
       busy_q <= {NBUF{1'b0}}; filled_q <= {NBUF{1'b0}}; done_q <= {NBUF{1'b0}};
       in_ptr_q <= {PW{1'b0}}; core_ptr_q <= {PW{1'b0}}; out_ptr_q <= {PW{1'b0}}; out_off_q <= 16'd0;
       mv_cnt_q <= 5'd0; df_v_q <= 2'd0;
-      e_b_q <= {PW{1'b0}}; z_lo_q <= {(OW+1){1'b0}}; z_hi_q <= {(OW+1){1'b0}}; mv_go_q <= 1'b0;
-      m_w0_q <= {WA{1'b0}}; m_lo_q <= 9'd0; m_hi_q <= 9'd0; m_c_q <= 4'd0;
+      e_b_q <= {PW{1'b0}}; z_lo_q <= {(OW+1){1'b0}}; z_hi_q <= {(OW+1){1'b0}};
+      c_go_q <= 1'b0; c_up_q <= 1'b0; cr_v_q <= 1'b0; c_src_q <= {OW{1'b0}}; c_dst_q <= {OW{1'b0}};
+      c_len_q <= 8'd0; c_k_q <= 5'd0;
     end else begin
       df_v_q <= df_d;
       // the engine: four words a cycle
       if (e_run) begin
-        if (z_run) z_lo_q <= {1'b0, z_w0 + {{(WA-3){1'b0}}, 3'd4}, 3'd0} > z_hi_q ? z_hi_q
-                             : {1'b0, z_w0 + {{(WA-3){1'b0}}, 3'd4}, 3'd0};
+        if (z_run) z_lo_q <= (z_span > 32) ? {1'b0, z_w0 + {{(WA-3){1'b0}}, 3'd4}, 3'd0} : z_hi_q;
         else begin
-          m_c_q <= m_c_q + 4'd1;
-          if ({m_c_q + 4'd1, 5'd0} >= m_hi_q) mv_go_q <= 1'b0;
+          cr_v_q <= c_rd;
+          if (c_rd) c_k_q <= c_k_q + 5'd1;
+          else c_go_q <= 1'b0;
         end
       end
       // packet adjustment: the new pointers, and the engine's zeroing and move (after the row)
@@ -546,9 +536,9 @@ module sephirot_pktbuf #(
         end else if (new_meta < lw_q[cb]) begin
           z_lo_q <= new_meta; z_hi_q <= lw_q[cb]; lw_q[cb] <= new_meta;
         end
-        if (mv_need) begin
-          mv_go_q <= 1'b1; m_w0_q <= mv_new[OW-1:3]; m_c_q <= 4'd0;
-          m_lo_q <= {6'd0, mv_new[2:0]}; m_hi_q <= {6'd0, mv_new[2:0]} + cur_meta[8:0];
+        if (mv_need && adj_delta_i != 32'd0) begin
+          c_go_q <= 1'b1; c_k_q <= 5'd0; c_src_q <= d_meta[OW-1:0]; c_dst_q <= mv_new[OW-1:0];
+          c_len_q <= cur_meta[7:0]; c_up_q <= mv_new[OW:0] < dmeta_q[cb];
         end
       end
       // core finished the packet
