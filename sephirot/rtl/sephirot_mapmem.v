@@ -63,7 +63,9 @@ module sephirot_mapmem #(
   localparam [31:0] MAP_BASE = `SEPH_MAP_BASE;
 
   function automatic [63:0] funnel8(input [63:0] lo, input [63:0] hi, input [2:0] s);   // bytes s.. of {hi, lo}
-    funnel8 = (s == 3'd0) ? lo : (lo >> {s, 3'd0}) | (hi << {3'd0 - s, 3'd0});
+    reg [127:0] t;   // (one shifter: half the LUTs of two)
+    t = {hi, lo} >> {s, 3'd0};
+    funnel8 = t[63:0];
   endfunction
   function automatic [63:0] bytemask(input [7:0] m);
     bytemask = {{8{m[7]}}, {8{m[6]}}, {8{m[5]}}, {8{m[4]}}, {8{m[3]}}, {8{m[2]}}, {8{m[1]}}, {8{m[0]}}};

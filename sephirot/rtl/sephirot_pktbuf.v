@@ -116,7 +116,9 @@ module sephirot_pktbuf #(
   reg [15:0]    out_off_q;            // bytes emitted of the packet at out_ptr
 
   function automatic [63:0] funnel8(input [63:0] lo, input [63:0] hi, input [2:0] s);   // bytes s.. of {hi, lo}
-    funnel8 = (s == 3'd0) ? lo : (lo >> {s, 3'd0}) | (hi << {3'd0 - s, 3'd0});
+    reg [127:0] t;   // (one shifter: half the LUTs of two)
+    t = {hi, lo} >> {s, 3'd0};
+    funnel8 = t[63:0];
   endfunction
   function automatic [63:0] bytemask(input [7:0] m);
     bytemask = {{8{m[7]}}, {8{m[6]}}, {8{m[5]}}, {8{m[4]}}, {8{m[3]}}, {8{m[2]}}, {8{m[1]}}, {8{m[0]}}};
@@ -159,12 +161,12 @@ module sephirot_pktbuf #(
   endfunction
   function automatic [63:0] acc_ctx(input rd, input [31:0] a, input [3:0] size);
     reg [31:0] o;
-    integer bi;
+    reg [8*24+63:0] t;   // (one shifter: a byte mux per result byte costs four times the LUTs)
     acc_ctx = 64'd0;
     o = a - `SEPH_CTX_BASE;
+    t = {64'd0, ctx_img} >> {o[4:0], 3'd0};
     if (rd && a[31:28] == R_CTX && !(o + {28'd0, size} > `SEPH_CTX_SIZE))
-      for (bi = 0; bi < 8; bi = bi + 1)
-        if (bi < {28'd0, size}) acc_ctx[8*bi +: 8] = ctx_img[8*(o[4:0] + bi[4:0]) +: 8];
+      acc_ctx = t[63:0] & bytemask(sizemask(size));
   endfunction
   function automatic pkt_ok(input [31:0] a, input [3:0] size);   // a load inside [data_meta, data_end)
     pkt_ok = a[31:28] == R_PKT && !(a < meta_abs || a + {28'd0, size} > ctx_end_o);
@@ -334,7 +336,8 @@ module sephirot_pktbuf #(
 
   // the input frame: words in_w0 .. in_w0 + 3 (the frame is FB-aligned in the buffer: HEAD and FB are)
   wire [15:0]   in_base = in_sop_i ? 16'd0 : arr_q[in_ptr_q];   // bytes of the packet before this frame
-  wire [WA-1:0] in_w0 = HEAD[OW-1:3] + in_base[OW-1:3];
+  // (bits 1:0 are zero: HEAD and the frames are 32-byte aligned, so bank b takes the frame's word b % 4)
+  wire [WA-1:0] in_w0 = {HEAD[OW-1:5] + in_base[OW-1:5], 2'b00};
   wire          in_room = !busy_q[in_ptr_q] || !filled_q[in_ptr_q];
 
   // per bank: the word written this cycle
@@ -393,10 +396,9 @@ module sephirot_pktbuf #(
     for (gb = 0; gb < NB; gb = gb + 1) begin : gen_bank
       localparam [2:0] B = gb;
       (* ram_style = "block" *) reg [63:0] mem_q [0:NBUF*BSZ/64-1];
-      wire [1:0]       ij = B[1:0] - in_w0[1:0];
       wire             iw = in_fire && bk_in[gb];
       wire [PW+BW-1:0] wix = iw ? {in_ptr_q, in_w0[WA-1:3]} : bk_ix[gb];
-      wire [63:0]      wd = iw ? in_data_i[64*ij +: 64] : bk_d[gb];
+      wire [63:0]      wd = iw ? in_data_i[64*B[1:0] +: 64] : bk_d[gb];
       wire [7:0]       wm = iw ? 8'hff : bk_m[gb];
       integer k;
       always @(posedge clk_i)
