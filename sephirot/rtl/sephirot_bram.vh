@@ -6,11 +6,11 @@
 // addresses are set up by the rising edge and banks are written only at rising edges, so the word is the one the
 // falling edge would load, and the model evaluates the core's logic once a cycle instead of twice (about 12% of
 // its speed). tests/test_rtl_structural.py runs the falling-edge build, the one yosys synthesises, against it.
+// SEPH_BRAM_READ(q, en, word): q reads `word` in the cycles with `en` (block RAM's read enable: q keeps its
+// value otherwise, and the simulation's q is 0 then, so a client uses q only in cycles it enables).
 `ifdef SEPH_COMB_READS
-`define SEPH_READ_EDGE *
-`define SEPH_READ_ASSIGN =
+`define SEPH_BRAM_READ(q, en, word) always @(*) q = (en) ? (word) : 64'd0;
 `else
-`define SEPH_READ_EDGE negedge clk_i
-`define SEPH_READ_ASSIGN <=
+`define SEPH_BRAM_READ(q, en, word) always @(negedge clk_i) if (en) q <= (word);
 `endif
 `endif

@@ -124,11 +124,13 @@ module sephirot_mapmem #(
   // wide vector at a variable offset: those cost the simulator a third of its speed)
   reg  [63:0]         cwd [0:4*NC-1];
   reg  [1:0]          cb;
-  integer cc, cj;
+  integer cc, cj, ce;
   reg  [NC-1:0]       c_on;                       // clients reading this cycle (the others' words are not used)
   always @(*) begin
-    for (cc = 0; cc < RP; cc = cc + 1) c_on[cc] = |p_sel[LANES*cc +: LANES];
+    for (ce = 0; ce < RP; ce = ce + 1) c_on[ce] = |p_sel[LANES*ce +: LANES];
     c_on[CH] = h_rd_i; c_on[CW] = hw_en_i;
+  end
+  always @(*) begin
     for (cc = 0; cc < NC; cc = cc + 1)
       for (cj = 0; cj < 4; cj = cj + 1) begin
         cb = cw[WW*cc +: 2] + cj[1:0];
@@ -197,12 +199,12 @@ module sephirot_mapmem #(
         wire [WW-1:0] w0 = cw[WW*gc +: WW];
         wire [BI-1:0] ix = w0[WW-1:2] + {{(BI-1){1'b0}}, B < w0[1:0]};
         reg  [63:0]   q;
-        always @(`SEPH_READ_EDGE) q `SEPH_READ_ASSIGN mem_q[ix];
+        `SEPH_BRAM_READ(q, c_on[gc], mem_q[ix])
         assign rq[NB*gc+gb] = q;
       end
       wire [BI-1:0] ho_ix = ho_w0[WW-1:2] + {{(BI-1){1'b0}}, B < ho_w0[1:0]};
       reg  [63:0]   ho_r;
-      always @(`SEPH_READ_EDGE) ho_r `SEPH_READ_ASSIGN mem_q[ho_ix];
+      `SEPH_BRAM_READ(ho_r, 1'b1, mem_q[ho_ix])
       assign ho_q[gb] = ho_r;
     end
   endgenerate

@@ -164,9 +164,11 @@ module sephirot_pktbuf #(
     reg [8*24+63:0] t;   // (one shifter: a byte mux per result byte costs four times the LUTs)
     acc_ctx = 64'd0;
     o = a - `SEPH_CTX_BASE;
-    t = {64'd0, ctx_img} >> {o[4:0], 3'd0};
-    if (rd && a[31:28] == R_CTX && !(o + {28'd0, size} > `SEPH_CTX_SIZE))
+    t = {8*24+64{1'b0}};
+    if (rd && a[31:28] == R_CTX && !(o + {28'd0, size} > `SEPH_CTX_SIZE)) begin
+      t = {64'd0, ctx_img} >> {o[4:0], 3'd0};
       acc_ctx = t[63:0] & bytemask(sizemask(size));
+    end
   endfunction
   function automatic pkt_ok(input [31:0] a, input [3:0] size);   // a load inside [data_meta, data_end)
     pkt_ok = a[31:28] == R_PKT && !(a < meta_abs || a + {28'd0, size} > ctx_end_o);
@@ -334,10 +336,10 @@ module sephirot_pktbuf #(
     end
   end
 
-  // the input frame: words in_w0 .. in_w0 + 3 (the frame is FB-aligned in the buffer: HEAD and FB are)
+  // the input frame
   wire [15:0]   in_base = in_sop_i ? 16'd0 : arr_q[in_ptr_q];   // bytes of the packet before this frame
-  // (bits 1:0 are zero: HEAD and the frames are 32-byte aligned, so bank b takes the frame's word b % 4)
-  wire [WA-1:0] in_w0 = {HEAD[OW-1:5] + in_base[OW-1:5], 2'b00};
+  // (HEAD and the frames are 32-byte aligned: the frame is words 4 in_q .. 4 in_q + 3, bank b takes its word b % 4)
+  wire [WA-3:0] in_q = HEAD[OW-1:5] + in_base[OW-1:5];
   wire          in_room = !busy_q[in_ptr_q] || !filled_q[in_ptr_q];
 
   // per bank: the word written this cycle
@@ -349,9 +351,9 @@ module sephirot_pktbuf #(
   reg  [2:0]        bj;
   integer bk, bs;
   always @(*) begin
+    bj = 3'd0;
     for (bk = 0; bk < NB; bk = bk + 1) begin
       bk_we[bk] = 1'b0; bk_df[bk] = 1'b0; bk_ix[bk] = {(PW+BW){1'b0}}; bk_d[bk] = 64'd0; bk_m[bk] = 8'd0;
-      bk_in[bk] = 1'b0;
       if (df_pend) begin
         for (bs = 0; bs < 2; bs = bs + 1)
           if (df_v_q[bs] && df_w_q[bs][2:0] == bk[2:0]) begin
@@ -378,17 +380,17 @@ module sephirot_pktbuf #(
           bk_we[bk] = |bk_m[bk];
         end
       end
-      // the input frame's word here (the frame is written only when all its banks are free)
-      bj = bk[2:0] - in_w0[2:0];
-      bk_in[bk] = bj < 3'd4;
     end
   end
+  // the input frame's banks (it is written only when all of them are free)
+  always @(*) bk_in = in_q[0] ? 8'hf0 : 8'h0f;
   wire in_free = !(|(bk_we & bk_in));
   assign in_ready_o = in_room && in_free;
   wire in_fire = in_valid_i && in_ready_o;
 
   // ---------------------------------------------------------------------------------------------------------
   // the banks
+  reg  [NC-1:0]     c_en;                          // clients reading this cycle (below)
   // (B < x is constant for bank 0: the row of bank 0 never carries)
   /* verilator lint_off CMPCONST */
   genvar gb, gc;
@@ -397,7 +399,7 @@ module sephirot_pktbuf #(
       localparam [2:0] B = gb;
       (* ram_style = "block" *) reg [63:0] mem_q [0:NBUF*BSZ/64-1];
       wire             iw = in_fire && bk_in[gb];
-      wire [PW+BW-1:0] wix = iw ? {in_ptr_q, in_w0[WA-1:3]} : bk_ix[gb];
+      wire [PW+BW-1:0] wix = iw ? {in_ptr_q, in_q[WA-3:1]} : bk_ix[gb];
       wire [63:0]      wd = iw ? in_data_i[64*B[1:0] +: 64] : bk_d[gb];
       wire [7:0]       wm = iw ? 8'hff : bk_m[gb];
       integer k;
@@ -408,7 +410,7 @@ module sephirot_pktbuf #(
         wire [PW-1:0]    rb = (gc == CO) ? ob : cb;
         wire [BW-1:0]    r  = w0[WA-1:3] + {{(BW-1){1'b0}}, B < w0[2:0]};
         reg  [63:0]      q;
-        always @(`SEPH_READ_EDGE) q `SEPH_READ_ASSIGN mem_q[{rb, r}];
+        `SEPH_BRAM_READ(q, c_en[gc], mem_q[{rb, r}])
         assign rq[NB*gc+gb] = q;
       end
     end
@@ -453,7 +455,11 @@ module sephirot_pktbuf #(
     h_fault_o = hacc[0];
   end
   // the copy's chunk: 16 bytes from c_src
-  wire [127:0] c_chunk = {funnel8(h_w1, h_w2, c_src[2:0]), funnel8(h_w0, h_w1, c_src[2:0])};
+  reg [127:0] c_chunk;
+  always @(*) begin   // (only in the cycles that copy: the simulator evaluates a continuous assignment every cycle)
+    c_chunk = 128'd0;
+    if (c_rd) c_chunk = {funnel8(h_w1, h_w2, c_src[2:0]), funnel8(h_w0, h_w1, c_src[2:0])};
+  end
 
   // ---------------------------------------------------------------------------------------------------------
   // output: emit the oldest finished packet, one frame per cycle, data_meta..data_end
@@ -482,6 +488,12 @@ module sephirot_pktbuf #(
       o_words = o_words >> {ooff[2:0], 3'd0};
       for (oi = 0; oi < FB; oi = oi + 1) if (oi < out_left) out_data_o[8*oi +: 8] = o_words[8*oi +: 8];
     end
+  end
+
+  always @(*) begin
+    for (pp = 0; pp < RP; pp = pp + 1) c_en[pp] = |p_sel[LANES*pp +: LANES];
+    c_en[CH] = h_rd_i || c_rd;
+    c_en[CO] = out_go;
   end
 
   // ---------------------------------------------------------------------------------------------------------
