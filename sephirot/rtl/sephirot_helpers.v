@@ -49,7 +49,7 @@ module sephirot_helpers (
   output wire            adj_step_o,      // an adjust_head stalls: the packet buffer stages a metadata chunk
   input  wire [7:0]      adj_err_i,
   input  wire [8:0]      adj_metalen_i,
-  input  wire            adj_busy_i,      // the metadata move waits for packet bytes that have not arrived
+  input  wire            adj_busy_i,      // adjust_head with metadata: its stall cycles (1 per 16 bytes) are not over
   // redirect target of the current packet, as it is after this cycle
   output wire            redir_valid_o,
   output wire [31:0]     redir_port_o,

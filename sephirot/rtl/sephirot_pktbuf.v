@@ -9,7 +9,7 @@
 // The bytes are kept in NB = 8 banks of 64-bit words (word w of buffer b in bank w % 8 at {b, w / 8}), the shape
 // of block RAM: each bank is written at most once a cycle at the rising edge, with a byte mask, and read by each
 // client at the falling edge into a register (sephirot_bram.vh). Clients: the two load ports (8 bytes at any
-// offset: two words), the helper's read port, which also stages adjust_head's metadata (16 bytes: three words),
+// offset: two words), the helper's read port, which the metadata copy also uses (16 bytes: three words),
 // and the output (32 bytes at any offset: five words). Writes, one per bank and cycle, in this order: a store
 // deferred from the last row, the lanes' two store ports, the zeroing and move engine, the input frame.
 // - Two stores of a row to different words of one bank: the second port's word is written in the next cycle
@@ -74,7 +74,7 @@ module sephirot_pktbuf #(
   input  wire                 adj_step_i,      // an adjust_head stalls this cycle: read the next metadata chunk
   output reg  [7:0]           adj_err_o,
   output wire [8:0]           adj_metalen_o,   // data - data_meta of the current packet
-  output wire                 adj_busy_o,      // the adjust_head metadata move is not staged yet: do not commit
+  output wire                 adj_busy_o,      // adjust_head with metadata: its stall cycles are not over yet
   output wire                 hold_o,          // the core's next row waits: a deferred store or a zeroing or move runs
   output wire [31:0]          ctx_data_o,
   output wire [31:0]          ctx_end_o,
@@ -98,7 +98,7 @@ module sephirot_pktbuf #(
   localparam integer WA = OW - 3;           // bits of a word index in a buffer
   localparam integer NB = 8;                // banks
   localparam integer BW = WA - 3;           // bits of a word's row in its bank, within a buffer
-  localparam integer NC = RP + 2;           // reading clients: the load ports, the helper (and staging), the output
+  localparam integer NC = RP + 2;           // reading clients: the load ports, the helper (and the copy), the output
   localparam integer CH = RP, CO = RP + 1;
   localparam integer NIW = FB / 8;          // words of an input frame
 
