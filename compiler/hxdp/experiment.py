@@ -1702,9 +1702,9 @@ COMPONENTS: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
      ("HF subsystem", "Maps subsystem")),
     ("Whole IP (sephirot_top)", ("sephirot_top",), (), ("Total",)),
 ]
-# Synthesised on their own as well: the whole IP does not finish in yosys, and these parts of it do, so their sum
-# is a lower bound of the whole IP (hierarchy is kept: a module's cells do not depend on the others); the map
-# memory with the reference map, as in the whole IP's run
+# Synthesised on their own as well: when the whole IP does not finish in yosys (it did not before the map memory
+# and the packet buffer were block RAM), their sum is a lower bound of it (hierarchy is kept: a module's cells do
+# not depend on the others); the map memory with the reference map, as in the whole IP's run
 PART_SYNTH_KEYS = ("synth:sephirot_core", "synth:sephirot_helpers",
                    f"synth:sephirot_mapmem:BYTES={REF_MAP_BYTES},LW={(REF_MAP_BYTES // 16).bit_length() - 1}",
                    "synth:sephirot_pktbuf")

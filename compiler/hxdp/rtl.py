@@ -36,8 +36,9 @@ MAKE_FLAGS = ["-MAKEFLAGS", ("CXX=clang++ LINK=clang++ " if CLANG else "") + "OP
 # why); the profile changes how fast the model runs, never what it computes.
 PGO_PROGRAMS = ("simple_firewall", "xdp_router_ipv4", "l4_load_balancer", "xdp_tx_iptunnel")
 PGO_PACKETS = 2000
-# The model reads the block-RAM banks of the map memory combinationally (SEPH_COMB_READS, sephirot_mapmem.v): the
-# words the falling-edge registers that yosys synthesises would load, at about 12% more simulated cycles per second.
+# The model reads the block-RAM banks of the map memory and the packet buffer combinationally (SEPH_COMB_READS,
+# sephirot_bram.vh): the words the falling-edge registers that yosys synthesises would load, at about 12% more
+# simulated cycles per second.
 # build(structural=True) leaves the define out (tests/test_rtl_structural.py).
 COMB_READS = "-DSEPH_COMB_READS"
 BUILD_FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast", "-j", "2", "--trace",
