@@ -115,17 +115,7 @@ module sephirot_pktbuf #(
   reg [PW-1:0]  in_ptr_q, core_ptr_q, out_ptr_q;
   reg [15:0]    out_off_q;            // bytes emitted of the packet at out_ptr
 
-  function automatic [63:0] funnel8(input [63:0] lo, input [63:0] hi, input [2:0] s);   // bytes s.. of {hi, lo}
-    reg [127:0] t;   // (one shifter: half the LUTs of two)
-    t = {hi, lo} >> {s, 3'd0};
-    funnel8 = t[63:0];
-  endfunction
-  function automatic [63:0] bytemask(input [7:0] m);
-    bytemask = {{8{m[7]}}, {8{m[6]}}, {8{m[5]}}, {8{m[4]}}, {8{m[3]}}, {8{m[2]}}, {8{m[1]}}, {8{m[0]}}};
-  endfunction
-  function automatic [7:0] sizemask(input [3:0] size);   // the first `size` bytes (1..8)
-    sizemask = size[3] ? 8'hff : ~(8'hff << size[2:0]);
-  endfunction
+`include "sephirot_bytes.vh"
   function automatic [PW-1:0] inc(input [PW-1:0] p);
     inc = ({{(32-PW){1'b0}}, p} == NBUF - 1) ? {PW{1'b0}} : p + {{(PW-1){1'b0}}, 1'b1};
   endfunction
@@ -140,6 +130,9 @@ module sephirot_pktbuf #(
   // lane accesses to the current packet (buffer core_ptr) and to its xdp_md
   wire [31:0] meta_abs = PKT_BASE + {{(31-OW){1'b0}}, dmeta_q[cb]};
   wire [8*24-1:0] ctx_img = {32'd0, rxq_q[cb], ifx_q[cb], meta_abs, ctx_end_o, ctx_data_o};
+  function automatic pkt_ok(input [31:0] a, input [3:0] size);   // an access inside [data_meta, data_end)
+    pkt_ok = a[31:28] == R_PKT && !(a < meta_abs || a + {28'd0, size} > ctx_end_o);
+  endfunction
   // one access of `size` bytes at `a`: its flags {wait, fault}
   function automatic [1:0] acc_flags(input rd, input wr, input [31:0] a, input [3:0] size);
     reg [31:0] o, e;
@@ -150,7 +143,7 @@ module sephirot_pktbuf #(
         o = a - `SEPH_CTX_BASE;
         if (wr || o + {28'd0, size} > `SEPH_CTX_SIZE) acc_flags[0] = 1'b1;
       end else if (a[31:28] == R_PKT) begin
-        if (a < meta_abs || e > ctx_end_o) acc_flags[0] = 1'b1;
+        if (!pkt_ok(a, size)) acc_flags[0] = 1'b1;
         // bytes of the input packet that have not arrived yet: wait
         else if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
           acc_flags[1] = 1'b1;
@@ -169,9 +162,6 @@ module sephirot_pktbuf #(
       t = {64'd0, ctx_img} >> {o[4:0], 3'd0};
       acc_ctx = t[63:0] & bytemask(sizemask(size));
     end
-  endfunction
-  function automatic pkt_ok(input [31:0] a, input [3:0] size);   // a load inside [data_meta, data_end)
-    pkt_ok = a[31:28] == R_PKT && !(a < meta_abs || a + {28'd0, size} > ctx_end_o);
   endfunction
 
   // The packet loads and stores of a row get the ports in lane order (sephirot_portsel); a lane past them faults
@@ -241,9 +231,9 @@ module sephirot_pktbuf #(
   // adjust_head with metadata stalls one cycle per 16 bytes of it (the contract's latency); the engine moves it
   reg  [4:0]    mv_cnt_q;
   wire          mv_need = adj_kind_i == 2'd0 && adj_ok && cur_meta != 32'd0;
-  wire          mv_staged = {23'd0, mv_cnt_q, 4'd0} >= cur_meta;
-  wire          mv_rd = adj_step_i && mv_need && !mv_staged;
-  assign adj_busy_o = mv_need && !mv_staged;
+  wire          mv_stalled = {23'd0, mv_cnt_q, 4'd0} >= cur_meta;
+  wire          mv_step = adj_step_i && mv_need && !mv_stalled;
+  assign adj_busy_o = mv_need && !mv_stalled;
 
   // the engine: zeroing [z_lo, z_hi) of buffer e_b (four words a cycle), then the copy of c_len bytes from c_src
   // to c_dst (16-byte chunks in the order c_up says: chunk c_k is read, the chunk read before is written)
@@ -537,7 +527,7 @@ module sephirot_pktbuf #(
         end
       end
       // packet adjustment: the new pointers, and the engine's zeroing and move (after the row)
-      mv_cnt_q <= mv_rd ? mv_cnt_q + 5'd1 : (adj_step_i ? mv_cnt_q : 5'd0);
+      mv_cnt_q <= mv_step ? mv_cnt_q + 5'd1 : (adj_step_i ? mv_cnt_q : 5'd0);
       if (adj_go) begin
         case (adj_kind_i)
           2'd0: begin dstart_q[cb] <= adj_new[OW:0]; dmeta_q[cb] <= mv_new[OW:0]; end
