@@ -42,6 +42,11 @@ FAULTS = {
     "unsupported legacy load": ([_a("r0 = *(u32 *)skb[4]"), NOP, NOP, NOP], "illegal instruction"),
     "packet out of range": ([_a("r0 = *(u32 *)(r2 + 2000)"), NOP, NOP, NOP], "access fault"),
     "store to ctx": ([_a("*(u32 *)(r1 + 0) = r3"), NOP, NOP, NOP], "access fault"),
+    # xdp_md is read one aligned 32-bit field at a time, the only ctx load the kernel's verifier allows
+    "ctx load of 8 bytes": ([_a("r0 = *(u64 *)(r1 + 8)"), NOP, NOP, NOP], "access fault"),
+    "ctx load of 2 bytes": ([_a("r0 = *(u16 *)(r1 + 12)"), NOP, NOP, NOP], "access fault"),
+    "misaligned ctx load": ([_a("r0 = *(u32 *)(r1 + 2)"), NOP, NOP, NOP], "access fault"),
+    "ctx load past xdp_md": ([_a("r0 = *(u32 *)(r1 + 24)"), NOP, NOP, NOP], "access fault"),
     "stack overflow": ([_a("*(u64 *)(r10 - 520) = r3"), NOP, NOP, NOP], "access fault"),
     "stack above r10": ([_a("r0 = *(u8 *)(r10 + 0)"), NOP, NOP, NOP], "access fault"),
     "NULL": ([_a("r0 = *(u8 *)(r5 + 0)"), NOP, NOP, NOP], "access fault"),

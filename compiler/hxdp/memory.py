@@ -98,7 +98,7 @@ class DataMemory:
                 return self.map_mem, off
         elif region == REGION_CTX and not write:
             off = addr - params.CTX_BASE
-            if off + size <= params.CTX_SIZE:
+            if params.ctx_field(off, size):
                 return bytearray(self.ctx_bytes()), off
         what = "store" if write else "load"
         raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x} is outside the accessible memory")

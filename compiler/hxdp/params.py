@@ -59,6 +59,14 @@ CTX_FIELDS = {
     "egress_ifindex": 20,
 }
 
+
+
+def ctx_field(off: int, size: int) -> bool:
+    """A ctx access at byte `off` of xdp_md is one of its 32-bit fields: the only access the kernel's verifier
+    allows (4 bytes, aligned); any other is an access fault (execution contract section 4)."""
+    return size == 4 and off % 4 == 0 and 0 <= off < CTX_SIZE
+
+
 # --- XDP actions --------------------------------------------------------------------------------------------
 XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT = 0, 1, 2, 3, 4
 ACTION_NAMES = {0: "ABORTED", 1: "DROP", 2: "PASS", 3: "TX", 4: "REDIRECT"}

@@ -6,8 +6,8 @@
 // ktime_get_ns, get_prandom_u32, get_smp_processor_id 0; redirect, xdp_adjust_tail, xdp_adjust_meta 1;
 // trace_printk 1 + ceil(min(size, PRINTK_FMT_MAX) / 8) (the format is read 8 bytes per cycle, then the record
 // (format up to its first NUL, r3..r5) leaves on pk_*_o for the trace FIFO); xdp_adjust_head
-// 1 + ceil(metadata bytes moved / 16) (sephirot_pktbuf stages 16 bytes of the metadata per stall cycle and moves
-// them with data at the commit; 1 on -EINVAL); csum_diff 1 + ceil((from_size + to_size) / 8), reading 8 bytes per
+// 1 + ceil(metadata bytes moved / 16) (the contract's latency: sephirot_pktbuf copies the metadata after the row,
+// while the next row waits; 1 on -EINVAL); csum_diff 1 + ceil((from_size + to_size) / 8), reading 8 bytes per
 // cycle through the helper memory port; the map helpers as docs/helpers.md, their map memory writes one 32-byte
 // window a cycle in their last cycles. Helpers not implemented here end the packet with a helper fault.
 module sephirot_helpers (

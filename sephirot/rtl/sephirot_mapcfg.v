@@ -14,22 +14,31 @@ module sephirot_mapcfg #(
   input  wire [7:0]    widx_i,
   input  wire [255:0]  wdata_i,
   input  wire [31:0]   id_i,        // map id asked by the helper unit
-  output reg  [255:0]  entry_o,     // its entry (all zero when the id is not configured)
+  output reg  [255:0]  entry_o,     // its entry (valid field zero when the id is not configured)
   output wire [31:0]   count_o      // number of configured maps
 );
+  // distributed RAM, no reset (16 x 256 flip-flops with their 16:1 read mux cost 1.6K LUT and 4.1K FF). An entry
+  // the host has not written since reset reads with a zero valid field [15:8]: the helper unit reads no other field
+  // of an entry that is not valid (a bad map handle)
   reg [255:0] tab_q [0:N-1];
+  reg [N-1:0] ok_q;
   reg [31:0]  cnt_q;
-  integer i;
+  wire        w = we_i && {24'd0, widx_i} < N;
+  always @(posedge clk_i) if (w) tab_q[widx_i[$clog2(N)-1:0]] <= wdata_i;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      for (i = 0; i < N; i = i + 1) tab_q[i] <= 256'd0;
+      ok_q <= {N{1'b0}};
       cnt_q <= 32'd0;
-    end else if (we_i && {24'd0, widx_i} < N) begin
-      tab_q[widx_i[$clog2(N)-1:0]] <= wdata_i;
+    end else if (w) begin
+      ok_q[widx_i[$clog2(N)-1:0]] <= 1'b1;
       if ({24'd0, widx_i} >= cnt_q) cnt_q <= {24'd0, widx_i} + 32'd1;
     end
   end
-  always @(*) entry_o = (id_i < N) ? tab_q[id_i[$clog2(N)-1:0]] : 256'd0;
+  wire [$clog2(N)-1:0] ri = id_i[$clog2(N)-1:0];
+  always @(*) begin
+    entry_o = tab_q[ri];
+    if (!(id_i < N && ok_q[ri])) entry_o[15:8] = 8'd0;
+  end
   assign count_o = cnt_q;
 endmodule
 `default_nettype wire

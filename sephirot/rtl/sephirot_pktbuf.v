@@ -9,9 +9,10 @@
 // The bytes are kept in NB = 8 banks of 64-bit words (word w of buffer b in bank w % 8 at {b, w / 8}), the shape
 // of block RAM: each bank is written at most once a cycle at the rising edge, with a byte mask, and read by each
 // client at the falling edge into a register (sephirot_bram.vh). Clients: the two load ports (8 bytes at any
-// offset: two words), the helper's read port, which the metadata copy also uses (16 bytes: three words),
+// offset: two words), the helper's read port, which the metadata copy also uses (8 bytes: two words),
 // and the output (32 bytes at any offset: five words). Writes, one per bank and cycle, in this order: a store
-// deferred from the last row, the lanes' two store ports, the zeroing and move engine, the input frame.
+// deferred from the last row, the lanes' two store ports (the first also writes the metadata copy), the
+// zeroing, the input frame.
 // - Two stores of a row to different words of one bank: the second port's word is written in the next cycle
 //   (deferred), while the next row waits (hold_o: a wait, not a core cycle, execution contract section 6).
 // - The input frame (four words, 32-byte aligned) waits for a cycle in which its four banks are free (in_ready_o).
@@ -22,12 +23,12 @@
 //   helper's row, 32 bytes a cycle, while the next row waits; the adjust helpers start only once the whole packet
 //   is in (sephirot_core.v), so no later input frame writes over them.
 // - adjust_head with metadata moves the metadata with data (the kernel's memmove): after the row (and after the
-//   zeroing) the engine copies it 16 bytes a cycle, reading a chunk through the helper's port while it writes the
+//   zeroing) the engine copies it 8 bytes a cycle, reading a chunk through the helper's port while it writes the
 //   one before, from the low end when the metadata moves down and from the high end when it moves up, so that no
 //   chunk is read after its bytes were overwritten. Old bytes stay. (The helper still stalls one cycle per 16
 //   bytes, the latency of the contract.)
 // Emission sends data_meta..data_end: the first out_meta_o bytes are the metadata, the rest is the frame
-// (out_data_o is 0 in the cycles without a frame).
+// (out_data_o is 0 in the cycles without a frame, and past the frame's bytes).
 module sephirot_pktbuf #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer RP    = `SEPH_PKT_LOAD_PORTS,   // packet loads and stores per row (execution contract)
@@ -95,6 +96,8 @@ module sephirot_pktbuf #(
   localparam [3:0] R_CTX = `SEPH_REGION_CTX;
   localparam [3:0] R_PKT = `SEPH_REGION_PKT;
   localparam [31:0] PKT_BASE = `SEPH_PKT_BASE;
+  localparam [31:0] CTX_BASE = `SEPH_CTX_BASE;      // 32-byte aligned
+  localparam integer CTXW = `SEPH_CTX_SIZE / 4;     // xdp_md's fields (at most 8)
   localparam integer WA = OW - 3;           // bits of a word index in a buffer
   localparam integer NB = 8;                // banks
   localparam integer BW = WA - 3;           // bits of a word's row in its bank, within a buffer
@@ -129,23 +132,29 @@ module sephirot_pktbuf #(
   // ---------------------------------------------------------------------------------------------------------
   // lane accesses to the current packet (buffer core_ptr) and to its xdp_md
   wire [31:0] meta_abs = PKT_BASE + {{(31-OW){1'b0}}, dmeta_q[cb]};
-  wire [8*24-1:0] ctx_img = {32'd0, rxq_q[cb], ifx_q[cb], meta_abs, ctx_end_o, ctx_data_o};
+  wire [32*CTXW-1:0] ctx_img = {32'd0, rxq_q[cb], ifx_q[cb], meta_abs, ctx_end_o, ctx_data_o};
+  // (the compares on the offset in the buffer only: PKT_BASE's low 28 bits are zero)
   function automatic pkt_ok(input [31:0] a, input [3:0] size);   // an access inside [data_meta, data_end)
-    pkt_ok = a[31:28] == R_PKT && !(a < meta_abs || a + {28'd0, size} > ctx_end_o);
+    reg [OW+1:0] e;
+    e = {1'b0, a[OW:0]} + {{(OW-2){1'b0}}, size};
+    pkt_ok = a[31:28] == R_PKT && a[27:OW+1] == {(27-OW){1'b0}} && a[OW:0] >= dmeta_q[cb] && e <= {1'b0, dend_q[cb]};
+  endfunction
+  // one of xdp_md's 32-bit fields, the only ctx access the kernel's verifier allows (execution contract section 4)
+  function automatic ctx_ok(input [31:0] a, input [3:0] size);
+    ctx_ok = a[31:5] == CTX_BASE[31:5] && size == 4'd4 && a[1:0] == 2'd0 && {29'd0, a[4:2]} < CTXW;
   endfunction
   // one access of `size` bytes at `a`: its flags {wait, fault}
   function automatic [1:0] acc_flags(input rd, input wr, input [31:0] a, input [3:0] size);
-    reg [31:0] o, e;
+    reg [15:0] e;
     acc_flags = 2'd0;
-    e = a + {28'd0, size};
+    e = {{(15-OW){1'b0}}, a[OW:0]} + {12'd0, size};
     if (rd || wr) begin
       if (a[31:28] == R_CTX) begin
-        o = a - `SEPH_CTX_BASE;
-        if (wr || o + {28'd0, size} > `SEPH_CTX_SIZE) acc_flags[0] = 1'b1;
+        if (wr || !ctx_ok(a, size)) acc_flags[0] = 1'b1;
       end else if (a[31:28] == R_PKT) begin
         if (!pkt_ok(a, size)) acc_flags[0] = 1'b1;
         // bytes of the input packet that have not arrived yet: wait
-        else if (!filled_q[cb] && e > PKT_BASE + HEAD + {16'd0, arr_q[cb]} && a < PKT_BASE + HEAD + {16'd0, len_q[cb]})
+        else if (!filled_q[cb] && e > HEAD[15:0] + arr_q[cb] && {{(15-OW){1'b0}}, a[OW:0]} < HEAD[15:0] + len_q[cb])
           acc_flags[1] = 1'b1;
       end else begin
         acc_flags[0] = 1'b1;
@@ -153,15 +162,8 @@ module sephirot_pktbuf #(
     end
   endfunction
   function automatic [63:0] acc_ctx(input rd, input [31:0] a, input [3:0] size);
-    reg [31:0] o;
-    reg [8*24+63:0] t;   // (one shifter: a byte mux per result byte costs four times the LUTs)
     acc_ctx = 64'd0;
-    o = a - `SEPH_CTX_BASE;
-    t = {8*24+64{1'b0}};
-    if (rd && a[31:28] == R_CTX && !(o + {28'd0, size} > `SEPH_CTX_SIZE)) begin
-      t = {64'd0, ctx_img} >> {o[4:0], 3'd0};
-      acc_ctx = t[63:0] & bytemask(sizemask(size));
-    end
+    if (rd && ctx_ok(a, size)) acc_ctx = {32'd0, ctx_img[32*a[4:2] +: 32]};
   endfunction
 
   // The packet loads and stores of a row get the ports in lane order (sephirot_portsel); a lane past them faults
@@ -236,24 +238,29 @@ module sephirot_pktbuf #(
   assign adj_busy_o = mv_need && !mv_stalled;
 
   // the engine: zeroing [z_lo, z_hi) of buffer e_b (four words a cycle), then the copy of c_len bytes from c_src
-  // to c_dst (16-byte chunks in the order c_up says: chunk c_k is read, the chunk read before is written)
+  // to c_dst (8-byte chunks in the order c_up says: chunk c_k is read through the helper's port while the chunk
+  // read before is written through store port 0's shifter, the lanes' stores waiting meanwhile)
   reg  [PW-1:0]  e_b_q;
   reg  [OW:0]    z_lo_q, z_hi_q;
   reg            c_go_q, c_up_q, cr_v_q;
   reg  [OW-1:0]  c_src_q, c_dst_q;
   reg  [7:0]     c_len_q;
-  reg  [4:0]     c_k_q;                           // chunks read
-  reg  [3:0]     cr_k_q;                          // the chunk in cr_q
-  reg  [127:0]   cr_q;
-  wire [4:0]     c_n = {1'b0, c_len_q[7:4]} + {4'd0, |c_len_q[3:0]};   // chunks
-  wire [3:0]     c_kk = c_up_q ? c_k_q[3:0] : c_n[3:0] - 4'd1 - c_k_q[3:0];   // the chunk read now (c_k < c_n)
+  reg  [5:0]     c_k_q;                           // chunks read
+  reg  [4:0]     cr_k_q;                          // the chunk in cr_q
+  reg  [63:0]    cr_q;
+  wire [5:0]     c_n = {1'b0, c_len_q[7:3]} + {5'd0, |c_len_q[2:0]};   // chunks
+  wire [4:0]     c_kk = c_up_q ? c_k_q[4:0] : c_n[4:0] - 5'd1 - c_k_q[4:0];   // the chunk read now (c_k < c_n)
   wire           z_run = z_lo_q < z_hi_q;
   wire           c_rd = c_go_q && !z_run && c_k_q < c_n;
+  wire           cp_wr = cr_v_q && !z_run && !(|df_v_q);     // the chunk read last cycle is written now
+  wire [OW-1:0]  cw_o = c_dst_q + {{(OW-8){1'b0}}, cr_k_q, 3'd0};   // its destination
+  wire [7:0]     cw_left = c_len_q - {cr_k_q, 3'd0};
+  wire [3:0]     cw_size = (cw_left >= 8'd8) ? 4'd8 : cw_left[3:0];
 
   // ---------------------------------------------------------------------------------------------------------
   // reads: client c's buffer and first word; bank b's word for it, read at the falling edge
   wire [OW-1:0] ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0];
-  wire [OW-1:0] c_src = c_src_q + {{(OW-8){1'b0}}, c_kk, 4'd0};
+  wire [OW-1:0] c_src = c_src_q + {{(OW-8){1'b0}}, c_kk, 3'd0};
   wire [OW-1:0] h_off = c_rd ? c_src : h_addr_i[OW-1:0];   // (PKT_BASE is aligned far above the buffer size)
   reg  [WA*NC-1:0] cw;
   always @(*) begin
@@ -276,21 +283,27 @@ module sephirot_pktbuf #(
   reg  [7:0]     sm [0:2*WP-1];
   reg  [127:0]   st_d;
   reg  [15:0]    st_m;
+  reg  [OW-1:0]  st_a;
+  reg  [63:0]    st_x;
+  reg  [3:0]     st_s;
   integer sq;
   always @(*) begin
     for (sq = 0; sq < WP; sq = sq + 1) begin
       st_d = 128'd0; st_m = 16'd0;
-      if (q_used[sq]) begin
-        st_d = {64'd0, q_data[64*sq +: 64]} << {q_addr[32*sq +: 3], 3'd0};
-        st_m = {8'd0, sizemask(q_size[4*sq +: 4])} << q_addr[32*sq +: 3];
+      st_a = q_addr[32*sq +: OW]; st_x = q_data[64*sq +: 64]; st_s = q_size[4*sq +: 4];
+      if (sq == 0 && cp_wr) begin st_a = cw_o; st_x = cr_q; st_s = cw_size; end
+      if (q_used[sq] || (sq == 0 && cp_wr)) begin
+        st_d = {64'd0, st_x} << {st_a[2:0], 3'd0};
+        st_m = {8'd0, sizemask(st_s)} << st_a[2:0];
       end
-      sw[2*sq] = q_addr[32*sq+3 +: WA];
-      sw[2*sq+1] = q_addr[32*sq+3 +: WA] + {{(WA-1){1'b0}}, 1'b1};
+      sw[2*sq] = st_a[OW-1:3];
+      sw[2*sq+1] = st_a[OW-1:3] + {{(WA-1){1'b0}}, 1'b1};
       sd[2*sq] = st_d[63:0];   sm[2*sq] = st_m[7:0];
       sd[2*sq+1] = st_d[127:64]; sm[2*sq+1] = st_m[15:8];
     end
   end
   wire any_st = |q_used;
+  wire [PW-1:0] st_b = cp_wr ? e_b_q : cb;         // the stores' buffer
 
   // deferred words of the second store port (a row's stores never overlap: execution contract)
   reg  [1:0]     df_v_q;
@@ -303,27 +316,15 @@ module sephirot_pktbuf #(
   wire           e_busy = z_run || c_go_q || cr_v_q;
   wire           e_run = e_busy && !df_pend;
   assign hold_o = df_pend || e_busy;
-  // the engine's words this cycle: from e_w0, four with their bytes and masks (zeroing: zeros; copy: the chunk
-  // read last cycle at its destination)
+  // the zeroing's words this cycle: four from z_w0, with their byte masks
   wire [WA-1:0]  z_w0 = z_lo_q[OW-1:3];
   wire [OW:0]    z_span = z_hi_q - {1'b0, z_w0, 3'd0};
   wire [5:0]     z_top = (z_span > 32) ? 6'd32 : z_span[5:0];
-  /* verilator lint_off UNUSEDSIGNAL */
-  wire [OW-1:0]  cw_o = c_dst_q + {{(OW-8){1'b0}}, cr_k_q, 4'd0};  // the written chunk's destination (its word and byte in it)
-  wire [7:0]     cw_left = c_len_q - {cr_k_q, 4'd0};
-  /* verilator lint_on UNUSEDSIGNAL */
-  wire [15:0]    cw_m16 = (cw_left >= 8'd16) ? 16'hffff : ~(16'hffff << cw_left[3:0]);
-  wire [WA-1:0]  e_w0 = z_run ? z_w0 : cw_o[OW-1:3];
-  reg  [255:0]   e_d;
-  reg  [31:0]    e_m;
-  always @(*) begin   // (only when the engine writes: the simulator evaluates the shifts otherwise)
-    e_d = 256'd0; e_m = 32'd0;
-    if (e_run && z_run)
-      e_m = (32'hffffffff << z_lo_q[2:0]) & (z_top[5] ? 32'hffffffff : ~(32'hffffffff << z_top[4:0]));
-    else if (e_run && cr_v_q) begin
-      e_d = {128'd0, cr_q} << {cw_o[2:0], 3'd0};
-      e_m = {16'd0, cw_m16} << cw_o[2:0];
-    end
+  wire           z_wr = e_run && z_run;
+  reg  [31:0]    z_m;
+  always @(*) begin   // (only when the engine zeroes: the simulator evaluates the shifts otherwise)
+    z_m = 32'd0;
+    if (z_wr) z_m = (32'hffffffff << z_lo_q[2:0]) & (z_top[5] ? 32'hffffffff : ~(32'hffffffff << z_top[4:0]));
   end
 
   // the input frame
@@ -349,24 +350,23 @@ module sephirot_pktbuf #(
           if (df_v_q[bs] && df_w_q[bs][2:0] == bk[2:0]) begin
             bk_we[bk] = 1'b1; bk_ix[bk] = {df_b_q, df_w_q[bs][WA-1:3]}; bk_d[bk] = df_d_q[bs]; bk_m[bk] = df_m_q[bs];
           end
-      end else if (any_st) begin
+      end else if (any_st || cp_wr) begin
         // port 0's word, then port 1's: merged into the same word, deferred from another one
         for (bs = 0; bs < 2 * WP; bs = bs + 1)
           if (|sm[bs] && sw[bs][2:0] == bk[2:0]) begin
             if (!bk_we[bk]) begin
-              bk_we[bk] = 1'b1; bk_ix[bk] = {cb, sw[bs][WA-1:3]}; bk_d[bk] = sd[bs]; bk_m[bk] = sm[bs];
-            end else if (bk_ix[bk] == {cb, sw[bs][WA-1:3]}) begin
+              bk_we[bk] = 1'b1; bk_ix[bk] = {st_b, sw[bs][WA-1:3]}; bk_d[bk] = sd[bs]; bk_m[bk] = sm[bs];
+            end else if (bk_ix[bk] == {st_b, sw[bs][WA-1:3]}) begin
               bk_d[bk] = (bk_d[bk] & ~bytemask(sm[bs])) | (sd[bs] & bytemask(sm[bs])); bk_m[bk] = bk_m[bk] | sm[bs];
             end else begin
               bk_df[bk] = 1'b1;
             end
           end
-      end else if (e_run) begin
-        bj = bk[2:0] - e_w0[2:0];
+      end else if (z_wr) begin
+        bj = bk[2:0] - z_w0[2:0];
         if (bj < 3'd4) begin
-          bk_ix[bk] = {e_b_q, e_w0[WA-1:3] + {{(BW-1){1'b0}}, bk[2:0] < e_w0[2:0]}};
-          bk_d[bk] = e_d[64*bj[1:0] +: 64];
-          bk_m[bk] = e_m[8*bj[1:0] +: 8];
+          bk_ix[bk] = {e_b_q, z_w0[WA-1:3] + {{(BW-1){1'b0}}, bk[2:0] < z_w0[2:0]}};
+          bk_m[bk] = z_m[8*bj[1:0] +: 8];
           bk_we[bk] = |bk_m[bk];
         end
       end
@@ -434,21 +434,17 @@ module sephirot_pktbuf #(
   // the helper unit's read port: the core holds a call whose buffers point into the packet until the packet
   // is complete (core_filled_o), so its reads never see bytes that have not arrived
   reg [1:0]  hacc;
+  // (the copy's chunk, 8 bytes from c_src, comes through the same funnel)
   wire [63:0] h_w0 = cword(CH, cw[WA*CH +: 3], 3'd0);
   wire [63:0] h_w1 = cword(CH, cw[WA*CH +: 3], 3'd1);
-  wire [63:0] h_w2 = cword(CH, cw[WA*CH +: 3], 3'd2);
+  reg  [63:0] h_raw;
   always @(*) begin
+    h_raw = 64'd0;
+    if (c_rd || h_rd_i) h_raw = funnel8(h_w0, h_w1, h_off[2:0]);
     hacc = acc_flags(h_rd_i, 1'b0, h_addr_i, h_size_i);
     h_rdata_o = acc_ctx(h_rd_i, h_addr_i, h_size_i);
-    if (h_rd_i && pkt_ok(h_addr_i, h_size_i))
-      h_rdata_o = funnel8(h_w0, h_w1, h_off[2:0]) & bytemask(sizemask(h_size_i));
+    if (h_rd_i && pkt_ok(h_addr_i, h_size_i)) h_rdata_o = h_raw & bytemask(sizemask(h_size_i));
     h_fault_o = hacc[0];
-  end
-  // the copy's chunk: 16 bytes from c_src
-  reg [127:0] c_chunk;
-  always @(*) begin   // (only in the cycles that copy: the simulator evaluates a continuous assignment every cycle)
-    c_chunk = 128'd0;
-    if (c_rd) c_chunk = {funnel8(h_w1, h_w2, c_src[2:0]), funnel8(h_w0, h_w1, c_src[2:0])};
   end
 
   // ---------------------------------------------------------------------------------------------------------
@@ -462,6 +458,7 @@ module sephirot_pktbuf #(
   wire [15:0]   out_left = out_len - out_off_q;
   wire          out_last = {16'd0, out_left} <= FB;
   reg  [64*(NIW+1)-1:0] o_words;
+  wire [FB-1:0] o_keep = out_last ? ~({FB{1'b1}} << out_left[5:0]) : {FB{1'b1}};   // the frame's bytes
   integer oi;
   always @(*) begin
     out_valid_o = out_go;
@@ -476,7 +473,7 @@ module sephirot_pktbuf #(
     if (out_go) begin
       for (oi = 0; oi <= NIW; oi = oi + 1) o_words[64*oi +: 64] = cword(CO, co_w0[2:0], oi[2:0]);
       o_words = o_words >> {ooff[2:0], 3'd0};
-      for (oi = 0; oi < FB; oi = oi + 1) if (oi < out_left) out_data_o[8*oi +: 8] = o_words[8*oi +: 8];
+      for (oi = 0; oi < FB; oi = oi + 1) if (o_keep[oi]) out_data_o[8*oi +: 8] = o_words[8*oi +: 8];
     end
   end
 
@@ -490,7 +487,7 @@ module sephirot_pktbuf #(
   // state
   integer gk;
   always @(posedge clk_i) begin
-    if (c_rd && e_run) begin cr_q <= c_chunk; cr_k_q <= c_kk; end
+    if (c_rd && e_run) begin cr_q <= h_raw; cr_k_q <= c_kk; end
     // the second store port's words that found their bank taken
     for (gk = 0; gk < 2; gk = gk + 1) begin
       df_w_q[gk] <= sw[2*(WP-1) + gk]; df_d_q[gk] <= sd[2*(WP-1) + gk]; df_m_q[gk] <= sm[2*(WP-1) + gk];
@@ -514,7 +511,7 @@ module sephirot_pktbuf #(
       mv_cnt_q <= 5'd0; df_v_q <= 2'd0;
       e_b_q <= {PW{1'b0}}; z_lo_q <= {(OW+1){1'b0}}; z_hi_q <= {(OW+1){1'b0}};
       c_go_q <= 1'b0; c_up_q <= 1'b0; cr_v_q <= 1'b0; c_src_q <= {OW{1'b0}}; c_dst_q <= {OW{1'b0}};
-      c_len_q <= 8'd0; c_k_q <= 5'd0;
+      c_len_q <= 8'd0; c_k_q <= 6'd0;
     end else begin
       df_v_q <= df_d;
       // the engine: four words a cycle
@@ -522,7 +519,7 @@ module sephirot_pktbuf #(
         if (z_run) z_lo_q <= (z_span > 32) ? {1'b0, z_w0 + {{(WA-3){1'b0}}, 3'd4}, 3'd0} : z_hi_q;
         else begin
           cr_v_q <= c_rd;
-          if (c_rd) c_k_q <= c_k_q + 5'd1;
+          if (c_rd) c_k_q <= c_k_q + 6'd1;
           else c_go_q <= 1'b0;
         end
       end
@@ -541,7 +538,7 @@ module sephirot_pktbuf #(
           z_lo_q <= new_meta; z_hi_q <= lw_q[cb]; lw_q[cb] <= new_meta;
         end
         if (mv_need && adj_delta_i != 32'd0) begin
-          c_go_q <= 1'b1; c_k_q <= 5'd0; c_src_q <= d_meta[OW-1:0]; c_dst_q <= mv_new[OW-1:0];
+          c_go_q <= 1'b1; c_k_q <= 6'd0; c_src_q <= d_meta[OW-1:0]; c_dst_q <= mv_new[OW-1:0];
           c_len_q <= cur_meta[7:0]; c_up_q <= mv_new[OW:0] < dmeta_q[cb];
         end
       end

@@ -357,7 +357,7 @@ def speculation_safe_load(op: Op, st: State | None) -> bool:
     if base is None:
         return False
     if base[0] == "ctx":
-        return 0 <= op.off and op.off + op.size <= params.CTX_SIZE
+        return params.ctx_field(op.off, op.size)
     if base[0] == "stack" and base[1] is not None:
         lo = base[1] + op.off
         return -params.STACK_SIZE <= lo and lo + op.size <= 0

@@ -177,6 +177,7 @@ def combine_loads(cfg: Cfg) -> int:
     """`a = u8[p+k+1]; b = u8[p+k]; a <<= 8; a |= b` -> `a = u16[p+k]` (little endian), and likewise 2+2 -> 4 and
     4+4 -> 8 bytes: the way clang reads unaligned header fields."""
     _, live_out = liveness(cfg)
+    states = provenance(cfg)
     n = 0
     for bid in cfg.order:
         b = cfg.blocks[bid]
@@ -204,6 +205,9 @@ def combine_loads(cfg: Cfg) -> int:
                 size = lda.size
                 if shop.imm != 8 * size or lda.off != ldb.off + size or size not in (1, 2, 4):
                     continue
+                st = states.get(id(lda))
+                if st is not None and (st.regs.get(lda.src) or ("",))[0] == "ctx":
+                    continue  # xdp_md is read one 32-bit field at a time: a wider ctx load is an access fault
                 if 2 * size == 8 and (info.width != 64 or shop.info.width != 64):
                     continue
                 lo, hi = min(la, lb), max(la, lb)
@@ -261,7 +265,9 @@ def combine_byte_loads(cfg: Cfg) -> int:
             elif op.kind == "ldx" and op.src != op.dst:
                 base = states[id(op)].regs.get(op.src) if id(op) in states else None
                 region = base[0] if base is not None and base[0] in ("pkt", "stack", "map", "ctx") else None
-                out = (op.src, version.get(op.src, 0), {i: op.off + i for i in range(op.size)}, region)
+                # (xdp_md is read one 32-bit field at a time: a wider ctx load is an access fault)
+                if region != "ctx":
+                    out = (op.src, version.get(op.src, 0), {i: op.off + i for i in range(op.size)}, region)
             elif op.kind == "alu" and info.op == "lsh" and not info.src_reg and op.imm % 8 == 0 and op.dst in sym:
                 base, ver, pos, region = sym[op.dst]
                 out = (base, ver, {p + op.imm // 8: o for p, o in pos.items()}, region)
@@ -673,6 +679,7 @@ def ld6(cfg: Cfg) -> int:
     """Copies of 6 contiguous bytes done as 4+2 / 2+2+2 / ... byte loads and stores -> one ldx6 + one stx6."""
     states = provenance(cfg)
     _, live_out = liveness(cfg)
+    states = provenance(cfg)
     n = 0
     for bid in cfg.order:
         b = cfg.blocks[bid]
