@@ -79,8 +79,8 @@ module sephirot_mapmem #(
   wire [4*WP-1:0]     q_size;
   wire [64*WP-1:0]    q_data;
   /* verilator lint_off PINCONNECTEMPTY */
-  sephirot_portsel #(.LANES(LANES), .NP(RP), .AWD(32)) u_ld (
-    .req_i(rd_i), .addr_i(addr_i), .size_i(size_i), .data_i({64*LANES{1'b0}}), .sel_o(p_sel), .used_o(),
+  sephirot_portsel #(.LANES(LANES), .NP(RP), .AWD(32), .DW(1)) u_ld (
+    .req_i(rd_i), .addr_i(addr_i), .size_i(size_i), .data_i({LANES{1'b0}}), .sel_o(p_sel), .used_o(),
     .addr_o(p_addr), .size_o(p_size), .data_o(), .left_o()
   );
   sephirot_portsel #(.LANES(LANES), .NP(WP), .AWD(32)) u_st (

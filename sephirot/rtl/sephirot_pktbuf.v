@@ -179,8 +179,8 @@ module sephirot_pktbuf #(
   integer li, pp;
   always @(*) for (li = 0; li < LANES; li = li + 1) l_pkt[li] = addr_i[32*li+28 +: 4] == R_PKT;
   /* verilator lint_off PINCONNECTEMPTY */
-  sephirot_portsel #(.LANES(LANES), .NP(RP), .AWD(32)) u_ld (
-    .req_i(rd_i & l_pkt), .addr_i(addr_i), .size_i(size_i), .data_i({64*LANES{1'b0}}), .sel_o(p_sel), .used_o(),
+  sephirot_portsel #(.LANES(LANES), .NP(RP), .AWD(32), .DW(1)) u_ld (
+    .req_i(rd_i & l_pkt), .addr_i(addr_i), .size_i(size_i), .data_i({LANES{1'b0}}), .sel_o(p_sel), .used_o(),
     .addr_o(p_addr), .size_o(p_size), .data_o(), .left_o()
   );
   sephirot_portsel #(.LANES(LANES), .NP(WP), .AWD(32)) u_st (

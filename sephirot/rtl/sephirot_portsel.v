@@ -7,17 +7,19 @@
 module sephirot_portsel #(
   parameter integer LANES = 4,
   parameter integer NP    = 2,     // ports
-  parameter integer AWD   = 32     // bits of an address or offset
+  parameter integer AWD   = 32,    // bits of an address or offset
+  parameter integer DW    = 64     // bits of store data (1 for loads: hierarchy is kept in synthesis, so data
+                                   // muxes left unconnected would still cost their LUTs)
 ) (
   input  wire [LANES-1:0]     req_i,
   input  wire [AWD*LANES-1:0] addr_i,
   input  wire [4*LANES-1:0]   size_i,
-  input  wire [64*LANES-1:0]  data_i,
+  input  wire [DW*LANES-1:0]  data_i,
   output reg  [LANES*NP-1:0]  sel_o,     // lanes of port p at sel_o[LANES*p +: LANES], one-hot or none
   output reg  [NP-1:0]        used_o,
   output reg  [AWD*NP-1:0]    addr_o,
   output reg  [4*NP-1:0]      size_o,
-  output reg  [64*NP-1:0]     data_o,
+  output reg  [DW*NP-1:0]     data_o,
   output reg  [LANES-1:0]     left_o     // requesting lanes without a port
 );
   function automatic [LANES-1:0] lowest(input [LANES-1:0] m);
@@ -42,10 +44,10 @@ module sephirot_portsel #(
   // (a block of its own: a store's data may depend, through its lane, on a load this row's ports serve)
   integer q, k;
   always @(*) begin
-    data_o = {64*NP{1'b0}};
+    data_o = {DW*NP{1'b0}};
     for (q = 0; q < NP; q = q + 1)
       for (k = 0; k < LANES; k = k + 1)
-        if (sel_o[LANES*q + k]) data_o[64*q +: 64] = data_i[64*k +: 64];
+        if (sel_o[LANES*q + k]) data_o[DW*q +: DW] = data_i[DW*k +: DW];
   end
 endmodule
 `default_nettype wire

@@ -50,8 +50,8 @@ module sephirot_stack #(
   wire [OW*SP-1:0]    p_off = {h_off_i, l_off};
   wire [4*SP-1:0]     p_size = {h_size_i, l_size};
   /* verilator lint_off PINCONNECTEMPTY */
-  sephirot_portsel #(.LANES(LANES), .NP(RP), .AWD(OW)) u_ld (
-    .req_i(rd_i), .addr_i(off_i), .size_i(size_i), .data_i({64*LANES{1'b0}}), .sel_o(p_sel), .used_o(), .addr_o(l_off),
+  sephirot_portsel #(.LANES(LANES), .NP(RP), .AWD(OW), .DW(1)) u_ld (
+    .req_i(rd_i), .addr_i(off_i), .size_i(size_i), .data_i({LANES{1'b0}}), .sel_o(p_sel), .used_o(), .addr_o(l_off),
     .size_o(l_size), .data_o(), .left_o(r_left)
   );
   sephirot_portsel #(.LANES(LANES), .NP(WP), .AWD(OW)) u_st (
