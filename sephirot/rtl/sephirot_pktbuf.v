@@ -252,7 +252,7 @@ module sephirot_pktbuf #(
   wire [4:0]     c_kk = c_up_q ? c_k_q[4:0] : c_n[4:0] - 5'd1 - c_k_q[4:0];   // the chunk read now (c_k < c_n)
   wire           z_run = z_lo_q < z_hi_q;
   wire           c_rd = c_go_q && !z_run && c_k_q < c_n;
-  wire           cp_wr = cr_v_q && !z_run && !(|df_v_q);     // the chunk read last cycle is written now
+  wire           cp_wr = cr_v_q && !z_run && !df_v_q;        // the chunk read last cycle is written now
   wire [OW-1:0]  cw_o = c_dst_q + {{(OW-8){1'b0}}, cr_k_q, 3'd0};   // its destination
   wire [7:0]     cw_left = c_len_q - {cr_k_q, 3'd0};
   wire [3:0]     cw_size = (cw_left >= 8'd8) ? 4'd8 : cw_left[3:0];
@@ -291,8 +291,9 @@ module sephirot_pktbuf #(
     for (sq = 0; sq < WP; sq = sq + 1) begin
       st_d = 128'd0; st_m = 16'd0;
       st_a = q_addr[32*sq +: OW]; st_x = q_data[64*sq +: 64]; st_s = q_size[4*sq +: 4];
-      if (sq == 0 && cp_wr) begin st_a = cw_o; st_x = cr_q; st_s = cw_size; end
-      if (q_used[sq] || (sq == 0 && cp_wr)) begin
+      if (sq == 0 && df_v_q) begin st_a = df_a_q; st_x = df_x_q; st_s = df_s_q; end
+      else if (sq == 0 && cp_wr) begin st_a = cw_o; st_x = cr_q; st_s = cw_size; end
+      if (q_used[sq] || (sq == 0 && (df_v_q || cp_wr))) begin
         st_d = {64'd0, st_x} << {st_a[2:0], 3'd0};
         st_m = {8'd0, sizemask(st_s)} << st_a[2:0];
       end
@@ -303,15 +304,17 @@ module sephirot_pktbuf #(
     end
   end
   wire any_st = |q_used;
-  wire [PW-1:0] st_b = cp_wr ? e_b_q : cb;         // the stores' buffer
+  wire [PW-1:0] st_b = df_v_q ? df_b_q : cp_wr ? e_b_q : cb;   // the stores' buffer
 
-  // deferred words of the second store port (a row's stores never overlap: execution contract)
-  reg  [1:0]     df_v_q;
+  // the last store port's store, deferred when one of its words found its bank taken by another word: written
+  // again, whole, through port 0 in the next cycle (its other word, if written, gets the same bytes again; a row's
+  // stores never overlap: execution contract)
+  reg            df_v_q;
   reg  [PW-1:0]  df_b_q;
-  reg  [WA-1:0]  df_w_q [0:1];
-  reg  [63:0]    df_d_q [0:1];
-  reg  [7:0]     df_m_q [0:1];
-  wire           df_pend = |df_v_q;
+  reg  [OW-1:0]  df_a_q;
+  reg  [63:0]    df_x_q;
+  reg  [3:0]     df_s_q;
+  wire           df_pend = df_v_q;
 
   wire           e_busy = z_run || c_go_q || cr_v_q;
   wire           e_run = e_busy && !df_pend;
@@ -345,12 +348,7 @@ module sephirot_pktbuf #(
     bj = 3'd0;
     for (bk = 0; bk < NB; bk = bk + 1) begin
       bk_we[bk] = 1'b0; bk_df[bk] = 1'b0; bk_ix[bk] = {(PW+BW){1'b0}}; bk_d[bk] = 64'd0; bk_m[bk] = 8'd0;
-      if (df_pend) begin
-        for (bs = 0; bs < 2; bs = bs + 1)
-          if (df_v_q[bs] && df_w_q[bs][2:0] == bk[2:0]) begin
-            bk_we[bk] = 1'b1; bk_ix[bk] = {df_b_q, df_w_q[bs][WA-1:3]}; bk_d[bk] = df_d_q[bs]; bk_m[bk] = df_m_q[bs];
-          end
-      end else if (any_st || cp_wr) begin
+      if (any_st || cp_wr || df_pend) begin
         // port 0's word, then port 1's: merged into the same word, deferred from another one
         for (bs = 0; bs < 2 * WP; bs = bs + 1)
           if (|sm[bs] && sw[bs][2:0] == bk[2:0]) begin
@@ -485,30 +483,20 @@ module sephirot_pktbuf #(
 
   // ---------------------------------------------------------------------------------------------------------
   // state
-  integer gk;
   always @(posedge clk_i) begin
     if (c_rd && e_run) begin cr_q <= h_raw; cr_k_q <= c_kk; end
-    // the second store port's words that found their bank taken
-    for (gk = 0; gk < 2; gk = gk + 1) begin
-      df_w_q[gk] <= sw[2*(WP-1) + gk]; df_d_q[gk] <= sd[2*(WP-1) + gk]; df_m_q[gk] <= sm[2*(WP-1) + gk];
-    end
+    // the last store port's store, in case it is deferred
+    df_a_q <= q_addr[32*(WP-1) +: OW]; df_x_q <= q_data[64*(WP-1) +: 64]; df_s_q <= q_size[4*(WP-1) +: 4];
     df_b_q <= cb;
   end
-
-  reg [1:0] df_d;
-  integer dk;
-  always @(*) begin   // which of the second port's two words are deferred
-    df_d = 2'd0;
-    if (!df_pend && any_st)
-      for (dk = 0; dk < 2; dk = dk + 1)
-        df_d[dk] = |sm[2*(WP-1) + dk] && bk_df[sw[2*(WP-1) + dk][2:0]];
-  end
+  // (only the last port's words can find their bank taken: port 0 comes first, and its two words are in two banks)
+  wire df_d = WP > 1 && !df_pend && any_st && |bk_df;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= {NBUF{1'b0}}; filled_q <= {NBUF{1'b0}}; done_q <= {NBUF{1'b0}};
       in_ptr_q <= {PW{1'b0}}; core_ptr_q <= {PW{1'b0}}; out_ptr_q <= {PW{1'b0}}; out_off_q <= 16'd0;
-      mv_cnt_q <= 5'd0; df_v_q <= 2'd0;
+      mv_cnt_q <= 5'd0; df_v_q <= 1'b0;
       e_b_q <= {PW{1'b0}}; z_lo_q <= {(OW+1){1'b0}}; z_hi_q <= {(OW+1){1'b0}};
       c_go_q <= 1'b0; c_up_q <= 1'b0; cr_v_q <= 1'b0; c_src_q <= {OW{1'b0}}; c_dst_q <= {OW{1'b0}};
       c_len_q <= 8'd0; c_k_q <= 6'd0;
