@@ -294,7 +294,7 @@ module sephirot_pktbuf #(
       if (sq == 0 && df_v_q) begin st_a = df_a_q; st_x = df_x_q; st_s = df_s_q; end
       else if (sq == 0 && cp_wr) begin st_a = cw_o; st_x = cr_q; st_s = cw_size; end
       if (q_used[sq] || (sq == 0 && (df_v_q || cp_wr))) begin
-        st_d = {64'd0, st_x} << {st_a[2:0], 3'd0};
+        st_d = {64'd0, st_x & bytemask(sizemask(st_s))} << {st_a[2:0], 3'd0};   // (zero past the store: merged by OR)
         st_m = {8'd0, sizemask(st_s)} << st_a[2:0];
       end
       sw[2*sq] = st_a[OW-1:3];
@@ -355,7 +355,7 @@ module sephirot_pktbuf #(
             if (!bk_we[bk]) begin
               bk_we[bk] = 1'b1; bk_ix[bk] = {st_b, sw[bs][WA-1:3]}; bk_d[bk] = sd[bs]; bk_m[bk] = sm[bs];
             end else if (bk_ix[bk] == {st_b, sw[bs][WA-1:3]}) begin
-              bk_d[bk] = (bk_d[bk] & ~bytemask(sm[bs])) | (sd[bs] & bytemask(sm[bs])); bk_m[bk] = bk_m[bk] | sm[bs];
+              bk_d[bk] = bk_d[bk] | sd[bs]; bk_m[bk] = bk_m[bk] | sm[bs];
             end else begin
               bk_df[bk] = 1'b1;
             end
