@@ -10,11 +10,11 @@
 // of block RAM: each bank is written at most once a cycle at the rising edge, with a byte mask, and read by each
 // client at the falling edge into a register (sephirot_bram.vh). Clients: the two load ports (8 bytes at any
 // offset: two words), the helper's read port, which the metadata copy also uses (8 bytes: two words),
-// and the output (32 bytes at any offset: five words). Writes, one per bank and cycle, in this order: a store
-// deferred from the last row, the lanes' two store ports (the first also writes the metadata copy), the
-// zeroing, the input frame.
-// - Two stores of a row to different words of one bank: the second port's word is written in the next cycle
-//   (deferred), while the next row waits (hold_o: a wait, not a core cycle, execution contract section 6).
+// and the output (32 bytes at any offset: five words). Writes, one per bank and cycle, in this order: the lanes'
+// two store ports (the first also writes a deferred store and the metadata copy), the zeroing, the input frame.
+// - Two stores of a row to different words of one bank: the second port's store is written again, whole, through
+//   the first port in the next cycle (deferred), while the next row waits (hold_o: a wait, not a core cycle,
+//   execution contract section 6). Two stores to one word merge (their bytes never overlap).
 // - The input frame (four words, 32-byte aligned) waits for a cycle in which its four banks are free (in_ready_o).
 // - No byte of a previous packet is ever visible, with no valid bits: a program reaches bytes outside the input
 //   packet only through adjust_head/adjust_meta (below data_meta) and adjust_tail growth, and these are zeroed
