@@ -354,6 +354,23 @@ def test_byte_loads_combined_into_wider_loads() -> None:
     equivalent(p, compile_program(p), [PKT, bytes(range(200, 256)) + bytes(8)])
 
 
+def test_ctx_fields_never_combined_into_a_wider_ctx_load() -> None:
+    """`(u64)ctx->rx_queue_index << 32 | ctx->ingress_ifindex` stays two 32-bit loads: xdp_md is read one aligned
+    field at a time (a wider ctx load is an access fault, as the kernel's verifier rejects it)."""
+    insns = [ldx("w", 3, 1, 16), ldx("w", 4, 1, 12), alu64("lsh", 3, 32), alu64("or", 3, src=4), movr(0, 3),
+             alu64("and", 0, 3), exit_()]
+    assert extend.combine_loads(build_cfg(insns)) == 0
+    assert extend.combine_byte_loads(build_cfg(insns)) == 0
+    p = prog(insns)
+    res = compile_program(p)
+    assert all(s.opcode != T.BY_NAME["ldxdw"].opcode for row in res.rom.rows for s in row)
+    equivalent(p, res)
+    from hxdp.maps import MapState
+    from hxdp.vliwmodel import VliwModel
+    out = VliwModel(res.rom, MapState.from_maps([])).run(PKT, ingress_ifindex=3, rx_queue_index=0)
+    assert out.fault is None and out.action == 3
+
+
 def test_byte_loads_not_combined_across_a_store() -> None:
     insns = [ldx("w", 2, 1, 0), ldx("b", 3, 2, 13), st("b", 2, 12, 7), ldx("b", 4, 2, 12), alu32("lsh", 3, 8),
              alu32("or", 3, src=4), movr(0, 3), exit_()]
