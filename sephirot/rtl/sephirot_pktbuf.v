@@ -237,6 +237,16 @@ module sephirot_pktbuf #(
   wire          mv_step = adj_step_i && mv_need && !mv_stalled;
   assign adj_busy_o = mv_need && !mv_stalled;
 
+  // the last store port's store, deferred when one of its words found its bank taken by another word: written
+  // again, whole, through port 0 in the next cycle (its other word, if written, gets the same bytes again; a row's
+  // stores never overlap: execution contract)
+  reg            df_v_q;
+  reg  [PW-1:0]  df_b_q;
+  reg  [OW-1:0]  df_a_q;
+  reg  [63:0]    df_x_q;
+  reg  [3:0]     df_s_q;
+  wire           df_pend = df_v_q;
+
   // the engine: zeroing [z_lo, z_hi) of buffer e_b (four words a cycle), then the copy of c_len bytes from c_src
   // to c_dst (8-byte chunks in the order c_up says: chunk c_k is read through the helper's port while the chunk
   // read before is written through store port 0's shifter, the lanes' stores waiting meanwhile)
@@ -306,15 +316,6 @@ module sephirot_pktbuf #(
   wire any_st = |q_used;
   wire [PW-1:0] st_b = df_v_q ? df_b_q : cp_wr ? e_b_q : cb;   // the stores' buffer
 
-  // the last store port's store, deferred when one of its words found its bank taken by another word: written
-  // again, whole, through port 0 in the next cycle (its other word, if written, gets the same bytes again; a row's
-  // stores never overlap: execution contract)
-  reg            df_v_q;
-  reg  [PW-1:0]  df_b_q;
-  reg  [OW-1:0]  df_a_q;
-  reg  [63:0]    df_x_q;
-  reg  [3:0]     df_s_q;
-  wire           df_pend = df_v_q;
 
   wire           e_busy = z_run || c_go_q || cr_v_q;
   wire           e_run = e_busy && !df_pend;
