@@ -60,7 +60,6 @@ CTX_FIELDS = {
 }
 
 
-
 def ctx_field(off: int, size: int) -> bool:
     """A ctx access at byte `off` of xdp_md is one of its 32-bit fields: the only access the kernel's verifier
     allows (4 bytes, aligned); any other is an access fault (execution contract section 4)."""

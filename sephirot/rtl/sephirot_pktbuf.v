@@ -245,7 +245,6 @@ module sephirot_pktbuf #(
   reg  [OW-1:0]  df_a_q;
   reg  [63:0]    df_x_q;
   reg  [3:0]     df_s_q;
-  wire           df_pend = df_v_q;
 
   // the engine: zeroing [z_lo, z_hi) of buffer e_b (four words a cycle), then the copy of c_len bytes from c_src
   // to c_dst (8-byte chunks in the order c_up says: chunk c_k is read through the helper's port while the chunk
@@ -316,10 +315,9 @@ module sephirot_pktbuf #(
   wire any_st = |q_used;
   wire [PW-1:0] st_b = df_v_q ? df_b_q : cp_wr ? e_b_q : cb;   // the stores' buffer
 
-
   wire           e_busy = z_run || c_go_q || cr_v_q;
-  wire           e_run = e_busy && !df_pend;
-  assign hold_o = df_pend || e_busy;
+  wire           e_run = e_busy && !df_v_q;
+  assign hold_o = df_v_q || e_busy;
   // the zeroing's words this cycle: four from z_w0, with their byte masks
   wire [WA-1:0]  z_w0 = z_lo_q[OW-1:3];
   wire [OW:0]    z_span = z_hi_q - {1'b0, z_w0, 3'd0};
@@ -349,7 +347,7 @@ module sephirot_pktbuf #(
     bj = 3'd0;
     for (bk = 0; bk < NB; bk = bk + 1) begin
       bk_we[bk] = 1'b0; bk_df[bk] = 1'b0; bk_ix[bk] = {(PW+BW){1'b0}}; bk_d[bk] = 64'd0; bk_m[bk] = 8'd0;
-      if (any_st || cp_wr || df_pend) begin
+      if (any_st || cp_wr || df_v_q) begin
         // port 0's word, then port 1's: merged into the same word, deferred from another one
         for (bs = 0; bs < 2 * WP; bs = bs + 1)
           if (|sm[bs] && sw[bs][2:0] == bk[2:0]) begin
@@ -449,7 +447,7 @@ module sephirot_pktbuf #(
   // ---------------------------------------------------------------------------------------------------------
   // output: emit the oldest finished packet, one frame per cycle, data_meta..data_end
   wire          out_go = busy_q[ob] && done_q[ob] && filled_q[ob] && !(e_busy && e_b_q == ob) &&
-                         !(df_pend && df_b_q == ob);
+                         !(df_v_q && df_b_q == ob);
   wire [15:0]   out_len = {{(15-OW){1'b0}}, dend_q[ob]} - {{(15-OW){1'b0}}, dmeta_q[ob]};
   /* verilator lint_off UNUSEDSIGNAL */
   wire [OW:0]   out_mlen = dstart_q[ob] - dmeta_q[ob];   // at most 252
@@ -491,7 +489,7 @@ module sephirot_pktbuf #(
     df_b_q <= cb;
   end
   // (only the last port's words can find their bank taken: port 0 comes first, and its two words are in two banks)
-  wire df_d = WP > 1 && !df_pend && any_st && |bk_df;
+  wire df_d = WP > 1 && !df_v_q && any_st && |bk_df;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

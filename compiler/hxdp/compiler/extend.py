@@ -679,7 +679,6 @@ def ld6(cfg: Cfg) -> int:
     """Copies of 6 contiguous bytes done as 4+2 / 2+2+2 / ... byte loads and stores -> one ldx6 + one stx6."""
     states = provenance(cfg)
     _, live_out = liveness(cfg)
-    states = provenance(cfg)
     n = 0
     for bid in cfg.order:
         b = cfg.blocks[bid]
