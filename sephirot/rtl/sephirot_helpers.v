@@ -105,9 +105,9 @@ module sephirot_helpers (
     hm_off = (cs_off_q < {1'b0, fsz}) ? cs_off_q[31:0] : cs_off_q[31:0] - fsz;
     hm_left = (cs_left >= 33'd8) ? 32'd8 : cs_left[31:0];
     if (k_go) begin
-      hm_base = r2[31:0]; hm_off = kcnt_q; hm_left = key_left;
+      hm_base = r2[31:0]; hm_off = {24'd0, kcnt_q}; hm_left = key_left;
     end else if (v_go) begin
-      hm_base = r3[31:0]; hm_off = vcnt_q; hm_left = val_left;
+      hm_base = r3[31:0]; hm_off = {24'd0, vcnt_q}; hm_left = val_left;
     end else if (pk_go) begin
       hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left;
     end
@@ -184,18 +184,22 @@ module sephirot_helpers (
   localparam integer SH = `SEPH_MAP_SLOT_HEADER;
   localparam integer MW = `SEPH_MAP_WINDOW_BYTES;   // bytes of the map memory's window read per cycle
   localparam integer MWL = $clog2(MW);
+  // Offsets into the map memory and slot indices and counts are MA bits wide: a layout fits the map memory
+  // (maps.MapLayout), and a slot is at least 8 bytes, so every offset, slot count, max_entries, entry count and
+  // LPM high-water mark of a loaded layout is below 2^MA (32-bit arithmetic here was 1K LUTs of carry chains)
+  localparam integer MA = $clog2(`SEPH_MAP_MEM_BYTES);
   wire        is_map   = (id_i == H_LOOKUP) || (id_i == H_REDIRMAP) || (id_i == H_UPDATE) || (id_i == H_DELETE);
   wire        is_upd   = id_i == H_UPDATE;
   wire        is_del   = id_i == H_DELETE;
   assign mid_o = r1[31:0] - HBASE;
   wire [7:0]  m_type   = mcfg_i[7:0];
   wire [31:0] m_ks     = {16'd0, mcfg_i[31:16]};
-  wire [31:0] m_max    = mcfg_i[79:48];
-  wire [31:0] m_off    = mcfg_i[111:80];
-  wire [31:0] m_slots  = mcfg_i[143:112];
+  wire [MA-1:0] m_max  = mcfg_i[48 +: MA];
+  wire [MA-1:0] m_off  = mcfg_i[80 +: MA];
+  wire [MA-1:0] m_slots = mcfg_i[112 +: MA];
   wire [31:0] m_ssz    = {16'd0, mcfg_i[159:144]};
   wire [31:0] m_voff   = {16'd0, mcfg_i[191:176]};
-  wire [31:0] m_doff   = {16'd0, mcfg_i[207:192]};
+  wire [MA-1:0] m_doff = {{(MA-16){1'b0}}, mcfg_i[207:192]};
   wire        m_array  = m_type == `SEPH_MAP_TYPE_ARRAY || m_type == `SEPH_MAP_TYPE_PERCPU_ARRAY ||
                          m_type == `SEPH_MAP_TYPE_DEVMAP;
   wire        m_hash   = m_type == `SEPH_MAP_TYPE_HASH || m_type == `SEPH_MAP_TYPE_PERCPU_HASH ||
@@ -216,19 +220,20 @@ module sephirot_helpers (
                          (id_i == H_REDIRMAP && (!m_dev || (!rm_badflags && rflags[3]))));
 
   reg  [8*KMAX-1:0] key_q;
-  reg  [31:0] kcnt_q;          // key bytes read
+  reg  [7:0]  kcnt_q;          // key bytes read (at most KMAX: a longer key faults)
   reg         mdone_q, mhit_q, mprob_q;
-  reg  [31:0] pidx_q, pn_q, mres_q, mval_q;
-  wire        k_go     = req_i && (id_i == H_LOOKUP || is_upd || is_del) && !m_fault && kcnt_q < m_ks;
+  reg  [MA-1:0] pidx_q, pn_q, mres_q;
+  reg  [31:0] mval_q;
+  wire        k_go     = req_i && (id_i == H_LOOKUP || is_upd || is_del) && !m_fault && {24'd0, kcnt_q} < m_ks;
   reg  [8*80-1:0] vimg_q;      // an update's value, placed as in its slot (at the value offset; arrays at 0)
-  reg  [31:0] vcnt_q;
-  wire        v_go     = req_i && is_upd && !m_fault && kcnt_q >= m_ks && vcnt_q < m_vs;
-  wire [31:0] val_left = m_vs - vcnt_q;
-  wire        kdone    = id_i == H_REDIRMAP || kcnt_q >= m_ks;   // probing starts once the key is in
-  wire        vdone    = !is_upd || vcnt_q >= m_vs;              // the value is read while probing
+  reg  [7:0]  vcnt_q;
+  wire        v_go     = req_i && is_upd && !m_fault && {24'd0, kcnt_q} >= m_ks && {24'd0, vcnt_q} < m_vs;
+  wire [31:0] val_left = m_vs - {24'd0, vcnt_q};
+  wire        kdone    = id_i == H_REDIRMAP || {24'd0, kcnt_q} >= m_ks;   // probing starts once the key is in
+  wire        vdone    = !is_upd || {24'd0, vcnt_q} >= m_vs;              // the value is read while probing
   // (redirect_map's key is r2's low word; devmaps have 4-byte keys, so the bytes above it are never used)
   wire [8*KMAX-1:0] key = {key_q[8*KMAX-1:32], (id_i == H_REDIRMAP) ? r2[31:0] : key_q[31:0]};
-  wire [31:0] key_left = m_ks - kcnt_q;
+  wire [31:0] key_left = m_ks - {24'd0, kcnt_q};
 
   // hash of the key (maps.key_hash): x = len; x ^= rotl32(word i, 7 i mod 32); h = x * MULT; h ^ (h >> 16)
   reg  [31:0] hx, hw;
@@ -246,16 +251,21 @@ module sephirot_helpers (
       end
   end
   wire [31:0] hm0 = hx * `SEPH_MAP_HASH_MULT;
+  // (only its bits below MA pick a slot: a hash map's slot count is a power of two below 2^MA)
+  /* verilator lint_off UNUSEDSIGNAL */
   wire [31:0] hsh = hm0 ^ (hm0 >> 16);
+  /* verilator lint_on UNUSEDSIGNAL */
 
   // probes through the map memory's window, hl_n windows a hash slot
   wire [63:0] uflags   = r4;
   wire        ubadfl   = is_upd && uflags > 64'd2;
   reg         ufree_v_q, uhdr_q, ufound_q, ufault_q;
-  reg  [31:0] ufree_q, ucount_q, ures_q, uclk_q, uslot_q;
+  reg  [MA-1:0] ufree_q, ucount_q, uslot_q;
+  reg  [31:0] ures_q, uclk_q;
   // LRU eviction: scan of every slot for the used one with the smallest stamp (first on a tie)
   reg         uev_q, vbest_v_q;
-  reg  [31:0] ustart_q, ufidx_q, vbest_q, vstamp_q, uvoff_q;
+  reg  [MA-1:0] ustart_q, ufidx_q, vbest_q, uvoff_q;
+  reg  [31:0] vstamp_q;
   wire [31:0] uclk1    = uclk_q + 32'd1;
   wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
   // A probe of a hash slot (header and key) or a step of an LPM scan (header and prefix data) reads the slot
@@ -273,27 +283,27 @@ module sephirot_helpers (
   // hash and LPM maps: the region header (entry count, LRU clock, high-water mark) is read in the first key-read
   // cycle (the window is idle then), so a hit that changes it (delete, LRU refresh) needs no cycle beyond the
   // probes, and an LPM lookup's scan starts with its first slot
-  wire        hdr_go   = k_go && (m_hash || m_lpm || m_lpmu) && kcnt_q == 32'd0;
+  wire        hdr_go   = k_go && (m_hash || m_lpm || m_lpmu) && kcnt_q == 8'd0;
   assign mw_en_o = p_go || hdr_go;
   wire [31:0] a_idx    = key[31:0];
-  wire [31:0] cur      = (m_lpm || m_lpmu) ? pidx_q : (mprob_q ? pidx_q : (hsh & (m_slots - 32'd1)));
+  wire [MA-1:0] cur    = (m_lpm || m_lpmu) ? pidx_q : (mprob_q ? pidx_q : (hsh[MA-1:0] & (m_slots - 1'b1)));
   wire        u_hdr    = m_hash && uhdr_q;   // this cycle reads the region header (entry count, LRU clock)
-  wire [31:0] slot_off = m_off + m_doff + (m_array ? a_idx : cur) * m_ssz;
+  wire [MA-1:0] slot_off = m_off + m_doff + (m_array ? a_idx[MA-1:0] : cur) * m_ssz[MA-1:0];
 
   // LPM trie: scan the slots below the high-water mark (header word 2, read with the key), keep the longest
   // matching prefix
   // LPM update/delete: scan of the slots below the high-water mark (read with the key) for the exact entry,
   // the first free slot, the last other used slot; one more cycle decides
   reg         lex_v_q, lfree_v_q, ldec_q;
-  reg  [31:0] uhigh_q, lex_q, lfree_q, llast_q, lnhigh_q;
+  reg  [MA-1:0] uhigh_q, lex_q, lfree_q, llast_q, lnhigh_q;
   wire        l_exact  = s_state == 8'd1 && s_plen == kplen && pmatch;
-  wire [31:0] l_slot   = lex_v_q ? lex_q : (lfree_v_q ? lfree_q : uhigh_q);
-  wire [31:0] l_off    = m_off + m_doff + l_slot * m_ssz;
-  reg  [31:0] lbest_q;
+  wire [MA-1:0] l_slot = lex_v_q ? lex_q : (lfree_v_q ? lfree_q : uhigh_q);
+  wire [MA-1:0] l_off  = m_off + m_doff + l_slot * m_ssz[MA-1:0];
+  reg  [8:0]  lbest_q;             // prefix lengths up to 8 (KMAX - 4) bits
   reg         lfound_q;
   wire [31:0] kplen    = key[31:0];
-  wire [31:0] dbits    = (m_ks - 32'd4) << 3;
-  wire [31:0] want     = (kplen < dbits) ? kplen : dbits;
+  wire [8:0]  dbits    = {m_ks[5:0] - 6'd4, 3'd0};          // (4 < m_ks <= KMAX, else the call faults)
+  wire [8:0]  want     = (kplen < {23'd0, dbits}) ? kplen[8:0] : dbits;
   // (the probe's windows: declared here, after the LPM scan's state they depend on)
   wire        ml_hash  = m_hash && !uev_q && !uhdr_q && !(is_upd && ubadfl);
   wire        ml_lpm   = m_lpm || (m_lpmu && !ldec_q && pidx_q < uhigh_q && !(is_upd && kplen > dbits));
@@ -336,12 +346,13 @@ module sephirot_helpers (
       end
     pmatch = (lc_q == 2'd0 || pm_q) && pm_w;
   end
-  wire        l_better = s_state == 8'd1 && (!lfound_q || s_plen > lbest_q) && s_plen <= want && pmatch;
+  wire        l_better = s_state == 8'd1 && s_plen[31:9] == 23'd0 && (!lfound_q || s_plen[8:0] > lbest_q) &&
+                         s_plen[8:0] <= want && pmatch;
   reg         keq_w, keq;
   reg  [6:0]  kbs;
   integer ki;
   always @(*) begin
-    mw_off_o = ((u_hdr || hdr_go) ? m_off : slot_off) + {25'd0, lc_q, {MWL{1'b0}}};
+    mw_off_o = {{(32-MA){1'b0}}, ((u_hdr || hdr_go) ? m_off : slot_off) + {{(MA-2-MWL){1'b0}}, lc_q, {MWL{1'b0}}}};
     keq_w = 1'b1;
     kbs = 7'd0;
     if (p_go && m_hash)
@@ -362,20 +373,24 @@ module sephirot_helpers (
       for (sv = 1; sv < MW / 8; sv = sv + 1) if (m_voff[MWL-1:3] == sv[MWL-4:0] && m_voff < MW) s_val_w = mw_rdata_i[64*sv +: 32];
     s_val = (lc_q == 2'd0) ? s_val_w : s_val_q;
   end
-  wire [31:0] pn_next  = pn_q + 32'd1;
-  wire [32:0] klines   = ({1'b0, m_ks} + 33'd15) >> 4;
+  wire [MA:0] pn_next  = {1'b0, pn_q} + 1'b1;
+  wire [2:0]  klines   = m_ks[6:4] + {2'd0, m_ks[3:0] != 4'd0};   // 16-byte lines of a key (KMAX: at most 4)
   wire [32:0] vlines   = ({1'b0, m_vs} + 33'd15) >> 4;
   // the victim when the scan reads its last slot (this slot counts)
   wire        ev_this  = s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q);
-  wire [31:0] ev_victim = ev_this ? pidx_q : vbest_q;
-  wire [32:0] pn_upd   = {1'b0, pn_q} + (uev_q ? {1'b0, m_slots} : 33'd0);   // eviction adds the scan
+  wire [MA-1:0] ev_victim = ev_this ? pidx_q : vbest_q;
+  wire [MA:0] pn_upd   = {1'b0, pn_q} + (uev_q ? {1'b0, m_slots} : {(MA+1){1'b0}});   // eviction adds the scan
   // helpers.helper_latency: max(2 + probes * key lines, key words + probes * windows) (+ value lines for an
   // update). The second term is when the FSM is done with a key above 24 bytes (read 8 bytes per cycle before
   // probing, then hl_n windows a probe);
   // taking it in the formula keeps the latency a function of (probes, key size) alone
   wire [32:0] kwords   = ({1'b0, m_ks} + 33'd7) >> 3;
-  wire [32:0] pn_map   = is_upd ? pn_upd : {1'b0, pn_q};
-  wire [32:0] l_lines  = 33'd2 + pn_map * (klines == 33'd0 ? 33'd1 : klines);
+  wire [MA:0] pn_m     = is_upd ? pn_upd : {1'b0, pn_q};
+  wire [32:0] pn_map   = {{(32-MA){1'b0}}, pn_m};
+  // (key lines are 1 to 4 for keys of up to KMAX bytes: shifts and one add, not a multiplier)
+  wire [32:0] l_lines  = 33'd2 + ((klines == 3'd2) ? {pn_map[31:0], 1'b0} :
+                                  (klines == 3'd3) ? pn_map + {pn_map[31:0], 1'b0} :
+                                  (klines == 3'd4) ? {pn_map[30:0], 2'b0} : pn_map);
   // (a probe reads hl_n windows: at most three for keys of up to KMAX bytes; the LRU scan's slots count as
   // probes here, so the formula stays a function of (probes, key size))
   wire [32:0] l_key    = kwords + ((hl_n == 32'd1) ? pn_map : (hl_n == 32'd2) ? {pn_map[31:0], 1'b0} :
@@ -387,7 +402,7 @@ module sephirot_helpers (
   wire [32:0] u_words  = kwords + vwords;
   wire [32:0] m_lat    = (id_i == H_LOOKUP || is_del) ? l_keyed :
                          is_upd ? ((u_words > u_lines) ? u_words : u_lines) :
-                         33'd2 + {1'b0, pn_q};
+                         33'd2 + {{(33-MA){1'b0}}, pn_q};
 
   // map memory writes of an update, at the end of its row. The slot's byte ranges are masks, and the value and key
   // are placed as whole words (a byte loop with a variable source index per byte gave synthesis hundreds of wide
@@ -436,7 +451,7 @@ module sephirot_helpers (
   // past the first (helpers.helper_latency, MapState.last_writes). C and A are different slots, or C clears the
   // slot A then writes, so the order is the byte-wise one.
   reg             wa_en, wb_en, wc_en;
-  reg  [31:0]     wa_off, wb_off, wc_off;
+  reg  [MA-1:0]   wa_off, wb_off, wc_off;
   reg  [8*80-1:0] wa_data, wc_data;
   reg  [79:0]     wa_mask, wc_mask;
   reg  [63:0]     wb_data;
@@ -451,7 +466,7 @@ module sephirot_helpers (
   end
   always @(*) begin
     wa_en = 1'b0; wa_off = mres_q; wa_mask = 80'd0;
-    wb_en = 1'b0; wb_off = m_off; wb_data = {uclk1, ucount_q + 32'd1}; wb_mask = 8'h0F;
+    wb_en = 1'b0; wb_off = m_off; wb_data = {uclk1, {(32-MA){1'b0}}, ucount_q + 1'b1}; wb_mask = 8'h0F;
     wc_en = 1'b0; wc_off = uvoff_q; wc_data = {{8*79{1'b0}}, 8'd2}; wc_mask = 80'd0;
     if (req_i && is_upd && !m_fault && !ufault_q && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
       wa_en = 1'b1;
@@ -460,7 +475,7 @@ module sephirot_helpers (
       end else if (m_lpmu) begin   // state, prefixlen, data, value; the header's count and high-water mark
         wa_mask = v_mask | lk_mask | 80'hF1;
         wc_en = 1'b1; wc_off = m_off; wc_mask[11:0] = 12'hF0F;
-        wc_data[31:0] = ucount_q + {31'd0, !lex_v_q}; wc_data[95:64] = lnhigh_q;
+        wc_data[31:0] = {{(32-MA){1'b0}}, ucount_q} + {31'd0, !lex_v_q}; wc_data[64 +: MA] = lnhigh_q;
       end else begin
         wa_mask = v_mask | (ufound_q ? 80'd0 : k_mask);
         if (!ufound_q) begin wa_mask[0] = 1'b1; wb_en = 1'b1; end
@@ -468,7 +483,7 @@ module sephirot_helpers (
           wa_mask[7:4] = 4'hF;
           wb_en = 1'b1; wb_mask = ufound_q ? 8'hF0 : 8'hFF;
           if (uev_q) begin   // the victim becomes a tombstone, the entry count is unchanged
-            wb_data = {uclk1, ucount_q}; wc_en = 1'b1;
+            wb_data = {uclk1, {(32-MA){1'b0}}, ucount_q}; wc_en = 1'b1;
             wc_mask = below(m_ssz);
           end
         end
@@ -478,11 +493,11 @@ module sephirot_helpers (
       wa_en = 1'b1;       // the slot cleared (hash maps: marked deleted), the entry count decremented
       wa_mask = below(m_ssz);
       if (m_hash) begin
-        wb_en = 1'b1; wb_data = {32'd0, ucount_q - 32'd1};
+        wb_en = 1'b1; wb_data = {32'd0, {{(32-MA){1'b0}}, ucount_q} - 32'd1};
       end
       if (m_lpmu) begin    // LPM: the slot emptied; count - 1, the high-water mark recomputed
         wc_en = 1'b1; wc_off = m_off; wc_mask[11:0] = 12'hF0F; wc_data[7:0] = 8'd0;
-        wc_data[31:0] = ucount_q - 32'd1; wc_data[95:64] = lnhigh_q;
+        wc_data[31:0] = {{(32-MA){1'b0}}, ucount_q} - 32'd1; wc_data[64 +: MA] = lnhigh_q;
       end
     end
     if (req_i && id_i == H_LOOKUP && m_lru && !m_fault && mdone_q && mhit_q && !cs_bad_q) begin
@@ -516,14 +531,14 @@ module sephirot_helpers (
       mww_en_o = 1'b1;
       if (w_i[2:0] < wc_cnt) begin
         w_k = w_i[1:0];
-        mww_off_o = wc_off + {{(30-MWL){1'b0}}, w_k, {MWL{1'b0}}};
+        mww_off_o = {{(32-MA){1'b0}}, wc_off + {{(MA-2-MWL){1'b0}}, w_k, {MWL{1'b0}}}};
         mww_data_o = wc_pad[8*MW*w_k +: 8*MW]; mww_mask_o = wc_mpad[MW*w_k +: MW];
       end else if (w_i[2:0] < wc_cnt + wa_cnt) begin
         w_k = w_i[1:0] - wc_cnt[1:0];
-        mww_off_o = wa_off + {{(30-MWL){1'b0}}, w_k, {MWL{1'b0}}};
+        mww_off_o = {{(32-MA){1'b0}}, wa_off + {{(MA-2-MWL){1'b0}}, w_k, {MWL{1'b0}}}};
         mww_data_o = wa_pad[8*MW*w_k +: 8*MW]; mww_mask_o = wa_mpad[MW*w_k +: MW];
       end else begin
-        mww_off_o = wb_off;
+        mww_off_o = {{(32-MA){1'b0}}, wb_off};
         mww_data_o = {{(8*MW-64){1'b0}}, wb_data}; mww_mask_o = {{(MW-8){1'b0}}, wb_mask};
       end
     end
@@ -601,7 +616,7 @@ module sephirot_helpers (
     case (id_i)
       H_KTIME:    ret_o = ktime_ns;
       H_CSUM:     ret_o = {48'd0, csum};
-      H_LOOKUP:   ret_o = mhit_q ? {32'd0, `SEPH_MAP_BASE + mres_q} : 64'd0;
+      H_LOOKUP:   ret_o = mhit_q ? {32'd0, `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mres_q}} : 64'd0;
       H_UPDATE, H_DELETE: ret_o = {{32{ures_q[31]}}, ures_q};
       H_REDIRMAP: ret_o = rm_badflags ? 64'd`SEPH_XDP_ABORTED : (mhit_q ? 64'd`SEPH_XDP_REDIRECT : {62'd0, rflags[1:0]});
       H_PRANDOM:  ret_o = {32'd0, rnd_next};
@@ -644,71 +659,71 @@ module sephirot_helpers (
       busy_q <= 1'b0; cnt_q <= 33'd0; rnd_q <= 32'h2545F491;
       cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
       redir_valid_q <= 1'b0; redir_port_q <= 32'd0;
-      key_q <= {8*KMAX{1'b0}}; kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
-      pidx_q <= 32'd0; pn_q <= 32'd0; mres_q <= 32'd0; mval_q <= 32'd0;
-      lbest_q <= 32'd0; lfound_q <= 1'b0;
-      vimg_q <= {8*80{1'b0}}; vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
-      ufree_q <= 32'd0; ucount_q <= 32'd0; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= 32'd0;
-      uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= 32'd0; ufidx_q <= 32'd0; vbest_q <= 32'd0; vstamp_q <= 32'd0;
-      uvoff_q <= 32'd0; pk_off_q <= 32'd0; pk_nul_q <= 1'b0; pk_len_q <= 8'd0;
-      lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= 32'd0; lex_q <= 32'd0; lfree_q <= 32'd0;
-      llast_q <= 32'd0; lnhigh_q <= 32'd0;
+      key_q <= {8*KMAX{1'b0}}; kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
+      pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; mres_q <= {MA{1'b0}}; mval_q <= 32'd0;
+      lbest_q <= 9'd0; lfound_q <= 1'b0;
+      vimg_q <= {8*80{1'b0}}; vcnt_q <= 8'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
+      ufree_q <= {MA{1'b0}}; ucount_q <= {MA{1'b0}}; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= {MA{1'b0}};
+      uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= {MA{1'b0}}; ufidx_q <= {MA{1'b0}}; vbest_q <= {MA{1'b0}}; vstamp_q <= 32'd0;
+      uvoff_q <= {MA{1'b0}}; pk_off_q <= 32'd0; pk_nul_q <= 1'b0; pk_len_q <= 8'd0;
+      lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= {MA{1'b0}}; lex_q <= {MA{1'b0}}; lfree_q <= {MA{1'b0}};
+      llast_q <= {MA{1'b0}}; lnhigh_q <= {MA{1'b0}};
       lc_q <= 2'd0; keq_q <= 1'b0; pm_q <= 1'b0; s_state_q <= 8'd0; s_plen_q <= 32'd0; s_val_q <= 32'd0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
-      if (hdr_go) begin ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32]; uhigh_q <= mw_rdata_i[95:64]; end
+      if (hdr_go) begin ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32]; uhigh_q <= mw_rdata_i[64 +: MA]; end
       // (the buffers are read 8 bytes per cycle from offset 0: every write is a whole aligned word, selected by a
       // compare per word; a part-select at 64 * count made yosys build a 64-to-512-bit shifter per buffer for the
       // data and another for its mask)
       if (k_go) begin
         for (bw = 0; bw < KMAX / 8; bw = bw + 1) if (kcnt_q[5:3] == bw[2:0]) key_q[64*bw +: 64] <= hm_rdata_i;
-        kcnt_q <= kcnt_q + {28'd0, hm_size_o};
+        kcnt_q <= kcnt_q + {4'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
       if (v_go) begin
         for (bw = 0; bw < 10; bw = bw + 1) if (vimg_w == bw[3:0]) vimg_q[64*bw +: 64] <= hm_rdata_i;
-        vcnt_q <= vcnt_q + {28'd0, hm_size_o};
+        vcnt_q <= vcnt_q + {4'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
       if (p_do && is_upd && (ubadfl || m_array)) begin
-        mdone_q <= 1'b1; pn_q <= 32'd1; ures_q <= 32'd0;
+        mdone_q <= 1'b1; pn_q <= {{(MA-1){1'b0}}, 1'b1}; ures_q <= 32'd0;
         if (ubadfl) ures_q <= -32'd22;                                    // -EINVAL
         else if (a_idx >= m_max) ures_q <= -32'd7;                        // -E2BIG
         else if (uflags == 64'd1) ures_q <= -32'd17;                      // BPF_NOEXIST: -EEXIST
         mres_q <= slot_off;
       end else if (p_do && uev_q) begin               // LRU eviction: slot pidx_q of the scan
-        pidx_q <= pidx_q + 32'd1;
+        pidx_q <= pidx_q + 1'b1;
         if (s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q)) begin
           vbest_v_q <= 1'b1; vbest_q <= pidx_q; vstamp_q <= mw_rdata_i[63:32];
         end
-        if (pidx_q + 32'd1 >= m_slots) begin
+        if ({1'b0, pidx_q} + 1'b1 >= {1'b0, m_slots}) begin
           mdone_q <= 1'b1;
-          uvoff_q <= m_off + m_doff + ev_victim * m_ssz;
+          uvoff_q <= m_off + m_doff + ev_victim * m_ssz[MA-1:0];
           // the insert goes to the first free slot of the key's probe sequence, the victim's included
-          if (!ufree_v_q || ((ev_victim - ustart_q) & (m_slots - 32'd1)) < ((ufidx_q - ustart_q) & (m_slots - 32'd1)))
-            mres_q <= m_off + m_doff + ev_victim * m_ssz;
+          if (!ufree_v_q || ((ev_victim - ustart_q) & (m_slots - 1'b1)) < ((ufidx_q - ustart_q) & (m_slots - 1'b1)))
+            mres_q <= m_off + m_doff + ev_victim * m_ssz[MA-1:0];
         end
       end else if (p_do && uhdr_q) begin              // hash region header: entry count, LRU clock
-        mdone_q <= 1'b1; ucount_q <= mw_rdata_i[31:0]; uclk_q <= mw_rdata_i[63:32];
+        mdone_q <= 1'b1; ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32];
         if (is_upd && !ufound_q) begin                                    // hash insert
           if (m_lru && mw_rdata_i[31:0] >= m_max) begin                   // LRU: evict, then insert
-            mdone_q <= 1'b0; uhdr_q <= 1'b0; uev_q <= 1'b1; mprob_q <= 1'b1; pidx_q <= 32'd0;
+            mdone_q <= 1'b0; uhdr_q <= 1'b0; uev_q <= 1'b1; mprob_q <= 1'b1; pidx_q <= {MA{1'b0}};
           end else if (mw_rdata_i[31:0] >= m_max || !ufree_v_q) ures_q <= -32'd7;   // -E2BIG
           mres_q <= ufree_q;
         end
       end else if (p_do && is_del && m_array) begin                       // devmap: clear; arrays: -EINVAL
-        mdone_q <= 1'b1; pn_q <= 32'd1; mres_q <= slot_off;
+        mdone_q <= 1'b1; pn_q <= {{(MA-1){1'b0}}, 1'b1}; mres_q <= slot_off;
         ures_q <= (m_type != `SEPH_MAP_TYPE_DEVMAP || a_idx >= m_max) ? -32'd22 : 32'd0;
       end else if (p_do && is_upd && m_lpmu && kplen > dbits) begin       // LPM: prefix too long
-        mdone_q <= 1'b1; pn_q <= 32'd1; ures_q <= -32'd22;
+        mdone_q <= 1'b1; pn_q <= {{(MA-1){1'b0}}, 1'b1}; ures_q <= -32'd22;
       end else if (p_do && m_lpmu && !ldec_q && pidx_q < uhigh_q) begin   // LPM update/delete: scan
-        pidx_q <= pidx_q + 32'd1;
+        pidx_q <= pidx_q + 1'b1;
         if (l_exact) begin lex_v_q <= 1'b1; lex_q <= pidx_q; end
-        else if (s_state == 8'd1) llast_q <= pidx_q + 32'd1;
+        else if (s_state == 8'd1) llast_q <= pidx_q + 1'b1;
         if (s_state != 8'd1 && !lfree_v_q) begin lfree_v_q <= 1'b1; lfree_q <= pidx_q; end
-        if (pidx_q + 32'd1 >= uhigh_q) ldec_q <= 1'b1;
+        if ({1'b0, pidx_q} + 1'b1 >= {1'b0, uhigh_q}) ldec_q <= 1'b1;
       end else if (p_do && m_lpmu) begin                                  // LPM update/delete: decide
-        mdone_q <= 1'b1; pn_q <= (uhigh_q == 32'd0) ? 32'd1 : uhigh_q; mres_q <= l_off; ures_q <= 32'd0;
+        mdone_q <= 1'b1; pn_q <= (uhigh_q == {MA{1'b0}}) ? {{(MA-1){1'b0}}, 1'b1} : uhigh_q; mres_q <= l_off; ures_q <= 32'd0;
         if (is_del) begin
           if (!lex_v_q) ures_q <= -32'd2;                                 // -ENOENT
           lnhigh_q <= llast_q;
@@ -716,25 +731,25 @@ module sephirot_helpers (
           if (lex_v_q && uflags == 64'd1) ures_q <= -32'd17;              // NOEXIST: -EEXIST
           else if (!lex_v_q && uflags == 64'd2) ures_q <= -32'd2;         // EXIST: -ENOENT
           else if (!lex_v_q && ucount_q >= m_max) ures_q <= -32'd28;      // -ENOSPC
-          lnhigh_q <= (l_slot + 32'd1 > uhigh_q) ? l_slot + 32'd1 : uhigh_q;
+          lnhigh_q <= ({1'b0, l_slot} + 1'b1 > {1'b0, uhigh_q}) ? l_slot + 1'b1 : uhigh_q;
         end
       end else if (p_do && is_del && m_hash) begin                        // hash delete: probe
-        pn_q <= pn_next;
+        pn_q <= pn_next[MA-1:0];
         if (s_state == 8'd1 && keq) begin
           mdone_q <= 1'b1; mres_q <= slot_off; ures_q <= 32'd0;
-        end else if (s_state == 8'd0 || pn_next >= m_slots) begin
+        end else if (s_state == 8'd0 || pn_next >= {1'b0, m_slots}) begin
           mdone_q <= 1'b1; ures_q <= -32'd2;                              // -ENOENT
         end else begin
-          mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
+          mprob_q <= 1'b1; pidx_q <= (cur + 1'b1) & (m_slots - 1'b1);
         end
       end else if (p_do && is_upd && m_hash) begin                        // hash probe
-        pn_q <= pn_next;
+        pn_q <= pn_next[MA-1:0];
         if (!mprob_q) ustart_q <= cur;
         if (s_state == 8'd1 && keq) begin
           ufound_q <= 1'b1; mres_q <= slot_off;
           ures_q <= (uflags == 64'd1) ? -32'd17 : 32'd0;                  // NOEXIST: -EEXIST
           mdone_q <= 1'b1;
-        end else if (s_state == 8'd0 || pn_next >= m_slots) begin
+        end else if (s_state == 8'd0 || pn_next >= {1'b0, m_slots}) begin
           if (s_state == 8'd0 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; ufidx_q <= cur; end
           if (uflags == 64'd2 && m_type != `SEPH_MAP_TYPE_DEVMAP_HASH) begin
             mdone_q <= 1'b1; ures_q <= -32'd2;                            // EXIST: -ENOENT
@@ -743,33 +758,33 @@ module sephirot_helpers (
           end
         end else begin
           if (s_state == 8'd2 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; ufidx_q <= cur; end
-          mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
+          mprob_q <= 1'b1; pidx_q <= (cur + 1'b1) & (m_slots - 1'b1);
         end
       end else if (p_do && m_lpm) begin
-        if (uhigh_q == 32'd0) begin                                      // empty table: a miss
-          mdone_q <= 1'b1; mhit_q <= 1'b0; pn_q <= 32'd1;
+        if (uhigh_q == {MA{1'b0}}) begin                                      // empty table: a miss
+          mdone_q <= 1'b1; mhit_q <= 1'b0; pn_q <= {{(MA-1){1'b0}}, 1'b1};
         end else begin
-          pidx_q <= pidx_q + 32'd1;
+          pidx_q <= pidx_q + 1'b1;
           if (l_better) begin
-            lfound_q <= 1'b1; lbest_q <= s_plen; mres_q <= slot_off + m_voff;
+            lfound_q <= 1'b1; lbest_q <= s_plen[8:0]; mres_q <= slot_off + m_voff[MA-1:0];
           end
-          if (pidx_q + 32'd1 >= uhigh_q) begin
+          if ({1'b0, pidx_q} + 1'b1 >= {1'b0, uhigh_q}) begin
             mdone_q <= 1'b1; mhit_q <= lfound_q || l_better; pn_q <= uhigh_q;
           end
         end
       end else if (p_do && !is_upd) begin
-        pn_q <= pn_next;
+        pn_q <= pn_next[MA-1:0];
         if (m_array) begin
           mdone_q <= 1'b1;
           mhit_q <= a_idx < m_max && !(m_type == `SEPH_MAP_TYPE_DEVMAP && s_val == 32'd0);
           mres_q <= slot_off; mval_q <= s_val;
         end else if (s_state == 8'd1 && keq) begin
-          mhit_q <= 1'b1; mres_q <= slot_off + m_voff; mval_q <= s_val; uslot_q <= slot_off;
+          mhit_q <= 1'b1; mres_q <= slot_off + m_voff[MA-1:0]; mval_q <= s_val; uslot_q <= slot_off;
           mdone_q <= 1'b1;
-        end else if (s_state == 8'd0 || pn_next >= m_slots) begin
+        end else if (s_state == 8'd0 || pn_next >= {1'b0, m_slots}) begin
           mdone_q <= 1'b1; mhit_q <= 1'b0;
         end else begin
-          mprob_q <= 1'b1; pidx_q <= (cur + 32'd1) & (m_slots - 32'd1);
+          mprob_q <= 1'b1; pidx_q <= (cur + 1'b1) & (m_slots - 1'b1);
         end
       end
       // the windows of a probe: compares and the first window's header carried to the last
@@ -796,11 +811,11 @@ module sephirot_helpers (
       if (finish) begin
         busy_q <= 1'b0; cnt_q <= 33'd0;
         cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
-        kcnt_q <= 32'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
-        pidx_q <= 32'd0; pn_q <= 32'd0; lfound_q <= 1'b0;
-        vcnt_q <= 32'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
+        kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
+        pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; lfound_q <= 1'b0;
+        vcnt_q <= 8'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
         ures_q <= 32'd0; ufault_q <= 1'b0; uev_q <= 1'b0; vbest_v_q <= 1'b0;
-        lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; llast_q <= 32'd0;
+        lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; llast_q <= {MA{1'b0}};
         pk_off_q <= 32'd0; pk_nul_q <= 1'b0; lc_q <= 2'd0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
