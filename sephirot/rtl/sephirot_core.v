@@ -83,6 +83,7 @@ module sephirot_core #(
   output wire [2:0]            trc_fault_o
 );
   localparam integer SSZ = `SEPH_STACK_SIZE;
+  localparam integer SAW = $clog2(SSZ);
   localparam [3:0] R_STACK = `SEPH_REGION_STACK;
   localparam [3:0] R_CTX   = `SEPH_REGION_CTX;
   localparam [3:0] R_PKT   = `SEPH_REGION_PKT;
@@ -222,10 +223,16 @@ module sephirot_core #(
 
   // ---------------------------------------------------------------------------------------------------------
   // memory access: stack inside, ctx/packet/maps on the data bus
+  // an access of `size` (1..8) bytes at stack address `a` (region R_STACK) reaches past the stack's SSZ bytes: the
+  // stack is a power of two at the region's base, so its offset is bits 27:0 of `a`, and it passes the end when
+  // it is at or past SSZ or in the last 8 bytes with its place there plus the size over 8 (as a - STACK_BASE +
+  // size > SSZ in 32 bits it was three carry chains a lane)
+  function automatic stack_past(input [27:0] a, input [3:0] size);
+    stack_past = a[27:SAW] != {(28-SAW){1'b0}} || (&a[SAW-1:3] && {1'b0, a[2:0]} + size > 4'd8);
+  endfunction
   // requests (independent of the data returned)
   integer li;
   reg [63:0] a64;
-  reg [31:0] soff;
   reg [LANES-1:0] l_stk, l_bad;
   reg [LANES-1:0] m_pld, m_pst, m_mld, m_mst;   // the lanes loading from / storing to the packet and the maps
   reg [9*LANES-1:0] l_addr_lo9;             // stack offset of each lane's access
@@ -241,7 +248,6 @@ module sephirot_core #(
     l_addr_lo9 = {9*LANES{1'b0}};
     for (li = 0; li < LANES; li = li + 1) begin
       a64 = l_addr[64*li +: 64];
-      soff = a64[31:0] - `SEPH_STACK_BASE;
       l_addr_lo9[9*li +: 9] = a64[8:0];
       dbus_addr_o[32*li +: 32] = a64[31:0];
       if (exec && (l_rd[li] || l_wr[li])) begin
@@ -249,7 +255,7 @@ module sephirot_core #(
           l_bad[li] = 1'b1;
         end else if (a64[31:28] == R_STACK) begin
           l_stk[li] = 1'b1;
-          if (soff + {28'd0, l_size[4*li +: 4]} > SSZ) l_bad[li] = 1'b1;
+          if (stack_past(a64[27:0], l_size[4*li +: 4])) l_bad[li] = 1'b1;
         end else if (a64[31:28] == R_CTX || a64[31:28] == R_PKT || a64[31:28] == R_MAP) begin
           l_ext[li] = 1'b1;
           dbus_rd_o[li] = l_rd[li];
@@ -279,7 +285,6 @@ module sephirot_core #(
                             beyond(m_mst, MAP_ST);
 
   // helper read port
-  wire [31:0] hm_soff = hm_addr_i - `SEPH_STACK_BASE;
   always @(*) begin
     hbus_rd_o = hm_en_i && (hm_addr_i[31:28] == R_CTX || hm_addr_i[31:28] == R_PKT || hm_addr_i[31:28] == R_MAP);
   end
@@ -291,7 +296,7 @@ module sephirot_core #(
       hm_fault_o = hbus_fault_i;
     end else if (hm_en_i) begin
       if (hm_addr_i[31:28] == R_STACK) begin
-        if (hm_soff + {28'd0, hm_size_i} > SSZ) hm_fault_o = 1'b1;
+        if (stack_past(hm_addr_i[27:0], hm_size_i)) hm_fault_o = 1'b1;
         else hm_rdata_o = s_hld;
       end else begin
         hm_fault_o = 1'b1;
