@@ -114,6 +114,10 @@ module sephirot_helpers (
     hm_size_o = (hm_left >= 32'd8) ? 4'd8 : hm_left[3:0];
     hm_addr_o = hm_base + hm_off;
   end
+  // the bytes read (as compares, not a shift of a mask: with a shift here yosys's `share` pass ran out of memory)
+  reg  [7:0]  hm_smask;
+  integer hb;
+  always @(*) for (hb = 0; hb < 8; hb = hb + 1) hm_smask[hb] = {1'b0, hb[2:0]} < hm_size_o;
   // trace_printk's record: the format up to its first NUL. The NUL is looked for in each word as it is read (8
   // byte tests a cycle, not a 64-byte scan at the end), and the bytes from it on are stored as zeros; fmt_q is
   // cleared when any call ends (a synchronous clear, free on the flip-flops' reset pins), so the words a call does
@@ -225,7 +229,15 @@ module sephirot_helpers (
   reg  [MA-1:0] pidx_q, pn_q, mres_q;
   reg  [31:0] mval_q;
   wire        k_go     = req_i && (id_i == H_LOOKUP || is_upd || is_del) && !m_fault && {24'd0, kcnt_q} < m_ks;
-  reg  [8*80-1:0] vimg_q;      // an update's value, placed as in its slot (at the value offset; arrays at 0)
+  // The slot an update writes, built as its key and value arrive (8 bytes a cycle through the helper port): the value
+  // at its offset (arrays at 0), a hash map's key at SH (key word w is slot word w + 1), an LPM key's data at SH
+  // (key word w goes to the upper half of slot word w and the lower half of word w + 1; its first four bytes, the
+  // prefix length, land on the header, which the write replaces). kmask_q and vmask_q are the bytes placed, so the
+  // write needs no byte ranges worked out from the sizes and offsets (as 80-bit masks and a three-way select per
+  // byte, that was about 1K LUTs). The key is placed before the value, which wins where the two meet (the zeros
+  // above an LPM key's last byte).
+  reg  [8*80-1:0] vimg_q;
+  reg  [79:0]     kmask_q, vmask_q;
   reg  [7:0]  vcnt_q;
   wire        v_go     = req_i && is_upd && !m_fault && {24'd0, kcnt_q} >= m_ks && {24'd0, vcnt_q} < m_vs;
   wire [31:0] val_left = m_vs - {24'd0, vcnt_q};
@@ -418,29 +430,28 @@ module sephirot_helpers (
     for (k = 0; k < 10; k = k + 1)
       below[8*k +: 8] = (n >= 32'd80 || k[3:0] < n[6:3]) ? 8'hFF : (k[3:0] == n[6:3]) ? tail : 8'h00;
   endfunction
-  // the slot's byte ranges, computed only for the update that writes them (the simulator evaluates continuous
-  // wires every cycle); the key and the LPM key's data at their place in a slot
-  reg [79:0]      v_mask, k_mask, lk_mask;
-  always @(*) begin
-    v_mask = 80'd0; k_mask = 80'd0; lk_mask = 80'd0;
-    if (is_upd) begin
-      v_mask = below(m_voff + m_vs) & ~below(m_voff);                             // the value's bytes
-      k_mask = below(SH + m_ks) & ~below(SH);                                     // hash maps: the key
-      lk_mask = below(SH + m_ks - 4) & ~below(SH);                                // lpm: the key's data bytes
-    end
-  end
-  wire [8*80-1:0] k_data  = {{(8*80-8*KMAX){1'b0}}, key_q} << (8 * SH);
-  wire [8*80-1:0] lk_data = {{(8*80-8*KMAX+32){1'b0}}, key_q[8*KMAX-1:32]} << (8 * SH);
+  wire [79:0] ssz_mask  = below(m_ssz);       // a whole slot (deletes, the LRU victim)
   // the word of vimg_q the value's next 8 bytes go to (the value is read 8 bytes per cycle from its offset 0, and
   // value offsets are multiples of 8: placing it as it arrives needs no shifter, which was 1.5K LUTs)
   wire [3:0]  vimg_w   = (m_array ? 4'd0 : m_voff[6:3]) + {1'b0, vcnt_q[5:3]};
-  // The bytes a slot write carries: every byte comes from the value, the key (hash maps) or the key's data (LPM),
-  // chosen on 80-bit byte masks; bytes 0..7 of a hash or LPM slot are its header (state, then the LRU stamp or
-  // the prefix length). The write masks below say which of them are written: one 640-bit select per byte rather
-  // than a 640-bit multiplexer per case (3.5K LUTs of multiplexers in yosys). A delete or an LRU refresh has no
-  // value or key (is_upd is 0: the data above is 0) and clears what its mask covers.
-  wire [79:0] sel_k    = (m_array || m_lpmu) ? 80'd0 : k_mask;
-  wire [79:0] sel_lk   = m_lpmu ? lk_mask : 80'd0;
+  // the image's half words written this cycle: the word read, swapped for an LPM key, so that each half keeps its
+  // place in a slot word (the key word's low half goes to the upper half of slot word w, its high half to the
+  // lower half of word w + 1); a value word or a hash key word fills one slot word
+  wire        img_lpm  = k_go && m_type == `SEPH_MAP_TYPE_LPM_TRIE;
+  wire [63:0] img_d    = img_lpm ? {hm_rdata_i[31:0], hm_rdata_i[63:32]} : hm_rdata_i;
+  wire [7:0]  img_m    = img_lpm ? {hm_smask[3:0], hm_smask[7:4]} : hm_smask;
+  wire [3:0]  img_kw   = {1'b0, kcnt_q[5:3]};
+  reg  [9:0]  img_lo, img_hi;
+  integer iw;
+  always @(*)
+    for (iw = 0; iw < 10; iw = iw + 1) begin
+      img_lo[iw] = (v_go && vimg_w == iw[3:0]) || (k_go && !m_array && img_kw + 4'd1 == iw[3:0]);
+      img_hi[iw] = (v_go && vimg_w == iw[3:0]) || (k_go && !m_array && (img_lpm ? img_kw : img_kw + 4'd1) == iw[3:0]);
+    end
+  // The bytes a slot write carries: the slot image above, its bytes 0..7 replaced by the header of a hash or LPM
+  // slot (state, then the LRU stamp or the prefix length). A delete or an LRU refresh has no value or key: its
+  // data is zero (the image is taken only for an update) and it clears what its mask
+  // covers.
   wire [7:0]  hdr_st   = is_del ? (m_hash ? 8'd2 : 8'd0) : 8'd1;
   wire [31:0] hdr_wd   = is_del ? 32'd0 : (m_lpmu ? kplen : uclk1);
   reg         busy_q;           // the call is past its first cycle
@@ -456,12 +467,8 @@ module sephirot_helpers (
   reg  [79:0]     wa_mask, wc_mask;
   reg  [63:0]     wb_data;
   reg  [7:0]      wb_mask;
-  integer sb;
   always @(*) begin
-    wa_data = {8*80{1'b0}};
-    if (is_upd)
-      for (sb = 0; sb < 80; sb = sb + 1)
-        wa_data[8*sb +: 8] = sel_k[sb] ? k_data[8*sb +: 8] : (sel_lk[sb] ? lk_data[8*sb +: 8] : vimg_q[8*sb +: 8]);
+    wa_data = is_upd ? vimg_q : {8*80{1'b0}};
     if (!m_array) wa_data[63:0] = {hdr_wd, 24'd0, hdr_st};
   end
   always @(*) begin
@@ -471,27 +478,27 @@ module sephirot_helpers (
     if (req_i && is_upd && !m_fault && !ufault_q && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
       wa_en = 1'b1;
       if (m_array) begin
-        wa_mask = below(m_vs) & below(KMAX);
+        wa_mask = vmask_q;
       end else if (m_lpmu) begin   // state, prefixlen, data, value; the header's count and high-water mark
-        wa_mask = v_mask | lk_mask | 80'hF1;
+        wa_mask = vmask_q | kmask_q | 80'hF1;
         wc_en = 1'b1; wc_off = m_off; wc_mask[11:0] = 12'hF0F;
         wc_data[31:0] = {{(32-MA){1'b0}}, ucount_q} + {31'd0, !lex_v_q}; wc_data[64 +: MA] = lnhigh_q;
       end else begin
-        wa_mask = v_mask | (ufound_q ? 80'd0 : k_mask);
+        wa_mask = vmask_q | (ufound_q ? 80'd0 : kmask_q);
         if (!ufound_q) begin wa_mask[0] = 1'b1; wb_en = 1'b1; end
         if (m_lru) begin   // LRU stamp of the slot and the region's clock
           wa_mask[7:4] = 4'hF;
           wb_en = 1'b1; wb_mask = ufound_q ? 8'hF0 : 8'hFF;
           if (uev_q) begin   // the victim becomes a tombstone, the entry count is unchanged
             wb_data = {uclk1, {(32-MA){1'b0}}, ucount_q}; wc_en = 1'b1;
-            wc_mask = below(m_ssz);
+            wc_mask = ssz_mask;
           end
         end
       end
     end
     if (req_i && is_del && !m_fault && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
       wa_en = 1'b1;       // the slot cleared (hash maps: marked deleted), the entry count decremented
-      wa_mask = below(m_ssz);
+      wa_mask = ssz_mask;
       if (m_hash) begin
         wb_en = 1'b1; wb_data = {32'd0, {{(32-MA){1'b0}}, ucount_q} - 32'd1};
       end
@@ -662,7 +669,7 @@ module sephirot_helpers (
       key_q <= {8*KMAX{1'b0}}; kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
       pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; mres_q <= {MA{1'b0}}; mval_q <= 32'd0;
       lbest_q <= 9'd0; lfound_q <= 1'b0;
-      vimg_q <= {8*80{1'b0}}; vcnt_q <= 8'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
+      vimg_q <= {8*80{1'b0}}; kmask_q <= 80'd0; vmask_q <= 80'd0; vcnt_q <= 8'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
       ufree_q <= {MA{1'b0}}; ucount_q <= {MA{1'b0}}; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= {MA{1'b0}};
       uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= {MA{1'b0}}; ufidx_q <= {MA{1'b0}}; vbest_q <= {MA{1'b0}}; vstamp_q <= 32'd0;
       uvoff_q <= {MA{1'b0}}; pk_off_q <= 32'd0; pk_nul_q <= 1'b0; pk_len_q <= 8'd0;
@@ -675,13 +682,21 @@ module sephirot_helpers (
       // (the buffers are read 8 bytes per cycle from offset 0: every write is a whole aligned word, selected by a
       // compare per word; a part-select at 64 * count made yosys build a 64-to-512-bit shifter per buffer for the
       // data and another for its mask)
+      for (bw = 0; bw < 10; bw = bw + 1) begin
+        if (img_lo[bw]) vimg_q[64*bw +: 32] <= img_d[31:0];
+        if (img_hi[bw]) vimg_q[64*bw+32 +: 32] <= img_d[63:32];
+      end
       if (k_go) begin
         for (bw = 0; bw < KMAX / 8; bw = bw + 1) if (kcnt_q[5:3] == bw[2:0]) key_q[64*bw +: 64] <= hm_rdata_i;
+        for (bw = 0; bw < 10; bw = bw + 1) begin
+          if (img_lo[bw]) kmask_q[8*bw +: 4] <= img_m[3:0];
+          if (img_hi[bw]) kmask_q[8*bw+4 +: 4] <= img_m[7:4];
+        end
         kcnt_q <= kcnt_q + {4'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
       if (v_go) begin
-        for (bw = 0; bw < 10; bw = bw + 1) if (vimg_w == bw[3:0]) vimg_q[64*bw +: 64] <= hm_rdata_i;
+        for (bw = 0; bw < 10; bw = bw + 1) if (img_lo[bw]) vmask_q[8*bw +: 8] <= img_m;
         vcnt_q <= vcnt_q + {4'd0, hm_size_o};
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
@@ -809,6 +824,7 @@ module sephirot_helpers (
       // of which it reads itself, in whole aligned words with zeros above the size; clearing them cost about 400
       // LUTs, as their flip-flops' reset pins serve the asynchronous reset)
       if (finish) begin
+        kmask_q <= 80'd0; vmask_q <= 80'd0;
         busy_q <= 1'b0; cnt_q <= 33'd0;
         cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
         kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
