@@ -208,3 +208,47 @@ def test_lpm_prefix_across_windows() -> None:
            for _ in range(80)]
     state = _cosim(LPM_TRIE, 8, 6, ops, key_size=36, program=WIDE_LPM_PROGRAM, flags=1)
     assert 0 < state.count(0) <= 6
+
+
+# redirect_map (op 3) on the map, after updates (op 1): its key is r2's low word, not read through the helper port
+REDIRECT_PROGRAM = """\
+r6 = *(u32 *)(r1 + 12)
+r7 = *(u32 *)(r1 + 16)
+*(u32 *)(r10 - 4) = r6
+r8 = r6
+r8 *= 3
+*(u64 *)(r10 - 16) = r8
+r1 = {handle} ll
+if r7 == 3 goto +7
+r2 = r10
+r2 += -4
+r3 = r10
+r3 += -16
+r4 = 0
+call 2
+exit
+r2 = r6
+r3 = 2
+call 51
+exit"""
+
+
+def test_redirect_map_on_devmap_hash_matches_keys_from_r2() -> None:
+    """The probe compares a devmap_hash slot's key with r2 (the other map calls compare the key they read)."""
+    ops = [(1, UPDATE), (2, UPDATE), (7, UPDATE), (2, 3), (5, 3), (7, 3), (1, 3), (9, 3)]
+    layout = MapLayout.from_maps([MapDef("m", DEVMAP_HASH, 4, 4, 8, 0)])
+    rom = map_rom(REDIRECT_PROGRAM)
+    rtl_state, vm_state = MapState(layout), MapState(layout)
+    got = RtlSim(rom, state=rtl_state, trace=True).run_packets([(bytes(64), key, op) for key, op in ops])
+    vm = VliwModel(rom, vm_state, trace=True)
+    actions = []
+    for i, (key, op) in enumerate(ops):
+        want = vm.run(bytes(64), ingress_ifindex=key, rx_queue_index=op)
+        assert first_divergence(got[i].trace, want.trace) is None, f"packet {i}"
+        assert (got[i].action, got[i].fault, got[i].cycles, got[i].redirect) == \
+            (want.action, want.fault, want.cycles, want.redirect), f"packet {i}: RTL {got[i]} model {want}"
+        actions.append(want.action)
+    # hits redirect (to the stored ifindex, key * 3), misses return the flags' action (2: XDP_PASS)
+    assert actions[3:] == [params.XDP_REDIRECT, params.XDP_PASS, params.XDP_REDIRECT, params.XDP_REDIRECT,
+                           params.XDP_PASS]
+    assert got[3].redirect == 6 and got[5].redirect == 21

@@ -325,15 +325,17 @@ module sephirot_helpers (
   wire [31:0] s_plen   = (lc_q == 2'd0) ? mw_rdata_i[63:32] : s_plen_q;
   // the prefix covers data bytes 0 .. s_plen/8 - 1 entirely and the high s_plen % 8 bits of the next one
   // (a prefix of 8 (KMAX-4) bits or more covers every data byte)
-  // (slot images as a probe expects them, three windows long: the hash key and the LPM prefix data at SH)
+  // The windows a probe compares are those of the slot image the key read builds (vimg_q): the hash key or the LPM
+  // key's data at SH (its bytes past the key are not compared). redirect_map has no key read: its 4-byte
+  // devmap_hash key is r2's low word.
   localparam integer XB = 3 * MW;
-  wire [8*XB-1:0] kx = {{(8*XB-8*KMAX-8*SH){1'b0}}, key, {(8*SH){1'b0}}};
-  wire [8*XB-1:0] lx = {{(8*XB-8*(KMAX-4)-8*SH){1'b0}}, key[8*KMAX-1:32], {(8*SH){1'b0}}};
-  reg  [8*MW-1:0] kwin, lwin;                // the window lc_q of each
+  wire [8*XB-1:0] kx = {{(8*XB-8*80){1'b0}}, vimg_q};
+  reg  [8*MW-1:0] kwin;                      // window lc_q of the image
   always @(*) begin
-    kwin = kx[0 +: 8*MW]; lwin = lx[0 +: 8*MW];
-    if (lc_q == 2'd1) begin kwin = kx[8*MW +: 8*MW]; lwin = lx[8*MW +: 8*MW]; end
-    if (lc_q == 2'd2) begin kwin = kx[16*MW +: 8*MW]; lwin = lx[16*MW +: 8*MW]; end
+    kwin = kx[0 +: 8*MW];
+    if (lc_q == 2'd1) kwin = kx[8*MW +: 8*MW];
+    if (lc_q == 2'd2) kwin = kx[16*MW +: 8*MW];
+    if (id_i == H_REDIRMAP) kwin[8*SH +: 32] = r2[31:0];
   end
   reg         pm_w, pmatch;
   reg  [6:0]  pbs;                          // a window byte's place in the slot
@@ -350,9 +352,9 @@ module sephirot_helpers (
         pbd = pbs - SH[6:0];
         if (pbs >= SH[6:0] && {25'd0, pbd} < KMAX - 4) begin
           if (plong || pbd[5:0] < s_plen[8:3]) begin
-            if (mw_rdata_i[8*pb +: 8] != lwin[8*pb +: 8]) pm_w = 1'b0;
+            if (mw_rdata_i[8*pb +: 8] != kwin[8*pb +: 8]) pm_w = 1'b0;
           end else if (pbd[5:0] == s_plen[8:3] && s_plen[2:0] != 3'd0) begin
-            if (((mw_rdata_i[8*pb +: 8] ^ lwin[8*pb +: 8]) & pmask) != 8'd0) pm_w = 1'b0;
+            if (((mw_rdata_i[8*pb +: 8] ^ kwin[8*pb +: 8]) & pmask) != 8'd0) pm_w = 1'b0;
           end
         end
       end
