@@ -148,12 +148,13 @@ module sephirot_helpers (
   assign pk_args_o = {r5, r4, r3};
   wire [63:0] cs_words = {32'd0, hm_rdata_i[31:0]} + {32'd0, hm_rdata_i[63:32]};
 
-  function automatic [31:0] part(input [63:0] x);  // csum_partial of a plain word sum (0 only for 0)
+  // csum_partial of a plain word sum: its halves added with the carry wrapped around. One wrap is enough (the
+  // halves' sum is at most 2^33 - 2, so with its carry set its low word is at most 2^32 - 2), and the result is
+  // 0 only for 0 (a carry adds 1 to the low word)
+  function automatic [31:0] part(input [63:0] x);
     reg [32:0] y;
-    reg [32:0] z;
     y = {1'b0, x[31:0]} + {1'b0, x[63:32]};
-    z = {1'b0, y[31:0]} + {32'd0, y[32]};
-    part = (x == 64'd0) ? 32'd0 : z[31:0] + {31'd0, z[32]};
+    part = y[31:0] + {31'd0, y[32]};
   endfunction
   function automatic [31:0] cadd(input [31:0] a, input [31:0] b);
     reg [32:0] r;
