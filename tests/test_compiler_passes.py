@@ -647,3 +647,14 @@ def test_pointer_stepping_through_a_map_value_in_a_loop_compiles() -> None:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     equivalent(p, res)
+
+
+def test_independent_multiplications_never_share_a_row() -> None:
+    """Four independent muls (and adds beside them): one a row, the core's one multiplier (params.MUL_UNITS)."""
+    insns = [ldx("w", 2, 1, 12), movr(3, 2), movr(4, 2), movr(5, 2)]
+    insns += [alu64("add", 3, 1), alu64("xor", 4, 5), alu64("or", 5, 8)]
+    insns += [alu64("mul", r, 9 + r) for r in (2, 3, 4, 5)]
+    insns += [alu64("add", 2, src=3), alu64("add", 4, src=5), alu64("add", 2, src=4), movr(0, 2), exit_()]
+    res = compile_insns(insns)
+    muls = [sum(1 for s in r if not s.is_nop and s.info.kind == "alu" and s.info.op == "mul") for r in res.rom.rows]
+    assert sum(muls) == 4 and max(muls) == params.MUL_UNITS

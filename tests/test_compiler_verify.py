@@ -44,6 +44,8 @@ def test_good_rom_passes() -> None:
     ([row(Insn(0x30, 0, 0, 0, 1), exit_())], r"row 0 lane 0 .*unsupported"),
     ([row(Insn(0xFE), exit_())], r"row 0 lane 0 .*unknown opcode"),
     ([row(*lddw(1, 0, src=1), exit_())], r"unresolved lddw pseudo source"),
+    ([row(alu64("mul", 2, 3), mov(4, 1), alu64("mul", 5, src=6), exit_())],
+     r"row 0 lane 2 .*multiplication past the row's 1"),
 ])
 def test_bad_rows_rejected(rows, pattern) -> None:
     with pytest.raises(CompileError, match=pattern):

@@ -59,6 +59,7 @@ FAULTS = {
                                      _a("*(u8 *)(r2 + 3) = r3"), NOP], "access fault"),
     "packet loads beyond the ports": ([_a("r5 = *(u8 *)(r2 + 1)"), _a("r6 = *(u8 *)(r2 + 2)"),
                                     _a("r7 = *(u8 *)(r2 + 3)"), NOP], "access fault"),
+    "two multiplications in a row": ([_a("r5 *= r3"), NOP, _a("w6 *= 7"), NOP], "illegal instruction"),
     "runaway loop": ([_a("goto -1"), NOP, NOP, NOP], "cycle limit"),
     # 18-cycle rows (division stall, taken branch): the limit is reached inside a row, checked before the next
     "runaway division loop": ([_a("r0 /= 3"), _a("goto -1"), NOP, NOP], "cycle limit"),

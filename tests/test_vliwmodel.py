@@ -249,12 +249,17 @@ def _regs_of(ins) -> tuple[set[int], set[int]]:
 
 def _pack(slots: list) -> list[list]:
     """Greedy list scheduling into rows: a slot joins the last row unless it reads or writes a register written
-    there (RAW/WAW); reading a register that the row writes later is fine (lanes read before the row)."""
+    there (RAW/WAW); reading a register that the row writes later is fine (lanes read before the row). A row has
+    params.MUL_UNITS multiplications at most."""
     rows: list[list] = [[]]
     written: set[int] = set()
+
+    def muls(r: list) -> int:
+        return sum(1 for x in r if x.info.kind == "alu" and x.info.op == "mul")
+
     for ins in slots:
         reads, writes = _regs_of(ins)
-        if len(rows[-1]) == 4 or (reads | writes) & written:
+        if len(rows[-1]) == 4 or (reads | writes) & written or muls(rows[-1]) + muls([ins]) > params.MUL_UNITS:
             rows.append([])
             written = set()
         rows[-1].append(ins)

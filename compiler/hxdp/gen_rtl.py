@@ -95,6 +95,9 @@ def gen_params() -> str:
     dec("STACK_STORE_PORTS", P.STACK_STORE_PORTS)
     for name in ("PKT_LOAD_PORTS", "PKT_STORE_PORTS", "MAP_LOAD_PORTS", "MAP_STORE_PORTS"):
         dec(name, getattr(P, name))
+    if P.MUL_UNITS != 1:  # sephirot_core.v has one multiplier
+        raise SystemExit(f"params.MUL_UNITS = {P.MUL_UNITS}: the RTL has one multiplier (sephirot_core.v)")
+    dec("MUL_UNITS", P.MUL_UNITS)
     dec("CYCLE_LIMIT", P.CYCLE_LIMIT)
     lines.append("")
     lines.append("// data address space")

@@ -16,6 +16,10 @@ PKT_LOAD_PORTS = 2
 PKT_STORE_PORTS = 2
 MAP_LOAD_PORTS = 2
 MAP_STORE_PORTS = 1
+# multiplying lanes (mul, 32 or 64 bit) in one row: the core has one 64-bit multiplier, shared by the lanes as the
+# divider is (a row with more is an illegal instruction; the compiler never builds one, and none of the bundled
+# programs has two multiplications that could share a row)
+MUL_UNITS = 1
 CYCLE_LIMIT = 100_000  # a packet still running after this many cycles ends with XDP_ABORTED
 CLOCK_MHZ = 156.25
 

@@ -93,6 +93,10 @@ def decode_rom(rom: Rom) -> list[DecodedRow]:
                 lanes.append((k, decode(ins, row[k + 1] if k + 1 < len(row) else None, plain_lddw, where)))
             except IllegalInstruction as exc:
                 error = error or str(exc)
+        muls = [k for k, d in lanes if d.kind == "alu" and d.op == "mul"]
+        if len(muls) > params.MUL_UNITS:
+            error = error or (f"row {ri} lane {muls[params.MUL_UNITS]}: a multiplication past the row's "
+                              f"{params.MUL_UNITS} (the core has {params.MUL_UNITS} multiplier(s))")
         branches = frozenset(k for k, d in lanes if d.kind in ("jmp", "ja"))
         divides = sum(d.kind == "alu" and d.op in ("div", "mod") for _k, d in lanes)
         out.append(DecodedRow(lanes, error, branches, divides))

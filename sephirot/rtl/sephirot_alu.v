@@ -1,4 +1,4 @@
-// sephirot_alu: one lane's eBPF ALU/ALU64 (movsx, shifts, byte swaps; div/mod come from sephirot_divshare).
+// sephirot_alu: one lane's eBPF ALU/ALU64 (movsx, shifts, byte swaps; mul, div and mod come from the core's shared units).
 `default_nettype none
 `include "sephirot_isa.vh"
 
@@ -11,6 +11,7 @@ module sephirot_alu (
   input  wire [15:0] off_i,    // selects movsx (8/16/32)
   input  wire [31:0] imm_i,    // end/bswap width
   input  wire [63:0] div_i,    // div/mod: this lane's quotient or remainder from the core's shared divider
+  input  wire [63:0] mul_i,    // mul: the product of this lane's operands from the core's multiplier (low 64 bits)
   output reg  [63:0] res_o,
   output wire        below_o   // sub: a < b, unsigned, at the operation width (a jump lane's comparison)
 );
@@ -74,7 +75,7 @@ module sephirot_alu (
     case (op_i)
       `SEPH_ALU_ADD:  r = sum;
       `SEPH_ALU_SUB:  r = sum;
-      `SEPH_ALU_MUL:  r = a * b;
+      `SEPH_ALU_MUL:  r = mul_i;   // (its low 32 bits depend on the operands' low 32 bits only)
       `SEPH_ALU_DIV:  r = div_i;
       `SEPH_ALU_OR:   r = a | b;
       `SEPH_ALU_AND:  r = a & b;

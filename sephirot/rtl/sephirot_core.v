@@ -84,6 +84,7 @@ module sephirot_core #(
 );
   localparam integer SSZ = `SEPH_STACK_SIZE;
   localparam integer SAW = $clog2(SSZ);
+  localparam integer MUL_N = `SEPH_MUL_UNITS;
   localparam [3:0] R_STACK = `SEPH_REGION_STACK;
   localparam [3:0] R_CTX   = `SEPH_REGION_CTX;
   localparam [3:0] R_PKT   = `SEPH_REGION_PKT;
@@ -154,6 +155,8 @@ module sephirot_core #(
   wire                stall;                    // the row stays (division, packet bytes, helper)
   wire [LANES-1:0]    l_dsig, l_dmod, l_d64;
   wire [64*LANES-1:0] l_da, l_db, l_dres;
+  wire [LANES-1:0]    l_mul;                    // lanes multiplying
+  wire [63:0]         mul_res;
   wire [4*LANES-1:0]  l_wr_idx, l_size;
   wire [64*LANES-1:0] l_wr_val, l_addr, l_wdata;
   wire [32*LANES-1:0] l_target, l_imm;
@@ -207,7 +210,7 @@ module sephirot_core #(
         .is_exit_o(l_exit[gl]), .exit_imm_o(l_exit_imm[gl]), .imm_o(l_imm[32*gl +: 32]),
         .is_call_o(l_call[gl]), .is_div_o(l_div[gl]), .div_a_o(l_da[64*gl +: 64]), .div_b_o(l_db[64*gl +: 64]),
         .div_signed_o(l_dsig[gl]), .div_mod_o(l_dmod[gl]), .div_is64_o(l_d64[gl]), .div_res_i(l_dres[64*gl +: 64]),
-        .illegal_o(l_illegal[gl])
+        .is_mul_o(l_mul[gl]), .mul_res_i(mul_res), .illegal_o(l_illegal[gl])
       );
     end
   endgenerate
@@ -356,7 +359,18 @@ module sephirot_core #(
   wire [31:0] next_row   = taken ? ctl_target : {{(32-AW){1'b0}}, pc} + 32'd1;
   wire        next_bad   = next_row >= {{(31-AW){1'b0}}, imem_rows_i};
   wire        pc_outside = start ? (imem_rows_i == {(AW+1){1'b0}}) : pc_bad_q;
-  wire        illegal    = exec && ((|l_illegal) || two_calls || pc_outside);
+  // the row's multiplication: one multiplier (MUL_UNITS, execution contract) takes the first multiplying lane's
+  // operands; a row with more multiplications is illegal (a multiplier per lane was 240 LUTs and 10 DSPs each)
+  reg [63:0] mul_a, mul_b;
+  integer mi;
+  always @(*) begin
+    mul_a = 64'd0; mul_b = 64'd0;
+    for (mi = LANES - 1; mi >= 0; mi = mi - 1)
+      if (l_mul[mi]) begin mul_a = l_da[64*mi +: 64]; mul_b = l_db[64*mi +: 64]; end
+  end
+  assign mul_res = mul_a * mul_b;
+  wire        many_muls  = |beyond(l_mul, MUL_N);
+  wire        illegal    = exec && ((|l_illegal) || two_calls || many_muls || pc_outside);
   // a row calling a helper that writes the map memory (or the packet) through its own port stores nothing else
   // there (execution contract): the helper unit may then write it in any of its stall cycles
   localparam [127:0] HW_MAP = `SEPH_HELPERS_WRITING_MAP;

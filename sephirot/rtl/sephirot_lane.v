@@ -43,6 +43,8 @@ module sephirot_lane #(
   output wire          div_mod_o,
   output wire          div_is64_o,
   input  wire [63:0]   div_res_i,
+  output wire          is_mul_o,      // a mul (32 or 64 bit): its operands are div_a_o and div_b_o
+  input  wire [63:0]   mul_res_i,     // their product from the core's multiplier
   output reg           illegal_o
 );
   localparam [255:0] SUPPORTED = `SEPH_OP_SUPPORTED_MASK;
@@ -117,13 +119,15 @@ module sephirot_lane #(
   wire        alu_below;
   sephirot_alu u_alu (
     .op_i(alu_op), .is64_i(alu_is64), .swap_i(opcode != `SEPH_OP_LE), .a_i(alu_a), .b_i(alu_b),
-    .off_i(off_used ? off : 16'd0), .imm_i(imm), .div_i(div_res_i), .res_o(alu_res), .below_o(alu_below)
+    .off_i(off_used ? off : 16'd0), .imm_i(imm), .div_i(div_res_i), .mul_i(mul_res_i), .res_o(alu_res),
+    .below_o(alu_below)
   );
   assign div_a_o = alu_a;
   assign div_b_o = alu_b;
   assign div_signed_o = (off == 16'd1);
   assign div_mod_o = (code == `SEPH_ALU_MOD);
   assign div_is64_o = alu_is64;
+  assign is_mul_o = is_alu && !is_alu3 && code == `SEPH_ALU_MUL && !lddw_hi_i;
 
   // branch condition
   wire        j32  = (cls == `SEPH_CLASS_JMP32);

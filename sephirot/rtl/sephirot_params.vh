@@ -16,6 +16,7 @@
 `define SEPH_PKT_STORE_PORTS             2
 `define SEPH_MAP_LOAD_PORTS              2
 `define SEPH_MAP_STORE_PORTS             1
+`define SEPH_MUL_UNITS                   1
 `define SEPH_CYCLE_LIMIT                 100000
 
 // data address space

@@ -95,6 +95,11 @@ class Op:
         return self.kind == "atomic"
 
     @property
+    def is_mul(self) -> bool:
+        """mul (32 or 64 bit): a row has MUL_UNITS of them at most (the core's multipliers)."""
+        return self.kind == "alu" and self.info.op == "mul"
+
+    @property
     def is_div(self) -> bool:
         """div/mod (any width, signed or not): each costs the row DIV_EXTRA_CYCLES on the core's one divider."""
         return self.kind == "alu" and self.info.op in ("div", "mod")

@@ -233,6 +233,7 @@ class _TraceScheduler:
             atomics = 0
             memops = 0
             divs = 0
+            muls = 0
             port_loads: dict[str, int] = {}
             port_stores: dict[str, int] = {}
             closed: set[str] = set()  # memories the row's helper call writes itself: no lane stores there
@@ -248,6 +249,8 @@ class _TraceScheduler:
                     if op.is_call and calls:
                         continue
                     if op.is_div and divs:  # a second division would wait for the first (one divider)
+                        continue
+                    if op.is_mul and muls >= params.MUL_UNITS:  # the core's multipliers
                         continue
                     takes = _ports(nodes[i])
                     if any(port_loads.get(m, 0) + nl > params.PORT_RULES[m][2] or
@@ -266,6 +269,7 @@ class _TraceScheduler:
                     used += need
                     calls += op.is_call
                     divs += op.is_div
+                    muls += op.is_mul
                     for m, (nl, ns) in takes.items():
                         port_loads[m] = port_loads.get(m, 0) + nl
                         port_stores[m] = port_stores.get(m, 0) + ns

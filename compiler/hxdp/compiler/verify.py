@@ -48,6 +48,7 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
         written: dict[int, int] = {}
         calls = 0
         atomics = 0
+        muls = 0
         mem = 0
         loads_in: dict[str, int] = {}
         stores_in: dict[str, int] = {}
@@ -76,6 +77,11 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                     raise _err(r, lane + 1, hi, "lddw high half must have an all-zero opcode and fields")
                 if ins.src != 0:
                     raise _err(r, lane, ins, f"unresolved lddw pseudo source {ins.src}")
+            if k == "alu" and info.op == "mul":
+                muls += 1
+                if muls > params.MUL_UNITS:
+                    raise _err(r, lane, ins, f"a multiplication past the row's {params.MUL_UNITS} (the core's "
+                                             f"multipliers)")
             if k == "call":
                 calls += 1
                 if calls > 1:
