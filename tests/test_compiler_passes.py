@@ -658,3 +658,12 @@ def test_independent_multiplications_never_share_a_row() -> None:
     res = compile_insns(insns)
     muls = [sum(1 for s in r if not s.is_nop and s.info.kind == "alu" and s.info.op == "mul") for r in res.rom.rows]
     assert sum(muls) == 4 and max(muls) == params.MUL_UNITS
+
+
+def test_no_stack_load_in_the_row_of_a_call() -> None:
+    """A stack load and a helper call that could share a row never do (the helper reads through the load port)."""
+    insns = [st("dw", 10, -8, 5), ldx("dw", 6, 10, -8), call(7), alu64("add", 0, src=6), exit_()]
+    res = compile_insns(insns)
+    for r in res.rom.rows:
+        kinds = [s.info.kind for s in r if not s.is_nop]
+        assert not ("call" in kinds and "ldx" in kinds), r

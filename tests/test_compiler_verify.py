@@ -52,6 +52,17 @@ def test_bad_rows_rejected(rows, pattern) -> None:
         verify_rom(rom(*rows), regions=NO_PORT_RULE)
 
 
+@pytest.mark.parametrize("where", ["stack", None])
+def test_no_stack_load_beside_a_helper_call(where: str | None) -> None:
+    """The helper reads the stack through the lanes' stack load port: a load that may reach it shares no row with a
+    call."""
+    r = rom(row(ldx("b", 3, 2, 0), call(7), exit_()))
+    regions = {(0, 0): where} if where else {}
+    with pytest.raises(CompileError, match=r"row 0 lane 0 .*may read the stack.* in the row of a get_prandom_u32 call"):
+        verify_rom(r, regions=regions)
+    verify_rom(r, regions={(0, 0): "pkt"})
+
+
 def test_disjoint_stores_with_proof_pass() -> None:
     r = rom(row(stx("w", 2, 3, 0), stx("w", 5, 4, 0), exit_()))
     verify_rom(r, {(0, 0, 1)}, regions=NO_PORT_RULE)

@@ -136,6 +136,7 @@ class VliwModel:
         loads: dict[str, int] = {}
         stores_n: dict[str, int] = {}
         store_lane: dict[str, int] = {}  # memory -> first lane storing there
+        load_lane: dict[str, int] = {}  # memory -> first lane loading there (an atomic too)
         for lane, d in row.lanes:
             k = d.kind
             if k == "local_call" or (k == "call" and d.src != 0):
@@ -152,6 +153,7 @@ class VliwModel:
                     n_ld, n_st = T.memory_ports(k)
                     if n_ld:
                         loads[name] = loads.get(name, 0) + 1
+                        load_lane.setdefault(name, lane)
                         if loads[name] > load_ports:
                             raise AccessFault(f"row {ri} lane {lane}: {name} load {loads[name]} of the row (the "
                                               f"{name} has {load_ports} load port(s))")
@@ -184,6 +186,9 @@ class VliwModel:
             if region is not None and region[0] in store_lane:
                 raise AccessFault(f"row {ri} lane {store_lane[region[0]]}: stores to the {region[0]} in the row of "
                                   f"a {hname} call (lane {helper[0]}), which writes it itself")
+            if "stack" in load_lane:
+                raise AccessFault(f"row {ri} lane {load_lane['stack']}: loads from the stack in the row of a helper "
+                                  f"call (lane {helper[0]}), which reads the stack through the lanes' load port")
         if atomic_lanes and len(mem_lanes) > 1:
             other = next(x for x in mem_lanes if x != atomic_lanes[0])
             raise ContractViolation(f"row {ri} lane {atomic_lanes[0]}: atomic shares its row with the memory "

@@ -308,14 +308,16 @@ module sephirot_core #(
   end
 
   // ---------------------------------------------------------------------------------------------------------
-  // stack (sephirot_stack): STACK_LOAD_PORTS loads and STACK_STORE_PORTS stores per row (lane order), a helper port;
-  // a lane beyond them faults its row (an access fault, execution contract)
+  // stack (sephirot_stack): STACK_LOAD_PORTS loads and STACK_STORE_PORTS stores per row (lane order); a lane beyond
+  // them faults its row (an access fault, execution contract), as does a stack load (or atomic) in a row calling a
+  // helper, whose reads take the first load port
   wire [64*LANES-1:0] s_ld;                 // bytes read by lane k in access order, zero above its size
   wire [63:0]         s_hld;
   wire [LANES-1:0]    s_over;
   sephirot_stack #(.LANES(LANES), .SSZ(SSZ)) u_stack (
     .clk_i(clk_i), .rst_ni(rst_ni), .clear_i(pkt_done_o), .commit_i(commit), .rd_i(l_rd & l_stk),
-    .wr_i(l_wr & l_stk), .off_i(l_addr_lo9), .size_i(l_size), .wdata_i(l_wdata), .h_off_i(hm_addr_i[8:0]),
+    .wr_i(l_wr & l_stk), .off_i(l_addr_lo9), .size_i(l_size), .wdata_i(l_wdata), .h_sel_i(|l_call),
+    .h_off_i(hm_addr_i[8:0]),
     .h_size_i(hm_size_i), .over_o(s_over), .rdata_o(s_ld), .h_rdata_o(s_hld)
   );
 
@@ -323,7 +325,7 @@ module sephirot_core #(
   integer lj;
   always @(*) begin
     l_ld = {64*LANES{1'b0}};
-    l_fault = l_bad | s_over | l_over | (l_ext & dbus_fault_i);
+    l_fault = l_bad | s_over | l_over | (l_ext & dbus_fault_i) | ({LANES{|l_call}} & l_rd & l_stk);
     for (lj = 0; lj < LANES; lj = lj + 1) begin
       if (l_ext[lj]) l_ld[64*lj +: 64] = dbus_rdata_i[64*lj +: 64];
       else if (l_stk[lj] && !l_bad[lj]) l_ld[64*lj +: 64] = s_ld[64*lj +: 64];

@@ -1,4 +1,4 @@
-// sephirot_stack: the core's stack, byte addressed: RP load and WP store ports for the lanes, and a helper port.
+// sephirot_stack: the core's stack, byte addressed: RP load and WP store ports for the lanes; the helper reads through load port 0.
 `default_nettype none
 `include "sephirot_params.vh"
 
@@ -11,7 +11,8 @@
 // memory; a live-value table naming the copy with the last write was 512 flip-flops and about 1K LUTs more).
 // Where two ports store to one byte, the later one (lane order) writes. A valid bit per byte makes bytes not
 // written in this packet read 0 (clear_i zeroes the stack in 0 cycles). Reads are combinational: the memory
-// before the row.
+// before the row. A row calling a helper has no stack load (execution contract; the core faults a lane that
+// tries): the helper's reads take load port 0 then (h_sel_i), as a port of its own was a third of the stack.
 module sephirot_stack #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer SSZ   = `SEPH_STACK_SIZE,
@@ -28,17 +29,18 @@ module sephirot_stack #(
   input  wire [OW*LANES-1:0]  off_i,              // byte offset of lane k's access
   input  wire [4*LANES-1:0]   size_i,             // bytes of lane k's access (at most 8)
   input  wire [64*LANES-1:0]  wdata_i,
+  input  wire                 h_sel_i,            // the row calls a helper: load port 0 serves the helper's read
   input  wire [OW-1:0]        h_off_i,            // the helper's read
   input  wire [3:0]           h_size_i,
   output reg  [LANES-1:0]     over_o,             // lane k's access finds no free port: the row faults
   output reg  [64*LANES-1:0]  rdata_o,            // bytes read by lane k in access order, zero above its size
   output wire [63:0]          h_rdata_o
 );
-  localparam integer SP  = RP + 1;                // read ports: the lanes' load ports, then the helper
+  localparam integer SP  = RP;                    // read ports: the lanes' load ports (the helper's is port 0)
   localparam integer SW  = SSZ / 8;               // words of a bank
   localparam integer SWW = OW - 3;
 
-  // ports to lanes, in lane order (sephirot_portsel): the lanes' load ports, then the helper's port
+  // ports to lanes, in lane order (sephirot_portsel); port 0 is the helper's in a row calling one
   wire [LANES*RP-1:0] p_sel;                      // lanes of load port p, one-hot (or none)
   wire [LANES-1:0]    r_left, w_left;
   wire [OW*RP-1:0]    l_off;
@@ -47,8 +49,16 @@ module sephirot_stack #(
   wire [4*WP-1:0]     q_size;
   wire [64*WP-1:0]    q_data;
   wire [WP-1:0]       q_used;
-  wire [OW*SP-1:0]    p_off = {h_off_i, l_off};
-  wire [4*SP-1:0]     p_size = {h_size_i, l_size};
+  wire [OW*SP-1:0]    p_off;
+  wire [4*SP-1:0]     p_size;
+  generate
+    if (SP > 1) begin : gen_more
+      assign p_off[OW*SP-1:OW] = l_off[OW*SP-1:OW];
+      assign p_size[4*SP-1:4] = l_size[4*SP-1:4];
+    end
+  endgenerate
+  assign p_off[OW-1:0] = h_sel_i ? h_off_i : l_off[OW-1:0];
+  assign p_size[3:0] = h_sel_i ? h_size_i : l_size[3:0];
   /* verilator lint_off PINCONNECTEMPTY */
   sephirot_portsel #(.LANES(LANES), .NP(RP), .AWD(OW), .DW(1)) u_ld (
     .req_i(rd_i), .addr_i(off_i), .size_i(size_i), .data_i({LANES{1'b0}}), .sel_o(p_sel), .used_o(), .addr_o(l_off),
@@ -69,7 +79,7 @@ module sephirot_stack #(
       for (pp = 0; pp < RP; pp = pp + 1)
         if (p_sel[LANES*pp + k]) rdata_o[64*k +: 64] = prdata[64*pp +: 64];
   end
-  assign h_rdata_o = prdata[64*RP +: 64];
+  assign h_rdata_o = prdata[63:0];
 
   wire [64*SP-1:0] bank_rd;                        // byte read by port p from bank b: bank_rd[64*p + 8*b +: 8]
   genvar gp, gb, gk;

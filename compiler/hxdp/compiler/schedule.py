@@ -261,6 +261,11 @@ class _TraceScheduler:
                         continue
                     if any(ns and m in closed for m, (_nl, ns) in takes.items()):
                         continue
+                    # the helper reads the stack through the lanes' stack load port: no stack load beside a call
+                    if op.is_call and port_loads.get("stack", 0):
+                        continue
+                    if calls and takes.get("stack", (0, 0))[0]:
+                        continue
                     if op.is_atomic and memops:
                         continue
                     if op.is_mem and atomics:

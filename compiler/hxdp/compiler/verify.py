@@ -54,6 +54,7 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
         stores_in: dict[str, int] = {}
         stores: list[tuple[int, Insn]] = []
         stores_where: list[tuple[int, Insn, str | None]] = []  # every memory store: lane, insn, proved region
+        loads_where: list[tuple[int, Insn, str | None]] = []  # every memory load (an atomic too), the same
         called: str | None = None
         unconditional = False
         lane = 0
@@ -103,6 +104,8 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                 where = placed.get((r, lane), "stack" if base == params.FP_REG else None)
                 if n_st:
                     stores_where.append((lane, ins, where))
+                if n_ld:
+                    loads_where.append((lane, ins, where))
                 for region, (name, _, load_ports, store_ports) in params.PORT_RULES.items():
                     if where is not None and where != region:
                         continue
@@ -128,6 +131,11 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                 unconditional = True
             lane += 2 if k == "lddw" else 1
         hregion = params.HELPER_WRITE_REGIONS.get(called or "")
+        for l_lane, l_ins, where in loads_where:
+            if called is not None and where in ("stack", None):
+                why = "" if where is not None else " (not proved off it)"
+                raise _err(r, l_lane, l_ins, f"may read the stack{why} in the row of a {called} call, which reads "
+                                             f"the stack through the lanes' load port")
         for s_lane, s_ins, where in stores_where:
             if hregion is not None and where in (hregion, None):
                 name = params.PORT_RULES[hregion][0]
