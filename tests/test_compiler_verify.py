@@ -52,15 +52,16 @@ def test_bad_rows_rejected(rows, pattern) -> None:
         verify_rom(rom(*rows), regions=NO_PORT_RULE)
 
 
-@pytest.mark.parametrize("where", ["stack", None])
-def test_no_stack_load_beside_a_helper_call(where: str | None) -> None:
-    """The helper reads the stack through the lanes' stack load port: a load that may reach it shares no row with a
-    call."""
+@pytest.mark.parametrize("where,name", [("stack", "stack"), ("pkt", "packet buffer"), (None, "stack")])
+def test_no_load_beside_a_helper_call_where_it_reads(where: str | None, name: str) -> None:
+    """The helper reads the stack and the packet through the lanes' first load port: a load that may reach them
+    shares no row with a call; a map load may."""
+    assert set(params.HELPER_READS_THROUGH_LOAD_PORT) == {"stack", "pkt"}
     r = rom(row(ldx("b", 3, 2, 0), call(7), exit_()))
     regions = {(0, 0): where} if where else {}
-    with pytest.raises(CompileError, match=r"row 0 lane 0 .*may read the stack.* in the row of a get_prandom_u32 call"):
+    with pytest.raises(CompileError, match=rf"row 0 lane 0 .*may read the {name}.* in the row of a get_prandom_u32"):
         verify_rom(r, regions=regions)
-    verify_rom(r, regions={(0, 0): "pkt"})
+    verify_rom(r, regions={(0, 0): "map"})
 
 
 def test_disjoint_stores_with_proof_pass() -> None:
@@ -134,4 +135,9 @@ def test_no_store_beside_a_helper_writing_the_same_memory(helper: int, region: s
             verify_rom(rom(*rows), regions=regions)
     other = "stack" if region != "stack" else "pkt"
     verify_rom(rom(*rows), regions={(0, 1): other})
-    verify_rom(rom(row(call(helper), ldx("b", 7, 6, 0), exit_())), regions={(0, 1): region})
+    load_beside = rom(row(call(helper), ldx("b", 7, 6, 0), exit_()))
+    if region in params.HELPER_READS_THROUGH_LOAD_PORT:   # (the helper reads it through the lanes' load port)
+        with pytest.raises(CompileError, match=rf"row 0 lane 1 .*may read the {name}"):
+            verify_rom(load_beside, regions={(0, 1): region})
+    else:
+        verify_rom(load_beside, regions={(0, 1): region})

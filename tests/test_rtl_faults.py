@@ -59,8 +59,9 @@ FAULTS = {
                                      _a("*(u8 *)(r2 + 3) = r3"), NOP], "access fault"),
     "packet loads beyond the ports": ([_a("r5 = *(u8 *)(r2 + 1)"), _a("r6 = *(u8 *)(r2 + 2)"),
                                     _a("r7 = *(u8 *)(r2 + 3)"), NOP], "access fault"),
-    # the helper reads the stack through the lanes' load port: a stack load (or atomic) beside a call faults
+    # the helper reads the stack and the packet through the lanes' load port: a load there beside a call faults
     "stack load beside a helper call": ([_a("r5 = *(u8 *)(r10 - 1)"), _a("call 7"), NOP, NOP], "access fault"),
+    "packet load beside a helper call": ([_a("call 7"), _a("r5 = *(u8 *)(r2 + 3)"), NOP, NOP], "access fault"),
     "two multiplications in a row": ([_a("r5 *= r3"), NOP, _a("w6 *= 7"), NOP], "illegal instruction"),
     "runaway loop": ([_a("goto -1"), NOP, NOP, NOP], "cycle limit"),
     # 18-cycle rows (division stall, taken branch): the limit is reached inside a row, checked before the next

@@ -186,9 +186,12 @@ class VliwModel:
             if region is not None and region[0] in store_lane:
                 raise AccessFault(f"row {ri} lane {store_lane[region[0]]}: stores to the {region[0]} in the row of "
                                   f"a {hname} call (lane {helper[0]}), which writes it itself")
-            if "stack" in load_lane:
-                raise AccessFault(f"row {ri} lane {load_lane['stack']}: loads from the stack in the row of a helper "
-                                  f"call (lane {helper[0]}), which reads the stack through the lanes' load port")
+            for rname in params.HELPER_READS_THROUGH_LOAD_PORT:
+                name = params.PORT_RULES[rname][0]
+                if name in load_lane:
+                    raise AccessFault(f"row {ri} lane {load_lane[name]}: loads from the {name} in the row of a "
+                                      f"helper call (lane {helper[0]}), which reads the {name} through the lanes' "
+                                      f"load port")
         if atomic_lanes and len(mem_lanes) > 1:
             other = next(x for x in mem_lanes if x != atomic_lanes[0])
             raise ContractViolation(f"row {ri} lane {atomic_lanes[0]}: atomic shares its row with the memory "

@@ -309,8 +309,8 @@ module sephirot_core #(
 
   // ---------------------------------------------------------------------------------------------------------
   // stack (sephirot_stack): STACK_LOAD_PORTS loads and STACK_STORE_PORTS stores per row (lane order); a lane beyond
-  // them faults its row (an access fault, execution contract), as does a stack load (or atomic) in a row calling a
-  // helper, whose reads take the first load port
+  // them faults its row (an access fault, execution contract), as does a stack or packet load (or atomic) in a row
+  // calling a helper, whose reads take the first load port of the stack and of the packet buffer
   wire [64*LANES-1:0] s_ld;                 // bytes read by lane k in access order, zero above its size
   wire [63:0]         s_hld;
   wire [LANES-1:0]    s_over;
@@ -325,7 +325,7 @@ module sephirot_core #(
   integer lj;
   always @(*) begin
     l_ld = {64*LANES{1'b0}};
-    l_fault = l_bad | s_over | l_over | (l_ext & dbus_fault_i) | ({LANES{|l_call}} & l_rd & l_stk);
+    l_fault = l_bad | s_over | l_over | (l_ext & dbus_fault_i) | ({LANES{|l_call}} & ((l_rd & l_stk) | m_pld));
     for (lj = 0; lj < LANES; lj = lj + 1) begin
       if (l_ext[lj]) l_ld[64*lj +: 64] = dbus_rdata_i[64*lj +: 64];
       else if (l_stk[lj] && !l_bad[lj]) l_ld[64*lj +: 64] = s_ld[64*lj +: 64];

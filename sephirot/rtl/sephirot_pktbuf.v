@@ -101,8 +101,11 @@ module sephirot_pktbuf #(
   localparam integer WA = OW - 3;           // bits of a word index in a buffer
   localparam integer NB = 8;                // banks
   localparam integer BW = WA - 3;           // bits of a word's row in its bank, within a buffer
-  localparam integer NC = RP + 2;           // reading clients: the load ports, the helper (and the copy), the output
-  localparam integer CH = RP, CO = RP + 1;
+  // reading clients: the load ports, the output. The helper's reads and the metadata copy take load port 0: a row
+  // calling a helper has no packet load (execution contract; the core faults a lane that tries), and the copy runs
+  // while the next row waits (a client of their own was 8 block RAMs and about 500 LUTs)
+  localparam integer NC = RP + 1;
+  localparam integer CO = RP;
   localparam integer NIW = FB / 8;          // words of an input frame
 
   reg [NBUF-1:0] busy_q, filled_q, done_q;
@@ -271,10 +274,12 @@ module sephirot_pktbuf #(
   wire [OW-1:0] ooff = dmeta_q[ob][OW-1:0] + out_off_q[OW-1:0];
   wire [OW-1:0] c_src = c_src_q + {{(OW-8){1'b0}}, c_kk, 3'd0};
   wire [OW-1:0] h_off = c_rd ? c_src : h_addr_i[OW-1:0];   // (PKT_BASE is aligned far above the buffer size)
+  wire          h_sel = h_rd_i || c_rd;                    // load port 0 reads for the helper or the copy
   reg  [WA*NC-1:0] cw;
   always @(*) begin
     for (pp = 0; pp < RP; pp = pp + 1) cw[WA*pp +: WA] = p_addr[32*pp+3 +: WA];
-    cw[WA*CH +: WA] = h_off[OW-1:3];
+    if (h_sel) cw[WA-1:0] = h_off[OW-1:3];
+    cw[WA*CO +: WA] = {WA{1'b0}};   // (the output's word is co_w0)
   end
   wire [WA-1:0] co_w0 = ooff[OW-1:3];
   wire [63:0]   rq [0:NB*NC-1];                   // bank b's word for client c at rq[NB * c + b]
@@ -406,14 +411,23 @@ module sephirot_pktbuf #(
 
   // ---------------------------------------------------------------------------------------------------------
   // the lanes' loads and the helper's read
+  // port 0's funnel, shared by its lane and the helper or the copy: 8 bytes from their offset (computed in the cycles
+  // that read: the simulator evaluates continuous wires every cycle)
+  reg [63:0] f0;
+  always @(*) begin
+    f0 = 64'd0;
+    if (h_sel || |p_sel[LANES-1:0])
+      f0 = funnel8(cword(0, cw[2:0], 3'd0), cword(0, cw[2:0], 3'd1), h_sel ? h_off[2:0] : p_addr[2:0]);
+  end
   reg [64*RP-1:0] p_rdata;
   reg [1:0]       acc;
   always @(*) begin
     for (pp = 0; pp < RP; pp = pp + 1) begin
       p_rdata[64*pp +: 64] = 64'd0;
       if (|p_sel[LANES*pp +: LANES] && pkt_ok(p_addr[32*pp +: 32], p_size[4*pp +: 4]))
-        p_rdata[64*pp +: 64] = funnel8(cword(pp, cw[WA*pp +: 3], 3'd0), cword(pp, cw[WA*pp +: 3], 3'd1),
-                                       p_addr[32*pp +: 3]) & bytemask(sizemask(p_size[4*pp +: 4]));
+        p_rdata[64*pp +: 64] = ((pp == 0) ? f0 : funnel8(cword(pp, cw[WA*pp +: 3], 3'd0),
+                                 cword(pp, cw[WA*pp +: 3], 3'd1), p_addr[32*pp +: 3])) &
+                               bytemask(sizemask(p_size[4*pp +: 4]));
     end
     rdata_o = {64*LANES{1'b0}};
     fault_o = {LANES{1'b0}};
@@ -432,12 +446,10 @@ module sephirot_pktbuf #(
   // is complete (core_filled_o), so its reads never see bytes that have not arrived
   reg [1:0]  hacc;
   // (the copy's chunk, 8 bytes from c_src, comes through the same funnel)
-  wire [63:0] h_w0 = cword(CH, cw[WA*CH +: 3], 3'd0);
-  wire [63:0] h_w1 = cword(CH, cw[WA*CH +: 3], 3'd1);
   reg  [63:0] h_raw;
   always @(*) begin
     h_raw = 64'd0;
-    if (c_rd || h_rd_i) h_raw = funnel8(h_w0, h_w1, h_off[2:0]);
+    if (h_sel) h_raw = f0;
     hacc = acc_flags(h_rd_i, 1'b0, h_addr_i, h_size_i);
     h_rdata_o = acc_ctx(h_rd_i, h_addr_i, h_size_i);
     if (h_rd_i && pkt_ok(h_addr_i, h_size_i)) h_rdata_o = h_raw & bytemask(sizemask(h_size_i));
@@ -476,7 +488,7 @@ module sephirot_pktbuf #(
 
   always @(*) begin
     for (pp = 0; pp < RP; pp = pp + 1) c_en[pp] = |p_sel[LANES*pp +: LANES];
-    c_en[CH] = h_rd_i || c_rd;
+    c_en[0] = c_en[0] || h_sel;
     c_en[CO] = out_go;
   end
 

@@ -261,10 +261,11 @@ class _TraceScheduler:
                         continue
                     if any(ns and m in closed for m, (_nl, ns) in takes.items()):
                         continue
-                    # the helper reads the stack through the lanes' stack load port: no stack load beside a call
-                    if op.is_call and port_loads.get("stack", 0):
+                    # the helper reads some memories through the lanes' load port: no load there beside a call
+                    shared = params.HELPER_READS_THROUGH_LOAD_PORT
+                    if op.is_call and any(port_loads.get(m, 0) for m in shared):
                         continue
-                    if calls and takes.get("stack", (0, 0))[0]:
+                    if calls and any(takes.get(m, (0, 0))[0] for m in shared):
                         continue
                     if op.is_atomic and memops:
                         continue

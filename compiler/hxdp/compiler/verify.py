@@ -132,10 +132,12 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
             lane += 2 if k == "lddw" else 1
         hregion = params.HELPER_WRITE_REGIONS.get(called or "")
         for l_lane, l_ins, where in loads_where:
-            if called is not None and where in ("stack", None):
-                why = "" if where is not None else " (not proved off it)"
-                raise _err(r, l_lane, l_ins, f"may read the stack{why} in the row of a {called} call, which reads "
-                                             f"the stack through the lanes' load port")
+            for region in params.HELPER_READS_THROUGH_LOAD_PORT:
+                if called is not None and where in (region, None):
+                    name = params.PORT_RULES[region][0]
+                    why = "" if where is not None else " (not proved off it)"
+                    raise _err(r, l_lane, l_ins, f"may read the {name}{why} in the row of a {called} call, which "
+                                                 f"reads the {name} through the lanes' load port")
         for s_lane, s_ins, where in stores_where:
             if hregion is not None and where in (hregion, None):
                 name = params.PORT_RULES[hregion][0]
