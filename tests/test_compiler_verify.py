@@ -55,13 +55,16 @@ def test_bad_rows_rejected(rows, pattern) -> None:
 @pytest.mark.parametrize("where,name", [("stack", "stack"), ("pkt", "packet buffer"), (None, "stack")])
 def test_no_load_beside_a_helper_call_where_it_reads(where: str | None, name: str) -> None:
     """The helper reads the stack and the packet through the lanes' first load port: a load that may reach them
-    shares no row with a call; a map load may."""
-    assert set(params.HELPER_READS_THROUGH_LOAD_PORT) == {"stack", "pkt"}
+    shares no row with a call; one map load may, a second not (the helper takes the map memory's last port)."""
+    assert params.CALL_ROW_LOADS == {"stack": 0, "pkt": 0, "map": 1}
     r = rom(row(ldx("b", 3, 2, 0), call(7), exit_()))
     regions = {(0, 0): where} if where else {}
     with pytest.raises(CompileError, match=rf"row 0 lane 0 .*may read the {name}.* in the row of a get_prandom_u32"):
         verify_rom(r, regions=regions)
     verify_rom(r, regions={(0, 0): "map"})
+    two = rom(row(ldx("b", 3, 2, 0), ldx("b", 4, 2, 1), call(7), exit_()))
+    with pytest.raises(CompileError, match=r"row 0 lane 1 .*may read the map memory.* 1 map memory load"):
+        verify_rom(two, regions={(0, 0): "map", (0, 1): "map"})
 
 
 def test_disjoint_stores_with_proof_pass() -> None:
@@ -136,7 +139,7 @@ def test_no_store_beside_a_helper_writing_the_same_memory(helper: int, region: s
     other = "stack" if region != "stack" else "pkt"
     verify_rom(rom(*rows), regions={(0, 1): other})
     load_beside = rom(row(call(helper), ldx("b", 7, 6, 0), exit_()))
-    if region in params.HELPER_READS_THROUGH_LOAD_PORT:   # (the helper reads it through the lanes' load port)
+    if params.CALL_ROW_LOADS[region] == 0:   # (the helper reads it through the lanes' load port)
         with pytest.raises(CompileError, match=rf"row 0 lane 1 .*may read the {name}"):
             verify_rom(load_beside, regions={(0, 1): region})
     else:

@@ -146,6 +146,19 @@ def test_map_memory_ports(kind: str, n: int, ok: bool) -> None:
         assert res.action == 77
 
 
+@pytest.mark.parametrize("n, ok", [(1, True), (2, False)])
+def test_map_loads_beside_a_helper_call(n: int, ok: bool) -> None:
+    """A row calling a helper has CALL_ROW_LOADS["map"] (one) map loads at most: the helper's reads take the last
+    load port. One more is an access fault, on the RTL as in the model."""
+    assert params.CALL_ROW_LOADS["map"] == params.MAP_LOAD_PORTS - 1 == 1
+    layout = MapLayout.from_maps([MapDef("m", 2, 4, 64, 4, 0)])
+    value = params.MAP_BASE + layout.regions[0].slot_addr(1)
+    acc = [f"r{3 + k} = *(u8 *)(r2 + {k})" for k in range(n)]
+    rom = Rom([row(f"r2 = {hex(value)} ll"), row(*acc, "call 7"), row("r0 = 2"), row("exit")])
+    res = assert_rtl_equals_model(rom, [bytes(64)], f"{n} map loads beside a call", layout=layout)[0]
+    assert (res.fault is None) == ok, res
+
+
 @pytest.mark.parametrize("together", [True, False])
 def test_map_store_beside_a_map_helper(together: bool) -> None:
     """A row calling a helper that writes the map memory (here map_lookup_elem, which refreshes lru_hash stamps)

@@ -95,6 +95,11 @@ def gen_params() -> str:
     dec("STACK_STORE_PORTS", P.STACK_STORE_PORTS)
     for name in ("PKT_LOAD_PORTS", "PKT_STORE_PORTS", "MAP_LOAD_PORTS", "MAP_STORE_PORTS"):
         dec(name, getattr(P, name))
+    # the RTL gives the helper the stack's and the packet buffer's first load port, the map memory's last
+    if P.CALL_ROW_LOADS != {"stack": 0, "pkt": 0, "map": P.MAP_LOAD_PORTS - 1}:
+        raise SystemExit(f"params.CALL_ROW_LOADS = {P.CALL_ROW_LOADS}: not what the RTL's port sharing gives")
+    for name in ("stack", "pkt", "map"):
+        dec(f"CALL_ROW_{name.upper()}_LOADS", P.CALL_ROW_LOADS[name])
     if P.MUL_UNITS != 1:  # sephirot_core.v has one multiplier
         raise SystemExit(f"params.MUL_UNITS = {P.MUL_UNITS}: the RTL has one multiplier (sephirot_core.v)")
     dec("MUL_UNITS", P.MUL_UNITS)

@@ -136,7 +136,6 @@ class VliwModel:
         loads: dict[str, int] = {}
         stores_n: dict[str, int] = {}
         store_lane: dict[str, int] = {}  # memory -> first lane storing there
-        load_lane: dict[str, int] = {}  # memory -> first lane loading there (an atomic too)
         for lane, d in row.lanes:
             k = d.kind
             if k == "local_call" or (k == "call" and d.src != 0):
@@ -153,7 +152,6 @@ class VliwModel:
                     n_ld, n_st = T.memory_ports(k)
                     if n_ld:
                         loads[name] = loads.get(name, 0) + 1
-                        load_lane.setdefault(name, lane)
                         if loads[name] > load_ports:
                             raise AccessFault(f"row {ri} lane {lane}: {name} load {loads[name]} of the row (the "
                                               f"{name} has {load_ports} load port(s))")
@@ -186,12 +184,12 @@ class VliwModel:
             if region is not None and region[0] in store_lane:
                 raise AccessFault(f"row {ri} lane {store_lane[region[0]]}: stores to the {region[0]} in the row of "
                                   f"a {hname} call (lane {helper[0]}), which writes it itself")
-            for rname in params.HELPER_READS_THROUGH_LOAD_PORT:
+            for rname, allowed in params.CALL_ROW_LOADS.items():
                 name = params.PORT_RULES[rname][0]
-                if name in load_lane:
-                    raise AccessFault(f"row {ri} lane {load_lane[name]}: loads from the {name} in the row of a "
-                                      f"helper call (lane {helper[0]}), which reads the {name} through the lanes' "
-                                      f"load port")
+                if loads.get(name, 0) > allowed:
+                    raise AccessFault(f"row {ri}: {loads[name]} {name} loads in the row of a helper call (lane "
+                                      f"{helper[0]}), which has {allowed} at most (the helper reads through the "
+                                      f"lanes' load port)")
         if atomic_lanes and len(mem_lanes) > 1:
             other = next(x for x in mem_lanes if x != atomic_lanes[0])
             raise ContractViolation(f"row {ri} lane {atomic_lanes[0]}: atomic shares its row with the memory "

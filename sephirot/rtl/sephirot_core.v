@@ -85,6 +85,9 @@ module sephirot_core #(
   localparam integer SSZ = `SEPH_STACK_SIZE;
   localparam integer SAW = $clog2(SSZ);
   localparam integer MUL_N = `SEPH_MUL_UNITS;
+  localparam integer CR_STACK = `SEPH_CALL_ROW_STACK_LOADS;
+  localparam integer CR_PKT = `SEPH_CALL_ROW_PKT_LOADS;
+  localparam integer CR_MAP = `SEPH_CALL_ROW_MAP_LOADS;
   localparam [3:0] R_STACK = `SEPH_REGION_STACK;
   localparam [3:0] R_CTX   = `SEPH_REGION_CTX;
   localparam [3:0] R_PKT   = `SEPH_REGION_PKT;
@@ -309,8 +312,9 @@ module sephirot_core #(
 
   // ---------------------------------------------------------------------------------------------------------
   // stack (sephirot_stack): STACK_LOAD_PORTS loads and STACK_STORE_PORTS stores per row (lane order); a lane beyond
-  // them faults its row (an access fault, execution contract), as does a stack or packet load (or atomic) in a row
-  // calling a helper, whose reads take the first load port of the stack and of the packet buffer
+  // them faults its row (an access fault, execution contract), as does a load (or atomic) in a row calling a helper
+  // past CALL_ROW_*_LOADS: the helper's reads take the first load port of the stack and of the packet buffer and the
+  // last of the map memory
   wire [64*LANES-1:0] s_ld;                 // bytes read by lane k in access order, zero above its size
   wire [63:0]         s_hld;
   wire [LANES-1:0]    s_over;
@@ -325,7 +329,8 @@ module sephirot_core #(
   integer lj;
   always @(*) begin
     l_ld = {64*LANES{1'b0}};
-    l_fault = l_bad | s_over | l_over | (l_ext & dbus_fault_i) | ({LANES{|l_call}} & ((l_rd & l_stk) | m_pld));
+    l_fault = l_bad | s_over | l_over | (l_ext & dbus_fault_i) |
+              ({LANES{|l_call}} & (beyond(l_rd & l_stk, CR_STACK) | beyond(m_pld, CR_PKT) | beyond(m_mld, CR_MAP)));
     for (lj = 0; lj < LANES; lj = lj + 1) begin
       if (l_ext[lj]) l_ld[64*lj +: 64] = dbus_rdata_i[64*lj +: 64];
       else if (l_stk[lj] && !l_bad[lj]) l_ld[64*lj +: 64] = s_ld[64*lj +: 64];

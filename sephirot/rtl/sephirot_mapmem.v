@@ -58,8 +58,10 @@ module sephirot_mapmem #(
   localparam integer WW = AW - 3;             // bits of a word index
   localparam integer NB = 4;                  // banks
   localparam integer BI = WW - 2;             // bits of a word's index in its bank
-  localparam integer NC = RP + 2;             // the core's reading clients: the load ports, the helper's scalar read and window
-  localparam integer CH = RP, CW = RP + 1;
+  // the core's reading clients: the load ports, the helper's window. The helper's scalar read takes the last load
+  // port: a row calling a helper has one map load less (execution contract; the core faults a lane past it)
+  localparam integer NC = RP + 1;
+  localparam integer CH = RP - 1, CW = RP;
   localparam [31:0] MAP_BASE = `SEPH_MAP_BASE;
 
 `include "sephirot_bytes.vh"
@@ -106,8 +108,7 @@ module sephirot_mapmem #(
       po = p_addr[32*ci +: 32] - MAP_BASE;
       cw[WW*ci +: WW] = po[AW-1:3];
     end
-    po = h_addr_i - MAP_BASE;
-    cw[WW*CH +: WW] = po[AW-1:3];
+    if (h_rd_i) begin po = h_addr_i - MAP_BASE; cw[WW*CH +: WW] = po[AW-1:3]; end
     cw[WW*CW +: WW] = hw_off_i[AW-1:3];
   end
   // word j (0..3) of client c, from bank (first word + j) % NB, at cwd[4 * c + j] (arrays, not part-selects of a
@@ -118,7 +119,7 @@ module sephirot_mapmem #(
   reg  [NC-1:0]       c_on;                       // clients reading this cycle (the others' words are not used)
   always @(*) begin
     for (ce = 0; ce < RP; ce = ce + 1) c_on[ce] = |p_sel[LANES*ce +: LANES];
-    c_on[CH] = h_rd_i; c_on[CW] = hw_en_i;
+    c_on[CH] = c_on[CH] || h_rd_i; c_on[CW] = hw_en_i;
   end
   always @(*) begin
     for (cc = 0; cc < NC; cc = cc + 1)

@@ -16,6 +16,9 @@
 `define SEPH_PKT_STORE_PORTS             2
 `define SEPH_MAP_LOAD_PORTS              2
 `define SEPH_MAP_STORE_PORTS             1
+`define SEPH_CALL_ROW_STACK_LOADS        0
+`define SEPH_CALL_ROW_PKT_LOADS          0
+`define SEPH_CALL_ROW_MAP_LOADS          1
 `define SEPH_MUL_UNITS                   1
 `define SEPH_CYCLE_LIMIT                 100000
 

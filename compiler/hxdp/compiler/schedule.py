@@ -261,11 +261,11 @@ class _TraceScheduler:
                         continue
                     if any(ns and m in closed for m, (_nl, ns) in takes.items()):
                         continue
-                    # the helper reads some memories through the lanes' load port: no load there beside a call
-                    shared = params.HELPER_READS_THROUGH_LOAD_PORT
-                    if op.is_call and any(port_loads.get(m, 0) for m in shared):
+                    # the helper reads through the lanes' load ports: fewer loads beside a call
+                    if op.is_call and any(port_loads.get(m, 0) > n for m, n in params.CALL_ROW_LOADS.items()):
                         continue
-                    if calls and any(takes.get(m, (0, 0))[0] for m in shared):
+                    if calls and any(port_loads.get(m, 0) + takes.get(m, (0, 0))[0] > n
+                                     for m, n in params.CALL_ROW_LOADS.items()):
                         continue
                     if op.is_atomic and memops:
                         continue
