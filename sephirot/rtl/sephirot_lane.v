@@ -130,22 +130,23 @@ module sephirot_lane #(
   assign is_mul_o = is_alu && !is_alu3 && code == `SEPH_ALU_MUL && !lddw_hi_i;
 
   // branch condition
+  // dst against the ALU's second operand (src or the immediate, as a jump is not a three-operand form); jmp32
+  // ignores the high words' compares rather than truncating the operands (a 64-bit multiplexer per operand)
   wire        j32  = (cls == `SEPH_CLASS_JMP32);
-  wire [63:0] ja   = j32 ? {32'd0, dst_val_i[31:0]} : dst_val_i;
-  // (the ALU's second operand: src or the immediate, as a jump is not a three-operand form)
-  wire [63:0] jb   = j32 ? {32'd0, alu_b[31:0]} : alu_b;
-  wire        sa   = j32 ? ja[31] : ja[63];
-  wire        sb   = j32 ? jb[31] : jb[63];
+  wire        sa   = j32 ? dst_val_i[31] : dst_val_i[63];
+  wire        sb   = j32 ? alu_b[31] : alu_b[63];
   wire        ult  = alu_below;
   wire        slt  = (sa != sb) ? sa : ult;
-  wire        eq   = ja == jb;
+  wire        eq   = dst_val_i[31:0] == alu_b[31:0] && (j32 || dst_val_i[63:32] == alu_b[63:32]);
+  wire        jset = (dst_val_i[31:0] & alu_b[31:0]) != 32'd0 ||
+                     (!j32 && (dst_val_i[63:32] & alu_b[63:32]) != 32'd0);
   reg         cond;
   always @(*) begin
     case (code)
       `SEPH_JMP_JEQ:  cond = eq;
       `SEPH_JMP_JGT:  cond = !ult && !eq;
       `SEPH_JMP_JGE:  cond = !ult;
-      `SEPH_JMP_JSET: cond = (ja & jb) != 64'd0;
+      `SEPH_JMP_JSET: cond = jset;
       `SEPH_JMP_JNE:  cond = !eq;
       `SEPH_JMP_JSGT: cond = !slt && !eq;
       `SEPH_JMP_JSGE: cond = !slt;

@@ -207,12 +207,21 @@ module sephirot_mapmem #(
   reg [64*RP-1:0] p_hold_q;
   integer li, pp;
   always @(posedge clk_i) if (!hold_i) p_hold_q <= p_live;
+  // port CH's bytes, for its lane or for the helper's scalar read (which has the port in a row calling a helper):
+  // one funnel and one size mask (computed in the cycles that read: the simulator evaluates wires every cycle)
+  reg [63:0] fch;
+  always @(*) begin
+    fch = 64'd0;
+    if (h_rd_i || |p_sel[LANES*CH +: LANES])
+      fch = funnel8(cword(CH, 2'd0), cword(CH, 2'd1), h_rd_i ? h_addr_i[2:0] : p_addr[32*CH +: 3]) &
+            bytemask(sizemask(h_rd_i ? h_size_i : p_size[4*CH +: 4]));
+  end
   always @(*) begin
     for (pp = 0; pp < RP; pp = pp + 1) begin
       p_live[64*pp +: 64] = 64'd0;
       if (|p_sel[LANES*pp +: LANES] && !acc_fault(1'b1, 1'b0, p_addr[32*pp +: 32], p_size[4*pp +: 4]))
-        p_live[64*pp +: 64] = funnel8(cword(pp, 2'd0), cword(pp, 2'd1), p_addr[32*pp +: 3]) &
-                              bytemask(sizemask(p_size[4*pp +: 4]));
+        p_live[64*pp +: 64] = (pp == CH) ? fch : funnel8(cword(pp, 2'd0), cword(pp, 2'd1), p_addr[32*pp +: 3]) &
+                                                 bytemask(sizemask(p_size[4*pp +: 4]));
     end
     p_rdata = hold_i ? p_hold_q : p_live;
     rdata_o = {64*LANES{1'b0}};
@@ -223,8 +232,7 @@ module sephirot_mapmem #(
   always @(*) begin
     h_fault_o = acc_fault(h_rd_i, 1'b0, h_addr_i, h_size_i);
     h_rdata_o = 64'd0;
-    if (h_rd_i && !h_fault_o)
-      h_rdata_o = funnel8(cword(CH, 2'd0), cword(CH, 2'd1), h_addr_i[2:0]) & bytemask(sizemask(h_size_i));
+    if (h_rd_i && !h_fault_o) h_rdata_o = fch;
   end
   always @(*) host_rdata_o = {ho_q[ho_w0[1:0] + 2'd1], ho_q[ho_w0[1:0]]};
 
