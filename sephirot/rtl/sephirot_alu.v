@@ -15,9 +15,12 @@ module sephirot_alu (
   output reg  [63:0] res_o,
   output wire        below_o   // sub: a < b, unsigned, at the operation width (a jump lane's comparison)
 );
-  // operands truncated to the operation width
-  wire [63:0] a = is64_i ? a_i : {32'd0, a_i[31:0]};
-  wire [63:0] b = is64_i ? b_i : {32'd0, b_i[31:0]};
+  // The operands are not truncated to 32 bits for ALU32: the low word of a sum, difference, product, bitwise
+  // operation or left shift depends on the operands' low words only, and the result is truncated below; a right
+  // shift takes a zero- or sign-extended low word, and a 32-bit compare the carry out of the low word (two 64-bit
+  // truncation multiplexers less)
+  wire [63:0] a = a_i;
+  wire [63:0] b = b_i;
 
   // one shifter for lsh, rsh and arsh: a left shift is a right shift of the bit-reversed operand
   wire [5:0]  sh = is64_i ? b[5:0] : {1'b0, b[4:0]};
@@ -29,7 +32,7 @@ module sephirot_alu (
     a_rev = 64'd0;
     if (is_lsh) for (ri = 0; ri < 64; ri = ri + 1) a_rev[ri] = a[63-ri];
   end
-  wire [63:0] shr_src = is_lsh ? a_rev : ((is_arsh && !is64_i) ? {{32{a[31]}}, a[31:0]} : a);
+  wire [63:0] shr_src = is_lsh ? a_rev : is64_i ? a : {is_arsh ? {32{a[31]}} : 32'd0, a[31:0]};
   wire        shr_fill = is_arsh && (is64_i ? a[63] : a[31]);
   // (an arithmetic shift of the fill bit and the operand: a separate shift of the fill mask was a second shifter)
   wire signed [64:0] shr_x = {shr_fill, shr_src};
@@ -66,9 +69,11 @@ module sephirot_alu (
   wire        is_sub = (op_i == `SEPH_ALU_SUB) || (op_i == `SEPH_ALU_NEG);
   wire [63:0] add_x  = (op_i == `SEPH_ALU_NEG) ? 64'd0 : a;
   wire [63:0] add_y  = (op_i == `SEPH_ALU_NEG) ? a : b;
-  wire [64:0] sum65  = {1'b0, add_x} + {1'b0, is_sub ? ~add_y : add_y} + {64'd0, is_sub};
-  wire [63:0] sum    = sum65[63:0];
-  assign below_o = !sum65[64];   // a - b borrows (the operands are zero-extended at 32 bits)
+  wire [63:0] add_yy = is_sub ? ~add_y : add_y;
+  wire [32:0] sum_lo = {1'b0, add_x[31:0]} + {1'b0, add_yy[31:0]} + {32'd0, is_sub};
+  wire [32:0] sum_hi = {1'b0, add_x[63:32]} + {1'b0, add_yy[63:32]} + {32'd0, sum_lo[32]};
+  wire [63:0] sum    = {sum_hi[31:0], sum_lo[31:0]};
+  assign below_o = !(is64_i ? sum_hi[32] : sum_lo[32]);   // a - b borrows, at the operation width
 
   reg [63:0] r;
   always @(*) begin
