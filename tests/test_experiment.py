@@ -201,6 +201,23 @@ def test_hierarchy_totals_include_submodules() -> None:
     assert (h["core"]["LUT"], h["core"]["FF"]) == (23, 4)
 
 
+def test_hierarchy_totals_keep_the_variants_of_a_module_apart() -> None:
+    """Two parameter variants of one module (a narrow and a wide port selector) are each counted at their own size
+    in their parents and in the top (taking one variant's size for both over-counted the whole IP by 1K LUTs)."""
+    narrow, wide = "$paramod$aaaa\\sephirot_portsel", "$paramod$bbbb\\sephirot_portsel"
+    doc = {"modules": {
+        "\\top": {"num_cells_by_type": {"LUT6": 1, "\\stack": 1, "\\pktbuf": 1}},
+        "\\stack": {"num_cells_by_type": {"LUT2": 10, narrow: 1}},
+        "\\pktbuf": {"num_cells_by_type": {"LUT2": 20, wide: 2}},
+        narrow: {"num_cells_by_type": {"LUT3": 3}},
+        wide: {"num_cells_by_type": {"LUT6": 100}}}}
+    h = E.hierarchy_totals(doc)
+    assert h["stack"]["LUT"] == 13 and h["pktbuf"]["LUT"] == 220
+    assert h["top"]["LUT"] == 1 + 13 + 220
+    assert h["sephirot_portsel"]["LUT"] == 103   # the variants, one of each
+    assert E.synth_stats(doc)["sephirot_portsel"]["LUT"] == 103
+
+
 def test_partial_runs_accumulate_in_summary(tmp_path: Path) -> None:
     def report(ctx: E.Context, exp: E.Experiment, records: dict) -> list[E.Check]:
         E.write_table(ctx, exp.name, exp.title, [{"n": len(records)}])

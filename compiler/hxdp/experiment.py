@@ -1203,9 +1203,17 @@ def module_name(cell_type: str) -> str:
     return m.group(1) if m else cell_type.lstrip("\\")
 
 
-def synth_stats(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
+def _add_stats(into: dict[str, dict[str, float]], name: str, st: dict[str, float]) -> None:
+    have = into.setdefault(name, {})
+    for k, v in st.items():
+        have[k] = have.get(k, 0.0) + v
+
+
+def synth_stats(doc: dict[str, Any], full_names: bool = False) -> dict[str, dict[str, float]]:
     """Per module LUT/LUTRAM/FF/BRAM/DSP from yosys `stat -json` (LUT counts LUT1-6, not the MUXF7/8; LUTRAM
-    counts the LUTs the distributed-RAM cells occupy, e.g. 4 for a RAM64M)."""
+    counts the LUTs the distributed-RAM cells occupy, e.g. 4 for a RAM64M). Keyed by the plain module name, the
+    variants of a module built with different parameters summed (`full_names`: by yosys's own names, one entry a
+    variant)."""
     out: dict[str, dict[str, float]] = {}
     for mod, info in doc.get("modules", {}).items():
         cells = info.get("num_cells_by_type", {})
@@ -1225,14 +1233,17 @@ def synth_stats(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
                 st["DSP"] += n
             elif cell == "CARRY4":
                 st["CARRY4"] += n
-        out[module_name(mod)] = st
+        _add_stats(out, mod if full_names else module_name(mod), st)
     return out
 
 
 def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """Per module, its own cells plus those of every submodule instance (recursively)."""
-    own = synth_stats(doc)
-    cells = {module_name(m): info.get("num_cells_by_type", {}) for m, info in doc.get("modules", {}).items()}
+    """Per module, its own cells plus those of every submodule instance (recursively), keyed by the plain module
+    name. The instances are followed by yosys's full names: the variants of one module (sephirot_portsel with
+    different widths, say) differ in size, and taking one for all of them over-counted the whole IP by 1K LUTs.
+    The variants of a module are summed, one of each."""
+    own = synth_stats(doc, full_names=True)
+    cells = {m: info.get("num_cells_by_type", {}) for m, info in doc.get("modules", {}).items()}
     memo: dict[str, dict[str, float]] = {}
 
     def total(m: str, depth: int = 0) -> dict[str, float]:
@@ -1241,14 +1252,16 @@ def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
         t = dict(own.get(m, {}))
         if depth < 32:
             for cell, n in cells.get(m, {}).items():
-                child = module_name(cell)
-                if child in cells and child != m:
-                    for k, v in total(child, depth + 1).items():
+                if cell in cells and cell != m:
+                    for k, v in total(cell, depth + 1).items():
                         t[k] = t.get(k, 0.0) + n * v
         memo[m] = t
         return t
 
-    return {m: total(m) for m in cells}
+    out: dict[str, dict[str, float]] = {}
+    for m in cells:
+        _add_stats(out, module_name(m), total(m))
+    return out
 
 
 # run one after the other in the background; HXDP_SYNTH_TIMEOUT=SECONDS overrides both
