@@ -1242,8 +1242,10 @@ def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
     name. The instances are followed by yosys's full names: the variants of one module (sephirot_portsel with
     different widths, say) differ in size, and taking one for all of them over-counted the whole IP by 1K LUTs.
     The variants of a module are summed, one of each."""
-    own = synth_stats(doc, full_names=True)
-    cells = {m: info.get("num_cells_by_type", {}) for m, info in doc.get("modules", {}).items()}
+    # (a plain module is "\\mid" among the modules and "mid" as a cell type; a variant is "$paramod..." in both)
+    own = {m.lstrip("\\"): st for m, st in synth_stats(doc, full_names=True).items()}
+    cells = {m.lstrip("\\"): {c.lstrip("\\"): n for c, n in info.get("num_cells_by_type", {}).items()}
+             for m, info in doc.get("modules", {}).items()}
     memo: dict[str, dict[str, float]] = {}
 
     def total(m: str, depth: int = 0) -> dict[str, float]:
