@@ -210,15 +210,9 @@ def test_lpm_prefix_across_windows() -> None:
     assert 0 < state.count(0) <= 6
 
 
-# redirect_map (op 3) on the map, after updates (op 1): its key is r2's low word, not read through the helper port
-REDIRECT_PROGRAM = """\
-r6 = *(u32 *)(r1 + 12)
-r7 = *(u32 *)(r1 + 16)
-*(u32 *)(r10 - 4) = r6
-r8 = r6
-r8 *= 3
-*(u64 *)(r10 - 16) = r8
-r1 = {handle} ll
+# redirect_map (op 3) on the map, after updates (op 1), PROGRAM's first seven lines then: its key is r2's low word,
+# not read through the helper port
+REDIRECT_PROGRAM = "\n".join(PROGRAM.splitlines()[:7]) + """
 if r7 == 3 goto +7
 r2 = r10
 r2 += -4
