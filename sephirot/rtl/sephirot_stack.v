@@ -1,4 +1,4 @@
-// sephirot_stack: the core's stack, byte addressed: RP load and WP store ports for the lanes; the helper reads through load port 0.
+// sephirot_stack: the core's stack, byte addressed: RP load and WP store ports; the helper reads through load port 0.
 `default_nettype none
 `include "sephirot_params.vh"
 
