@@ -44,12 +44,12 @@ PORT_RULES = {
     "pkt": ("packet buffer", PKT_BASE, PKT_LOAD_PORTS, PKT_STORE_PORTS),
     "map": ("map memory", MAP_BASE, MAP_LOAD_PORTS, MAP_STORE_PORTS),
 }
-# helpers that write a memory through the helper unit's own port: a row calling one stores nothing else in that
-# memory (execution contract), so the unit may write it in its stall cycles with no lane store to order against
 # lane loads (an atomic counts) a row calling a helper may have in each memory (PORT_RULES keys): the helper reads
 # through the lanes' load ports (the stack's and the packet buffer's first, the map memory's last), so a load past
 # these is an access fault. A read port of the helper's own cost LUTs and block RAM; no bundled program loses a cycle
 CALL_ROW_LOADS = {"stack": 0, "pkt": 0, "map": MAP_LOAD_PORTS - 1}
+# helpers that write a memory through the helper unit's own port: a row calling one stores nothing else in that
+# memory (execution contract), so the unit may write it in its stall cycles with no lane store to order against
 HELPER_WRITE_REGIONS = {
     "map_lookup_elem": "map",  # an lru_hash hit refreshes the slot's stamp and the region's clock
     "map_update_elem": "map",

@@ -193,6 +193,7 @@ module sephirot_helpers (
   // (maps.MapLayout), and a slot is at least 8 bytes, so every offset, slot count, max_entries, entry count and
   // LPM high-water mark of a loaded layout is below 2^MA (32-bit arithmetic here was 1K LUTs of carry chains)
   localparam integer MA = $clog2(`SEPH_MAP_MEM_BYTES);
+  localparam [MA-1:0] ONE = 1;
   wire        is_map   = (id_i == H_LOOKUP) || (id_i == H_REDIRMAP) || (id_i == H_UPDATE) || (id_i == H_DELETE);
   wire        is_upd   = id_i == H_UPDATE;
   wire        is_del   = id_i == H_DELETE;
@@ -301,7 +302,11 @@ module sephirot_helpers (
   wire [31:0] a_idx    = key[31:0];
   wire [MA-1:0] cur    = (m_lpm || m_lpmu) ? pidx_q : (mprob_q ? pidx_q : (hsh[MA-1:0] & (m_slots - 1'b1)));
   wire        u_hdr    = m_hash && uhdr_q;   // this cycle reads the region header (entry count, LRU clock)
-  wire [MA-1:0] slot_off = m_off + m_doff + (m_array ? a_idx[MA-1:0] : cur) * m_ssz[MA-1:0];
+  // the offset of slot `idx` of the map (its region's data, then slots of m_ssz bytes)
+  function automatic [MA-1:0] slot_at(input [MA-1:0] idx);
+    slot_at = m_off + m_doff + idx * m_ssz[MA-1:0];
+  endfunction
+  wire [MA-1:0] slot_off = slot_at(m_array ? a_idx[MA-1:0] : cur);
 
   // LPM trie: scan the slots below the high-water mark (header word 2, read with the key), keep the longest
   // matching prefix
@@ -311,7 +316,7 @@ module sephirot_helpers (
   reg  [MA-1:0] uhigh_q, lex_q, lfree_q, llast_q, lnhigh_q;
   wire        l_exact  = s_state == 8'd1 && s_plen == kplen && pmatch;
   wire [MA-1:0] l_slot = lex_v_q ? lex_q : (lfree_v_q ? lfree_q : uhigh_q);
-  wire [MA-1:0] l_off  = m_off + m_doff + l_slot * m_ssz[MA-1:0];
+  wire [MA-1:0] l_off  = slot_at(l_slot);
   reg  [8:0]  lbest_q;             // prefix lengths up to 8 (KMAX - 4) bits
   reg         lfound_q;
   wire [31:0] kplen    = key[31:0];
@@ -394,6 +399,7 @@ module sephirot_helpers (
   // the victim when the scan reads its last slot (this slot counts)
   wire        ev_this  = s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q);
   wire [MA-1:0] ev_victim = ev_this ? pidx_q : vbest_q;
+  wire [MA-1:0] ev_off = slot_at(ev_victim);
   wire [MA:0] pn_upd   = {1'b0, pn_q} + (uev_q ? {1'b0, m_slots} : {(MA+1){1'b0}});   // eviction adds the scan
   // helpers.helper_latency: max(2 + probes * key lines, key words + probes * windows) (+ value lines for an
   // update). The second term is when the FSM is done with a key above 24 bytes (read 8 bytes per cycle before
@@ -449,12 +455,12 @@ module sephirot_helpers (
   always @(*)
     for (iw = 0; iw < 10; iw = iw + 1) begin
       img_lo[iw] = (v_go && vimg_w == iw[3:0]) || (k_go && !m_array && img_kw + 4'd1 == iw[3:0]);
-      img_hi[iw] = (v_go && vimg_w == iw[3:0]) || (k_go && !m_array && (img_lpm ? img_kw : img_kw + 4'd1) == iw[3:0]);
+      img_hi[iw] = (v_go && vimg_w == iw[3:0]) ||
+                   (k_go && !m_array && (img_lpm ? img_kw : img_kw + 4'd1) == iw[3:0]);
     end
   // The bytes a slot write carries: the slot image above, its bytes 0..7 replaced by the header of a hash or LPM
   // slot (state, then the LRU stamp or the prefix length). A delete or an LRU refresh has no value or key: its
-  // data is zero (the image is taken only for an update) and it clears what its mask
-  // covers.
+  // data is zero (the image is taken only for an update) and it clears what its mask covers.
   wire [7:0]  hdr_st   = is_del ? (m_hash ? 8'd2 : 8'd0) : 8'd1;
   wire [31:0] hdr_wd   = is_del ? 32'd0 : (m_lpmu ? kplen : uclk1);
   reg         busy_q;           // the call is past its first cycle
@@ -672,16 +678,19 @@ module sephirot_helpers (
       key_q <= {8*KMAX{1'b0}}; kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
       pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; mres_q <= {MA{1'b0}}; mval_q <= 32'd0;
       lbest_q <= 9'd0; lfound_q <= 1'b0;
-      vimg_q <= {8*80{1'b0}}; kmask_q <= 80'd0; vmask_q <= 80'd0; vcnt_q <= 8'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
-      ufree_q <= {MA{1'b0}}; ucount_q <= {MA{1'b0}}; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0; uslot_q <= {MA{1'b0}};
-      uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= {MA{1'b0}}; ufidx_q <= {MA{1'b0}}; vbest_q <= {MA{1'b0}}; vstamp_q <= 32'd0;
-      uvoff_q <= {MA{1'b0}}; pk_off_q <= 32'd0; pk_nul_q <= 1'b0; pk_len_q <= 8'd0;
-      lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= {MA{1'b0}}; lex_q <= {MA{1'b0}}; lfree_q <= {MA{1'b0}};
-      llast_q <= {MA{1'b0}}; lnhigh_q <= {MA{1'b0}};
+      vimg_q <= {8*80{1'b0}}; kmask_q <= 80'd0; vmask_q <= 80'd0; vcnt_q <= 8'd0;
+      ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
+      ufree_q <= {MA{1'b0}}; ucount_q <= {MA{1'b0}}; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0;
+      uslot_q <= {MA{1'b0}}; uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= {MA{1'b0}}; ufidx_q <= {MA{1'b0}};
+      vbest_q <= {MA{1'b0}}; vstamp_q <= 32'd0; uvoff_q <= {MA{1'b0}}; pk_off_q <= 32'd0; pk_nul_q <= 1'b0;
+      pk_len_q <= 8'd0; lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= {MA{1'b0}};
+      lex_q <= {MA{1'b0}}; lfree_q <= {MA{1'b0}}; llast_q <= {MA{1'b0}}; lnhigh_q <= {MA{1'b0}};
       lc_q <= 2'd0; keq_q <= 1'b0; pm_q <= 1'b0; s_state_q <= 8'd0; s_plen_q <= 32'd0; s_val_q <= 32'd0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
-      if (hdr_go) begin ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32]; uhigh_q <= mw_rdata_i[64 +: MA]; end
+      if (hdr_go) begin
+        ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32]; uhigh_q <= mw_rdata_i[64 +: MA];
+      end
       // (the buffers are read 8 bytes per cycle from offset 0: every write is a whole aligned word, selected by a
       // compare per word; a part-select at 64 * count made yosys build a 64-to-512-bit shifter per buffer for the
       // data and another for its mask)
@@ -704,7 +713,7 @@ module sephirot_helpers (
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
       if (p_do && is_upd && (ubadfl || m_array)) begin
-        mdone_q <= 1'b1; pn_q <= {{(MA-1){1'b0}}, 1'b1}; ures_q <= 32'd0;
+        mdone_q <= 1'b1; pn_q <= ONE; ures_q <= 32'd0;
         if (ubadfl) ures_q <= -32'd22;                                    // -EINVAL
         else if (a_idx >= m_max) ures_q <= -32'd7;                        // -E2BIG
         else if (uflags == 64'd1) ures_q <= -32'd17;                      // BPF_NOEXIST: -EEXIST
@@ -716,10 +725,10 @@ module sephirot_helpers (
         end
         if ({1'b0, pidx_q} + 1'b1 >= {1'b0, m_slots}) begin
           mdone_q <= 1'b1;
-          uvoff_q <= m_off + m_doff + ev_victim * m_ssz[MA-1:0];
+          uvoff_q <= ev_off;
           // the insert goes to the first free slot of the key's probe sequence, the victim's included
           if (!ufree_v_q || ((ev_victim - ustart_q) & (m_slots - 1'b1)) < ((ufidx_q - ustart_q) & (m_slots - 1'b1)))
-            mres_q <= m_off + m_doff + ev_victim * m_ssz[MA-1:0];
+            mres_q <= ev_off;
         end
       end else if (p_do && uhdr_q) begin              // hash region header: entry count, LRU clock
         mdone_q <= 1'b1; ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32];
@@ -730,10 +739,10 @@ module sephirot_helpers (
           mres_q <= ufree_q;
         end
       end else if (p_do && is_del && m_array) begin                       // devmap: clear; arrays: -EINVAL
-        mdone_q <= 1'b1; pn_q <= {{(MA-1){1'b0}}, 1'b1}; mres_q <= slot_off;
+        mdone_q <= 1'b1; pn_q <= ONE; mres_q <= slot_off;
         ures_q <= (m_type != `SEPH_MAP_TYPE_DEVMAP || a_idx >= m_max) ? -32'd22 : 32'd0;
       end else if (p_do && is_upd && m_lpmu && kplen > dbits) begin       // LPM: prefix too long
-        mdone_q <= 1'b1; pn_q <= {{(MA-1){1'b0}}, 1'b1}; ures_q <= -32'd22;
+        mdone_q <= 1'b1; pn_q <= ONE; ures_q <= -32'd22;
       end else if (p_do && m_lpmu && !ldec_q && pidx_q < uhigh_q) begin   // LPM update/delete: scan
         pidx_q <= pidx_q + 1'b1;
         if (l_exact) begin lex_v_q <= 1'b1; lex_q <= pidx_q; end
@@ -741,7 +750,8 @@ module sephirot_helpers (
         if (s_state != 8'd1 && !lfree_v_q) begin lfree_v_q <= 1'b1; lfree_q <= pidx_q; end
         if ({1'b0, pidx_q} + 1'b1 >= {1'b0, uhigh_q}) ldec_q <= 1'b1;
       end else if (p_do && m_lpmu) begin                                  // LPM update/delete: decide
-        mdone_q <= 1'b1; pn_q <= (uhigh_q == {MA{1'b0}}) ? {{(MA-1){1'b0}}, 1'b1} : uhigh_q; mres_q <= l_off; ures_q <= 32'd0;
+        mdone_q <= 1'b1; pn_q <= (uhigh_q == {MA{1'b0}}) ? ONE : uhigh_q; mres_q <= l_off;
+        ures_q <= 32'd0;
         if (is_del) begin
           if (!lex_v_q) ures_q <= -32'd2;                                 // -ENOENT
           lnhigh_q <= llast_q;
@@ -780,7 +790,7 @@ module sephirot_helpers (
         end
       end else if (p_do && m_lpm) begin
         if (uhigh_q == {MA{1'b0}}) begin                                      // empty table: a miss
-          mdone_q <= 1'b1; mhit_q <= 1'b0; pn_q <= {{(MA-1){1'b0}}, 1'b1};
+          mdone_q <= 1'b1; mhit_q <= 1'b0; pn_q <= ONE;
         end else begin
           pidx_q <= pidx_q + 1'b1;
           if (l_better) begin

@@ -131,17 +131,15 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                 unconditional = True
             lane += 2 if k == "lddw" else 1
         hregion = params.HELPER_WRITE_REGIONS.get(called or "")
-        for region, allowed in params.CALL_ROW_LOADS.items():
-            n_in = 0
-            for l_lane, l_ins, where in loads_where:
-                if called is not None and where in (region, None):
-                    n_in += 1
-                    if n_in > allowed:
-                        name = params.PORT_RULES[region][0]
-                        why = "" if where is not None else " (not proved off it)"
-                        raise _err(r, l_lane, l_ins, f"may read the {name}{why} in the row of a {called} call, "
-                                                     f"which has {allowed} {name} load(s) at most (the helper reads "
-                                                     f"through the lanes' load port)")
+        for region, allowed in params.CALL_ROW_LOADS.items() if called is not None else ():
+            there = [(l_lane, l_ins, where) for l_lane, l_ins, where in loads_where if where in (region, None)]
+            if len(there) > allowed:
+                l_lane, l_ins, where = there[allowed]
+                name = params.PORT_RULES[region][0]
+                why = "" if where is not None else " (not proved off it)"
+                raise _err(r, l_lane, l_ins, f"may read the {name}{why} in the row of a {called} call, which has "
+                                             f"{allowed} {name} load(s) at most (the helper reads through the "
+                                             f"lanes' load port)")
         for s_lane, s_ins, where in stores_where:
             if hregion is not None and where in (hregion, None):
                 name = params.PORT_RULES[hregion][0]
