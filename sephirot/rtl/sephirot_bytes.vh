@@ -1,4 +1,4 @@
-// sephirot_bytes.vh: byte helpers of the byte-addressed memories, included inside sephirot_mapmem and sephirot_pktbuf.
+// sephirot_bytes.vh: byte helpers of the byte-addressed memories, included inside the modules that use them.
 function automatic [63:0] funnel8(input [63:0] lo, input [63:0] hi, input [2:0] s);   // bytes s.. of {hi, lo}
   reg [127:0] t;   // (one shifter: half the LUTs of two)
   t = {hi, lo} >> {s, 3'd0};

@@ -32,13 +32,6 @@ module sephirot_regfile #(
 );
   localparam integer TW = $clog2(LANES + 1);   // a live-value entry: the lane bank, or LANES for the helper's r0
 
-  function automatic [63:0] start_val(input [3:0] idx);
-    if (idx == 4'd1) start_val = init_r1_i;
-    else if (idx == 4'd2) start_val = init_r2_i;
-    else if (idx == 4'd10) start_val = {32'd0, `SEPH_STACK_TOP};
-    else start_val = 64'd0;
-  endfunction
-
   // live-value table (the helper's r0 is read from the r0..r5 copies below, which hold r0's newest value)
   reg [TW-1:0] lvt_q [0:15];
   reg [15:0]   vld_q;
@@ -79,8 +72,8 @@ module sephirot_regfile #(
 
   // reads: the bank the table names, or else the helper's r0 or the start value: a select among the banks and
   // one among the others, then one between the two (for four lanes, two LUTs and a MUXF7 per bit on 7-series),
-  // their codes worked out once per port (start_val() spelled as a case on such a code: as a function of the
-  // index, yosys made 400 LUTs more of it)
+  // their codes worked out once per port (the start values spelled as a case on such a code: as a function of
+  // the index, yosys made 400 LUTs more of them)
   integer pi, bi;
   reg [3:0]    ridx;
   reg [TW-1:0] rsel;
@@ -107,21 +100,37 @@ module sephirot_regfile #(
     end
   end
 
-  // r0..r5 in flip-flops, written as the banks are (lane order, the helper's r0 last)
+  // r0..r5 in flip-flops, written as the banks are (lane order, the helper's r0 last). Each takes the value of
+  // the last lane writing it as a binary lane index, so that a bit is one 4:1 multiplexer behind the flip-flop's
+  // enable; they are zeroed when the packet ends (the flip-flops' synchronous reset), so r0 and r3..r5 need no
+  // start-value multiplexer (a priority chain over the lanes and a select of every copy were 1.2K LUTs)
+  localparam integer LW = (LANES > 1) ? $clog2(LANES) : 1;
+  reg [LW-1:0] fsel [0:5];
+  reg [5:0]    fhit;
+  reg [63:0]   fval [0:5];
   integer fi, fl;
-  always @(posedge clk_i) begin
-    if (commit_i && !clear_i) begin
+  always @(*)
+    for (fi = 0; fi < 6; fi = fi + 1) begin
+      fhit[fi] = 1'b0;
+      fsel[fi] = {LW{1'b0}};
       for (fl = 0; fl < LANES; fl = fl + 1)
-        for (fi = 0; fi < 6; fi = fi + 1)
-          if (wr_en_i[fl] && wr_idx_i[4*fl +: 4] == fi[3:0]) fix_q[fi] <= wr_val_i[64*fl +: 64];
-      if (h_wr_i) fix_q[0] <= h_val_i;
+        if (wr_en_i[fl] && wr_idx_i[4*fl +: 4] == fi[3:0]) begin
+          fhit[fi] = 1'b1;
+          fsel[fi] = fl[LW-1:0];
+        end
+      fval[fi] = wr_val_i[63:0];
+      for (fl = 1; fl < LANES; fl = fl + 1)
+        if (fsel[fi] == fl[LW-1:0]) fval[fi] = wr_val_i[64*fl +: 64];
     end
-  end
-  genvar gf;
-  generate
-    for (gf = 0; gf < 6; gf = gf + 1) begin : gen_fix
-      assign fix_o[64*gf +: 64] = vld_q[gf] ? fix_q[gf] : start_val(gf[3:0]);
-    end
-  endgenerate
+  // (the reset as well as the clear is synchronous: beside an asynchronous reset the clear is a LUT a bit)
+  /* verilator lint_off SYNCASYNCNET */
+  always @(posedge clk_i)
+    for (fi = 0; fi < 6; fi = fi + 1)
+      if (!rst_ni || clear_i) fix_q[fi] <= 64'd0;
+      else if (commit_i && fi == 0 && h_wr_i) fix_q[fi] <= h_val_i;
+      else if (commit_i && fhit[fi]) fix_q[fi] <= fval[fi];
+  /* verilator lint_on SYNCASYNCNET */
+  assign fix_o = {fix_q[5], fix_q[4], fix_q[3], vld_q[2] ? fix_q[2] : init_r2_i, vld_q[1] ? fix_q[1] : init_r1_i,
+                  fix_q[0]};
 endmodule
 `default_nettype wire

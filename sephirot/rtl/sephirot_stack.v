@@ -4,15 +4,20 @@
 
 // A row has at most RP stack loads and WP stack stores (execution contract, memory): the first RP lanes loading
 // from the stack (lane order) get the load ports, the first WP storing lanes the store ports; the core faults a
-// row that asks for more (over_o). Byte a of the stack is byte a/8 of bank a%8, so that an access of up to 8 bytes
-// at any offset touches each bank at most once. A bank is written by up to WP ports in one cycle, so each store
-// port writes its own copy of the bank (a single write port: distributed RAM). A byte is the XOR of its copies: a
-// store writes its byte XOR the other copies' bytes at that word, so the copies XOR to it (the XOR multi-port
-// memory; a live-value table naming the copy with the last write was 512 flip-flops and about 1K LUTs more).
-// Where two ports store to one byte, the later one (lane order) writes. A valid bit per byte makes bytes not
-// written in this packet read 0 (clear_i zeroes the stack in 0 cycles). Reads are combinational: the memory
-// before the row. A row calling a helper has no stack load (execution contract; the core faults a lane that
-// tries): the helper's reads take load port 0 then (h_sel_i), as a port of its own was a third of the stack.
+// row that asks for more (over_o). A row calling a helper has no stack load (execution contract; the core faults a
+// lane that tries): the helper's reads take load port 0 then (h_sel_i), as a port of its own was a third of the
+// stack.
+// Layout: byte a is in 8-byte word a/8; the even words' bytes are in banks 0..7 and the odd words' in banks
+// 8..15 (byte a in bank a%16, row a/16). An access of up to 8 bytes touches two words at most, one in each half,
+// so it touches each bank at most once, at one row per half.
+// Zero at the start of every packet, in 0 cycles: a valid bit per word, cleared when the packet ends (clear_i).
+// A word whose bit is clear reads 0; a store to it writes zeros into the bytes of the word it does not store
+// (those banks are free: the store's other word is in the other half), so a word with its bit set holds this
+// packet's bytes only. (A valid bit per byte was 512 flip-flops and 1.8K LUTs of set logic.)
+// Two store ports: each port writes its own copy of a bank (a single write port: distributed RAM), and a byte is
+// the XOR of its copies: a port writes its byte XOR the other copies' bytes at that row (the XOR multi-port
+// memory). Where two ports write one byte, a stored byte wins over a zero, and the later port (lane order) over
+// the earlier. Reads are combinational: the memory before the row.
 module sephirot_stack #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer SSZ   = `SEPH_STACK_SIZE,
@@ -36,9 +41,12 @@ module sephirot_stack #(
   output reg  [64*LANES-1:0]  rdata_o,            // bytes read by lane k in access order, zero above its size
   output wire [63:0]          h_rdata_o
 );
-  localparam integer SP  = RP;                    // read ports: the lanes' load ports (the helper's is port 0)
-  localparam integer SW  = SSZ / 8;               // words of a bank
-  localparam integer SWW = OW - 3;
+  localparam integer SP = RP;                     // read ports: the lanes' load ports (the helper's is port 0)
+  localparam integer NW = SSZ / 8;                // 8-byte words
+  localparam integer NR = SSZ / 16;               // rows of a bank
+  localparam integer WW = OW - 3;                 // bits of a word index
+  localparam integer RW = OW - 4;                 // bits of a row
+`include "sephirot_bytes.vh"
 
   // ports to lanes, in lane order (sephirot_portsel); port 0 is the helper's in a row calling one
   wire [LANES*RP-1:0] p_sel;                      // lanes of load port p, one-hot (or none)
@@ -72,7 +80,15 @@ module sephirot_stack #(
   integer pp, k;
   always @(*) over_o = r_left | w_left;
 
-  wire [64*SP-1:0] prdata;                         // bytes read by port p in access order
+  // the row of an access in half h: its first word's row, or the next row for the even half of an odd word
+  function automatic [RW-1:0] row_of(input [WW-1:0] w0, input h);   // w0: the access's first word
+    row_of = w0[WW-1:1] + {{(RW-1){1'b0}}, !h && w0[0]};
+  endfunction
+
+  reg  [NW-1:0]    vld_q;                         // word w was written in this packet
+  wire [8*WP*WP-1:0] sbyte [0:15];                // bank b's copy q at the row store port r writes: [8*(WP*q + r)]
+  wire [8*SP*WP-1:0] crd [0:15];                  // bank b's copy q at the row load port p reads: [8*(SP*q + p)]
+  wire [64*SP-1:0] prdata;                        // bytes read by port p in access order
   always @(*) begin
     rdata_o = {64*LANES{1'b0}};
     for (k = 0; k < LANES; k = k + 1)
@@ -81,98 +97,111 @@ module sephirot_stack #(
   end
   assign h_rdata_o = prdata[63:0];
 
-  wire [64*SP-1:0] bank_rd;                        // byte read by port p from bank b: bank_rd[64*p + 8*b +: 8]
-  genvar gp, gb, gk;
+  genvar gp, gb, gq, gr;
   generate
+    // loads: the first word is in the half of off[3], the second in the other; each is the XOR of its copies
+    // (one LUT a bit with the half's select), then the 8 bytes from off[2:0] of the two; the bytes of a word
+    // without its valid bit, and those past the size, read 0
     for (gp = 0; gp < SP; gp = gp + 1) begin : gen_port
-      // the variable part-selects below are on this port's own slices: an 8:1 byte mux each
-      wire [63:0] prd = bank_rd[64*gp +: 64];
-      for (gb = 0; gb < 8; gb = gb + 1) begin : gen_byte
-        wire [2:0] bank = p_off[OW*gp +: 3] + gb[2:0];
-        assign prdata[64*gp + 8*gb +: 8] = ({1'b0, gb[2:0]} < p_size[4*gp +: 4]) ? prd[8*bank +: 8] : 8'd0;
+      wire [OW-1:0] off = p_off[OW*gp +: OW];
+      wire [WW-1:0] w0 = off[OW-1:3];
+      wire [1:0]    wv = {vld_q[w0 + {{(WW-1){1'b0}}, 1'b1}], vld_q[w0]};
+      reg  [63:0]   lo, hi;
+      reg  [7:0]    keep;                         // the bytes read as stored
+      integer       xb, xq;
+      always @(*) begin
+        lo = 64'd0;
+        hi = 64'd0;
+        for (xb = 0; xb < 8; xb = xb + 1)
+          for (xq = 0; xq < WP; xq = xq + 1) begin
+            lo[8*xb +: 8] = lo[8*xb +: 8] ^ (off[3] ? crd[8 + xb][8*(SP*xq + gp) +: 8] : crd[xb][8*(SP*xq + gp) +: 8]);
+            hi[8*xb +: 8] = hi[8*xb +: 8] ^ (off[3] ? crd[xb][8*(SP*xq + gp) +: 8] : crd[8 + xb][8*(SP*xq + gp) +: 8]);
+          end
+        keep = sizemask(p_size[4*gp +: 4]) & ((wv[0] ? 8'hff >> off[2:0] : 8'd0) | (wv[1] ? ~(8'hff >> off[2:0]) : 8'd0));
+      end
+      assign prdata[64*gp +: 64] = funnel8(lo, hi, off[2:0]) & bytemask(keep);
+    end
+
+    // stores: port q's word w0, whether it crosses into w0 + 1, its bytes rotated to their banks (bank j of
+    // either half takes byte (j - off) % 8)
+    wire [WP-1:0]    xw;                          // store port q crosses into its second word
+    wire [WW*WP-1:0] sw0;
+    wire [2*WP-1:0]  swv;                         // the valid bits of port q's two words
+    wire [64*WP-1:0] rot;
+    wire [16*WP-1:0] smask;                       // the bytes port q stores in its two words
+    wire [2*RW*WP-1:0] srow;                      // port q's row in half h: srow[RW*(2*q + h) +: RW]
+    for (gq = 0; gq < WP; gq = gq + 1) begin : gen_sport
+      wire [OW-1:0] off = q_off[OW*gq +: OW];
+      wire [WW-1:0] w0 = off[OW-1:3];
+      wire [63:0]   wd = q_data[64*gq +: 64];
+      assign sw0[WW*gq +: WW] = w0;
+      assign smask[16*gq +: 16] = {8'd0, sizemask(q_size[4*gq +: 4])} << off[2:0];
+      assign xw[gq] = |smask[16*gq + 8 +: 8];
+      assign swv[2*gq +: 2] = {vld_q[w0 + {{(WW-1){1'b0}}, 1'b1}], vld_q[w0]};
+      assign srow[RW*(2*gq) +: RW] = row_of(w0, 1'b0);
+      assign srow[RW*(2*gq+1) +: RW] = row_of(w0, 1'b1);
+      for (gb = 0; gb < 8; gb = gb + 1) begin : gen_rot
+        wire [2:0] idx = gb[2:0] - off[2:0];
+        assign rot[64*gq + 8*gb +: 8] = wd[8*idx +: 8];
       end
     end
-    // the valid bits' set terms, shared by the banks: the one-hot word each store port starts in
-    reg [SW-1:0] wbase [0:WP-1];
-    integer vq;
-    always @(*)
-      for (vq = 0; vq < WP; vq = vq + 1)
-        wbase[vq] = (commit_i && q_used[vq]) ? {{(SW-1){1'b0}}, 1'b1} << q_off[OW*vq+3 +: SWW] : {SW{1'b0}};
-    for (gb = 0; gb < 8; gb = gb + 1) begin : gen_bank
-      reg [SW-1:0]      vld_q;
-      wire [SWW*WP-1:0] wword;              // word of this bank written by store port q
-      wire [WP-1:0]     whit;               // store port q writes this bank
-      wire [WP-1:0]     wlo;                // ... in the word it starts in (else the next one)
-      wire [WP-1:0]     wen;                // ... and no later port writes the same word (the last store wins)
-      wire [8*SP*WP-1:0] crd;               // byte read by port p from copy q: crd[8*(SP*q + p) +: 8]
-      wire [8*WP*WP-1:0] xrd;               // byte of copy q at the word store port r writes: xrd[8*(WP*q + r) +: 8]
-      wire [SWW*SP-1:0] rword;              // word of this bank read by port p
-      for (gp = 0; gp < SP; gp = gp + 1) begin : gen_bport
-        wire [OW-1:0]  off = p_off[OW*gp +: OW];
-        wire [2:0]     idx = gb[2:0] - off[2:0];
-        // the access crosses into the next word of this bank when off%8 + idx carries
-        wire [SWW-1:0] w = off[OW-1:3] + {{(SWW-1){1'b0}}, idx > ~off[2:0]};
-        reg  [7:0]     x;
-        integer        xq;
-        always @(*) begin
-          x = 8'd0;
-          if (vld_q[w]) for (xq = 0; xq < WP; xq = xq + 1) x = x ^ crd[8*(SP*xq + gp) +: 8];
-        end
-        assign rword[SWW*gp +: SWW] = w;
-        assign bank_rd[64*gp + 8*gb +: 8] = x;
+
+    for (gb = 0; gb < 16; gb = gb + 1) begin : gen_bank
+      localparam integer H = gb / 8;              // half: even or odd words
+      wire [WP-1:0] dat;                          // store port q stores a byte in this bank
+      wire [WP-1:0] zer;                          // ... writes a zero: its word in this half had no valid bit
+      for (gq = 0; gq < WP; gq = gq + 1) begin : gen_kind
+        wire d = H[0] ^ q_off[OW*gq + 3];        // this half holds the port's second word
+        wire c = smask[16*gq + {d, gb[2:0]}];     // ... and this bank a byte of the store
+        assign dat[gq] = q_used[gq] && c;
+        assign zer[gq] = q_used[gq] && !c && (!d || xw[gq]) && !swv[2*gq + d];
       end
-      for (gk = 0; gk < WP; gk = gk + 1) begin : gen_copy
-        reg [7:0] mem_q [0:SW-1];
-        wire [OW-1:0]  off = q_off[OW*gk +: OW];
-        wire [2:0]     idx = gb[2:0] - off[2:0];
-        wire           carry = idx > ~off[2:0];
-        wire [SWW-1:0] ww = off[OW-1:3] + {{(SWW-1){1'b0}}, carry};
-        wire [63:0]    wd = q_data[64*gk +: 64];
-        reg  [7:0]     wx;                  // the byte XOR the other copies' bytes at ww: all copies XOR to it
-        reg            later;
-        integer        wq;
+      for (gq = 0; gq < WP; gq = gq + 1) begin : gen_copy
+        reg  [7:0]    mem_q [0:NR-1];
+        wire [RW-1:0] wr = srow[RW*(2*gq + H) +: RW];
+        reg  [7:0]    wx;                         // the byte XOR the other copies' bytes at wr: all XOR to it
+        reg           lose;                       // another port writes this byte, and wins
+        integer       xq;
         always @(*) begin
           wx = 8'd0;
-          later = 1'b0;
-          if (commit_i && whit[gk]) begin   // (the simulation skips the rows without a store to this bank)
-            wx = wd[8*idx +: 8];
-            for (wq = 0; wq < WP; wq = wq + 1) begin
-              if (wq != gk) wx = wx ^ xrd[8*(WP*wq + gk) +: 8];
-              if (wq > gk && whit[wq] && wword[SWW*wq +: SWW] == ww) later = 1'b1;
-            end
+          lose = 1'b0;
+          if (commit_i && (dat[gq] || zer[gq])) begin   // (the simulation skips the rows without a write here)
+            if (dat[gq]) wx = rot[64*gq + 8*(gb % 8) +: 8];
+            for (xq = 0; xq < WP; xq = xq + 1)
+              if (xq != gq) begin
+                wx = wx ^ sbyte[gb][8*(WP*xq + gq) +: 8];
+                if (srow[RW*(2*xq + H) +: RW] == wr &&
+                    (dat[xq] && (!dat[gq] || xq > gq) || zer[xq] && zer[gq] && xq > gq)) lose = 1'b1;
+              end
           end
         end
-        assign wword[SWW*gk +: SWW] = ww;
-        assign whit[gk] = q_used[gk] && ({1'b0, idx} < q_size[4*gk +: 4]);
-        assign wlo[gk] = !carry;
-        assign wen[gk] = whit[gk] && !later;
         always @(posedge clk_i)
-          if (commit_i && wen[gk]) mem_q[ww] <= wx;
+          if (commit_i && (dat[gq] || zer[gq]) && !lose) mem_q[wr] <= wx;
         for (gp = 0; gp < SP; gp = gp + 1) begin : gen_crd
-          assign crd[8*(SP*gk + gp) +: 8] = mem_q[rword[SWW*gp +: SWW]];
+          assign crd[gb][8*(SP*gq + gp) +: 8] = mem_q[row_of(p_off[OW*gp+3 +: WW], H[0])];
         end
-        for (gp = 0; gp < WP; gp = gp + 1) begin : gen_xrd
-          assign xrd[8*(WP*gk + gp) +: 8] = mem_q[wword[SWW*gp +: SWW]];
+        for (gr = 0; gr < WP; gr = gr + 1) begin : gen_xrd
+          assign sbyte[gb][8*(WP*gq + gr) +: 8] = mem_q[srow[RW*(2*gr + H) +: RW]];
         end
-      end
-      // valid bits: word i of this bank is set by a store port starting in word i (its low part) or in word i-1
-      // (its high part): two shared one-hot vectors and two bits per port, no decoder per bank and port
-      // (AND-OR on replicated bits: as a multiplexer per port, yosys kept two 64-bit multiplexers per bank and port)
-      reg [SW-1:0] vld_set;
-      integer vl;
-      always @(*) begin
-        vld_set = {SW{1'b0}};
-        if (commit_i && |q_used)
-        for (vl = 0; vl < WP; vl = vl + 1)
-          vld_set = vld_set | ({SW{whit[vl] && wlo[vl]}} & wbase[vl])
-                            | ({SW{whit[vl] && !wlo[vl]}} & {wbase[vl][SW-2:0], wbase[vl][SW-1]});
-      end
-      always @(posedge clk_i or negedge rst_ni) begin
-        if (!rst_ni) vld_q <= {SW{1'b0}};
-        else if (clear_i) vld_q <= {SW{1'b0}};
-        else if (commit_i && |q_used) vld_q <= vld_q | vld_set;
       end
     end
   endgenerate
+
+  // valid bits: a word becomes valid when a store port writes it (its first word, or its second when it crosses):
+  // one decoder a port, its neighbour taken by a rotation
+  reg [NW-1:0] vld_set, oh;
+  integer vq;
+  always @(*) begin
+    vld_set = {NW{1'b0}};
+    for (vq = 0; vq < WP; vq = vq + 1) begin
+      oh = q_used[vq] ? {{(NW-1){1'b0}}, 1'b1} << sw0[WW*vq +: WW] : {NW{1'b0}};
+      vld_set = vld_set | oh | ({NW{xw[vq]}} & {oh[NW-2:0], oh[NW-1]});
+    end
+  end
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) vld_q <= {NW{1'b0}};
+    else if (clear_i) vld_q <= {NW{1'b0}};
+    else if (commit_i && |q_used) vld_q <= vld_q | vld_set;
+  end
 endmodule
 `default_nettype wire
