@@ -109,18 +109,21 @@ module sephirot_regfile #(
   reg [5:0]    fhit;
   reg [63:0]   fval [0:5];
   integer fi, fl;
-  always @(*)
+  always @(*)   // (the simulation skips it in the rows without a register write)
     for (fi = 0; fi < 6; fi = fi + 1) begin
       fhit[fi] = 1'b0;
       fsel[fi] = {LW{1'b0}};
-      for (fl = 0; fl < LANES; fl = fl + 1)
-        if (wr_en_i[fl] && wr_idx_i[4*fl +: 4] == fi[3:0]) begin
-          fhit[fi] = 1'b1;
-          fsel[fi] = fl[LW-1:0];
-        end
-      fval[fi] = wr_val_i[63:0];
-      for (fl = 1; fl < LANES; fl = fl + 1)
-        if (fsel[fi] == fl[LW-1:0]) fval[fi] = wr_val_i[64*fl +: 64];
+      fval[fi] = 64'd0;
+      if (|wr_en_i) begin
+        for (fl = 0; fl < LANES; fl = fl + 1)
+          if (wr_en_i[fl] && wr_idx_i[4*fl +: 4] == fi[3:0]) begin
+            fhit[fi] = 1'b1;
+            fsel[fi] = fl[LW-1:0];
+          end
+        fval[fi] = wr_val_i[63:0];
+        for (fl = 1; fl < LANES; fl = fl + 1)
+          if (fsel[fi] == fl[LW-1:0]) fval[fi] = wr_val_i[64*fl +: 64];
+      end
     end
   // (the reset as well as the clear is synchronous: beside an asynchronous reset the clear is a LUT a bit)
   /* verilator lint_off SYNCASYNCNET */

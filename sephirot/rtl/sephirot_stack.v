@@ -86,6 +86,14 @@ module sephirot_stack #(
   endfunction
 
   reg  [NW-1:0]    vld_q;                         // word w was written in this packet
+  // (the simulation evaluates the read side only in the cycles that read, the write side in those that commit a
+  // store: Verilator evaluates every continuous assignment every cycle)
+  wire             s_wr = commit_i && |q_used;
+  reg  [SP-1:0]    s_rd;                          // load port p reads
+  always @(*) begin
+    for (pp = 0; pp < SP; pp = pp + 1) s_rd[pp] = |p_sel[LANES*pp +: LANES];
+    s_rd[0] = s_rd[0] || h_sel_i;
+  end
   wire [8*WP*WP-1:0] sbyte [0:15];                // bank b's copy q at the row store port r writes: [8*(WP*q + r)]
   wire [8*SP*WP-1:0] crd [0:15];                  // bank b's copy q at the row load port p reads: [8*(SP*q + p)]
   wire [64*SP-1:0] prdata;                        // bytes read by port p in access order
@@ -105,21 +113,28 @@ module sephirot_stack #(
     for (gp = 0; gp < SP; gp = gp + 1) begin : gen_port
       wire [OW-1:0] off = p_off[OW*gp +: OW];
       wire [WW-1:0] w0 = off[OW-1:3];
-      wire [1:0]    wv = {vld_q[w0 + {{(WW-1){1'b0}}, 1'b1}], vld_q[w0]};
-      reg  [63:0]   lo, hi;
+      reg  [63:0]   lo, hi, pd;
+      reg  [1:0]    wv;                           // the valid bits of the two words
       reg  [7:0]    keep;                         // the bytes read as stored
       integer       xb, xq;
       always @(*) begin
         lo = 64'd0;
         hi = 64'd0;
-        for (xb = 0; xb < 8; xb = xb + 1)
-          for (xq = 0; xq < WP; xq = xq + 1) begin
-            lo[8*xb +: 8] = lo[8*xb +: 8] ^ (off[3] ? crd[8 + xb][8*(SP*xq + gp) +: 8] : crd[xb][8*(SP*xq + gp) +: 8]);
-            hi[8*xb +: 8] = hi[8*xb +: 8] ^ (off[3] ? crd[xb][8*(SP*xq + gp) +: 8] : crd[8 + xb][8*(SP*xq + gp) +: 8]);
-          end
-        keep = sizemask(p_size[4*gp +: 4]) & ((wv[0] ? 8'hff >> off[2:0] : 8'd0) | (wv[1] ? ~(8'hff >> off[2:0]) : 8'd0));
+        pd = 64'd0;
+        wv = 2'd0;
+        keep = 8'd0;
+        if (s_rd[gp]) begin
+          for (xb = 0; xb < 8; xb = xb + 1)
+            for (xq = 0; xq < WP; xq = xq + 1) begin
+              lo[8*xb +: 8] = lo[8*xb +: 8] ^ crd[off[3] ? 8 + xb : xb][8*(SP*xq + gp) +: 8];
+              hi[8*xb +: 8] = hi[8*xb +: 8] ^ crd[off[3] ? xb : 8 + xb][8*(SP*xq + gp) +: 8];
+            end
+          wv = {vld_q[w0 + {{(WW-1){1'b0}}, 1'b1}], vld_q[w0]};
+          keep = sizemask(p_size[4*gp +: 4]) & ({8{wv[0]}} & (8'hff >> off[2:0]) | {8{wv[1]}} & ~(8'hff >> off[2:0]));
+          pd = funnel8(lo, hi, off[2:0]) & bytemask(keep);
+        end
       end
-      assign prdata[64*gp +: 64] = funnel8(lo, hi, off[2:0]) & bytemask(keep);
+      assign prdata[64*gp +: 64] = pd;
     end
 
     // stores: port q's word w0, whether it crosses into w0 + 1, its bytes rotated to their banks (bank j of
@@ -134,27 +149,51 @@ module sephirot_stack #(
       wire [OW-1:0] off = q_off[OW*gq +: OW];
       wire [WW-1:0] w0 = off[OW-1:3];
       wire [63:0]   wd = q_data[64*gq +: 64];
+      reg  [15:0]   m;
+      reg  [1:0]    v;
+      reg  [63:0]   r;
+      integer       xb;
+      always @(*) begin
+        m = 16'd0;
+        v = 2'd0;
+        r = 64'd0;
+        if (s_wr) begin
+          m = {8'd0, sizemask(q_size[4*gq +: 4])} << off[2:0];
+          v = {vld_q[w0 + {{(WW-1){1'b0}}, 1'b1}], vld_q[w0]};
+          for (xb = 0; xb < 8; xb = xb + 1) r[8*xb +: 8] = wd[8*(xb[2:0] - off[2:0]) +: 8];
+        end
+      end
       assign sw0[WW*gq +: WW] = w0;
-      assign smask[16*gq +: 16] = {8'd0, sizemask(q_size[4*gq +: 4])} << off[2:0];
-      assign xw[gq] = |smask[16*gq + 8 +: 8];
-      assign swv[2*gq +: 2] = {vld_q[w0 + {{(WW-1){1'b0}}, 1'b1}], vld_q[w0]};
+      assign smask[16*gq +: 16] = m;
+      assign xw[gq] = |m[15:8];
+      assign swv[2*gq +: 2] = v;
+      assign rot[64*gq +: 64] = r;
       assign srow[RW*(2*gq) +: RW] = row_of(w0, 1'b0);
       assign srow[RW*(2*gq+1) +: RW] = row_of(w0, 1'b1);
-      for (gb = 0; gb < 8; gb = gb + 1) begin : gen_rot
-        wire [2:0] idx = gb[2:0] - off[2:0];
-        assign rot[64*gq + 8*gb +: 8] = wd[8*idx +: 8];
-      end
     end
 
     for (gb = 0; gb < 16; gb = gb + 1) begin : gen_bank
       localparam integer H = gb / 8;              // half: even or odd words
-      wire [WP-1:0] dat;                          // store port q stores a byte in this bank
-      wire [WP-1:0] zer;                          // ... writes a zero: its word in this half had no valid bit
-      for (gq = 0; gq < WP; gq = gq + 1) begin : gen_kind
-        wire d = H[0] ^ q_off[OW*gq + 3];        // this half holds the port's second word
-        wire c = smask[16*gq + {d, gb[2:0]}];     // ... and this bank a byte of the store
-        assign dat[gq] = q_used[gq] && c;
-        assign zer[gq] = q_used[gq] && !c && (!d || xw[gq]) && !swv[2*gq + d];
+      reg  [WP-1:0] dat;                          // store port q stores a byte in this bank
+      reg  [WP-1:0] zer;                          // ... writes a zero: its word in this half had no valid bit
+      reg           d;                            // this half holds the port's second word
+      reg  [15:0]   km;
+      reg  [1:0]    kv;
+      integer       kq;
+      always @(*) begin
+        dat = {WP{1'b0}};
+        zer = {WP{1'b0}};
+        d = 1'b0;
+        km = 16'd0;
+        kv = 2'd0;
+        if (s_wr)
+          for (kq = 0; kq < WP; kq = kq + 1) begin
+            d = H[0] ^ q_off[OW*kq + 3];
+            km = smask[16*kq +: 16];
+            kv = swv[2*kq +: 2];
+            dat[kq] = q_used[kq] && km[{d, gb[2:0]}];
+            zer[kq] = q_used[kq] && !km[{d, gb[2:0]}] && (!d || xw[kq]) && !kv[d];
+          end
       end
       for (gq = 0; gq < WP; gq = gq + 1) begin : gen_copy
         reg  [7:0]    mem_q [0:NR-1];
@@ -165,7 +204,7 @@ module sephirot_stack #(
         always @(*) begin
           wx = 8'd0;
           lose = 1'b0;
-          if (commit_i && (dat[gq] || zer[gq])) begin   // (the simulation skips the rows without a write here)
+          if (dat[gq] || zer[gq]) begin
             if (dat[gq]) wx = rot[64*gq + 8*(gb % 8) +: 8];
             for (xq = 0; xq < WP; xq = xq + 1)
               if (xq != gq) begin
@@ -176,12 +215,16 @@ module sephirot_stack #(
           end
         end
         always @(posedge clk_i)
-          if (commit_i && (dat[gq] || zer[gq]) && !lose) mem_q[wr] <= wx;
+          if ((dat[gq] || zer[gq]) && !lose) mem_q[wr] <= wx;
         for (gp = 0; gp < SP; gp = gp + 1) begin : gen_crd
-          assign crd[gb][8*(SP*gq + gp) +: 8] = mem_q[row_of(p_off[OW*gp+3 +: WW], H[0])];
+          reg [7:0] c;
+          always @(*) c = s_rd[gp] ? mem_q[row_of(p_off[OW*gp+3 +: WW], H[0])] : 8'd0;
+          assign crd[gb][8*(SP*gq + gp) +: 8] = c;
         end
         for (gr = 0; gr < WP; gr = gr + 1) begin : gen_xrd
-          assign sbyte[gb][8*(WP*gq + gr) +: 8] = mem_q[srow[RW*(2*gr + H) +: RW]];
+          reg [7:0] c;
+          always @(*) c = s_wr ? mem_q[srow[RW*(2*gr + H) +: RW]] : 8'd0;
+          assign sbyte[gb][8*(WP*gq + gr) +: 8] = c;
         end
       end
     end
@@ -193,15 +236,17 @@ module sephirot_stack #(
   integer vq;
   always @(*) begin
     vld_set = {NW{1'b0}};
-    for (vq = 0; vq < WP; vq = vq + 1) begin
-      oh = q_used[vq] ? {{(NW-1){1'b0}}, 1'b1} << sw0[WW*vq +: WW] : {NW{1'b0}};
-      vld_set = vld_set | oh | ({NW{xw[vq]}} & {oh[NW-2:0], oh[NW-1]});
-    end
+    oh = {NW{1'b0}};
+    if (s_wr)
+      for (vq = 0; vq < WP; vq = vq + 1) begin
+        oh = q_used[vq] ? {{(NW-1){1'b0}}, 1'b1} << sw0[WW*vq +: WW] : {NW{1'b0}};
+        vld_set = vld_set | oh | ({NW{xw[vq]}} & {oh[NW-2:0], oh[NW-1]});
+      end
   end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) vld_q <= {NW{1'b0}};
     else if (clear_i) vld_q <= {NW{1'b0}};
-    else if (commit_i && |q_used) vld_q <= vld_q | vld_set;
+    else if (s_wr) vld_q <= vld_q | vld_set;
   end
 endmodule
 `default_nettype wire
