@@ -102,7 +102,7 @@ def _stale_rom(rng: random.Random, nrows: int) -> Rom:
             slots.append(f"*({SIZES[size]} *)(r10 - {-off}) = r{rng.choice([2, 3])}")
         sparse.append(row(*slots))
         for off, size in used:
-            word = -((-off + 7) // 8 * 8) if off % 8 else off
+            word = off - off % 8
             sparse.append(row(f"r4 = *(u64 *)(r10 - {-word})", "r0 ^= r4"))
             if (off % 8) + size > 8:
                 sparse.append(row(f"r4 = *(u64 *)(r10 - {-word - 8})", "r0 ^= r4"))

@@ -86,6 +86,11 @@ module sephirot_stack #(
   endfunction
 
   reg  [NW-1:0]    vld_q;                         // word w was written in this packet
+  // the valid bits of an access's two words: {w0 + 1, w0}
+  function automatic [1:0] vld_pair(input [WW-1:0] w0);
+    vld_pair = {vld_q[w0 + {{(WW-1){1'b0}}, 1'b1}], vld_q[w0]};
+  endfunction
+
   // (the simulation evaluates the read side only in the cycles that read, the write side in those that commit a
   // store: Verilator evaluates every continuous assignment every cycle)
   wire             s_wr = commit_i && |q_used;
@@ -129,7 +134,7 @@ module sephirot_stack #(
               lo[8*xb +: 8] = lo[8*xb +: 8] ^ crd[off[3] ? 8 + xb : xb][8*(SP*xq + gp) +: 8];
               hi[8*xb +: 8] = hi[8*xb +: 8] ^ crd[off[3] ? xb : 8 + xb][8*(SP*xq + gp) +: 8];
             end
-          wv = {vld_q[w0 + {{(WW-1){1'b0}}, 1'b1}], vld_q[w0]};
+          wv = vld_pair(w0);
           keep = sizemask(p_size[4*gp +: 4]) & ({8{wv[0]}} & (8'hff >> off[2:0]) | {8{wv[1]}} & ~(8'hff >> off[2:0]));
           pd = funnel8(lo, hi, off[2:0]) & bytemask(keep);
         end
@@ -159,7 +164,7 @@ module sephirot_stack #(
         r = 64'd0;
         if (s_wr) begin
           m = {8'd0, sizemask(q_size[4*gq +: 4])} << off[2:0];
-          v = {vld_q[w0 + {{(WW-1){1'b0}}, 1'b1}], vld_q[w0]};
+          v = vld_pair(w0);
           for (xb = 0; xb < 8; xb = xb + 1) r[8*xb +: 8] = wd[8*(xb[2:0] - off[2:0]) +: 8];
         end
       end
