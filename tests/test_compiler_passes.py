@@ -14,6 +14,7 @@ from hxdp.isa import Insn
 from hxdp.program import MapDef, Program
 
 PKT = bytes(range(64))
+LOOKUP = params.HELPER_IDS["map_lookup_elem"]
 
 
 def prog(insns, maps=None, name="t") -> Program:
@@ -458,8 +459,27 @@ def test_random_program_12839_stores_beside_helper_stay_ordered() -> None:
     assert check(p, res.rom, random_packets(12839)) == []
 
 
+def test_packet_load_stays_before_adjust_head_behind_a_map_lookup() -> None:
+    """Regression (fuzz seed 20261125, program 5663): a packet load whose address is ready late, a hash lookup
+    (a call whose memory is the map's region and the stack) and adjust_head. The dependence builder stopped at the
+    lookup, taking every call for a barrier, so the load was scheduled after adjust_head: an access fault."""
+    head = params.HELPER_IDS["xdp_adjust_head"]
+    insns = [movr(6, 1), ldx("w", 5, 6, 12), stx("w", 10, 5, -4), *lddw(1, 0, src=T.PSEUDO_MAP_FD),
+             movr(2, 10), alu64("add", 2, -4),
+             # r7 = data + a byte-dependent offset: four rows before the load can issue
+             ldx("w", 7, 6, 0), ldx("b", 4, 7, 3), alu64("and", 4, 3), alu64("lsh", 4, 1), alu64("xor", 4, 6),
+             alu64("add", 7, 0, src=4), ldx("dw", 8, 7, 1),
+             call(LOOKUP), movr(1, 6), mov(2, 42), call(head), jmp("jne", 0, 4, 0),
+             ldx("w", 3, 6, 0), stx("b", 3, 8, 10), mov(0, 3), exit_(), mov(0, 1), exit_()]
+    p = prog(insns, [MapDef("h", 1, 4, 8, 4)])
+    res = compile_program(p)
+    equivalent(p, res, [PKT, bytes(range(100, 164))])
+    rows = {(ins.opcode, ins.imm, ins.off): r for r, row in enumerate(res.rom.rows) for ins in row}
+    assert rows[(T.BY_NAME["ldxdw"].opcode, 0, 1)] <= rows[(0x85, head, 0)]
+
+
 # --- compile-time map lookups and branches ------------------------------------------------------------------
-LOOKUP = params.HELPER_IDS["map_lookup_elem"]
+
 
 
 def counter_prog(key_insns: list, map_type: int = 2, entries: int = 4) -> tuple[Program, list]:

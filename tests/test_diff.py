@@ -67,3 +67,15 @@ def test_divergence_is_reported_with_reproducer(tmp_path, monkeypatch, capsys):
     assert len(read_pcap(repro / "packet.pcap")) == 1
     assert "maps" in json.loads((repro / "maps.json").read_text())
     assert "hxdp diff" in (repro / "README.txt").read_text()
+
+
+def test_compare_reports_metadata() -> None:
+    """`hxdp diff` compares the XDP metadata as `hxdp fuzz` does (a fuzz reproducer of a metadata divergence
+    once showed nothing when run alone)."""
+    from hxdp.result import RunResult
+
+    k = RunResult(action=2, packet=b"\x01\x02", meta=b"\x05\x06\x07\x08")
+    assert diffmod.compare(0, k, RunResult(action=2, packet=b"\x01\x02", meta=b"\x05\x06\x07\x08")) is None
+    d = diffmod.compare(3, k, RunResult(action=2, packet=b"\x01\x02", meta=bytes(4)))
+    assert d is not None and (d.packet, d.what, d.expected, d.got) == (3, "meta", "05060708", "00000000")
+    assert diffmod.compare(3, k, RunResult(action=2, packet=b"\x01\x02", meta=bytes(4)), meta=False) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -107,6 +108,26 @@ def test_packets_have_plausible_headers() -> None:
     assert len(ipv4) > 80
     assert sum(1 for p in ipv4 if p[23] in (6, 17)) > len(ipv4) // 2
     assert sum(1 for p in ipv4 if p[14] == 0x45 and fuzz._csum16(p[14:34]) == 0) > len(ipv4) // 2
+
+
+@requires_clang
+@pytest.mark.parametrize("index", [1770, 8552])
+def test_loop_accumulators_compile_for_bpf(index: int, tmp_path: Path) -> None:
+    """Regression (seed 20261125): a loop adding a polynomial of its counter to a variable (`v2 += v6 - i7`) was
+    given a closed form with a 128-bit multiply that clang cannot compile for BPF (`__multi3`). The body now sees
+    the counter through an opaque copy."""
+    p = fuzz.gen_program(20261125, index)
+    fuzz.compile_c(fuzz.render_object([p]), tmp_path / "p.o")
+    assert "asm volatile(\"\" : \"+r\"(i" in p.render()
+
+
+def test_loop_counters_reach_the_body_only_through_the_opaque_copy() -> None:
+    for i in range(300):
+        for m in re.finditer(r"for \(__u32 (i\d+) = 0;[^\n]*\n((?:\t+.*\n)*)", fuzz.gen_program(11, i).render()):
+            name, body = m.group(1), m.group(2)
+            uses = re.findall(rf"\b{name}\b", body)
+            # the copy itself, and a packet loop's own address and stored value
+            assert len(uses) <= 3, f"program {i}: {name} used in the body: {body}"
 
 
 @requires_clang

@@ -220,3 +220,28 @@ def test_exposed_bytes_read_zero_and_written_bytes_stay() -> None:
     assert sum(1 for r in got if r.action == 2) >= 30, "too few packets ran to the end"
     # the headroom exposed by adjust_head(-48) reads zero: bytes 32..39 of the output are never written
     assert all(r.packet[32:40] == bytes(8) for r in got if r.action == 2)
+
+
+@pytest.mark.parametrize("delta", [14, -14, 32])
+@pytest.mark.parametrize("action", [1, 2])
+def test_metadata_move_when_the_packet_ends_in_the_adjust_head_row(delta: int, action: int) -> None:
+    """Regression (fuzz seed 20261125, programs 8281 and 8641): `call 44` and `exit` in one row, with metadata.
+    The packet buffer copies the metadata after the row; it read the chunks from the core's current buffer, which
+    by then was the next packet's (or an empty one): the metadata came out as that buffer's bytes."""
+    rom = Rom([
+        row("r6 = r1", "r7 = *(u32 *)(r1 + 0)"),
+        row("w2 = *(u8 *)(r7 + 20)"),
+        row("r2 &= 15", "r4 = 0x5a5a5a5a"),
+        row("r2 += 1"),
+        row("r2 *= -4"),  # 4..64 bytes of metadata
+        row("call 54"),
+        row("r2 = *(u32 *)(r6 + 8)", "r5 = *(u32 *)(r6 + 0)"),
+        row("*(u32 *)(r2 + 0) = r4", "r3 = *(u64 *)(r5 + 0)"),
+        row("*(u64 *)(r5 - 8) = r3"),  # the metadata's last 8 bytes (its first word, when only 4 or 8 long)
+        row("r1 = r6", f"r2 = {delta}"),
+        row("call 44", f"exit {action}"),
+    ])
+    packets = _packets(17, 24)
+    got = _compare(rom, packets)
+    assert all(r.fault is None and len(r.meta) >= 4 for r in got)
+    assert sum(r.meta[:4] == b"\x5a" * 4 for r in got) >= len(packets) // 2, "too few packets kept the first word"

@@ -22,7 +22,7 @@ class Divergence:
     """The first point where the engine and the kernel part."""
 
     packet: int
-    what: str  # "action", "bytes", "redirect", "map"
+    what: str  # "action", "bytes", "meta", "map"
     expected: str
     got: str
     detail: list[str] = field(default_factory=list)
@@ -87,13 +87,18 @@ def map_diff(expected: MapDump, got: MapDump, limit: int = 8) -> list[str]:
     return out
 
 
-def compare(index: int, kernel: RunResult, engine: RunResult) -> Divergence | None:
+def compare(index: int, kernel: RunResult, engine: RunResult, meta: bool = True) -> Divergence | None:
+    """The first field of one packet's result where the engine and the kernel differ: action, bytes, then XDP
+    metadata (data_meta..data; `meta` False when one side does not report it). The single comparison of
+    `hxdp diff` and `hxdp fuzz`, so that a fuzz reproducer shows its divergence when run alone."""
+    fault = [f"engine fault: {engine.fault}"] if engine.fault else []
     if (kernel.action & 0xFFFFFFFF) != (engine.action & 0xFFFFFFFF):
-        detail = [f"engine fault: {engine.fault}"] if engine.fault else []
-        return Divergence(index, "action", str(kernel.action), str(engine.action), detail)
+        return Divergence(index, "action", str(kernel.action), str(engine.action), fault)
     if kernel.packet != engine.packet:
         return Divergence(index, "bytes", f"{len(kernel.packet)} bytes", f"{len(engine.packet)} bytes",
-                          byte_diff(kernel.packet, engine.packet))
+                          byte_diff(kernel.packet, engine.packet) + fault)
+    if meta and kernel.meta != engine.meta:
+        return Divergence(index, "meta", kernel.meta.hex() or "-", engine.meta.hex() or "-", fault)
     return None
 
 

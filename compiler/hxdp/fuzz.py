@@ -84,6 +84,7 @@ class Block(Node):
     other: list[Node] | None = None
     tail: list[str] = field(default_factory=list)
     pre: list[str] = field(default_factory=list)  # lines before head, inside an enclosing { } scope
+    lead: list[str] = field(default_factory=list)  # the body's first lines (kept by the minimiser)
 
     @property
     def blocks(self) -> list[list[Node]]:  # type: ignore[override]
@@ -98,6 +99,7 @@ class Block(Node):
             out += [inner + ln for ln in self.pre]
         out += [inner + ln for ln in self.head[:-1]]
         out.append(inner + self.head[-1] + " {")
+        out += [inner + "\t" + ln for ln in self.lead]
         for n in self.body:
             out += n.render(inner + "\t")
         if self.other is not None:
@@ -403,13 +405,21 @@ class Generator:
         other = self.stmts(ctx, r.randrange(0, 2)) if r.random() < 0.3 else None
         return Block([f"if (data + {k} <= data_end)"], body, other)
 
+    @staticmethod
+    def opaque(i: str) -> list[str]:
+        """The body sees the counter through a copy the compiler cannot follow: an accumulator of a polynomial
+        in the counter (`v += v6 - i`) otherwise gets a closed form with a 128-bit multiply, which clang
+        cannot compile for BPF (`__multi3`)."""
+        return [f"__u64 {i}x = {i};", f'asm volatile("" : "+r"({i}x));']
+
     def s_loop(self, ctx: _Ctx) -> Node:
         r = self.r
         i = self.fresh("i")
         n = str(r.randrange(2, 9)) if r.random() < 0.7 else f"({self.var()} & {r.choice((3, 7, 15))})"
-        sub = replace(ctx, depth=ctx.depth + 1, loops=ctx.loops + [i], in_loop=True)
+        sub = replace(ctx, depth=ctx.depth + 1, loops=ctx.loops + [f"{i}x"], in_loop=True)
         body = self.stmts(sub, r.randrange(1, 4))
-        return Block(["#pragma clang loop unroll(disable)", f"for (__u32 {i} = 0; {i} < {n}; {i}++)"], body)
+        return Block(["#pragma clang loop unroll(disable)", f"for (__u32 {i} = 0; {i} < {n}; {i}++)"], body,
+                     lead=self.opaque(i))
 
     def s_pktloop(self, ctx: _Ctx) -> Node:
         """A loop walking the packet with its own bounds check per step (beyond the checked length too)."""
@@ -423,11 +433,11 @@ class Generator:
             act = f"{self.var()} {r.choice(('^=', '+=', '='))} *({ty} *){q};"
         else:
             act = f"*({ty} *){q} = ({ty})({self.var()} + {i});"
-        sub = replace(ctx, depth=ctx.depth + 1, loops=ctx.loops + [i], in_loop=True)
+        sub = replace(ctx, depth=ctx.depth + 1, loops=ctx.loops + [f"{i}x"], in_loop=True)
         extra = self.stmts(sub, 1) if r.random() < 0.4 else []
         return Block(["#pragma clang loop unroll(disable)", f"for (__u32 {i} = 0; {i} < {n}; {i}++)"],
                      [Simple([f"__u8 *{q} = p + {off} + {i} * {stride};", f"if ((void *)({q} + {size}) > data_end)",
-                              "\tbreak;", act])] + extra)
+                              "\tbreak;", act])] + extra, lead=self.opaque(i))
 
     def s_stack(self, ctx: _Ctx) -> Node:
         r = self.r
@@ -736,17 +746,17 @@ def engine_outcome(engine: str, program: Any, packets: list[bytes], cfg: dict[st
 
 def first_divergence(kern: Outcome, eng: Outcome) -> tuple[int, str, list[str]] | None:
     """(packet index, field, detail lines) of the first difference, maps compared where the engine dumped them."""
-    from .diff import byte_diff, map_diff
+    from .diff import compare, map_diff
 
     for i, (k, e) in enumerate(zip(kern.results, eng.results, strict=True)):
-        if (k.action & 0xFFFFFFFF) != (e.action & 0xFFFFFFFF):
-            det = [f"kernel action {k.action}, engine {e.action}"] + ([f"engine fault: {e.fault}"] if e.fault else [])
-            return i, "action", det
+        div = compare(i, k, e, meta=kern.meta and eng.meta)
+        if div is not None:
+            if div.what == "action":
+                return i, "action", [f"kernel action {div.expected}, engine {div.got}"] + div.detail
+            if div.what == "meta":
+                return i, "meta", [f"kernel {div.expected}", f"engine {div.got}"] + div.detail
+            return i, div.what, div.detail
         fault = [f"engine fault: {e.fault}"] if e.fault else []
-        if k.packet != e.packet:
-            return i, "bytes", byte_diff(k.packet, e.packet) + fault
-        if kern.meta and eng.meta and k.meta != e.meta:
-            return i, "meta", [f"kernel {k.meta.hex() or '-'}", f"engine {e.meta.hex() or '-'}"] + fault
         if eng.maps[i] is not None:
             kmaps = kern.maps[i]
             assert kmaps is not None
@@ -944,9 +954,10 @@ def write_case_src(folder: Path, src: str, name: str, packets: list[bytes], cfg:
                  "maps": dump_to_config(m)["maps"]} for r, m in zip(kern.results, kern.maps, strict=True)]
     case = {"prog": name, "engine": engine, "note": note, "known": known or {}, "expected": expected}
     (folder / "case.json").write_text(json.dumps(case, indent=1) + "\n")
+    flags = " ".join(_FLAGS or clang_flags())
     (folder / "README.txt").write_text(
         f"{note}\n\nreproduce with:\n  hxdp diff prog.o --prog {name} --pcap packets.pcap --maps maps.json "
-        f"--engine {engine}\n")
+        f"--engine {engine}\n(prog.o is prog.c built with: clang {flags} -c prog.c -o prog.o)\n")
     return case
 
 

@@ -399,7 +399,8 @@ module sephirot_pktbuf #(
         if (iw || bk_we[gb]) for (k = 0; k < 8; k = k + 1) if (wm[k]) mem_q[wix][8*k +: 8] <= wd[8*k +: 8];
       for (gc = 0; gc < NC; gc = gc + 1) begin : gen_rd
         wire [WA-1:0]    w0 = (gc == CO) ? co_w0 : cw[WA*gc +: WA];
-        wire [PW-1:0]    rb = (gc == CO) ? ob : cb;
+        // (the copy reads the engine's buffer: the packet may have ended in the adjust_head row, cb is the next one)
+        wire [PW-1:0]    rb = (gc == CO) ? ob : (gc == 0 && c_rd) ? e_b_q : cb;
         wire [BW-1:0]    r  = w0[WA-1:3] + {{(BW-1){1'b0}}, B < w0[2:0]};
         reg  [63:0]      q;
         `SEPH_BRAM_READ(q, c_en[gc], mem_q[{rb, r}])

@@ -179,8 +179,11 @@ class _TraceScheduler:
                             continue  # the helper wrote no memory: the load may run beside or before it
                         if op.is_mem and p.footprint is not None and all(a.disjoint(n.acc) for a in p.footprint):
                             continue  # the helper's memory and this access do not meet
+                        # no stop here: a call with a footprint is not ordered after the accesses outside it, so
+                        # an earlier access may still conflict with this one (a packet load before a map lookup
+                        # must stay before a later adjust_head)
                         self._edge(i, j, 1)
-                        break
+                        continue
                     if op.is_call:
                         if n.footprint is not None and all(a.disjoint(p.acc) for a in n.footprint):
                             continue
