@@ -116,6 +116,7 @@ def run_campaign(count: int, npackets: int, seed: int, engines: tuple[str, ...],
     summary = summarise(results, seed, npackets, engines, elapsed, start)
     summary["exclude"] = sorted(exclude)
     summary["reproducers"] = write_reproducers(results, seed, npackets, out, minimise, minimise_seconds, exclude)
+    summary["verdict"] = verdict(summary)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 
@@ -139,6 +140,15 @@ def summarise(results: list[fuzz.CaseResult], seed: int, npackets: int, engines:
             classes[sig] = classes.get(sig, 0) + 1
             divs.append({"index": r.index, "prog": r.name, "engine": eng, "packet": d[0], "field": d[1],
                          "detail": d[2][:4], "class": sig})
+    features: dict[str, int] = dict.fromkeys(fuzz.FEATURES, 0)
+    pairs: set[tuple[str, str]] = set()
+    for r in results:
+        if r.status in ("rejected", "clang"):
+            continue
+        for f in r.features:
+            features[f] = features.get(f, 0) + 1
+        pairs |= {(a, b) for a in r.features for b in r.features if a < b}
+    npairs = len(fuzz.FEATURES) * (len(fuzz.FEATURES) - 1) // 2
     errors = [{"index": r.index, "prog": r.name, "engine": eng, "error": e}
               for r in results for eng, e in r.errors.items()]
     errors += [{"index": r.index, "prog": r.name, "engine": "-", "error": r.detail}
@@ -153,6 +163,7 @@ def summarise(results: list[fuzz.CaseResult], seed: int, npackets: int, engines:
         "engine_errors": errors, "rejections": [{"index": r.index, "why": r.detail} for r in results
                                                 if r.status == "rejected"][:20],
         "seconds": round(elapsed, 1), "programs_per_second": round(generated / elapsed, 2) if elapsed else 0.0,
+        "features_covered": features, "feature_pairs_covered": len(pairs), "feature_pairs": npairs,
     }
 
 
@@ -195,8 +206,18 @@ def write_reproducers(results: list[fuzz.CaseResult], seed: int, npackets: int, 
     return written
 
 
+def verdict(s: dict[str, Any]) -> str:
+    """The campaign in one line: PASS when no engine diverged, erred, and clang built every program."""
+    bad = s["divergent_programs"] or s["engine_errors"] or s["clang_failures"]
+    return (f"{'FAIL' if bad else 'PASS'}: {s['divergent_programs']} divergent, {len(s['engine_errors'])} engine "
+            f"errors, {s['clang_failures']} clang failures in {s['accepted']} programs x "
+            f"{s['packets_per_program']} packets on {', '.join(s['engines'])}")
+
+
 def render_text(s: dict[str, Any]) -> str:
+    feats = s.get("features_covered", {})
     lines = [
+        verdict(s),
         f"fuzz seed {s['seed']}: {s['programs']} programs x {s['packets_per_program']} packets on "
         f"{', '.join(s['engines'])} in {s['seconds']} s ({s['programs_per_second']} programs/s)",
         f"  verifier rejected {s['verifier_rejected']} ({100 * s['verifier_rejection_rate']:.1f}%), "
@@ -204,6 +225,8 @@ def render_text(s: dict[str, Any]) -> str:
         f"  features left out: {', '.join(s['exclude']) or 'none'}",
         f"  kernel actions: {', '.join(f'{k}: {v}' for k, v in sorted(s['kernel_actions'].items()))}",
         f"  divergent programs: {s['divergent_programs']}, engine errors: {len(s['engine_errors'])}",
+        "  programs per feature: " + ", ".join(f"{k} {v}" for k, v in sorted(feats.items())),
+        f"  feature pairs covered: {s.get('feature_pairs_covered', 0)} of {s.get('feature_pairs', 0)}",
     ]
     for cls, n in sorted(s["divergence_classes"].items(), key=lambda kv: -kv[1]):
         lines.append(f"    {n:5d} x {cls}")
@@ -237,4 +260,4 @@ def _run(args: argparse.Namespace) -> int:
         print()
     else:
         print(render_text(summary))
-    return 1 if summary["divergent_programs"] or summary["engine_errors"] else 0
+    return 1 if summary["verdict"].startswith("FAIL") else 0

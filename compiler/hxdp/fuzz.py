@@ -61,6 +61,7 @@ class Node:
     """A statement; `blocks` are its child statement lists (what the minimiser may shorten)."""
 
     blocks: list[list[Node]]
+    kind: str  # the generator's statement kind (a feature name)
 
     def render(self, ind: str) -> list[str]:
         raise NotImplementedError
@@ -70,6 +71,7 @@ class Node:
 class Simple(Node):
     lines: list[str]
     blocks: list[list[Node]] = field(default_factory=list)
+    kind: str = ""
 
     def render(self, ind: str) -> list[str]:
         return [ind + ln for ln in self.lines]
@@ -85,6 +87,7 @@ class Block(Node):
     tail: list[str] = field(default_factory=list)
     pre: list[str] = field(default_factory=list)  # lines before head, inside an enclosing { } scope
     lead: list[str] = field(default_factory=list)  # the body's first lines (kept by the minimiser)
+    kind: str = ""
 
     @property
     def blocks(self) -> list[list[Node]]:  # type: ignore[override]
@@ -145,6 +148,22 @@ class FuzzProgram:
             return sum(1 + sum(walk(b) for b in n.blocks) for n in nodes)
 
         return walk(self.body)
+
+    def features(self) -> set[str]:
+        """The features (FEATURES) this program uses: its statements' kinds and the computed exits' helpers."""
+        def walk(nodes: list[Node]) -> set[str]:
+            out: set[str] = set()
+            for n in nodes:
+                out.add(n.kind)
+                for b in n.blocks:
+                    out |= walk(b)
+            return out
+
+        text = self.render()
+        found = walk(self.body)
+        found |= {name for name, call in (("redirect_map", "bpf_redirect_map("), ("redirect", "bpf_redirect("))
+                  if call in text}
+        return found & set(FEATURES)
 
 
 def render_object(progs: list[FuzzProgram]) -> str:
@@ -320,7 +339,9 @@ class Generator:
             if x <= 0:
                 chosen = kind
                 break
-        return getattr(self, f"s_{chosen}")(ctx)
+        node: Node = getattr(self, f"s_{chosen}")(ctx)
+        node.kind = chosen
+        return node
 
     def s_alu(self, ctx: _Ctx) -> Node:
         v = self.var()
@@ -778,6 +799,7 @@ class CaseResult:
     errors: dict[str, str] = field(default_factory=dict)
     actions: dict[int, int] = field(default_factory=dict)
     insns: int = 0
+    features: list[str] = field(default_factory=list)
 
 
 def check_program(obj: Path, prog: str, packets: list[bytes], cfg: dict[str, Any],
@@ -847,7 +869,7 @@ def _check_all(seed: int, indices: list[int], progs: list[FuzzProgram], obj: Pat
         except HxdpError as exc:
             out.append(CaseResult(i, p.name, "engine-error", f"{type(exc).__name__}: {exc}"))
             continue
-        cr = CaseResult(i, p.name, status, detail, divs, errs)
+        cr = CaseResult(i, p.name, status, detail, divs, errs, features=sorted(p.features()))
         if kern is not None:
             for r in kern.results:
                 cr.actions[r.action] = cr.actions.get(r.action, 0) + 1
