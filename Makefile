@@ -14,7 +14,7 @@ demo: setup progs
 	@$(PY) scripts/demo.py
 
 lint: setup
-	@$(PY) -m ruff check compiler tests scripts benchmarks
+	@$(PY) -m ruff check hxdp tests scripts benchmarks
 
 test: setup progs lint
 	@$(PY) -m pytest -q -n 2 -m "not slow" tests

@@ -17,12 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-from hxdp import baseline
 from hxdp.atomic_write import write_atomic
 from hxdp.errors import HxdpError
-from hxdp.pcap import write_pcap
+from hxdp.linux import baseline
 from hxdp.suite import PROGS_DIR, SuiteProgram, programs
-from hxdp.traffic import generate
+from hxdp.traffic.gen import generate
+from hxdp.traffic.pcap import write_pcap
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
 MIN_B2B = 64  # packets in a back-to-back Sephirot run (the trace repeated)
@@ -56,9 +56,9 @@ def sephirot_from_engine(prog: SuiteProgram, pcap: Path, engine: str) -> tuple[f
     rtl: the Verilator model run back to back, steady state = interval between packet completions over the
     second half of the run; vliw-model: mean of the model's per-packet cycles (no packet path)."""
     from hxdp.compiler import compile_program
-    from hxdp.elf import load_program
-    from hxdp.maps import MapState
-    from hxdp.pcap import read_pcap
+    from hxdp.frontend.elf import load_program
+    from hxdp.models.maps import MapState
+    from hxdp.traffic.pcap import read_pcap
 
     frames = read_pcap(pcap)
     frames = frames * max(1, -(-MIN_B2B // len(frames)))
@@ -66,11 +66,11 @@ def sephirot_from_engine(prog: SuiteProgram, pcap: Path, engine: str) -> tuple[f
     state = MapState(result.layout)
     state.apply_config(prog.map_config())
     if engine == "vliw-model":
-        from hxdp.vliwmodel import VliwModel
+        from hxdp.models.vliw import VliwModel
 
         model = VliwModel(result.rom, state)
         return statistics.mean(model.run(f).cycles for f in frames), "vliw-model: mean cycles per packet"
-    from hxdp.rtl import RtlSim
+    from hxdp.rtl.sim import RtlSim
 
     sim = RtlSim(result.rom, layout=result.layout, state=state)
     sim.run_packets(frames)

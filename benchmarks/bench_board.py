@@ -17,15 +17,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "compiler"))
 
-from hxdp import hosttools as H  # noqa: E402
 from hxdp import params  # noqa: E402
-from hxdp.boardsim import BoardServer  # noqa: E402
-from hxdp.isa import Insn  # noqa: E402
-from hxdp.maps import MapLayout  # noqa: E402
-from hxdp.pcap import write_pcap  # noqa: E402
-from hxdp.program import MapDef  # noqa: E402
-from hxdp.rom import Rom  # noqa: E402
-from hxdp.traffic import generate  # noqa: E402
+from hxdp.board import tools as H  # noqa: E402
+from hxdp.board.sim import BoardServer  # noqa: E402
+from hxdp.frontend.program import MapDef  # noqa: E402
+from hxdp.isa.insn import Insn  # noqa: E402
+from hxdp.isa.rom import Rom  # noqa: E402
+from hxdp.models.maps import MapLayout  # noqa: E402
+from hxdp.traffic.gen import generate  # noqa: E402
+from hxdp.traffic.pcap import write_pcap  # noqa: E402
 
 
 def full_rom() -> Rom:

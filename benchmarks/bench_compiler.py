@@ -20,14 +20,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "compiler"))
 
+from equiv import check  # noqa: E402
+from randprog import random_packets, random_program  # noqa: E402
+
 from hxdp import params  # noqa: E402
 from hxdp.compiler import CompileOptions, compile_program  # noqa: E402
-from hxdp.compiler.equiv import check  # noqa: E402
-from hxdp.compiler.randprog import random_packets, random_program  # noqa: E402
-from hxdp.elf import load_program  # noqa: E402
-from hxdp.maps import MapState  # noqa: E402
-from hxdp.seqmodel import SeqModel  # noqa: E402
-from hxdp.vliwmodel import VliwModel  # noqa: E402
+from hxdp.frontend.elf import load_program  # noqa: E402
+from hxdp.models.maps import MapState  # noqa: E402
+from hxdp.models.seq import SeqModel  # noqa: E402
+from hxdp.models.vliw import VliwModel  # noqa: E402
 
 PROGS = ROOT / "xdp_progs"
 # hXDP static IPC, paper Table 3 (Katran stands for our l4_load_balancer)
@@ -36,8 +37,8 @@ PAPER_IPC = {"xdp1": 1.70, "xdp2": 1.81, "xdp_adjust_tail": 2.72, "xdp_router_ip
 
 
 def _packets(name: str) -> list[bytes]:
-    from hxdp.pcap import read_pcap
-    from hxdp.traffic import generate
+    from hxdp.traffic.gen import generate
+    from hxdp.traffic.pcap import read_pcap
 
     pcap = PROGS / "traffic" / f"{name}.pcap"
     return (read_pcap(pcap)[:64] if pcap.exists() else []) or generate(8, 32, 64, seed=1)

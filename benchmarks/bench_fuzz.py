@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "compiler"))
 
 from hxdp import fuzz  # noqa: E402
-from hxdp.cmd_fuzz import render_text, run_campaign  # noqa: E402
+from hxdp.fuzz.campaign import render_text, run_campaign  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

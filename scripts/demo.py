@@ -7,19 +7,20 @@ import sys
 import time
 from pathlib import Path
 
-from hxdp import params
-from hxdp.compiler import compile_program
-from hxdp.diff import compare, map_diff
-from hxdp.elf import load_program
-from hxdp.errors import HxdpError
-from hxdp.kernel import KernelProgram, available
-from hxdp.maps import MapState
-from hxdp.pcap import read_pcap
-from hxdp.rtl import RtlSim
-from hxdp.suite import programs
 from rich.console import Console
 from rich.progress import track
 from rich.table import Table
+
+from hxdp import params
+from hxdp.compiler import compile_program
+from hxdp.diff import compare, map_diff
+from hxdp.errors import HxdpError
+from hxdp.frontend.elf import load_program
+from hxdp.linux.kernel import KernelProgram, available
+from hxdp.models.maps import MapState
+from hxdp.rtl.sim import RtlSim
+from hxdp.suite import programs
+from hxdp.traffic.pcap import read_pcap
 
 ACTIONS = params.ACTION_NAMES
 

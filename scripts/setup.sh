@@ -15,7 +15,7 @@ if [ -n "$missing" ]; then
 fi
 PY=${PYTHON:-python3}
 if ! $PY -c "import hxdp, elftools, networkx, scapy, pytest, hypothesis, ruff" 2>/dev/null \
-   || [ "$($PY -c 'import hxdp,os;print(os.path.realpath(os.path.dirname(hxdp.__file__)))' 2>/dev/null)" != "$(realpath compiler/hxdp)" ]; then
+   || [ "$($PY -c 'import hxdp,os;print(os.path.realpath(os.path.dirname(hxdp.__file__)))' 2>/dev/null)" != "$(realpath hxdp)" ]; then
   echo "setup: installing the hxdp Python package and its dependencies"
   $PY -m pip install -q --disable-pip-version-check -e ".[test]" 2>/dev/null \
     || $PY -m pip install -q --disable-pip-version-check --break-system-packages -e ".[test]"

@@ -8,7 +8,7 @@ import sys
 def run(command: list[str], argv: list[str]) -> int:
     """`-i IFACE` (the original tools' option) becomes `--board sume:IFACE`; everything else goes to hxdp."""
     try:
-        from hxdp.cmd_board import main
+        from hxdp.cli import main
     except ImportError:
         print("the hxdp package is not installed: run `pip install -e .` in the repository", file=sys.stderr)
         return 1

@@ -9,7 +9,7 @@ if [[ ! -f "$PCAP" ]]; then
   hxdp traffic "$PCAP" --flows 10 --count 10000 --size 64
 fi
 if [[ "${3:-}" == "loop" ]]; then
-  python3 -m hxdp.cmd_board board send "$PCAP" --port "$PORT" --loop --board "$BOARD"
+  python3 -m hxdp.cli board send "$PCAP" --port "$PORT" --loop --board "$BOARD"
 else
-  python3 -m hxdp.cmd_board board send "$PCAP" --port "$PORT" --wait --board "$BOARD"
+  python3 -m hxdp.cli board send "$PCAP" --port "$PORT" --wait --board "$BOARD"
 fi

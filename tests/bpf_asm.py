@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hxdp import isa_table as T
-from hxdp.isa import NOP, Insn
+from hxdp.isa import table as T
+from hxdp.isa.insn import NOP, Insn
 
 
 def op(name: str) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from hxdp.cmd_exec import parse_program_hex
-from hxdp.isa import Insn, assemble
+from hxdp.isa.insn import Insn, assemble
+from hxdp.raw import parse_program_hex
 
 CASE_DIR = Path(__file__).parent / "isa_cases"
 

@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hxdp import kernel
+
+from hxdp.linux import kernel
 
 _ok, _reason = kernel.available()
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from hxdp import params, rtl
-from hxdp.isa import NOP, Insn, assemble_line
-from hxdp.maps import MapLayout, MapState
+
+from hxdp import params
+from hxdp.isa.insn import NOP, Insn, assemble_line
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapLayout, MapState
+from hxdp.models.vliw import VliwModel
 from hxdp.result import RunResult
-from hxdp.rom import Rom
-from hxdp.rtl import RtlSim
-from hxdp.vliwmodel import VliwModel
+from hxdp.rtl import sim as rtl
+from hxdp.rtl.sim import RtlSim
 
 
 def require_rtl() -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from hxdp import alu
 from hypothesis import given
 from hypothesis import strategies as st
+
+from hxdp.models import alu
 
 u64 = st.integers(0, alu.M64)
 u32 = st.integers(0, alu.M32)

@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from hxdp import baseline
+
 from hxdp.errors import PcapError
+from hxdp.linux import baseline
 
 DATA = Path(__file__).parent / "data" / "baseline"
 
@@ -193,7 +194,7 @@ def test_stale_namespace_of_a_dead_process_is_removed() -> None:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_tool_removes_its_namespace(objs: dict[str, Path], pcap: Path, sig: int) -> None:
     _need_netns()
-    cmd = [sys.executable, "-m", "hxdp.cmd_baseline", str(objs["xdp_tx"]), "--pcap", str(pcap),
+    cmd = [sys.executable, "-m", "hxdp.cli", "baseline", str(objs["xdp_tx"]), "--pcap", str(pcap),
            "--repeat", "2000000", "--runs", "1000", "-q"]
     child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

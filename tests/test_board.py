@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 from conftest import compile_bpf
-from hxdp import cmd_board, params, traffic
-from hxdp import hosttools as H
-from hxdp.board import (
+from kernel_fixtures import requires_kernel
+from rtl_support import printk_rom, row
+
+from hxdp import params
+from hxdp.board import tools as H
+from hxdp.board.transport import (
     SUME_IOCTL_READ,
     SUME_IOCTL_WRITE,
     Board,
@@ -26,14 +29,14 @@ from hxdp.board import (
     imem_word_addr,
     open_board,
 )
+from hxdp.cli import main as cli_main
 from hxdp.compiler import CompileOptions, compile_program
-from hxdp.elf import load_program
-from hxdp.maps import MapLayout, MapState
-from hxdp.pcap import read_pcap, write_pcap
-from hxdp.rom import Rom, RomError
-from hxdp.rtl import available as verilator_available
-from kernel_fixtures import requires_kernel
-from rtl_support import printk_rom, row
+from hxdp.frontend.elf import load_program
+from hxdp.isa.rom import Rom, RomError
+from hxdp.models.maps import MapLayout, MapState
+from hxdp.rtl.sim import available as verilator_available
+from hxdp.traffic import gen as traffic
+from hxdp.traffic.pcap import read_pcap, write_pcap
 
 DATA = Path(__file__).parent / "data" / "board"
 _vok, _vwhy = verilator_available()
@@ -65,7 +68,7 @@ def compiled(objs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) ->
 def server():  # noqa: ANN201
     if not _vok:
         pytest.skip(_vwhy)
-    from hxdp.boardsim import BoardServer
+    from hxdp.board.sim import BoardServer
 
     with BoardServer(ports=2) as srv:
         yield srv
@@ -83,7 +86,7 @@ def board(server) -> SimBoard:  # noqa: ANN001
 
 
 def cli(*argv: str) -> int:
-    return cmd_board.main(list(argv))
+    return cli_main(list(argv))
 
 
 def let_flow(board: SimBoard, packets: int, timeout: float = 20.0) -> None:
@@ -252,7 +255,7 @@ def test_maps_by_name(board: SimBoard, server, compiled, capsys) -> None:  # noq
 @requires_kernel
 @pytest.mark.parametrize("mode", [params.XDP_PASS, params.XDP_TX, params.XDP_DROP])
 def test_board_equals_kernel(board: SimBoard, objs, compiled, mode: int) -> None:  # noqa: ANN001
-    from hxdp.kernel import KernelProgram
+    from hxdp.linux.kernel import KernelProgram
 
     _rom, res = compiled["gmode"]
     cfg = {"maps": {"gmode.data": [{"key": "00000000", "value": mode.to_bytes(4, "little").hex()}]}}
@@ -276,7 +279,7 @@ def test_board_equals_kernel(board: SimBoard, objs, compiled, mode: int) -> None
 def test_board_equals_kernel_hash_map(board: SimBoard, objs, compiled) -> None:  # noqa: ANN001
     """acl.c (hash map lookups, atomic counters in an array): entries written by the host tools are found by the
     hardware where the kernel finds them; actions, bytes and the maps agree before and after an update."""
-    from hxdp.kernel import KernelProgram
+    from hxdp.linux.kernel import KernelProgram
 
     _rom, res = compiled["acl"]
     pkts = traffic.generate(16, 48, 64, "udp", 7)
@@ -353,7 +356,7 @@ def test_bad_input(board: SimBoard, server, compiled, tmp_path: Path, capsys) ->
     board.wait()
     assert [o.action for o in board.outputs()] == [params.XDP_PASS] * 3
     # the daemon itself goes away: a clear error
-    from hxdp.boardsim import BoardServer
+    from hxdp.board.sim import BoardServer
 
     with BoardServer(ports=1, step=True) as other:
         b2 = other.board()
@@ -458,7 +461,7 @@ def test_monitor_counter_wrap() -> None:
 @needs_sim
 def test_pcap_replay_and_output(server, compiled, tmp_path: Path) -> None:  # noqa: ANN001
     """A daemon started with --pcap --out replays at full speed and writes the TX frames to a pcap."""
-    from hxdp.boardsim import BoardServer
+    from hxdp.board.sim import BoardServer
 
     _rom, res = compiled["gmode"]
     pkts = ipv4_packets(10)
@@ -521,7 +524,7 @@ def test_tap_bump_in_the_wire(compiled) -> None:  # noqa: ANN001
     reason = _tap_reason()
     if reason:
         pytest.skip(reason)
-    from hxdp.boardsim import BoardServer
+    from hxdp.board.sim import BoardServer
 
     tag = f"{os.getpid() % 100000}"
     ns = [f"hxbA{tag}", f"hxbB{tag}"]
@@ -589,7 +592,7 @@ def test_cli_serve_monitor_out(compiled, tmp_path: Path, capsys) -> None:  # noq
     import sys
 
     sock = str(tmp_path / "b.sock")
-    proc = subprocess.Popen([sys.executable, "-m", "hxdp.cmd_board", "board", "serve", "--socket", sock],
+    proc = subprocess.Popen([sys.executable, "-m", "hxdp.cli", "board", "serve", "--socket", sock],
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -646,7 +649,7 @@ def _printk_packet(k: int) -> bytes:
 
 @needs_sim
 def test_trace_printk_fifo(board: SimBoard, server, capsys) -> None:  # noqa: ANN001
-    from hxdp.vliwmodel import VliwModel
+    from hxdp.models.vliw import VliwModel
 
     rom = printk_rom()
     H.inject(board, rom)
@@ -692,8 +695,8 @@ def test_fresh_board_prandom_equals_model() -> None:
     """A board that has just been reset: get_prandom_u32 starts from the xorshift state's reset value, as in the
     model (the board harness gives the asynchronous reset a falling edge; holding rst_ni low from time 0 left
     the state at 0)."""
-    from hxdp.boardsim import BoardServer
-    from hxdp.vliwmodel import VliwModel
+    from hxdp.board.sim import BoardServer
+    from hxdp.models.vliw import VliwModel
 
     rom = Rom([
         row("r6 = *(u32 *)(r1 + 0)", f"call {params.HELPER_IDS['get_prandom_u32']}"),

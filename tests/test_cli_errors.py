@@ -21,13 +21,14 @@ from pathlib import Path
 
 import pytest
 from conftest import ELF_SOURCES, XDP_PROGS, compile_bpf
+
 from hxdp import atomic_write, cli
 from hxdp.atomic_write import OutputError, check_writable, write_atomic
 from hxdp.cli import main
 from hxdp.errors import HxdpError
-from hxdp.maps import MapError, check_map_config
-from hxdp.pcap import write_pcap
-from hxdp.traffic import generate
+from hxdp.models.maps import MapError, check_map_config
+from hxdp.traffic.gen import generate
+from hxdp.traffic.pcap import write_pcap
 
 # --- bad inputs -------------------------------------------------------------------------------------------------
 
@@ -365,7 +366,7 @@ def test_bad_input_one_line(cmd: str, code: int, text: str, absent: tuple[str, .
                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                             capsys: pytest.CaptureFixture[str]) -> None:
     if cmd.startswith(("kernel-run", "diff", "baseline")):
-        from hxdp import kernel
+        from hxdp.linux import kernel
 
         ok, why = kernel.available()
         if not ok:
@@ -461,12 +462,12 @@ def test_usage_error_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 def test_unexpected_exception_is_one_line_unless_debug(monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """The safety net: a bug is one line with exit 3 and a hint; HXDP_DEBUG=1 gives the traceback instead."""
-    import hxdp.cmd_traffic
+    import hxdp.cli.traffic
 
     def broken(args: argparse.Namespace) -> int:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(hxdp.cmd_traffic, "run", broken)
+    monkeypatch.setattr(hxdp.cli.traffic, "run", broken)
     monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
     assert main(["traffic", "x.pcap"]) == cli.EXIT_INTERNAL
     (line,) = capsys.readouterr().err.strip().splitlines()
@@ -486,12 +487,12 @@ def test_hxdp_error_traceback_with_debug(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_multiline_error_becomes_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import hxdp.cmd_traffic
+    import hxdp.cli.traffic
 
     def fails(args: argparse.Namespace) -> int:
         raise HxdpError("first line\n  second line\n")
 
-    monkeypatch.setattr(hxdp.cmd_traffic, "run", fails)
+    monkeypatch.setattr(hxdp.cli.traffic, "run", fails)
     monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
     assert main(["traffic", "x.pcap"]) == 1
     assert capsys.readouterr().err == "hxdp traffic: error: first line | second line\n"

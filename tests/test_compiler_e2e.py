@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 from conftest import XDP_PROGS, compile_bpf
-from hxdp import isa_table as T
+from equiv import check
+from randprog import random_packets, random_program
+
 from hxdp import params
 from hxdp.compiler import CompileOptions, compile_program
-from hxdp.compiler.equiv import check
-from hxdp.compiler.randprog import random_packets, random_program
-from hxdp.elf import load_program
-from hxdp.traffic import generate
+from hxdp.frontend.elf import load_program
+from hxdp.isa import table as T
+from hxdp.traffic.gen import generate
 
 DATA = Path(__file__).parent / "data" / "compiler"
 SUITE_BUILD = XDP_PROGS / "build"
@@ -24,7 +25,7 @@ SUITE = sorted(p.stem for p in XDP_PROGS.glob("*.c"))
 
 
 def _packets(name: str) -> list[bytes]:
-    from hxdp.pcap import read_pcap
+    from hxdp.traffic.pcap import read_pcap
 
     pcap = XDP_PROGS / "traffic" / f"{name}.pcap"
     pk = read_pcap(pcap)[:40] if pcap.exists() else []
@@ -120,9 +121,9 @@ def test_suite_program(name: str) -> None:
 @pytest.mark.kernel
 @pytest.mark.parametrize("name", [n for n in SUITE if not n.startswith(("csum_diff_x2", "csum_diff_x4"))])
 def test_suite_program_against_kernel(name: str) -> None:
-    from hxdp import kernel
-    from hxdp.maps import MapState
-    from hxdp.vliwmodel import VliwModel
+    from hxdp.linux import kernel
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
 
     ok, reason = kernel.available()
     if not ok:
@@ -188,9 +189,9 @@ def test_cli_compile_failure_leaves_no_rom(tmp_path: Path) -> None:
 @pytest.mark.rtl
 def test_random_programs_on_the_rtl() -> None:
     """Compiled random programs give the same results on the Sephirot RTL as on the VLIW model."""
-    from hxdp import rtl
-    from hxdp.maps import MapState
-    from hxdp.vliwmodel import VliwModel
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
+    from hxdp.rtl import sim as rtl
 
     ok, reason = rtl.available()
     if not ok:

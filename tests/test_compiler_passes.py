@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 from bpf_asm import alu32, alu64, atomic, call, call_local, exit_, jmp, lddw, ldx, mov, movr, st, stx
-from hxdp import isa_table as T
+from equiv import check
+
 from hxdp import params
 from hxdp.compiler import CompileOptions, compile_insns, compile_program, extend, reduce
 from hxdp.compiler.cfg import build_cfg
-from hxdp.compiler.equiv import check
 from hxdp.errors import CompileError
-from hxdp.isa import Insn
-from hxdp.program import MapDef, Program
+from hxdp.frontend.program import MapDef, Program
+from hxdp.isa import table as T
+from hxdp.isa.insn import Insn
 
 PKT = bytes(range(64))
 LOOKUP = params.HELPER_IDS["map_lookup_elem"]
@@ -180,8 +181,8 @@ def test_inlined_call_has_own_frame_and_callee_saved_registers() -> None:
     assert res.rom.rows
     assert all(ins.opcode != 0x85 for row in res.rom.rows for ins in row)
     equivalent(p, res)
-    from hxdp.maps import MapState
-    from hxdp.vliwmodel import VliwModel
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
     assert VliwModel(res.rom, MapState.from_maps([])).run(PKT).action == 7 + 5 + 7
 
 
@@ -244,7 +245,7 @@ def test_options_switch_passes_off() -> None:
 @pytest.mark.parametrize("insns,pattern", [
     ([mov(2, 0), call(12), exit_()], r"slot 1 \(call 12\): tail calls"),
     ([call(99), exit_()], r"slot 0 \(call 99\): helper 99 is not implemented"),
-    ([T.OPCODES and __import__("hxdp.isa", fromlist=["Insn"]).Insn(0x30, 0, 0, 0, 12), exit_()],
+    ([T.OPCODES and __import__("hxdp.isa.insn", fromlist=["Insn"]).Insn(0x30, 0, 0, 0, 12), exit_()],
      r"slot 0 .*legacy packet access"),
     ([mov(0, 1)], r"falls off the end"),
     ([jmp("jeq", 1, 5, 0), exit_()], r"slot 0 .*jump target slot 6"),
@@ -326,7 +327,7 @@ def test_variable_bounds_check_rewritten() -> None:
 
 
 def test_v4_sign_extending_ops_are_not_folded_as_copies() -> None:
-    from hxdp.isa import Insn
+    from hxdp.isa.insn import Insn
 
     movsx = T.BY_NAME["mov64_x"].opcode
     sdiv = T.BY_NAME["div64_x"].opcode
@@ -336,8 +337,8 @@ def test_v4_sign_extending_ops_are_not_folded_as_copies() -> None:
     p = prog(insns)
     res = compile_program(p)
     equivalent(p, res, [bytes([0x80]) + PKT[1:], PKT])
-    from hxdp.maps import MapState
-    from hxdp.vliwmodel import VliwModel
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
     out = VliwModel(res.rom, MapState.from_maps([])).run(bytes([0x80]) + PKT[1:])
     assert out.fault is None and out.action == (-1 + 0x80 - 3) & 0xFFFFFFFF
 
@@ -366,8 +367,8 @@ def test_ctx_fields_never_combined_into_a_wider_ctx_load() -> None:
     res = compile_program(p)
     assert all(s.opcode != T.BY_NAME["ldxdw"].opcode for row in res.rom.rows for s in row)
     equivalent(p, res)
-    from hxdp.maps import MapState
-    from hxdp.vliwmodel import VliwModel
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
     out = VliwModel(res.rom, MapState.from_maps([])).run(PKT, ingress_ifindex=3, rx_queue_index=0)
     assert out.fault is None and out.action == 3
 
@@ -381,7 +382,7 @@ def test_byte_loads_not_combined_across_a_store() -> None:
 @pytest.mark.parametrize("value", [0x1122334455667788, 0xFFFFFFFF80000000, -1, 0x80000000, 7])
 def test_raw_exit_keeps_all_64_bits_of_r0(value: int) -> None:
     """Raw mode (hxdp exec) observes all of r0: `r0 = K ll; exit` is folded to `exit K` only when exact."""
-    from hxdp.cmd_exec import run_raw
+    from hxdp.raw import run_raw
 
     insns = [*lddw(0, value), exit_()]
     want = value & ((1 << 64) - 1)
@@ -399,7 +400,7 @@ def test_truncation_before_exit_dropped_on_xdp_only() -> None:
     res = compile_program(p)
     assert mov32 not in opcodes(res)
     equivalent(p, res)
-    from hxdp.cmd_exec import run_raw
+    from hxdp.raw import run_raw
 
     raw = [ldx("dw", 0, 1, 0), alu32("mov", 0, 0, src=0), exit_()]
     assert mov32 in opcodes(compile_insns(raw))
@@ -452,7 +453,7 @@ def test_add_folded_into_access_offsets() -> None:
 
 def test_random_program_12839_stores_beside_helper_stay_ordered() -> None:
     """Regression: two overlapping stores around a helper call were once put in one row (verifier error)."""
-    from hxdp.compiler.randprog import random_packets, random_program
+    from randprog import random_packets, random_program
 
     p = random_program(12839, 80)
     res = compile_program(p, CompileOptions(imem_rows=1 << 20))
@@ -506,8 +507,8 @@ def test_array_lookup_with_constant_key_becomes_an_address(key_insns: list, key:
     assert calls(res) == 0
     assert not any(ins.opcode == T.BY_NAME["jeq64_k"].opcode for row in res.rom.rows for ins in row)
     equivalent(p, res)
-    from hxdp.maps import MapState
-    from hxdp.vliwmodel import VliwModel
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
 
     state = MapState.from_maps(p.maps)
     for _ in range(3):
@@ -522,8 +523,8 @@ def test_array_lookup_out_of_range_key_is_null() -> None:
     assert calls(res) == 0
     assert "atomic" not in kinds(res)  # the null branch always wins: the counter is unreachable
     equivalent(p, res)
-    from hxdp.maps import MapState
-    from hxdp.vliwmodel import VliwModel
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
 
     assert VliwModel(res.rom, MapState.from_maps(p.maps)).run(PKT).action == params.XDP_DROP
 
@@ -610,8 +611,8 @@ def test_branch_to_an_exit_row_becomes_a_conditional_exit() -> None:
     assert any(any(i.opcode == exit1 and i.imm == 1 for i in row) and
                any(T.OPCODES.get(i.opcode) is not None and T.OPCODES[i.opcode].kind == "jmp" and i.off == 0
                    for i in row) for row in rows)
-    from hxdp.maps import MapState
-    from hxdp.vliwmodel import VliwModel
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
 
     pk = bytearray(PKT)
     for b14, b15, cycles in ((5, 0, 4), (8, 7, 3), (8, 0, 3)):  # taken jump to `exit 1`; conditional exit; neither

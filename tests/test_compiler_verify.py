@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 from bpf_asm import alu64, atomic, call, exit_, exit_action, ja, jmp, lddw, ldx, mov, row, st, stx
+
 from hxdp import params
 from hxdp.compiler.verify import verify_rom
 from hxdp.errors import CompileError
-from hxdp.isa import NOP, Insn
-from hxdp.rom import Rom
+from hxdp.isa.insn import NOP, Insn
+from hxdp.isa.rom import Rom
 
 
 def rom(*rows: list[Insn]) -> Rom:

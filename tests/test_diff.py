@@ -7,11 +7,12 @@ import json
 import shutil
 
 import pytest
+from kernel_fixtures import requires_kernel
+
 from hxdp import diff as diffmod
 from hxdp.cli import main
-from hxdp.pcap import read_pcap
 from hxdp.suite import programs
-from kernel_fixtures import requires_kernel
+from hxdp.traffic.pcap import read_pcap
 
 SUITE = [p for p in programs()]
 ENGINES = ["seq-model", "vliw-model", pytest.param("rtl", marks=pytest.mark.rtl)]

@@ -8,12 +8,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from hxdp.cli import main
-from hxdp.cmd_disasm import disasm_rom_lines
-from hxdp.elf import load_program
-from hxdp.isa import NOP, Insn
-from hxdp.maps import MapLayout
-from hxdp.rom import Rom
+from hxdp.frontend.elf import load_program
+from hxdp.frontend.listing import disasm_rom_lines
+from hxdp.isa.insn import NOP, Insn
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapLayout
 
 LINE = re.compile(r"^\s*(\d+):\t([0-9a-f ]+)\t(.*)$")
 SECTION = re.compile(r"^Disassembly of section (.*):$")

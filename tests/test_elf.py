@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import clang
 from elftools.elf.elffile import ELFFile
-from hxdp import isa_table as T
-from hxdp.elf import R_BPF_64_64, libbpf_data_map_name, list_programs, load_maps, load_program
+
 from hxdp.errors import ElfError, HxdpError
-from hxdp.program import Program
+from hxdp.frontend.elf import R_BPF_64_64, libbpf_data_map_name, list_programs, load_maps, load_program
+from hxdp.frontend.program import Program
+from hxdp.isa import table as T
 
 
 def _maps(prog: Program) -> dict[str, tuple[int, int, int, int, int]]:
@@ -259,7 +260,7 @@ def test_btf_maps_need_btf(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["maps_btf", "globals", "atomics", "subprogs", "map_in_map", "callback", "strings"])
 def test_maps_agree_with_libbpf(elf_objects: dict[str, Path], name: str) -> None:
     """The loader's map list (names, types, sizes, entries) is what libbpf creates in the kernel."""
-    from hxdp import kernel
+    from hxdp.linux import kernel
 
     ok, reason = kernel.available()
     if not ok:

@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from hxdp import experiment as E
-from hxdp.cmd_experiment import register
+
+from hxdp.cli.experiment import register
+from hxdp.eval import experiment as E
 
 
 class Interrupt(KeyboardInterrupt):
@@ -132,8 +133,8 @@ def test_stat_json_of_yosys_023_with_a_deep_hierarchy() -> None:
 
 
 def test_rom_count_counts_lddw_once() -> None:
-    from hxdp.isa import NOP, Insn
-    from hxdp.rom import Rom
+    from hxdp.isa.insn import NOP, Insn
+    from hxdp.isa.rom import Rom
 
     lddw = [Insn(0x18, dst=1, imm=5), Insn(0, imm=0)]
     rom = Rom([[*lddw, Insn(0xB7, dst=0, imm=1), NOP], [Insn(0x95), NOP, NOP, NOP]])
@@ -168,7 +169,7 @@ def test_quick_end_to_end_compiler_experiments(tmp_path: Path) -> None:
         for ext in ("csv", "json", "png", "pdf"):
             assert (out / f"{name}.{ext}").stat().st_size > 0, (name, ext)
     from hxdp.compiler import compile_program
-    from hxdp.elf import load_program
+    from hxdp.frontend.elf import load_program
     from hxdp.suite import programs
 
     table = {r["program"]: r for r in json.loads((out / "table3.json").read_text())["rows"]}

@@ -9,12 +9,13 @@ import re
 from pathlib import Path
 
 import pytest
-from hxdp import fuzz
-from hxdp.cmd_fuzz import run_campaign
-from hxdp.elf import load_program
-from hxdp.result import RunResult
 from kernel_fixtures import requires_clang, requires_kernel
 from rtl_support import require_rtl
+
+from hxdp import fuzz
+from hxdp.frontend.elf import load_program
+from hxdp.fuzz.campaign import run_campaign
+from hxdp.result import RunResult
 
 CASES = Path(__file__).parent / "fuzz_cases"
 CASE_DIRS = sorted(d for d in CASES.iterdir() if (d / "case.json").is_file())
@@ -169,7 +170,9 @@ def test_campaign_detects_and_reports_a_divergence(tmp_path: Path, monkeypatch: 
         out.results[-1].action = (out.results[-1].action + 1) % 5
         return out
 
-    monkeypatch.setattr(fuzz, "engine_outcome", broken)
+    from hxdp.fuzz import check
+
+    monkeypatch.setattr(check, "engine_outcome", broken)
     s = run_campaign(2, 3, 99, ("vliw-model",), out=tmp_path, batch=2, minimise=0, progress=False)
     assert s["divergent_programs"] == s["accepted"] >= 1
     rep = s["reproducers"][0]
@@ -186,7 +189,7 @@ def test_fuzz_command_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     """`hxdp fuzz ... --json` (registered the way cli.py does it): summary on stdout, exit 0 without divergence."""
     import argparse
 
-    from hxdp import cmd_fuzz
+    from hxdp.cli import fuzz as cmd_fuzz
 
     parser = argparse.ArgumentParser(prog="hxdp")
     cmd_fuzz.register(parser.add_subparsers(dest="command"))

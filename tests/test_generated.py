@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 
-from hxdp import gen_rtl
-from hxdp import isa_table as T
 from hxdp import params as P
+from hxdp.isa import gen_rtl
+from hxdp.isa import table as T
 
 
 def test_generated_headers_are_fresh() -> None:
     bad = gen_rtl.stale()
-    assert not bad, f"stale generated files {[str(p) for p in bad]}: run python -m hxdp.gen_rtl"
+    assert not bad, f"stale generated files {[str(p) for p in bad]}: run python -m hxdp.isa.gen_rtl"
 
 
 def test_check_flag_detects_staleness(tmp_path, monkeypatch) -> None:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 from conftest import clang
-from hxdp import isa_table as T
-from hxdp.isa import Insn, IsaError, assemble, decode, disasm, disasm_program, encode
 from hypothesis import given
 from hypothesis import strategies as st
+
+from hxdp.isa import table as T
+from hxdp.isa.insn import Insn, IsaError, assemble, decode, disasm, disasm_program, encode
 
 
 def rfc9669_opcodes() -> set[int]:

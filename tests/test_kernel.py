@@ -10,11 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from hxdp import kernel
-from hxdp.errors import HxdpError
-from hxdp.isa import Insn
-from hxdp.kernel import KernelError, KernelProgram
 from kernel_fixtures import build_bpf, kernel_test, requires_clang
+
+from hxdp.errors import HxdpError
+from hxdp.isa.insn import Insn
+from hxdp.linux import kernel
+from hxdp.linux.kernel import KernelError, KernelProgram
 
 pytestmark = [*kernel_test, requires_clang]
 
@@ -282,7 +283,7 @@ SETPRIV = ["setpriv", "--bounding-set=-sys_admin,-bpf,-perfmon,-net_admin", "--i
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv"), reason="needs root and setpriv")
 def test_without_bpf_permission_reports_plainly(obj: Path, tmp_path: Path) -> None:
     """Without CAP_BPF/CAP_SYS_ADMIN the oracle says why, the CLI prints one line, and kernel tests skip."""
-    code = "from hxdp import kernel; ok, why = kernel.available(); print(ok); print(why)"
+    code = "from hxdp.linux import kernel; ok, why = kernel.available(); print(ok); print(why)"
     res = subprocess.run([*SETPRIV, sys.executable, "-c", code], capture_output=True, text=True)
     if res.returncode != 0 and "setpriv" in res.stderr:
         pytest.skip(f"setpriv cannot drop capabilities here: {res.stderr.strip()}")
@@ -392,7 +393,7 @@ char _license[] SEC("license") = "GPL";
 
 
 def test_from_program_runs_legacy_maps(tmp_path: Path) -> None:
-    from hxdp.elf import load_program
+    from hxdp.frontend.elf import load_program
 
     obj = build_bpf(tmp_path, LEGACY_SRC, "legacy")
     with pytest.raises(KernelError, match="cannot open"):
@@ -408,7 +409,7 @@ def test_from_program_runs_legacy_maps(tmp_path: Path) -> None:
 
 
 def test_from_program_agrees_with_libbpf_on_globals_and_calls(tmp_path: Path) -> None:
-    from hxdp.elf import load_program
+    from hxdp.frontend.elf import load_program
 
     obj = build_bpf(tmp_path, GLOBALS_SRC, "globals")
     outcomes = []

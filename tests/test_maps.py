@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 from conftest import compile_bpf
+from kernel_fixtures import requires_kernel
+
 from hxdp import params
 from hxdp.errors import HxdpError
-from hxdp.maps import (
+from hxdp.frontend.program import MapDef
+from hxdp.models.maps import (
     BPF_ANY,
     BPF_EXIST,
     BPF_NOEXIST,
@@ -25,8 +28,6 @@ from hxdp.maps import (
     MapState,
     key_hash,
 )
-from hxdp.program import MapDef
-from kernel_fixtures import requires_kernel
 
 T = params.MAP_TYPE_IDS
 MAPS_ALL = Path(__file__).parent / "data" / "models" / "maps_all.c"
@@ -231,8 +232,8 @@ def _random_value(rng: random.Random, name: str, size: int) -> bytes:
 @requires_kernel
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_maps_against_kernel(seed: int, tmp_path: Path) -> None:
-    from hxdp import kernel
-    from hxdp.elf import load_program
+    from hxdp.frontend.elf import load_program
+    from hxdp.linux import kernel
 
     obj = compile_bpf(MAPS_ALL, tmp_path)
     prog = load_program(obj)
@@ -263,7 +264,7 @@ def test_maps_against_kernel(seed: int, tmp_path: Path) -> None:
 
 
 def test_map_access_latency_does_not_depend_on_key_size() -> None:
-    from hxdp.helpers import helper_latency
+    from hxdp.models.helpers import helper_latency
 
     lookup, update = params.HELPER_IDS["map_lookup_elem"], params.HELPER_IDS["map_update_elem"]
     costs = set()

@@ -8,16 +8,17 @@ from pathlib import Path
 import pytest
 from bpf_asm import alu32, alu64, exit_, jmp, ldx, mov, stx
 from conftest import compile_bpf
-from hxdp import isa_table as T
-from hxdp.isa import Insn
-from hxdp.maps import MapState
-from hxdp.program import Program
-from hxdp.rom import Rom
-from hxdp.seqmodel import SeqModel
-from hxdp.vliwmodel import VliwModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kernel_fixtures import requires_kernel
+
+from hxdp.frontend.program import Program
+from hxdp.isa import table as T
+from hxdp.isa.insn import Insn
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapState
+from hxdp.models.seq import SeqModel
+from hxdp.models.vliw import VliwModel
 
 pytestmark = [pytest.mark.kernel, requires_kernel]
 
@@ -41,7 +42,7 @@ def vliw_raw(insns: list[Insn], mem: bytes) -> tuple[int, bytes]:
 
 
 def kernel_raw(insns: list[Insn], mem: bytes) -> tuple[int, bytes]:
-    from hxdp import kernel
+    from hxdp.linux import kernel
 
     return kernel.run_raw(insns, mem)
 
@@ -164,8 +165,8 @@ HELPER_CASES = ([(0, d, 0) for d in (-216, -217, -100, 0, 46, 50, 51, 60)]
 
 
 def test_helpers_match_kernel(helpers_obj: Path) -> None:
-    from hxdp import kernel
-    from hxdp.elf import load_program
+    from hxdp.frontend.elf import load_program
+    from hxdp.linux import kernel
 
     prog = load_program(helpers_obj)
     state = MapState.from_maps(prog.maps)
@@ -204,9 +205,9 @@ def suite_programs() -> list:
 @pytest.mark.parametrize("sp", suite_programs(), ids=lambda p: p.name)
 def test_suite_program_matches_kernel(sp) -> None:
     """Action, bytes and final map contents agree with the kernel on the program's traffic (first 48 packets)."""
-    from hxdp import kernel
-    from hxdp.elf import load_program
-    from hxdp.pcap import read_pcap
+    from hxdp.frontend.elf import load_program
+    from hxdp.linux import kernel
+    from hxdp.traffic.pcap import read_pcap
 
     prog = load_program(sp.obj)
     state = MapState.from_maps(prog.maps)

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from elftools.elf.elffile import ELFFile
-from hxdp import params
-from hxdp.kernel import KernelProgram
-from hxdp.pcap import read_pcap
 from kernel_fixtures import CLANG, requires_clang, requires_kernel
+
+from hxdp import params
+from hxdp.linux.kernel import KernelProgram
+from hxdp.traffic.pcap import read_pcap
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGS = ROOT / "xdp_progs"
@@ -194,9 +195,9 @@ UNREACHED_ALLOWED = {"xdp_rxq_info": 6, "xdp2": 1}
 @pytest.mark.parametrize("name", NAMES)
 def test_traffic_reaches_every_instruction(name: str, built: Path) -> None:
     """Each program's traffic executes every instruction (sequential model trace), so it exercises all its paths."""
-    seqmodel = pytest.importorskip("hxdp.seqmodel")
-    from hxdp.elf import load_program
-    from hxdp.maps import MapState
+    seqmodel = pytest.importorskip("hxdp.models.seq")
+    from hxdp.frontend.elf import load_program
+    from hxdp.models.maps import MapState
 
     prog = load_program(built / f"{name}.o")
     state = MapState.from_maps(prog.maps)
@@ -215,7 +216,7 @@ def test_traffic_reaches_every_instruction(name: str, built: Path) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_our_loader_agrees_with_libbpf(name: str, built: Path) -> None:
     """The program as our ELF loader links it (maps, relocations) behaves in the kernel exactly as libbpf's."""
-    from hxdp.elf import load_program
+    from hxdp.frontend.elf import load_program
 
     frames = read_pcap(PROGS / "traffic" / f"{name}.pcap")
     cfg = json.loads((PROGS / "maps" / f"{name}.json").read_text())

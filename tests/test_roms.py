@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from hxdp.suite import ROMS_DIR, build_roms, programs
 
 SUITE = programs()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from hxdp.rom import Rom
 from rtl_support import assert_rtl_equals_model, require_rtl, row
+
+from hxdp.isa.rom import Rom
 
 pytestmark = pytest.mark.rtl
 

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from hxdp import rtl
+
+from hxdp.rtl import sim as rtl
 
 
 def _fake_verilate(calls: list[str]):

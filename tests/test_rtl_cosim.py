@@ -5,16 +5,17 @@ from __future__ import annotations
 import random
 
 import pytest
-from hxdp import isa_table as T
-from hxdp import params
-from hxdp.cmd_exec import sequential_rom
-from hxdp.isa import NOP, Insn, assemble_line
-from hxdp.maps import MapLayout, MapState
-from hxdp.rom import Rom
-from hxdp.rtl import RtlSim
-from hxdp.vliwmodel import VliwModel
 from isa_case_files import all_cases
 from rtl_support import assert_rtl_equals_model, first_divergence, require_rtl
+
+from hxdp import params
+from hxdp.isa import table as T
+from hxdp.isa.insn import NOP, Insn, assemble_line
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapLayout, MapState
+from hxdp.models.vliw import VliwModel
+from hxdp.raw import sequential_rom
+from hxdp.rtl.sim import RtlSim
 
 pytestmark = pytest.mark.rtl
 

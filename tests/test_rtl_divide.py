@@ -5,11 +5,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from rtl_support import assert_rtl_equals_model, require_rtl, row
+
 from hxdp import params
 from hxdp.compiler import compile_insns
-from hxdp.isa import assemble
-from hxdp.rom import Rom
-from rtl_support import assert_rtl_equals_model, require_rtl, row
+from hxdp.isa.insn import assemble
+from hxdp.isa.rom import Rom
 
 FORMS = ("/=", "%=", "s/=", "s%=")
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from hxdp import params
-from hxdp.isa import NOP, Insn, assemble_line
-from hxdp.maps import MapLayout, MapState
-from hxdp.program import MapDef
-from hxdp.rom import Rom
-from hxdp.rtl import RtlSim
-from hxdp.vliwmodel import VliwModel
 from rtl_support import assert_rtl_equals_model, require_rtl, row
+
+from hxdp import params
+from hxdp.frontend.program import MapDef
+from hxdp.isa.insn import NOP, Insn, assemble_line
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapLayout, MapState
+from hxdp.models.vliw import VliwModel
+from hxdp.rtl.sim import RtlSim
 
 pytestmark = pytest.mark.rtl
 

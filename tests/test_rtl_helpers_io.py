@@ -6,12 +6,13 @@ from __future__ import annotations
 import random
 
 import pytest
-from hxdp import params
-from hxdp.maps import MapLayout, MapState
-from hxdp.rom import Rom
-from hxdp.rtl import RtlSim
-from hxdp.vliwmodel import VliwModel
 from rtl_support import assert_rtl_equals_model, printk_rom, require_rtl, row
+
+from hxdp import params
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapLayout, MapState
+from hxdp.models.vliw import VliwModel
+from hxdp.rtl.sim import RtlSim
 
 pytestmark = pytest.mark.rtl
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from hxdp import isa_table as T
-from hxdp.cmd_exec import run_raw, sequential_rom
-from hxdp.errors import HxdpError
-from hxdp.maps import MapLayout, MapState
-from hxdp.vliwmodel import VliwModel
 from isa_case_files import all_cases
 from rtl_support import require_rtl
+
+from hxdp.errors import HxdpError
+from hxdp.isa import table as T
+from hxdp.models.maps import MapLayout, MapState
+from hxdp.models.vliw import VliwModel
+from hxdp.raw import run_raw, sequential_rom
 
 CASES = all_cases()
 ENGINES = [pytest.param("rtl", marks=pytest.mark.rtl), "vliw-model", "seq-model"]

@@ -6,11 +6,12 @@ from __future__ import annotations
 import random
 
 import pytest
-from hxdp import params
-from hxdp.maps import MapLayout
-from hxdp.program import MapDef
-from hxdp.rom import Rom
 from rtl_support import assert_rtl_equals_model, require_rtl, row
+
+from hxdp import params
+from hxdp.frontend.program import MapDef
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapLayout
 
 pytestmark = pytest.mark.rtl
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import random
 
 import pytest
-from hxdp import params
-from hxdp.cmd_exec import sequential_rom
-from hxdp.isa import Insn, assemble_line
-from hxdp.maps import MapLayout, MapState
-from hxdp.program import MapDef
-from hxdp.rom import Rom
-from hxdp.rtl import RtlSim
-from hxdp.vliwmodel import VliwModel
 from rtl_support import first_divergence, require_rtl
+
+from hxdp import params
+from hxdp.frontend.program import MapDef
+from hxdp.isa.insn import Insn, assemble_line
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapLayout, MapState
+from hxdp.models.vliw import VliwModel
+from hxdp.raw import sequential_rom
+from hxdp.rtl.sim import RtlSim
 
 pytestmark = pytest.mark.rtl
 

@@ -5,14 +5,15 @@ implements."""
 from __future__ import annotations
 
 import pytest
-from hxdp.compiler import compile_program
-from hxdp.elf import load_program
-from hxdp.maps import MapState
-from hxdp.pcap import read_pcap
-from hxdp.rtl import RtlSim
-from hxdp.suite import programs
-from hxdp.vliwmodel import VliwModel
 from rtl_support import first_divergence, require_rtl
+
+from hxdp.compiler import compile_program
+from hxdp.frontend.elf import load_program
+from hxdp.models.maps import MapState
+from hxdp.models.vliw import VliwModel
+from hxdp.rtl.sim import RtlSim
+from hxdp.suite import programs
+from hxdp.traffic.pcap import read_pcap
 
 pytestmark = pytest.mark.rtl
 

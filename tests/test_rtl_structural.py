@@ -5,14 +5,15 @@ cycles, per-packet stamps and map memory, on the bundled programs that use the m
 from __future__ import annotations
 
 import pytest
-from hxdp import rtl
-from hxdp.compiler import compile_program
-from hxdp.elf import load_program
-from hxdp.maps import MapState
-from hxdp.pcap import read_pcap
-from hxdp.rtl import RtlSim
-from hxdp.suite import programs
 from rtl_support import first_divergence, require_rtl
+
+from hxdp.compiler import compile_program
+from hxdp.frontend.elf import load_program
+from hxdp.models.maps import MapState
+from hxdp.rtl import sim as rtl
+from hxdp.rtl.sim import RtlSim
+from hxdp.suite import programs
+from hxdp.traffic.pcap import read_pcap
 
 pytestmark = pytest.mark.rtl
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 from bpf_asm import alu64, atomic, call, call_local, exit_, jmp, lddw, ldx, mov, movr, st, stx
-from hxdp import isa_table as T
+
 from hxdp import params
-from hxdp.helpers import csum_diff, xorshift32
-from hxdp.maps import MapState
-from hxdp.program import MapDef, Program
-from hxdp.seqmodel import ModelError, SeqModel
+from hxdp.frontend.program import MapDef, Program
+from hxdp.isa import table as T
+from hxdp.models.helpers import csum_diff, xorshift32
+from hxdp.models.maps import MapState
+from hxdp.models.seq import ModelError, SeqModel
 
 PKT = bytes(range(64))
 H = params.HELPER_IDS
@@ -76,7 +77,7 @@ def test_access_faults(prog: list, what: str) -> None:
 
 
 def test_illegal_instruction() -> None:
-    from hxdp.isa import Insn
+    from hxdp.isa.insn import Insn
 
     _, res = run([Insn(0x20, 0, 0, 0, 0), exit_()])  # legacy ld_abs
     assert res.action == 0 and res.fault.startswith("illegal instruction")

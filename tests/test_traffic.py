@@ -7,15 +7,16 @@ import struct
 from pathlib import Path
 
 import pytest
-from hxdp.cli import main
-from hxdp.errors import PcapError
-from hxdp.pcap import parse_pcap, pcap_bytes, read_pcap, read_pcap_file, write_pcap
-from hxdp.traffic import HEADER_BYTES, PROTOS, TrafficError, classify, draw_flow, frame, generate, scapy_frame
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Raw
 from scapy.utils import RawPcapReader, rdpcap
+
+from hxdp.cli import main
+from hxdp.errors import PcapError
+from hxdp.traffic.gen import HEADER_BYTES, PROTOS, TrafficError, classify, draw_flow, frame, generate, scapy_frame
+from hxdp.traffic.pcap import parse_pcap, pcap_bytes, read_pcap, read_pcap_file, write_pcap
 
 TRACES = Path("/work/shared/reference/traces")
 

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 from bpf_asm import alu64, atomic, call, exit_, exit_action, ja, jmp, lddw, ldx, mov, movr, row, st, stx
+
 from hxdp import params
-from hxdp.isa import NOP
-from hxdp.maps import MapLayout, MapState
-from hxdp.program import MapDef
-from hxdp.rom import Rom
-from hxdp.vliwmodel import ContractViolation, TraceRecord, VliwModel
+from hxdp.frontend.program import MapDef
+from hxdp.isa.insn import NOP
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapLayout, MapState
+from hxdp.models.vliw import ContractViolation, TraceRecord, VliwModel
 
 REF_ROMS = Path("/work/shared/reference/roms")
 PKT = bytes(range(64))
@@ -238,7 +239,7 @@ def test_ktime_counts_board_cycles() -> None:
 
 def _regs_of(ins) -> tuple[set[int], set[int]]:
     """(read, written) registers of a straight-line ALU slot from alu_slots()."""
-    from hxdp import isa_table as T
+    from hxdp.isa import table as T
 
     info = T.OPCODES[ins.opcode]
     reads = {ins.dst} if info.op != "mov" else set()
@@ -288,9 +289,10 @@ def alu_slots():
 
 def test_packed_rows_match_the_sequential_model() -> None:
     """Random ALU programs packed into rows (WAR pairs share rows) give the sequential model's registers."""
-    from hxdp.program import Program
-    from hxdp.seqmodel import SeqModel
     from hypothesis import given, settings
+
+    from hxdp.frontend.program import Program
+    from hxdp.models.seq import SeqModel
 
     @settings(max_examples=150, deadline=None)
     @given(alu_slots())

@@ -2,7 +2,7 @@
 """Write traffic/NAME.pcap and maps/NAME.json for every program of xdp_progs/ (deterministic, bit for bit).
 
 Every frame is built with scapy from explicit field values (no random numbers, no clock), is at least 60 bytes
-long (the hardware drops runts) and is stamped 0, 1 us, 2 us, ... by hxdp.pcap. Map configurations use the
+long (the hardware drops runts) and is stamped 0, 1 us, 2 us, ... by hxdp.traffic.pcap. Map configurations use the
 shared format {"maps": {name: [{"key": hex, "value": hex}]}} with the raw little-endian bytes of the C structs.
 Usage: python3 xdp_progs/gen_traffic.py [--check]   (--check: fail when a committed file differs)
 """
@@ -18,11 +18,12 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from hxdp.pcap import pcap_bytes
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_EOL, IPOption_NOP
 from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Packet, Raw
+
+from hxdp.traffic.pcap import pcap_bytes
 
 HERE = Path(__file__).resolve().parent
 CLIENT_MAC = "02:00:00:00:00:01"

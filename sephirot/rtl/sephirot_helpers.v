@@ -2,7 +2,7 @@
 `default_nettype none
 `include "sephirot_params.vh"
 
-// Latencies (extra cycles beyond the row's own cycle) follow compiler/hxdp/helpers.py helper_latency:
+// Latencies (extra cycles beyond the row's own cycle) follow hxdp/models/helpers.py helper_latency:
 // ktime_get_ns, get_prandom_u32, get_smp_processor_id 0; redirect, xdp_adjust_tail, xdp_adjust_meta 1;
 // trace_printk 1 + ceil(min(size, PRINTK_FMT_MAX) / 8) (the format is read 8 bytes per cycle, then the record
 // (format up to its first NUL, r3..r5) leaves on pk_*_o for the trace FIFO); xdp_adjust_head

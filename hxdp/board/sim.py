@@ -1,0 +1,121 @@
+"""The simulated board daemon: build sephirot_board under Verilator (cached) and run it as a server process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from hxdp.board.transport import DEFAULT_SOCKET, BoardError, SimBoard
+from hxdp.rtl.sim import LINT_FILE, MAKE_FLAGS, RTL_DIR, SEPHIROT, available, cache_root, hash_sources, verilator_build
+
+HARNESS_DIR = SEPHIROT / "harness" / "board"
+TOP = "sephirot_board"
+BINARY = "board_sim"
+MAX_PORTS = 4  # the model is built with NPORTS = 4; `--ports N` uses the first N
+BUILD_FLAGS = ["--cc", "--exe", "--build", "-O2", "-j", "2", "-Wno-fatal", "--top-module", TOP, f"-GNPORTS={MAX_PORTS}",
+               *MAKE_FLAGS]
+CFLAGS = "-O2 -std=c++17"
+
+
+def sources() -> list[Path]:
+    files = sorted(RTL_DIR.glob("*.v")) + sorted(RTL_DIR.glob("*.vh"))
+    return files + sorted(HARNESS_DIR.glob("*.cpp")) + sorted(HARNESS_DIR.glob("*.h")) + [LINT_FILE]
+
+
+def source_hash() -> str:
+    return hash_sources(sources(), BUILD_FLAGS, CFLAGS)
+
+
+def build(verbose: bool = False) -> Path:
+    """The board simulator binary for the current sources, built on first use (under a minute on 2 cores)."""
+    ok, why = available()
+    if not ok:
+        raise BoardError(why)
+    inputs = sorted(RTL_DIR.glob("*.v")) + sorted(HARNESS_DIR.glob("*.cpp"))
+    return verilator_build(cache_root() / f"board-{source_hash()}", inputs, BUILD_FLAGS, CFLAGS, BINARY, TOP,
+                           BoardError, verbose)
+
+
+def server_args(socket_path: str = DEFAULT_SOCKET, ports: int = 1, pcap: str | None = None, loop: bool = False,
+                out: str | None = None, step: bool = False, keep: int | None = None, pcap_port: int = 0,
+                taps: list[str] | None = None) -> list[str]:
+    if not 1 <= ports <= MAX_PORTS:
+        raise BoardError(f"--ports {ports}: the simulated board has 1 to {MAX_PORTS} ports")
+    args = [str(build()), "--socket", socket_path, "--ports", str(ports)]
+    if pcap:
+        args += ["--pcap", pcap, "--pcap-port", str(pcap_port)] + (["--loop"] if loop else [])
+    if out:
+        args += ["--out", out]
+    if step:
+        args.append("--step")
+    if keep is not None:
+        args += ["--keep", str(keep)]
+    if taps:
+        if len(taps) > ports:
+            raise BoardError(f"--tap: {len(taps)} TAP interfaces for {ports} ports")
+        args += ["--tap", ",".join(taps)]
+    return args
+
+
+class BoardServer:
+    """A simulated board daemon started in the background (context manager; `.board()` connects a client)."""
+
+    def __init__(self, socket_path: str | None = None, ports: int = 1, **kw: object) -> None:
+        self._tmp = None
+        if socket_path is None:
+            self._tmp = tempfile.mkdtemp(prefix="hxdp-board-")
+            socket_path = os.path.join(self._tmp, "board.sock")
+        self.socket_path = socket_path
+        self.args = server_args(socket_path, ports, **kw)  # type: ignore[arg-type]
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.spec = f"sim:{socket_path}"
+
+    def start(self, timeout: float = 30.0) -> BoardServer:
+        if os.path.exists(self.socket_path):
+            try:
+                SimBoard(self.socket_path, timeout=2.0).close()
+            except BoardError:
+                pass  # a stale socket file: the daemon replaces it
+            else:
+                raise BoardError(f"another board is already serving on {self.socket_path}")
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                raise BoardError(f"simulated board exited at start (exit {self.proc.returncode}): {err.strip()}")
+            if os.path.exists(self.socket_path):
+                try:
+                    SimBoard(self.socket_path).close()
+                    return self
+                except BoardError:
+                    pass
+            time.sleep(0.02)
+        self.stop()
+        raise BoardError(f"simulated board did not start listening on {self.socket_path} within {timeout:.0f} s")
+
+    def board(self) -> SimBoard:
+        return SimBoard(self.socket_path)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc is not None and self.proc.stderr:
+            self.proc.stderr.close()
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self) -> BoardServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,642 @@
+"""Host tools over a Board: inject ROMs atomically, dump instruction memory, map access by name, counters, load."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from hxdp import params
+from hxdp.board.transport import Board, BoardError, imem_commit_addr, imem_word_addr
+from hxdp.isa.insn import Insn
+from hxdp.isa.rom import Rom, RomError
+from hxdp.models.maps import BPF_ANY, MapError, MapLayout, MapRegion, MapState
+
+LINE = params.AXI_LINE_BYTES
+MASK32 = 0xFFFFFFFF
+
+
+class InjectError(BoardError):
+    """A ROM that cannot be injected, or whose read-back differs from what was written."""
+
+
+# --- raw access ----------------------------------------------------------------------------------------------------
+def parse_u32(text: str, what: str = "value") -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise BoardError(f"{what} {text!r} is not a number (use 0x for hex)") from None
+    if not 0 <= v <= MASK32:
+        raise BoardError(f"{what} {text} does not fit in 32 bits")
+    return v
+
+
+def axi(board: Board, addr: int, value: int | None = None) -> str:
+    """rwaxi: write when value is given, else read; prints like rwaxi (0x%08x of the read value)."""
+    if value is not None:
+        board.write32(addr, value)
+        return ""
+    return f"0x{board.read32(addr):08x}"
+
+
+# --- hold: no packet starts while the host changes the program or several map lines ---------------------------------
+def hold_input(board: Board, timeout: float = 5.0) -> None:
+    board.write32(params.AXI_CTRL, params.AXI_CTRL_HOLD)
+    deadline = time.monotonic() + timeout
+    while not board.read32(params.AXI_STATUS) & params.AXI_STATUS_HELD:
+        if time.monotonic() > deadline:
+            raise BoardError(f"{board.name}: input not held after {timeout:.0f} s (a packet never finishes?)")
+
+
+def release_input(board: Board) -> None:
+    board.write32(params.AXI_CTRL, 0)
+
+
+@contextmanager
+def held(board: Board, enabled: bool = True) -> Iterator[None]:
+    """Hold the input at a packet boundary for the duration; left held if the body fails (no half program runs)."""
+    if not enabled:
+        yield
+        return
+    hold_input(board)
+    yield
+    release_input(board)
+
+
+# --- instruction memory ----------------------------------------------------------------------------------------------
+def row_words(row: list[Insn]) -> list[int]:
+    """The 2 * LANES 32-bit words of a row: lane k low word (opcode, regs, off) then imm."""
+    out = []
+    for ins in row:
+        v = ins.to_u64()
+        out += [v & MASK32, v >> 32]
+    return out
+
+
+def check_rom(rom: Rom, capacity: int = params.IMEM_ROWS) -> None:
+    if rom.lanes != params.LANES:
+        raise InjectError(f"ROM has {rom.lanes} lanes, the board has {params.LANES}")
+    if not rom.rows:
+        raise InjectError("ROM is empty")
+    if len(rom.rows) > capacity:
+        raise InjectError(f"ROM has {len(rom.rows)} rows, the instruction memory holds {capacity}")
+
+
+def load_rom(path: str | Path) -> Rom:
+    rom = Rom.load(path)
+    check_rom(rom)
+    return rom
+
+
+@dataclass
+class InjectReport:
+    rows: int
+    writes: int
+    reads: int
+    seconds: float
+    cleared: int
+
+
+def inject(board: Board, rom: Rom, verify: bool = True, atomic: bool = True, extensions: bool = True) -> InjectReport:
+    """Write every row with its commit, set the row count, read back and compare.
+
+    atomic: hold the input at a packet boundary meanwhile, so packets see the old program or the new one.
+    extensions: the board has this project's registers (row count, hold); False for the original bitstream
+    (implies not atomic). Rows the old program used beyond the new one are zeroed. On a read-back mismatch the
+    input stays held and InjectError names the row.
+    """
+    check_rom(rom)
+    atomic = atomic and extensions
+    t0 = time.perf_counter()
+    writes = reads = 0
+    with held(board, atomic):
+        old_rows = board.read32(params.AXI_ROWS) if extensions else 0
+        reads += 1 if extensions else 0
+        nrows = max(len(rom.rows), min(old_rows, params.IMEM_ROWS))
+        ops: list[tuple[int, int]] = []
+        for r in range(nrows):
+            words = row_words(rom.rows[r]) if r < len(rom.rows) else [0] * (2 * params.LANES)
+            ops += [(imem_word_addr(r, k // 2, bool(k % 2)), w) for k, w in enumerate(words)]
+            ops.append((imem_commit_addr(r), 1))
+        if extensions:
+            ops.append((params.AXI_ROWS, len(rom.rows)))
+        board.write_many(ops)
+        writes += len(ops)
+        if verify:
+            addrs = [imem_word_addr(r, k // 2, bool(k % 2)) for r in range(len(rom.rows))
+                     for k in range(2 * params.LANES)]
+            got = board.read_many(addrs)
+            reads += len(addrs)
+            want = [w for row in rom.rows for w in row_words(row)]
+            for i, (g, w) in enumerate(zip(got, want, strict=True)):
+                if g != w:
+                    row, k = divmod(i, 2 * params.LANES)
+                    raise InjectError(f"{board.name}: row {row} lane {k // 2} {'imm' if k % 2 else 'low'} word reads "
+                                      f"0x{g:08x}, wrote 0x{w:08x} (input left held; inject again)")
+    return InjectReport(len(rom.rows), writes, reads, time.perf_counter() - t0, nrows - len(rom.rows))
+
+
+def dump_imem(board: Board, rows: int | None = None) -> Rom:
+    """The first `rows` rows of instruction memory (default: the program's row count register)."""
+    if rows is None:
+        rows = board.read32(params.AXI_ROWS)
+    if not 0 <= rows <= params.IMEM_ROWS:
+        raise BoardError(f"row count {rows} outside 0..{params.IMEM_ROWS}")
+    addrs = [imem_word_addr(r, k // 2, bool(k % 2)) for r in range(rows) for k in range(2 * params.LANES)]
+    words = board.read_many(addrs)
+    out = []
+    for r in range(rows):
+        w = words[r * 2 * params.LANES : (r + 1) * 2 * params.LANES]
+        out.append([Insn.from_u64(w[2 * k] | (w[2 * k + 1] << 32)) for k in range(params.LANES)])
+    return Rom(out)
+
+
+def dump_imem_lines(rom: Rom, layout: MapLayout | None = None) -> list[str]:
+    from hxdp.frontend.listing import rom_lane_text
+
+    lines = []
+    for r, row in enumerate(rom.rows):
+        hexrow = " ".join(f"{ins.to_u64():016x}" for ins in row)
+        text = " ; ".join(f"{k}: {rom_lane_text(row, k, r, layout)}" for k in range(len(row)) if not row[k].is_nop)
+        lines.append(f"{r:4d}  {hexrow}  {text or 'nop'}")
+    return lines
+
+
+# --- map memory lines ------------------------------------------------------------------------------------------------
+def line_words(data: bytes) -> list[int]:
+    return [int.from_bytes(data[4 * i : 4 * i + 4], "little") for i in range(4)]
+
+
+def check_line(board: Board, line: int) -> None:
+    lines = params.MAP_MEM_BYTES // LINE
+    if not 0 <= line < lines:
+        raise BoardError(f"map line {line} outside 0..{lines - 1}")
+
+
+def write_lines(board: Board, lines: dict[int, bytes], descending: bool = False) -> int:
+    """Write 16-byte lines (staging words then commit with the line number); returns the AXI writes."""
+    ops = []
+    for idx in sorted(lines, reverse=descending):
+        check_line(board, idx)
+        data = lines[idx]
+        if len(data) != LINE:
+            raise BoardError(f"map line {idx}: {len(data)} bytes, a line has {LINE}")
+        ops += [(params.AXI_MAPS_BASE + 4 * i, w) for i, w in enumerate(line_words(data))]
+        ops.append((params.AXI_MAPS_BASE + params.AXI_MAPS_COMMIT, idx))
+    board.write_many(ops)
+    return len(ops)
+
+
+def read_lines(board: Board, first: int, count: int) -> bytes:
+    if count <= 0:
+        return b""
+    check_line(board, first)
+    check_line(board, first + count - 1)
+    ops: list[tuple[int, int | None]] = []
+    for idx in range(first, first + count):
+        ops.append((params.AXI_MAPS_LINE_ADDR, idx))
+        ops += [(params.AXI_MAPS_BASE + 4 * i, None) for i in range(4)]
+    vals = [v for v in board.transact(ops) if v is not None]
+    return b"".join(v.to_bytes(4, "little") for v in vals)
+
+
+def read_line(board: Board, line: int) -> bytes:
+    return read_lines(board, line, 1)
+
+
+def write_line(board: Board, line: int, data: bytes) -> None:
+    write_lines(board, {line: data})
+
+
+# --- maps by name --------------------------------------------------------------------------------------------------
+def load_layout(path: str | Path) -> MapLayout:
+    try:
+        return MapLayout.from_json(Path(path).read_text())
+    except OSError as exc:
+        raise MapError(f"{path}: cannot read map layout: {exc.strerror}") from None
+
+
+def layout_path_for(rom_or_obj: str | Path) -> Path:
+    return Path(rom_or_obj).with_suffix(".maps.json")
+
+
+def _region_lines(r: MapRegion) -> tuple[int, int]:
+    first = r.offset // LINE
+    last = (r.offset + r.size + LINE - 1) // LINE
+    return first, last - first
+
+
+class BoardMaps:
+    """Map operations by name on a board: the lines an operation touches are read into a MapState (the hash probe
+    sequence, an array slot; the whole region for LPM tries and full LRU maps), the operation runs there with the
+    kernel's semantics, and the lines that changed are written back while the input is held."""
+
+    PROBE_CHUNK = 8  # hash slots read per round trip while following a probe sequence
+
+    def __init__(self, board: Board, layout: MapLayout, atomic: bool = True) -> None:
+        self.board = board
+        self.layout = layout
+        self.atomic = atomic
+        self.state = MapState(layout)
+        self.lines_written = 0
+        self.lines_read = 0
+        self._fetched: set[int] = set()
+
+    def region(self, name: str) -> MapRegion:
+        return self.layout.region(self.layout.map_id(name))
+
+    def _read(self, lines: list[int]) -> None:
+        want = sorted(set(lines) - self._fetched)
+        if not want:
+            return
+        runs: list[tuple[int, int]] = []
+        for idx in want:
+            if runs and runs[-1][0] + runs[-1][1] == idx:
+                runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+            else:
+                runs.append((idx, 1))
+        ops: list[tuple[int, int | None]] = []
+        for first, count in runs:
+            for idx in range(first, first + count):
+                ops.append((params.AXI_MAPS_LINE_ADDR, idx))
+                ops += [(params.AXI_MAPS_BASE + 4 * i, None) for i in range(4)]
+        vals = [v for v in self.board.transact(ops) if v is not None]
+        data = b"".join(v.to_bytes(4, "little") for v in vals)
+        for n, idx in enumerate(want):
+            self.state.mem[idx * LINE : (idx + 1) * LINE] = data[n * LINE : (n + 1) * LINE]
+        self._fetched.update(want)
+        self.lines_read += len(want)
+
+    @staticmethod
+    def _span(addr: int, size: int) -> list[int]:
+        return list(range(addr // LINE, (addr + size + LINE - 1) // LINE))
+
+    def fetch(self, r: MapRegion) -> None:
+        first, count = _region_lines(r)
+        self._read(list(range(first, first + count)))
+
+    def _fetch_for_key(self, r: MapRegion, key: bytes, update: bool) -> None:
+        """Read the lines an operation on `key` reads or writes (everything for LPM tries and full LRU maps)."""
+        from hxdp.models.maps import ARRAY_KINDS, DELETED, EMPTY, HASH_KINDS, key_hash
+
+        if len(key) != r.key_size:
+            return  # MapState refuses the key before reading memory
+        header = self._span(r.offset, LINE)
+        if r.kind in ARRAY_KINDS:
+            idx = int.from_bytes(key, "little")
+            if idx < r.max_entries:
+                self._read(self._span(r.slot_addr(idx), r.slot_size))
+            return
+        if r.kind not in HASH_KINDS:
+            self.fetch(r)
+            return
+        self._read(header)
+        if r.kind == "lru_hash" and update and self.state.count(r.id) >= r.max_entries:
+            self.fetch(r)  # an insert may evict the least recently used entry: every slot is read
+            return
+        mask, start = r.slots - 1, key_hash(key) & (r.slots - 1)
+        for n0 in range(0, r.slots, self.PROBE_CHUNK):
+            slots = [(start + n) & mask for n in range(n0, min(r.slots, n0 + self.PROBE_CHUNK))]
+            self._read([ln for i in slots for ln in self._span(r.slot_addr(i), r.slot_size)])
+            for i in slots:
+                base = r.slot_addr(i)
+                state = self.state.mem[base]
+                if state == EMPTY or (state != DELETED and
+                                      self.state.mem[base + r.key_offset : base + r.key_offset + r.key_size] == key):
+                    return
+
+    def _modify(self, name: str, key: bytes, op: Callable[[int], int], value: bytes | None = None) -> int:
+        r = self.region(name)
+        if len(key) != r.key_size:  # refused before the input is held
+            raise MapError(f"map {r.name}: key of {len(key)} bytes, the map's key size is {r.key_size}")
+        if value is not None and len(value) != r.value_size:
+            raise MapError(f"map {r.name}: value of {len(value)} bytes, the map's value size is {r.value_size}")
+        first, count = _region_lines(r)
+        with held(self.board, self.atomic):
+            self._fetched.clear()
+            self._fetch_for_key(r, key, update=True)
+            before = bytes(self.state.mem[first * LINE : (first + count) * LINE])
+            err = op(r.id)
+            mem = self.state.mem
+            changed = {first + i: bytes(mem[(first + i) * LINE : (first + i + 1) * LINE]) for i in range(count)
+                       if mem[(first + i) * LINE : (first + i + 1) * LINE] != before[i * LINE : (i + 1) * LINE]}
+            if not set(changed) <= self._fetched:  # the operation reached lines not read: redo on the whole region
+                mem[first * LINE : (first + count) * LINE] = before
+                self.fetch(r)
+                return self._modify_full(r, op)
+            # descending order: the region header (entry count) goes last
+            write_lines(self.board, changed, descending=True)
+            self.lines_written += len(changed)
+        return err
+
+    def _modify_full(self, r: MapRegion, op: Callable[[int], int]) -> int:
+        first, count = _region_lines(r)
+        before = bytes(self.state.mem[first * LINE : (first + count) * LINE])
+        err = op(r.id)
+        mem = self.state.mem
+        changed = {first + i: bytes(mem[(first + i) * LINE : (first + i + 1) * LINE]) for i in range(count)
+                   if mem[(first + i) * LINE : (first + i + 1) * LINE] != before[i * LINE : (i + 1) * LINE]}
+        write_lines(self.board, changed, descending=True)
+        self.lines_written += len(changed)
+        return err
+
+    def lookup(self, name: str, key: bytes) -> bytes | None:
+        r = self.region(name)
+        self._fetched.clear()
+        self._fetch_for_key(r, key, update=False)
+        return self.state.lookup(r.id, key)
+
+    def update(self, name: str, key: bytes, value: bytes, flags: int = BPF_ANY) -> int:
+        return self._modify(name, key, lambda mid: self.state.update(mid, key, value, flags), value)
+
+    def delete(self, name: str, key: bytes) -> int:
+        return self._modify(name, key, lambda mid: self.state.delete(mid, key))
+
+    def dump(self, name: str) -> dict[bytes, bytes]:
+        r = self.region(name)
+        self._fetched.clear()
+        self.fetch(r)
+        return self.state.dump_map(r.id)
+
+    def dump_all(self) -> dict[str, dict[bytes, bytes]]:
+        return {r.name: self.dump(r.name) for r in self.layout.regions}
+
+    def count(self, name: str) -> int:
+        r = self.region(name)
+        if r.kind in ("array", "percpu_array", "devmap"):
+            return r.max_entries
+        self._fetched.clear()
+        self._read(self._span(r.offset, LINE))
+        return self.state.count(r.id)
+
+    def list(self) -> list[dict]:
+        out = []
+        for r in self.layout.regions:
+            out.append({"id": r.id, "name": r.name, "type": r.kind, "key": r.key_size, "value": r.value_size,
+                        "max_entries": r.max_entries, "entries": self.count(r.name), "offset": r.offset,
+                        "bytes": r.size})
+        return out
+
+
+def map_config_entries(layout: MapLayout) -> list[int]:
+    """The 256-bit map configuration entry of every map id 0..MAPS_MAX-1 (zero: no map), from the layout."""
+    from hxdp.rtl.sim import map_config_lines
+
+    if len(layout.regions) > params.MAPS_MAX:
+        raise MapError(f"the program has {len(layout.regions)} maps, the hardware table holds {params.MAPS_MAX}")
+    entries = [0] * params.MAPS_MAX
+    for line in map_config_lines(layout):
+        idx, text = line.split()
+        entries[int(idx)] = int(text, 16)
+    return entries
+
+
+def write_map_config(board: Board, layout: MapLayout) -> int:
+    """Write the map configuration table (every id: unused ones are cleared); returns the AXI writes."""
+    ops: list[tuple[int, int]] = []
+    for mid, entry in enumerate(map_config_entries(layout)):
+        ops += [(params.AXI_MCFG_BASE + 4 * w, (entry >> (32 * w)) & MASK32) for w in range(8)]
+        ops.append((params.AXI_MCFG_COMMIT, mid))
+    board.write_many(ops)
+    return len(ops)
+
+
+def read_map_config(board: Board) -> list[int]:
+    ops: list[tuple[int, int | None]] = []
+    for mid in range(params.MAPS_MAX):
+        ops.append((params.AXI_MCFG_ADDR, mid))
+        ops += [(params.AXI_MCFG_BASE + 4 * w, None) for w in range(8)]
+    vals = [v for v in board.transact(ops) if v is not None]
+    return [sum(vals[8 * m + w] << (32 * w) for w in range(8)) for m in range(params.MAPS_MAX)]
+
+
+def write_state(board: Board, state: MapState) -> int:
+    """Write the whole used part of map memory (every line, zeros included); returns the lines written."""
+    used = state.layout.used_bytes()
+    n = (used + LINE - 1) // LINE
+    mem = bytes(state.mem[: n * LINE]).ljust(n * LINE, b"\0")
+    write_lines(board, {i: mem[i * LINE : (i + 1) * LINE] for i in range(n)})
+    return n
+
+
+def bpftool_bytes(b: bytes) -> list[str]:
+    return [f"0x{x:02x}" for x in b]
+
+
+def dump_json(entries: dict[bytes, bytes]) -> str:
+    """bpftool map dump -j style: [{"key": ["0x0a", ...], "value": [...]}, ...]."""
+    return json.dumps([{"key": bpftool_bytes(k), "value": bpftool_bytes(v)} for k, v in entries.items()], indent=1)
+
+
+def parse_bytes(text: str, what: str = "key") -> bytes:
+    """Hex bytes: "0a000001", "0a 00 00 01", "0x0a 0x00 ..." or bpftool style "hex 0a 00 00 01"."""
+    parts = text.replace(",", " ").split()
+    if parts and parts[0] == "hex":
+        parts = parts[1:]
+    try:
+        if len(parts) > 1:
+            return bytes(int(p, 16) for p in parts)
+        return bytes.fromhex(parts[0].removeprefix("0x")) if parts else b""
+    except ValueError:
+        raise MapError(f"{what} {text!r} is not hex bytes") from None
+
+
+# --- counters --------------------------------------------------------------------------------------------------------
+COUNTERS = {"rx": params.AXI_CNT_RX, "tx": params.AXI_CNT_TX, "drop": params.AXI_CNT_DROP}
+# per-action counters are named xdp_<action> (rx/tx/drop are the original design's aggregate counters)
+ACTION_COUNTERS = {"xdp_" + params.ACTION_NAMES[a].lower(): params.AXI_CNT_ACTION_BASE + 4 * a for a in range(5)}
+
+
+def read_counters(board: Board, extended: bool = True) -> dict[str, int]:
+    names = list(COUNTERS)
+    addrs = list(COUNTERS.values())
+    if extended:
+        names += list(ACTION_COUNTERS) + ["faults", "cycles_lo", "cycles_hi"]
+        addrs += list(ACTION_COUNTERS.values()) + [params.AXI_CNT_FAULTS, params.AXI_CNT_CYCLES_LO,
+                                                   params.AXI_CNT_CYCLES_HI]
+    assert len(set(names)) == len(names)
+    vals = dict(zip(names, board.read_many(addrs), strict=True))
+    if extended:
+        vals["cycles"] = vals.pop("cycles_lo") | (vals.pop("cycles_hi") << 32)
+    return vals
+
+
+def wrap_delta(new: int, old: int) -> int:
+    """Increment of a 32-bit wrapping counter."""
+    return (new - old) & MASK32
+
+
+class Monitor:
+    """Rates and 64-bit totals from 32-bit counters sampled at intervals (each counter wraps independently)."""
+
+    def __init__(self, board: Board, extended: bool = True) -> None:
+        self.board = board
+        self.extended = extended
+        self.last = read_counters(board, extended)
+        self.last_t = time.monotonic()
+        self.totals = {k: 0 for k in self.last if k != "cycles"}
+
+    def sample(self) -> dict[str, float]:
+        now = read_counters(self.board, self.extended)
+        t = time.monotonic()
+        dt = max(t - self.last_t, 1e-9)
+        out: dict[str, float] = {"seconds": dt}
+        for k in self.totals:
+            d = wrap_delta(now[k], self.last[k])
+            self.totals[k] += d
+            out[k] = d
+            out[f"{k}_mpps"] = d / dt / 1e6
+        if self.extended:
+            dc = (now["cycles"] - self.last["cycles"]) & ((1 << 64) - 1)
+            out["cycles"] = dc
+            # packets per simulated (or real) clock cycle at the board clock: the rate the hardware would reach
+            out["rx_mpps_clock"] = (out["rx"] / dc * params.CLOCK_MHZ) if dc else 0.0
+        self.last, self.last_t = now, t
+        return out
+
+
+def format_sample(s: dict[str, float], totals: dict[str, int]) -> str:
+    text = (f"RX {s['rx_mpps']:8.3f} Mpps  TX {s['tx_mpps']:8.3f} Mpps  DROP {s['drop_mpps']:8.3f} Mpps")
+    if "xdp_redirect" in s:
+        text += f"  REDIRECT {s['xdp_redirect_mpps']:8.3f} Mpps  PASS {s['xdp_pass_mpps']:8.3f} Mpps"
+    if s.get("cycles"):
+        text += f"  | at {params.CLOCK_MHZ} MHz: {s['rx_mpps_clock']:7.2f} Mpps"
+    text += f"  | totals rx {totals['rx']} tx {totals['tx']} drop {totals['drop']}"
+    if "xdp_redirect" in totals:
+        text += f" redirect {totals['xdp_redirect']} pass {totals['xdp_pass']} aborted {totals['xdp_aborted']}"
+    return text
+
+
+# --- trace_printk FIFO (docs/board.md) -------------------------------------------------------------------------------
+@dataclass
+class PrintkRecord:
+    """One trace_printk call: the packet number (packets the core started before it), format bytes, r3..r5."""
+
+    packet: int
+    fmt: bytes
+    args: tuple[int, int, int]
+
+    def text(self) -> str:
+        return format_printk(self.fmt, self.args)
+
+    def line(self) -> str:
+        return f"pkt {self.packet}: bpf_trace_printk: {self.text()}"
+
+
+def _conv(spec: str, conv: str, length: str, arg: int) -> str:
+    wide = length in ("l", "ll")
+    v = arg & ((1 << 64) - 1 if wide else MASK32)
+    if conv in "di":
+        bits = 64 if wide else 32
+        v = v - (1 << bits) if v >> (bits - 1) else v
+        return ("%" + spec + "d") % v
+    if conv == "u":
+        return ("%" + spec + "d") % v
+    if conv in "xX":
+        return ("%" + spec + conv) % v
+    if conv == "c":
+        return ("%" + spec + "c") % chr(v & 0xFF)
+    if conv == "p":
+        return ("%" + spec + "s") % f"0x{arg & ((1 << 64) - 1):x}"
+    return ("%" + spec + "s") % f"<string at 0x{arg & MASK32:08x}>"  # %s: the board does not copy the string
+
+
+def format_printk(fmt: bytes, args: tuple[int, ...]) -> str:
+    """The text bpf_trace_printk would print: %d %i %u %x %X %c %p %s with l/ll, flags and width (%s: the pointer;
+    the hardware records the arguments, not the memory they point to). A bad conversion is printed as is."""
+    import re
+
+    text = fmt.decode("latin-1")
+    out: list[str] = []
+    pos = 0
+    used = 0
+    for m in re.finditer(r"%(?P<spec>[-+ #0]*\d*)(?P<len>ll|l|h|hh)?(?P<conv>[diuxXcps%])", text):
+        out.append(text[pos : m.start()])
+        pos = m.end()
+        if m["conv"] == "%":
+            out.append("%")
+        elif used < len(args):
+            out.append(_conv(m["spec"], m["conv"], m["len"] or "", args[used]))
+            used += 1
+        else:
+            out.append(m.group(0))
+    out.append(text[pos:])
+    return "".join(out).rstrip("\n")
+
+
+def read_tracelog(board: Board, max_records: int | None = None) -> tuple[list[PrintkRecord], int]:
+    """Pop the records in the trace_printk FIFO (oldest first); returns them and the dropped-records counter."""
+    count, dropped = board.read_many([params.AXI_TRACE_COUNT, params.AXI_TRACE_DROPPED])
+    if count > params.PRINTK_FIFO_DEPTH:
+        raise BoardError(f"trace FIFO reports {count} records (depth {params.PRINTK_FIFO_DEPTH}): not this bitstream")
+    n = count if max_records is None else min(count, max_records)
+    words = params.AXI_TRACE_WORDS
+    ops: list[tuple[int, int | None]] = []
+    for _ in range(n):
+        ops += [(params.AXI_TRACE_HEAD + 4 * w, None) for w in range(words)] + [(params.AXI_TRACE_POP, 1)]
+    vals = board.transact(ops)
+    recs = []
+    for k in range(n):
+        w = [v or 0 for v in vals[k * (words + 1) : k * (words + 1) + words]]
+        length = min(w[0] & 0xFF, params.PRINTK_FMT_MAX)
+        fmt = b"".join(x.to_bytes(4, "little") for x in w[2 : 2 + params.PRINTK_FMT_MAX // 4])[:length]
+        a = w[2 + params.PRINTK_FMT_MAX // 4 :]
+        recs.append(PrintkRecord(w[1], fmt, (a[0] | a[1] << 32, a[2] | a[3] << 32, a[4] | a[5] << 32)))
+    return recs, dropped
+
+
+# --- load = compile + configure maps + inject ---------------------------------------------------------------------
+@dataclass
+class LoadReport:
+    rom: Rom
+    layout: MapLayout
+    map_lines: int
+    inject: InjectReport
+
+
+def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict | None = None,
+                         atomic: bool = True, verify: bool = True, extensions: bool = True) -> LoadReport:
+    """Write the initial map memory (layout + config) and the ROM while the input is held: one atomic switch."""
+    check_rom(rom)
+    map_config_entries(layout)  # refuse a layout the hardware table cannot hold before touching the board
+    state = MapState(layout)
+    if config:
+        state.apply_config(config)
+    with held(board, atomic and extensions):
+        if extensions:
+            write_map_config(board, layout)
+        lines = write_state(board, state)
+        rep = inject(board, rom, verify=verify, atomic=False, extensions=extensions)
+    return LoadReport(rom, layout, lines, rep)
+
+
+def load_object(board: Board, obj: str | Path, section: str | None = None, prog: str | None = None,
+                config: dict | None = None, atomic: bool = True, out_rom: str | Path | None = None,
+                extensions: bool = True) -> LoadReport:
+    """hxdp load: compile the XDP object, configure its maps and inject it, like attaching XDP to an interface."""
+    from hxdp.compiler import CompileOptions, compile_program
+    from hxdp.frontend.elf import load_program
+
+    program = load_program(str(obj), section, prog)
+    result = compile_program(program, CompileOptions())
+    if out_rom:
+        result.rom.save(out_rom)
+        Path(out_rom).with_suffix(".maps.json").write_text(result.layout.to_json())
+    return configure_and_inject(board, result.rom, result.layout, config, atomic, extensions=extensions)
+
+
+def load_config(path: str | Path | None) -> dict | None:
+    if not path:
+        return None
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise MapError(f"{path}: cannot read map configuration: {exc}") from None
+
+
+__all__ = ["BoardMaps", "InjectError", "Monitor", "PrintkRecord", "RomError", "axi", "configure_and_inject",
+           "dump_imem", "format_printk", "inject", "load_object", "read_counters", "read_lines", "read_tracelog",
+           "write_lines", "wrap_delta"]

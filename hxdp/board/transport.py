@@ -1,0 +1,306 @@
+"""Board transports: one `read32/write32` interface over the NetFPGA-SUME register ioctls or the simulated board."""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import socket
+import struct
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from hxdp import params
+from hxdp.errors import HxdpError
+
+SUME_IOCTL_WRITE = 0x89F1  # SIOCDEVPRIVATE + 1
+SUME_IOCTL_READ = 0x89F2  # SIOCDEVPRIVATE + 2
+IFNAMSIZ = 16
+IFREQ_SIZE = 40  # struct ifreq on 64-bit Linux
+DEFAULT_IFACE = "nf0"
+DEFAULT_SOCKET = "/tmp/hxdp-board.sock"
+
+
+class BoardError(HxdpError):
+    """The board does not answer, went away, or refused an access."""
+
+
+class BoardAddressError(BoardError):
+    """An AXI access to an address the board does not decode (SLVERR)."""
+
+
+class Board:
+    """A register window on a board: 32-bit AXI-Lite reads and writes at 32-bit addresses."""
+
+    name = "board"
+
+    def read32(self, addr: int) -> int:
+        raise NotImplementedError
+
+    def write32(self, addr: int, value: int) -> None:
+        raise NotImplementedError
+
+    def write_many(self, writes: Iterable[tuple[int, int]]) -> None:
+        """Several writes in order (the simulated board pipelines them over its socket)."""
+        for addr, value in writes:
+            self.write32(addr, value)
+
+    def read_many(self, addrs: Sequence[int] | Iterable[int]) -> list[int]:
+        return [self.read32(a) for a in addrs]
+
+    def transact(self, ops: Sequence[tuple[int, int | None]]) -> list[int | None]:
+        """Mixed reads (value None) and writes in order; returns the read values (None for writes)."""
+        out: list[int | None] = []
+        for addr, value in ops:
+            if value is None:
+                out.append(self.read32(addr))
+            else:
+                self.write32(addr, value)
+                out.append(None)
+        return out
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> Board:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_u32(what: str, v: int) -> int:
+    if not 0 <= v <= 0xFFFFFFFF:
+        raise BoardError(f"{what} 0x{v:x} does not fit in 32 bits")
+    return v
+
+
+# ---------------------------------------------------------------------------------------------------------------
+class SumeRegs(ctypes.Structure):
+    """struct sume_ifreq of the NetFPGA-SUME driver: {u32 addr; u32 val}."""
+
+    _fields_ = [("addr", ctypes.c_uint32), ("val", ctypes.c_uint32)]
+
+
+IoctlFn = Callable[[int, int, bytearray], object]
+
+
+class SumeBoard(Board):
+    """The NetFPGA-SUME driver's register ioctls on a network interface (like rwaxi -i IFACE).
+
+    `ioctl` and `sock` can be replaced (tests use a fake register device that records the calls).
+    """
+
+    def __init__(self, iface: str = DEFAULT_IFACE, ioctl: IoctlFn | None = None, sock: object | None = None) -> None:
+        if not iface or len(iface.encode()) >= IFNAMSIZ:
+            raise BoardError(f"interface name {iface!r} is empty or longer than {IFNAMSIZ - 1} characters")
+        self.iface = iface
+        self.name = f"sume:{iface}"
+        self._ioctl = ioctl or fcntl.ioctl
+        if sock is None:
+            try:
+                sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+            except OSError:
+                try:
+                    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                except OSError as exc:
+                    raise BoardError(f"cannot open a socket for the register ioctls: {exc.strerror}") from None
+        self._sock = sock
+        self._regs = SumeRegs()
+
+    def _call(self, req: int, addr: int, value: int) -> int:
+        self._regs.addr = addr
+        self._regs.val = value
+        ifr = bytearray(IFREQ_SIZE)
+        name = self.iface.encode()
+        ifr[: len(name)] = name
+        struct.pack_into("P", ifr, IFNAMSIZ, ctypes.addressof(self._regs))
+        fd = self._sock.fileno() if hasattr(self._sock, "fileno") else int(self._sock)
+        try:
+            self._ioctl(fd, req, ifr)
+        except OSError as exc:
+            what = "read" if req == SUME_IOCTL_READ else "write"
+            raise BoardError(f"no NetFPGA-SUME board answers on {self.iface}: register {what} at 0x{addr:08x}: "
+                             f"{exc.strerror or exc}") from None
+        return int(self._regs.val)
+
+    def read32(self, addr: int) -> int:
+        return self._call(SUME_IOCTL_READ, _check_u32("address", addr), 0)
+
+    def write32(self, addr: int, value: int) -> None:
+        self._call(SUME_IOCTL_WRITE, _check_u32("address", addr), _check_u32("value", value))
+
+    def close(self) -> None:
+        close = getattr(self._sock, "close", None)
+        if close:
+            close()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass
+class SimOutput:
+    """One packet that went through the simulated board (every action, in order)."""
+
+    seq: int
+    port: int
+    action: int
+    fault: int
+    cycles: int
+    redirect: int | None
+    data: bytes
+
+
+class SimBoard(Board):
+    """The simulated board daemon (`hxdp board serve`) over its Unix socket (protocol in docs/board.md)."""
+
+    BATCH = 4096  # requests in flight per pipelined batch
+
+    def __init__(self, socket_path: str = DEFAULT_SOCKET, timeout: float = 60.0) -> None:
+        self.path = socket_path
+        self.name = f"sim:{socket_path}"
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.settimeout(timeout)
+        try:
+            self._sock.connect(socket_path)
+        except OSError as exc:
+            self._sock.close()
+            raise BoardError(f"no simulated board answers at {socket_path} ({exc.strerror or exc}); start one with "
+                             f"`hxdp board serve --socket {socket_path}`") from None
+        self._rfile = self._sock.makefile("rb")
+        self.ping()
+
+    # --- wire protocol -------------------------------------------------------------------------------------------
+    def _send(self, lines: Sequence[str]) -> None:
+        try:
+            self._sock.sendall(("\n".join(lines) + "\n").encode())
+        except OSError as exc:
+            raise BoardError(f"simulated board at {self.path} went away: {exc.strerror or exc}") from None
+
+    def _line(self) -> str:
+        try:
+            raw = self._rfile.readline()
+        except OSError as exc:
+            raise BoardError(f"simulated board at {self.path} went away: {exc.strerror or exc}") from None
+        if not raw:
+            raise BoardError(f"simulated board at {self.path} went away (connection closed)")
+        return raw.decode().rstrip("\n")
+
+    def request(self, line: str) -> str:
+        """One request; returns the text after OK, raises BoardError on ERR."""
+        self._send([line])
+        return self._reply(line)
+
+    def _reply(self, line: str) -> str:
+        r = self._line()
+        if r == "OK" or r.startswith("OK "):
+            return r[3:]
+        if r.startswith("ERR slverr"):
+            raise BoardAddressError(f"{self.name}: no register at {line.split()[1]} (AXI SLVERR)")
+        raise BoardError(f"{self.name}: {line.split()[0]}: {r.removeprefix('ERR ')}")
+
+    def pipeline(self, lines: Sequence[str]) -> list[str]:
+        """Many requests in flight; every reply is read even if one fails (the first error is raised after)."""
+        out: list[str] = []
+        first: BoardError | None = None
+        for i in range(0, len(lines), self.BATCH):
+            chunk = lines[i : i + self.BATCH]
+            self._send(chunk)
+            for line in chunk:
+                try:
+                    out.append(self._reply(line))
+                except BoardAddressError as exc:
+                    first = first or exc
+                    out.append("")
+        if first:
+            raise first
+        return out
+
+    # --- Board interface -----------------------------------------------------------------------------------------
+    def read32(self, addr: int) -> int:
+        return int(self.request(f"R 0x{_check_u32('address', addr):08x}"), 0)
+
+    def write32(self, addr: int, value: int) -> None:
+        self.request(f"W 0x{_check_u32('address', addr):08x} 0x{_check_u32('value', value):x}")
+
+    def write_many(self, writes: Iterable[tuple[int, int]]) -> None:
+        self.pipeline([f"W 0x{_check_u32('address', a):08x} 0x{_check_u32('value', v):x}" for a, v in writes])
+
+    def read_many(self, addrs: Sequence[int] | Iterable[int]) -> list[int]:
+        return [int(r, 0) for r in self.pipeline([f"R 0x{_check_u32('address', a):08x}" for a in addrs])]
+
+    def transact(self, ops: Sequence[tuple[int, int | None]]) -> list[int | None]:
+        lines = [f"R 0x{a:08x}" if v is None else f"W 0x{a:08x} 0x{v:x}" for a, v in ops]
+        replies = self.pipeline(lines)
+        return [int(r, 0) if v is None else None for (_a, v), r in zip(ops, replies, strict=True)]
+
+    def close(self) -> None:
+        try:
+            self._rfile.close()
+            self._sock.close()
+        except OSError:
+            pass
+
+    # --- simulated board extras (packets, clock) -------------------------------------------------------------------
+    def ping(self) -> str:
+        return self.request("PING")
+
+    def inject(self, packets: Iterable[bytes], port: int = 0) -> None:
+        """Queue packets on an input port (port k has ingress_ifindex k + 1)."""
+        self.pipeline([f"I {port} {bytes(p).hex() or '-'}" for p in packets])
+
+    def wait(self, max_cycles: int | None = None) -> int:
+        """Run until every queued packet has left the board; returns the cycle count (no socket timeout)."""
+        old = self._sock.gettimeout()
+        self._sock.settimeout(None)
+        try:
+            return int(self.request("WAIT" if max_cycles is None else f"WAIT {max_cycles}"))
+        finally:
+            self._sock.settimeout(old)
+
+    def run(self, cycles: int) -> int:
+        return int(self.request(f"RUN {cycles}"))
+
+    def outputs(self, max_count: int | None = None) -> list[SimOutput]:
+        """Packets that left the board since the last call (oldest first)."""
+        head = self.request("OUT" if max_count is None else f"OUT {max_count}")
+        out = []
+        for _ in range(int(head)):
+            f = self._line().split()
+            out.append(SimOutput(int(f[0]), int(f[1]), int(f[2]), int(f[3]), int(f[4]),
+                                 None if f[5] == "-" else int(f[5]), b"" if f[6] == "-" else bytes.fromhex(f[6])))
+        return out
+
+    def stat(self) -> dict[str, int]:
+        return {k: int(v) for k, v in (kv.split("=", 1) for kv in self.request("STAT").split())}
+
+    def replay(self, pcap_path: str | os.PathLike[str], port: int = 0, loop: bool = False) -> None:
+        self.request(f"PCAP {os.path.abspath(pcap_path)} {port} {int(loop)}")
+
+    def stop_replay(self) -> None:
+        self.request("STOPPCAP")
+
+    def out_pcap(self, path: str | os.PathLike[str]) -> None:
+        self.request(f"OUTPCAP {os.path.abspath(path)}")
+
+    def shutdown(self) -> None:
+        self.request("QUIT")
+
+
+def open_board(spec: str | None = None) -> Board:
+    """`sume[:IFACE]` (default nf0) or `sim[:SOCKET]` (default /tmp/hxdp-board.sock); default from $HXDP_BOARD."""
+    spec = spec or os.environ.get("HXDP_BOARD") or f"sim:{DEFAULT_SOCKET}"
+    kind, _, arg = spec.partition(":")
+    if kind == "sume":
+        return SumeBoard(arg or DEFAULT_IFACE)
+    if kind == "sim":
+        return SimBoard(arg or DEFAULT_SOCKET)
+    raise BoardError(f"--board {spec!r}: expected sume[:IFACE] or sim[:SOCKET]")
+
+
+# register map (design.md section 6 plus the extensions of docs/board.md)
+def imem_word_addr(row: int, lane: int, high: bool) -> int:
+    return params.AXI_IMEM_BASE + (row << 8) + 8 * lane + (4 if high else 0)
+
+
+def imem_commit_addr(row: int) -> int:
+    return params.AXI_IMEM_BASE + (row << 8) + params.AXI_IMEM_COMMIT

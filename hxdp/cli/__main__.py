@@ -1,0 +1,7 @@
+"""`python -m hxdp.cli`: the `hxdp` command."""
+
+import sys
+
+from hxdp.cli import main
+
+sys.exit(main())

@@ -1,0 +1,372 @@
+"""`hxdp board serve` and the host tools: axi, inject, dump-imem, maps, monitor, load, tracelog."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from hxdp import params
+from hxdp.board.transport import DEFAULT_IFACE, DEFAULT_SOCKET, Board, BoardError, SimBoard, open_board
+from hxdp.errors import HxdpError
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import BPF_ANY, BPF_EXIST, BPF_NOEXIST, MapError
+
+BOARD_HELP = ("sume[:IFACE] (NetFPGA-SUME register ioctls, default nf0) or sim[:SOCKET] (the simulated board, "
+              f"default {DEFAULT_SOCKET}); default $HXDP_BOARD, else sume:{DEFAULT_IFACE}")
+FLAGS = {"any": BPF_ANY, "noexist": BPF_NOEXIST, "exist": BPF_EXIST}
+
+
+def board_from_args(args: argparse.Namespace) -> Board:
+    spec = args.board or os.environ.get("HXDP_BOARD") or f"sume:{DEFAULT_IFACE}"
+    return open_board(spec)
+
+
+def _board_parent() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--board", "-b", metavar="BOARD", help=BOARD_HELP)
+    return p
+
+
+# --- hxdp board ... --------------------------------------------------------------------------------------------------
+def cmd_serve(args: argparse.Namespace) -> int:
+    from hxdp.board.sim import server_args
+
+    taps = args.tap.split(",") if args.tap else None
+    ports = max(args.ports, len(taps or []))
+    argv = server_args(args.socket, ports, args.pcap, args.loop, args.out, args.step, args.keep, args.pcap_port, taps)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(argv[0], argv)  # the daemon replaces this process (signals and exit code go to it)
+    return 0  # pragma: no cover
+
+
+def _sim(args: argparse.Namespace) -> SimBoard:
+    spec = args.board or os.environ.get("HXDP_BOARD") or f"sim:{DEFAULT_SOCKET}"
+    b = open_board(spec)
+    if not isinstance(b, SimBoard):
+        raise BoardError(f"hxdp board {args.board_cmd}: needs the simulated board (--board sim[:SOCKET])")
+    return b
+
+
+def cmd_stat(args: argparse.Namespace) -> int:
+    with _sim(args) as b:
+        print(json.dumps(b.stat(), indent=1))
+    return 0
+
+
+def cmd_send(args: argparse.Namespace) -> int:
+    from hxdp.traffic.pcap import read_pcap
+
+    with _sim(args) as b:
+        if args.loop:
+            b.replay(args.pcap, args.port, loop=True)
+            print(f"replaying {args.pcap} on port {args.port} in a loop (stop with `hxdp board stop-replay`)")
+            return 0
+        pkts = read_pcap(args.pcap)
+        b.inject(pkts, args.port)
+        if args.wait:
+            b.wait()
+        print(f"sent {len(pkts)} packets on port {args.port}")
+    return 0
+
+
+def cmd_stop_replay(args: argparse.Namespace) -> int:
+    with _sim(args) as b:
+        b.stop_replay()
+    return 0
+
+
+def cmd_out(args: argparse.Namespace) -> int:
+    from hxdp.traffic.pcap import write_pcap
+
+    with _sim(args) as b:
+        if args.wait:
+            b.wait()
+        outs = b.outputs()
+    if args.pcap:
+        write_pcap(args.pcap, [o.data for o in outs if o.action in (params.XDP_TX, params.XDP_REDIRECT)])
+    for o in outs if not args.pcap else []:
+        red = "" if o.redirect is None else f" -> port {o.redirect}"
+        print(f"{o.seq} port {o.port} {params.ACTION_NAMES.get(o.action, o.action)}{red} cycles {o.cycles} "
+              f"{len(o.data)} bytes")
+    return 0
+
+
+def cmd_shutdown(args: argparse.Namespace) -> int:
+    with _sim(args) as b:
+        b.shutdown()
+    return 0
+
+
+# --- host tools ------------------------------------------------------------------------------------------------------
+def cmd_axi(args: argparse.Namespace) -> int:
+    from hxdp.board.tools import axi, parse_u32
+
+    addr = parse_u32(args.address, "address")  # arguments are checked before a board is contacted
+    value = None if args.write is None else parse_u32(args.write)
+    if args.iface:
+        args.board = f"sume:{args.iface}"
+    with board_from_args(args) as b:
+        out = axi(b, addr, value)
+    if out:
+        print(out)
+    return 0
+
+
+def cmd_inject(args: argparse.Namespace) -> int:
+    from hxdp.board.tools import inject, load_rom
+
+    rom = load_rom(args.rom)
+    with board_from_args(args) as b:
+        rep = inject(b, rom, verify=not args.no_verify, atomic=not args.no_hold, extensions=not args.original)
+    verified = "verified" if not args.no_verify else "not verified"
+    print(f"injected {rep.rows} rows ({rep.writes} writes, {rep.reads} reads, {verified}) in {rep.seconds:.3f} s")
+    return 0
+
+
+def cmd_dump_imem(args: argparse.Namespace) -> int:
+    from hxdp.board.tools import dump_imem, dump_imem_lines, load_layout
+
+    layout = load_layout(args.layout) if args.layout else None
+    with board_from_args(args) as b:
+        rom = dump_imem(b, args.rows)
+    if args.output:
+        Rom(rom.rows).save(args.output)
+    print("\n".join(dump_imem_lines(rom, layout)))
+    return 0
+
+
+def _layout(args: argparse.Namespace):  # noqa: ANN202
+    from hxdp.board.tools import layout_path_for, load_layout
+
+    if args.layout:
+        return load_layout(args.layout)
+    if args.rom:
+        return load_layout(layout_path_for(args.rom))
+    raise MapError("maps by name need the map layout: --layout PROG.maps.json or --rom PROG.rom")
+
+
+def _key_value(tokens: list[str], want_value: bool) -> tuple[bytes, bytes | None, int]:
+    """NAME's operands: `KEY [VALUE]` (one hex token each) or bpftool style `key hex .. value hex .. [flags]`."""
+    from hxdp.board.tools import parse_bytes
+
+    flags = BPF_ANY
+    if tokens and tokens[-1] in FLAGS and (len(tokens) >= 2 and tokens[-2] == "flags"):
+        flags = FLAGS[tokens[-1]]
+        tokens = tokens[:-2]
+    if "key" in tokens:
+        i = tokens.index("key")
+        j = tokens.index("value") if "value" in tokens else len(tokens)
+        key = parse_bytes(" ".join(tokens[i + 1 : j]), "key")
+        value = parse_bytes(" ".join(tokens[j + 1 :]), "value") if j < len(tokens) else None
+    else:
+        if len(tokens) != (2 if want_value else 1):
+            raise MapError("expected KEY" + (" VALUE" if want_value else "") + " as hex bytes "
+                           "(or bpftool style: key hex 0a 00 00 01" + (" value hex .." if want_value else "") + ")")
+        key = parse_bytes(tokens[0], "key")
+        value = parse_bytes(tokens[1], "value") if want_value else None
+    if want_value and value is None:
+        raise MapError("missing the value (value hex ..)")
+    return key, value, flags
+
+
+def cmd_maps(args: argparse.Namespace) -> int:  # noqa: C901
+    from hxdp.board.tools import BoardMaps, bpftool_bytes, dump_json, parse_bytes, read_line, write_line
+
+    with board_from_args(args) as b:
+        if args.maps_cmd == "line":
+            line = int(args.line, 0)
+            if args.data is not None:
+                data = parse_bytes(args.data, "line")
+                if len(data) != params.AXI_LINE_BYTES:
+                    raise MapError(f"a map line is {params.AXI_LINE_BYTES} bytes, got {len(data)}")
+                write_line(b, line, data)
+            else:
+                print(read_line(b, line).hex())
+            return 0
+        bm = BoardMaps(b, _layout(args), atomic=not args.no_hold)
+        if args.maps_cmd == "list":
+            for m in bm.list():
+                print(f"{m['id']}: {m['type']}  name {m['name']}  key {m['key']}B  value {m['value']}B  "
+                      f"max_entries {m['max_entries']}  entries {m['entries']}  at 0x{m['offset']:x} ({m['bytes']}B)")
+            return 0
+        if args.maps_cmd == "dump":
+            if args.name:
+                print(dump_json(bm.dump(args.name)))
+            else:
+                print(json.dumps({n: json.loads(dump_json(e)) for n, e in bm.dump_all().items()}, indent=1))
+            return 0
+        if args.maps_cmd == "lookup":
+            key, _, _ = _key_value(args.operands, False)
+            value = bm.lookup(args.name, key)
+            if value is None:
+                raise MapError(f"map {args.name}: key {key.hex()} not found")
+            print(json.dumps({"key": bpftool_bytes(key), "value": bpftool_bytes(value)}, indent=1))
+            return 0
+        if args.maps_cmd == "update":
+            key, value, flags = _key_value(args.operands, True)
+            assert value is not None
+            err = bm.update(args.name, key, value, flags)
+            if err:
+                raise MapError(f"map {args.name}: update of key {key.hex()} failed: {os.strerror(-err)}")
+            return 0
+        if args.maps_cmd == "delete":
+            key, _, _ = _key_value(args.operands, False)
+            err = bm.delete(args.name, key)
+            if err:
+                raise MapError(f"map {args.name}: delete of key {key.hex()} failed: {os.strerror(-err)}")
+            return 0
+    raise HxdpError(f"unknown maps command {args.maps_cmd}")
+
+
+def cmd_monitor(args: argparse.Namespace) -> int:
+    from hxdp.board.tools import Monitor, format_sample
+
+    with board_from_args(args) as b:
+        mon = Monitor(b, extended=not args.original)
+        n = 0
+        while args.count is None or n < args.count:
+            time.sleep(args.interval)
+            s = mon.sample()
+            if args.json:
+                print(json.dumps({"sample": s, "totals": mon.totals}), flush=True)
+            else:
+                print(format_sample(s, mon.totals), flush=True)
+            n += 1
+    return 0
+
+
+def cmd_tracelog(args: argparse.Namespace) -> int:
+    from hxdp.board.tools import read_tracelog
+
+    with board_from_args(args) as b:
+        last_dropped: int | None = None
+        while True:
+            recs, dropped = read_tracelog(b)
+            for r in recs:
+                if args.json:
+                    print(json.dumps({"packet": r.packet, "format": r.fmt.decode("latin-1"), "args": list(r.args),
+                                      "text": r.text()}), flush=True)
+                else:
+                    print(r.line(), flush=True)
+            lost = dropped if last_dropped is None else (dropped - last_dropped) & 0xFFFFFFFF
+            if lost:
+                print(f"hxdp tracelog: {lost} records dropped (trace FIFO full)", file=sys.stderr, flush=True)
+            last_dropped = dropped
+            if not args.follow:
+                return 0
+            time.sleep(args.interval)
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    from hxdp.board.tools import load_config, load_object
+
+    cfg = load_config(args.config)
+    with board_from_args(args) as b:
+        rep = load_object(b, args.object, args.section, args.prog, cfg, atomic=not args.no_hold, out_rom=args.output,
+                          extensions=not args.original)
+    print(f"loaded {Path(args.object).name}: {rep.inject.rows} rows, {len(rep.layout.regions)} maps "
+          f"({rep.map_lines} map lines written) in {rep.inject.seconds:.3f} s")
+    return 0
+
+
+# --- registration ----------------------------------------------------------------------------------------------------
+def register(subparsers: argparse._SubParsersAction) -> None:
+    bp = _board_parent()
+    p = subparsers.add_parser("board", help="the simulated board: serve, send traffic, read its outputs",
+                              description="The simulated NetFPGA board: Sephirot with its AXI-Lite register map "
+                                          "under Verilator, reachable over a Unix socket (docs/board.md).")
+    sub = p.add_subparsers(dest="board_cmd", metavar="SUBCOMMAND", required=True)
+    s = sub.add_parser("serve", help="run the simulated board daemon in the foreground")
+    s.add_argument("--socket", default=DEFAULT_SOCKET, help=f"Unix socket path (default {DEFAULT_SOCKET})")
+    s.add_argument("--ports", type=int, default=1, help="input ports (1-4; port k has ingress_ifindex k+1)")
+    s.add_argument("--pcap", help="replay this pcap into an input port at full speed")
+    s.add_argument("--pcap-port", type=int, default=0, help="port the pcap is replayed on (default 0)")
+    s.add_argument("--loop", action="store_true", help="replay the pcap in a loop")
+    s.add_argument("--out", help="write TX and REDIRECT frames to this pcap")
+    s.add_argument("--step", action="store_true", help="the clock advances only on requests (RUN/WAIT, AXI)")
+    s.add_argument("--keep", type=int, default=None, help="outputs kept for retrieval (default 100000)")
+    s.add_argument("--tap", metavar="NAME[,NAME..]",
+                   help="create TAP interfaces, one per port (bump in the wire: TX leaves by the same TAP, PASS by "
+                        "the next port's, REDIRECT to ifindex i by port i-1's)")
+    s.set_defaults(func=cmd_serve)
+    for name, fn, hlp in (("stat", cmd_stat, "harness statistics"),
+                          ("stop-replay", cmd_stop_replay, "stop pcap replay"),
+                          ("shutdown", cmd_shutdown, "stop the daemon")):
+        q = sub.add_parser(name, parents=[bp], help=hlp)
+        q.set_defaults(func=fn)
+    q = sub.add_parser("send", parents=[bp], help="send a pcap into an input port")
+    q.add_argument("pcap", help="Ethernet pcap to send")
+    q.add_argument("--port", type=int, default=0, help="input port (default 0; port k has ingress_ifindex k+1)")
+    q.add_argument("--loop", action="store_true", help="replay in a loop at full speed (until stop-replay)")
+    q.add_argument("--wait", action="store_true", help="return when every packet has left the board")
+    q.set_defaults(func=cmd_send)
+    q = sub.add_parser("out", parents=[bp], help="print (or write to pcap) the packets that left the board")
+    q.add_argument("--pcap", help="write TX/REDIRECT frames here instead of printing")
+    q.add_argument("--wait", action="store_true", help="first wait until every queued packet has left")
+    q.set_defaults(func=cmd_out)
+
+    a = subparsers.add_parser("axi", parents=[bp], help="read or write one AXI-Lite register (like rwaxi)")
+    a.add_argument("-a", "--address", required=True, help="register address (0x...)")
+    a.add_argument("-w", "--write", metavar="VALUE", help="write VALUE instead of reading")
+    a.add_argument("-i", "--iface", help="NetFPGA interface (same as --board sume:IFACE)")
+    a.set_defaults(func=cmd_axi)
+
+    i = subparsers.add_parser("inject", parents=[bp], help="write a ROM into instruction memory, verified, atomically")
+    i.add_argument("rom", help="ROM file (hXDP text format)")
+    i.add_argument("--no-verify", action="store_true", help="do not read the rows back")
+    i.add_argument("--no-hold", action="store_true", help="do not hold the input while writing (not atomic)")
+    i.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
+    i.set_defaults(func=cmd_inject)
+
+    d = subparsers.add_parser("dump-imem", parents=[bp], help="print instruction memory rows (hex and disassembly)")
+    d.add_argument("rows", nargs="?", type=int, help="rows to dump (default: the loaded program's row count)")
+    d.add_argument("--layout", help="map layout file, for map names in the disassembly")
+    d.add_argument("-o", "--output", help="also save the rows as a ROM file")
+    d.set_defaults(func=cmd_dump_imem)
+
+    m = subparsers.add_parser("maps", parents=[bp], help="list, dump, look up, update, delete map entries; raw lines")
+    m.add_argument("--layout", help="map layout file PROG.maps.json")
+    m.add_argument("--rom", help="ROM whose PROG.maps.json to use")
+    m.add_argument("--no-hold", action="store_true", help="do not hold the input while writing several lines")
+    ms = m.add_subparsers(dest="maps_cmd", metavar="OP", required=True)
+    ms.add_parser("list", help="maps with their entry counts")
+    x = ms.add_parser("dump", help="entries as bpftool-like JSON")
+    x.add_argument("name", nargs="?", help="map name (default: every map)")
+    for op, hlp in (("lookup", "NAME KEY"), ("update", "NAME KEY VALUE [flags any|noexist|exist]"),
+                    ("delete", "NAME KEY")):
+        x = ms.add_parser(op, help=hlp)
+        x.add_argument("name", help="map name (as in the map layout file)")
+        x.add_argument("operands", nargs="+", help="hex bytes, or bpftool style: key hex .. value hex ..")
+    x = ms.add_parser("line", help="read (or write) one raw 128-bit map line")
+    x.add_argument("line", help="line number (byte offset / 16)")
+    x.add_argument("data", nargs="?", help="32 hex digits to write (memory byte order)")
+    m.set_defaults(func=cmd_maps)
+
+    mo = subparsers.add_parser("monitor", parents=[bp], help="live packet rates and totals from the board counters")
+    mo.add_argument("--interval", type=float, default=1.0, help="seconds between samples")
+    mo.add_argument("--count", type=int, help="stop after this many samples")
+    mo.add_argument("--json", action="store_true", help="one JSON object per sample")
+    mo.add_argument("--original", action="store_true", help="original bitstream: only rx/tx/drop counters")
+    mo.set_defaults(func=cmd_monitor)
+
+    t = subparsers.add_parser("tracelog", parents=[bp],
+                              help="print and pop the trace_printk records of the board (like bpftool prog tracelog)")
+    t.add_argument("--follow", "-f", action="store_true", help="keep polling the FIFO")
+    t.add_argument("--interval", type=float, default=0.2, help="seconds between polls with --follow")
+    t.add_argument("--json", action="store_true", help="one JSON object per record")
+    t.set_defaults(func=cmd_tracelog)
+
+    lo = subparsers.add_parser("load", parents=[bp], help="compile an XDP object, configure its maps, inject it")
+    lo.add_argument("object", help="eBPF ELF object (clang -target bpf)")
+    lo.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
+    lo.add_argument("--prog", help="function name of the program")
+    lo.add_argument("--config", help="initial map configuration (JSON)")
+    lo.add_argument("-o", "--output", help="also save the ROM (and PROG.maps.json next to it)")
+    lo.add_argument("--no-hold", action="store_true", help="do not hold the input while loading")
+    lo.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
+    lo.set_defaults(func=cmd_load)

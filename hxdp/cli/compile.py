@@ -1,0 +1,99 @@
+"""`hxdp compile`: eBPF object -> VLIW ROM (hXDP text format) plus its map layout file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from hxdp.atomic_write import check_writable, write_atomic
+from hxdp.compiler import CompileOptions, compile_program
+from hxdp.errors import HxdpError
+
+# --no-X flags: option name -> help
+NO_FLAGS = {
+    "bounds": "keep packet bounds checks",
+    "zeroing": "keep zeroing of stack variables",
+    "alu3": "no three-operand ALU instructions",
+    "ld6": "no 6-byte load/store",
+    "exit_action": "no exit-with-action",
+    "tail_dup": "do not copy exit blocks into predecessors",
+    "hoist": "schedule basic blocks one at a time (no code motion across blocks)",
+    "speculate": "never move instructions above a side exit",
+    "rename": "no register renaming",
+    "copyprop": "no copy propagation and no redundant-mask removal",
+    "atomic_rmw": "keep load/add/store sequences (no atomic add)",
+    "wide_loads": "keep byte loads that are shifted and or-ed together",
+    "rewrite_checks": "keep the remaining bounds checks as p + K > data_end",
+}
+
+
+def _lanes_list(text: str) -> tuple[int, ...]:
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            if "-" in part:
+                a, b = part.split("-", 1)
+                out += range(int(a), int(b) + 1)
+            elif part:
+                out.append(int(part))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: lane counts are a list or range, e.g. 1-8 or 2,4") from None
+    if any(n < 1 or n > 16 for n in out):
+        raise argparse.ArgumentTypeError("lane counts must be 1..16")
+    return tuple(out)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compile", help="compile an XDP object into a Sephirot ROM",
+                       description="Compile an eBPF XDP object into a VLIW ROM (PROG.rom) and its map layout "
+                                   "(PROG.maps.json), and print instruction count, rows and static IPC.")
+    p.add_argument("object", help="eBPF ELF object (clang -target bpf)")
+    p.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
+    p.add_argument("--prog", help="function name of the program")
+    p.add_argument("-o", "--output", help="ROM path (default: OBJECT with .rom)")
+    p.add_argument("--lanes", type=int, default=4, help="VLIW lanes (default 4)")
+    p.add_argument("--report", help="write a JSON report (instruction counts per pass, rows, static IPC)")
+    p.add_argument("--sweep", type=_lanes_list, default=(), metavar="LANES",
+                   help="also report rows for these lane counts, e.g. 1-8")
+    for name, text in NO_FLAGS.items():
+        p.add_argument(f"--no-{name.replace('_', '-')}", dest=f"no_{name}", action="store_true", help=text)
+    p.set_defaults(func=run)
+
+
+def options_from_args(args: argparse.Namespace) -> CompileOptions:
+    kw = {name: not getattr(args, f"no_{name}") for name in NO_FLAGS}
+    return CompileOptions(lanes=args.lanes, lanes_sweep=tuple(args.sweep), **kw)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hxdp.frontend.elf import load_program
+
+    if args.lanes < 1 or args.lanes > 16:
+        raise HxdpError(f"--lanes {args.lanes}: must be 1..16")
+    obj = Path(args.object)
+    rom_path = Path(args.output) if args.output else obj.with_suffix(".rom")
+    maps_path = rom_path.with_suffix(".maps.json")
+    # Every output is checked before anything is written, so a bad path never leaves a partial set behind.
+    check_writable(rom_path, "ROM")
+    check_writable(maps_path, "map layout")
+    if args.report:
+        check_writable(args.report, "report")
+    program = load_program(args.object, args.section, args.prog)
+    result = compile_program(program, options_from_args(args))
+    result.rom.save(rom_path)
+    write_atomic(maps_path, result.layout.to_json())
+    rep = result.report
+    if args.report:
+        doc = dict(rep)
+        doc["object"] = obj.name
+        doc.pop("compile_seconds", None)
+        write_atomic(args.report, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    counts = rep["counts"]
+    print(f"{obj.name}: {program.name}: {rep['original_insns']} eBPF instructions -> {counts['extended']} after "
+          f"reduction/extension -> {rep['rows']} rows of {args.lanes} lanes, static IPC {rep['static_ipc']:.2f}")
+    if rep.get("rows_by_lanes"):
+        print("rows by lanes: " + ", ".join(f"{k}: {v if v is not None else '-'}"
+                                            for k, v in rep["rows_by_lanes"].items()))
+    print(f"wrote {rom_path} and {maps_path}")
+    return 0

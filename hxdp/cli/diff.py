@@ -1,0 +1,63 @@
+"""`hxdp diff`: compile a program, run it on an engine and in the kernel, and report the first divergence."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from hxdp.diff import ENGINES, run_diff
+from hxdp.errors import HxdpError
+
+PROGRESS_MIN_PACKETS = 200  # a progress bar on stderr (terminals only) from this many packets
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("diff", help="differential test of an engine against Linux XDP on a pcap",
+                       description=__doc__)
+    p.add_argument("obj", help="clang-compiled XDP object (.o)")
+    p.add_argument("--pcap", required=True, help="input packets")
+    p.add_argument("--maps", help="initial map configuration (JSON)")
+    p.add_argument("--engine", choices=ENGINES, default="vliw-model", help="engine compared with the kernel "
+                   "(default vliw-model)")
+    p.add_argument("--section", help="ELF section of the program (default: the only one)")
+    p.add_argument("--prog", help="function name of the program")
+    p.add_argument("--ingress-ifindex", type=int, default=1, help="ingress ifindex in xdp_md (default 1)")
+    p.add_argument("--repro", default="hxdp-repro", help="folder for a reproducer on divergence")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from hxdp.models.maps import load_map_config
+    from hxdp.traffic.pcap import read_pcap
+
+    cfg = load_map_config(args.maps) if args.maps else None
+    if args.repro and Path(args.repro).exists() and not Path(args.repro).is_dir():
+        raise HxdpError(f"--repro {args.repro}: exists and is not a folder")
+    packets = read_pcap(args.pcap)
+    if not packets:
+        raise HxdpError(f"{args.pcap}: no packets (nothing to compare)")
+    progress = None
+    if sys.stderr.isatty() and len(packets) >= PROGRESS_MIN_PACKETS:
+        from tqdm import tqdm
+
+        def progress(indices: Iterable[int]) -> Iterable[int]:
+            return tqdm(indices, total=len(packets), desc=f"diff {args.engine}", unit="pkt", leave=False)
+    report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
+                      ingress_ifindex=args.ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
+                      progress=progress)
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=1, default=str)
+        print()
+    elif report.ok:
+        counts = ", ".join(f"{k}: {v}" for k, v in sorted(report.actions.items()))
+        print(f"{args.obj}: {report.packets} packets identical to the kernel on {args.engine} (actions {counts})")
+    else:
+        assert report.divergence is not None
+        print(report.divergence.render())
+        if report.repro:
+            print(f"reproducer written to {report.repro}/")
+    return 0 if report.ok else 1

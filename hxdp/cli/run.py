@@ -1,0 +1,99 @@
+"""`hxdp run`: stream a pcap through the Sephirot RTL back to back; per-packet action and cycles, throughput."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from hxdp import params
+from hxdp.errors import HxdpError
+from hxdp.isa.rom import Rom
+from hxdp.traffic.pcap import read_pcap, write_pcap
+
+
+def layout_for(rom_path: str, layout_path: str | None) -> object | None:
+    """The map layout given, or PROG.maps.json next to the ROM, or None (a program without maps)."""
+    from hxdp.models.maps import MapLayout
+
+    candidates = [layout_path] if layout_path else [str(Path(rom_path).with_suffix(".maps.json")),
+                                                    rom_path + ".maps.json"]
+    for cand in candidates:
+        if cand and os.path.exists(cand):
+            return MapLayout.load(cand)  # MapError names the file (unreadable, binary, malformed)
+        if layout_path:
+            raise HxdpError(f"{layout_path}: no such map layout file")
+    return None
+
+
+def run_pcap(args: argparse.Namespace) -> dict:
+    from hxdp.atomic_write import check_writable
+    from hxdp.models.maps import MapState
+    from hxdp.rtl.sim import RtlSim
+
+    rom = Rom.load(args.rom)
+    for path, what in ((args.vcd, "waveform"), (args.trace, "trace")):
+        if path:
+            check_writable(path, what)  # refused before the simulation, not after it
+    layout = layout_for(args.rom, args.layout)
+    state = None
+    if layout is not None:
+        state = MapState(layout)
+        if args.maps:
+            state.apply_config(args.maps)  # reads and checks the file; MapError names it
+    elif args.maps:
+        raise HxdpError(f"--maps needs the map layout (PROG.maps.json next to {args.rom}, or --layout)")
+    packets = read_pcap(args.pcap)
+    if not packets:
+        raise HxdpError(f"{args.pcap}: no packets")
+    sim = RtlSim(rom, layout, state, vcd=args.vcd, trace_file=args.trace)
+    results = sim.run_packets(packets)
+    rows = []
+    for i, (r, st) in enumerate(zip(results, sim.stamps, strict=True)):
+        rows.append({"packet": i, "action": r.action, "action_name": r.action_name, "cycles": r.cycles,
+                     "redirect": r.redirect, "fault": r.fault, "len_in": len(packets[i]), "len_out": len(r.packet),
+                     "start_cycle": st.start, "end_cycle": st.end, "out_cycle": st.out})
+    n = len(results)
+    span = (sim.stamps[-1].out - sim.stamps[0].out) if n > 1 else max(1, sim.stamps[0].out - sim.stamps[0].in_cycle)
+    per_packet = span / (n - 1) if n > 1 else float(span)
+    summary = {"packets": n, "cycles_per_packet": round(per_packet, 3),
+               "mpps": round(params.CLOCK_MHZ / per_packet, 3) if per_packet else None,
+               "core_cycles_mean": round(sum(r.cycles for r in results) / n, 3),
+               "simulated_cycles": sim.total_cycles, "clock_mhz": params.CLOCK_MHZ}
+    if args.out:
+        write_pcap(args.out, [r.packet for r in results
+                              if r.action in (params.XDP_TX, params.XDP_PASS, params.XDP_REDIRECT)])
+    return {"packets": rows, "summary": summary, "maps": state.dump() if state is not None else None}
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    doc = run_pcap(args)
+    if args.json:
+        maps = doc.pop("maps")
+        if maps is not None:
+            doc["maps"] = {name: {k.hex(): v.hex() for k, v in entries.items()} for name, entries in maps.items()}
+        print(json.dumps(doc, indent=1))
+        return 0
+    for row in doc["packets"]:
+        extra = f" redirect {row['redirect']}" if row["redirect"] is not None else ""
+        extra += f" fault: {row['fault']}" if row["fault"] else ""
+        print(f"{row['packet']:6d} {row['action_name']:<9} {row['cycles']:6d} cycles{extra}")
+    s = doc["summary"]
+    print(f"{s['packets']} packets, {s['cycles_per_packet']} cycles/packet back to back "
+          f"({s['mpps']} Mpps at {s['clock_mhz']} MHz), core {s['core_cycles_mean']} cycles/packet on average")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("run", help="run a ROM on the Sephirot RTL (Verilator) over a pcap",
+                              description=__doc__)
+    p.add_argument("rom", help="ROM file (hXDP text format)")
+    p.add_argument("--pcap", required=True, help="input packets")
+    p.add_argument("--out", help="write the packets leaving as TX/PASS/REDIRECT to this pcap")
+    p.add_argument("--json", action="store_true", help="machine-readable output (per packet, summary, maps)")
+    p.add_argument("--maps", help="initial map configuration (JSON)")
+    p.add_argument("--layout", help="map layout (default: ROM.maps.json next to the ROM)")
+    p.add_argument("--vcd", help="write a VCD waveform")
+    p.add_argument("--trace", help="write the per-row trace of the four lanes")
+    p.set_defaults(func=_cmd)

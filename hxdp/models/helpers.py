@@ -1,0 +1,247 @@
+"""The helper functions of params.HELPERS with the kernel's semantics, and their hardware latency (one place).
+
+Each helper takes r1-r5 (u64) and returns r0. Memory effects go through DataMemory (packet, stack) and
+MapState (map memory). docs/helpers.md documents semantics, deviations and latencies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hxdp import params
+from hxdp.errors import HxdpError
+from hxdp.models.maps import SLOT_HEADER, MapState, windows
+from hxdp.models.memory import ETH_HLEN, PKT_HARD_END, XDP_FRAME_RESERVED, DataMemory
+
+M64 = (1 << 64) - 1
+M32 = 0xFFFFFFFF
+EINVAL, EACCES = 22, 13
+META_MAX = 255  # type_max(skb_shared_info.meta_len): metadata up to 252 bytes (multiple of 4)
+BPF_F_BROADCAST, BPF_F_EXCLUDE_INGRESS = 1 << 3, 1 << 4
+XDP_ACTION_MASK = 0x3
+PRANDOM_SEED = 0x2545F491
+KTIME_NS_PER_CYCLE_X5 = 32  # 6.4 ns per 156.25 MHz cycle = 32/5
+
+# Latencies in extra cycles (the row itself costs 1): docs/helpers.md.
+KEY_READ_BYTES = 8  # the helper memory port: one 8-byte word per cycle (as csum_diff reads)
+MAP_ACCESS_BASE = 2  # decode handle, hash the key (one cycle for keys up to 16 bytes), issue the first read
+LINE_BYTES = 16  # map memory line: one key compare or one value copy per line per cycle
+CSUM_BYTES_PER_CYCLE = 8
+PRINTK_BYTES_PER_CYCLE = 8  # trace_printk reads its format through the helper memory port like csum_diff
+
+
+class HelperFault(HxdpError):
+    """A helper call the hardware cannot complete (bad map handle, unsupported flags): XDP_ABORTED."""
+
+
+def s32(x: int) -> int:
+    x &= M32
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_size: int = 0,
+                   size: int = 0, writes: int = 0) -> int:
+    """Extra cycles a row with this helper call stalls (the row's own cycle not included).
+
+    probes: slots the map FSM visited (array 1; hash: probed slots incl. the hit; LRU eviction adds the
+    bucket count; LPM: the table's high-water mark). size: csum_diff from_size + to_size, adjust_head
+    metadata bytes moved, trace_printk format bytes read (min(size, PRINTK_FMT_MAX)). writes: the map windows
+    the call writes (MapState.last_writes), one a cycle from the cycle the map access alone would end in.
+    """
+    name = params.HELPERS.get(helper_id)
+    lines_key = max(1, (key_size + LINE_BYTES - 1) // LINE_BYTES)
+    # the key comes in through the helper's memory port, KEY_READ_BYTES per cycle, before its slots are
+    # compared; a probe then reads the slot's header and key through the map window, MAP_WINDOW_BYTES per cycle:
+    # keys above 24 bytes take longer than the fixed part covers
+    slot_lines = windows(SLOT_HEADER + key_size)
+    keyed = max(MAP_ACCESS_BASE + probes * lines_key,
+                (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + probes * slot_lines)
+    more = max(0, writes - 1)
+    if name in ("map_lookup_elem", "map_delete_elem"):
+        return keyed + more
+    if name == "map_update_elem":
+        # the value comes in through the same port after the key: for large values that is the longer term
+        words = (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + (value_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES
+        return max(keyed + (value_size + LINE_BYTES - 1) // LINE_BYTES, words) + more
+    if name == "redirect_map":
+        return MAP_ACCESS_BASE + probes
+    if name == "csum_diff":
+        return 1 + (size + CSUM_BYTES_PER_CYCLE - 1) // CSUM_BYTES_PER_CYCLE
+    if name == "xdp_adjust_head":
+        return 1 + (size + LINE_BYTES - 1) // LINE_BYTES
+    if name == "trace_printk":
+        return 1 + (size + PRINTK_BYTES_PER_CYCLE - 1) // PRINTK_BYTES_PER_CYCLE
+    if name in ("redirect", "xdp_adjust_tail", "xdp_adjust_meta"):
+        return 1
+    if name in ("ktime_get_ns", "get_prandom_u32", "get_smp_processor_id"):
+        return 0
+    raise HelperFault(f"helper {helper_id} is not implemented in hardware")
+
+
+# --- checksums (x86-64 csum_partial, exact 32-bit result) --------------------------------------------------------
+def csum_partial(data: bytes, seed: int) -> int:
+    """The kernel's csum_partial: 32-bit end-around-carry sum of little-endian words, seed included.
+
+    The result is 0 only when the seed and the data are all zero; otherwise it is the unique value in
+    [1, 2^32 - 1] congruent to the sum modulo 2^32 - 1 (what every carry-folding order produces).
+    """
+    total = seed & M32
+    padded = data + bytes(-len(data) % 4)
+    for i in range(0, len(padded), 4):
+        total += int.from_bytes(padded[i : i + 4], "little")
+    if total == 0:
+        return 0
+    return (total - 1) % M32 + 1
+
+
+def csum_add(a: int, b: int) -> int:
+    r = (a & M32) + (b & M32)
+    return (r & M32) + (r >> 32)
+
+
+def csum_sub(a: int, b: int) -> int:
+    return csum_add(a, ~b & M32)
+
+
+def csum_from32to16(s: int) -> int:
+    s &= M32
+    s = (s + (((s >> 16) | (s << 16)) & M32)) & M32
+    return s >> 16
+
+
+def csum_diff(frm: bytes, to: bytes, seed: int) -> int:
+    """bpf_csum_diff since Linux 6.13: the result is always folded to 16 bits (csum_from32to16)."""
+    seed &= M32
+    if frm and to:
+        return csum_from32to16(csum_sub(csum_partial(to, seed), csum_partial(frm, 0)))
+    if to:
+        return csum_from32to16(csum_partial(to, seed))
+    if frm:
+        return csum_from32to16(~csum_partial(frm, ~seed & M32) & M32)
+    return csum_from32to16(seed)
+
+
+def xorshift32(x: int) -> int:
+    x ^= (x << 13) & M32
+    x ^= x >> 17
+    x ^= (x << 5) & M32
+    return x & M32
+
+
+@dataclass
+class HelperEnv:
+    """The state helpers act on: memory, maps, the redirect target, the trace FIFO and the counters."""
+
+    mem: DataMemory
+    state: MapState
+    redirect: int | None = None
+    printk: list[tuple[bytes, tuple[int, ...]]] = field(default_factory=list)
+    prandom: int = PRANDOM_SEED
+    cycles: int = 0  # board cycles so far (ktime_get_ns = cycles * 6.4 ns)
+
+    def new_packet(self) -> None:
+        self.redirect = None
+        self.printk = []
+
+    def _map(self, handle: int, helper: str) -> int:
+        map_id = self.state.layout.map_of_handle(handle)
+        if map_id is None:
+            raise HelperFault(f"{helper}: r1 = 0x{handle:x} is not a map handle")
+        return map_id
+
+    def call(self, helper_id: int, r1: int, r2: int, r3: int, r4: int, r5: int) -> tuple[int, int]:
+        """Run a helper; returns (r0, latency in extra cycles). Raises HelperFault or AccessFault."""
+        name = params.HELPERS.get(helper_id)
+        mem, state = self.mem, self.state
+        if name in ("map_lookup_elem", "map_update_elem", "map_delete_elem"):
+            map_id = self._map(r1, name)
+            r = state.layout.region(map_id)
+            key = mem.read(r2, r.key_size)
+            if name == "map_lookup_elem":
+                off = state.lookup_offset(map_id, key, from_program=True)
+                r0 = 0 if off is None else params.MAP_BASE + off
+                return r0, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
+            if name == "map_update_elem":
+                value = mem.read(r3, r.value_size)
+                ret = state.update(map_id, key, value, r4 & M64)
+                return ret & M64, helper_latency(helper_id, state.last_probes, r.key_size, r.value_size,
+                                                 writes=state.last_writes)
+            ret = state.delete(map_id, key)
+            return ret & M64, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
+        if name == "redirect":
+            if r2:
+                return params.XDP_ABORTED, helper_latency(helper_id)
+            self.redirect = r1 & M32
+            return params.XDP_REDIRECT, helper_latency(helper_id)
+        if name == "redirect_map":
+            map_id = self._map(r1, name)
+            r = state.layout.region(map_id)
+            if r.kind not in ("devmap", "devmap_hash"):
+                raise HelperFault(f"redirect_map: map {r.name} is a {r.kind}, not a devmap")
+            if r3 & ~(XDP_ACTION_MASK | BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS):
+                return params.XDP_ABORTED, helper_latency(helper_id)
+            if r3 & BPF_F_BROADCAST:
+                raise HelperFault(f"redirect_map: map {r.name}: BPF_F_BROADCAST is not supported")
+            off = state.lookup_offset(map_id, (r2 & M32).to_bytes(4, "little"), from_program=False)
+            lat = helper_latency(helper_id, state.last_probes)
+            if off is None:
+                self.redirect = None
+                return r3 & XDP_ACTION_MASK, lat
+            self.redirect = int.from_bytes(state.mem[off : off + 4], "little")
+            return params.XDP_REDIRECT, lat
+        if name == "csum_diff":
+            fsz, tsz = r2 & M32, r4 & M32
+            lat = helper_latency(helper_id, size=fsz + tsz)
+            return csum_diff(mem.read(r1, fsz), mem.read(r3, tsz), r5), lat
+        if name == "xdp_adjust_head":
+            offset = s32(r2)
+            metalen = mem.data - mem.data_meta
+            data = mem.data + offset
+            if data < params.PKT_BASE + XDP_FRAME_RESERVED + metalen or data > mem.data_end - ETH_HLEN:
+                return (-EINVAL) & M64, helper_latency(helper_id)
+            if metalen:
+                # read like any helper input (memory before the row: a same-row store into it is a contract
+                # violation), written after the row's stores
+                meta = mem.read(mem.data_meta, metalen)
+                base = params.PKT_BASE
+                mem.pkt[mem.data_meta + offset - base : mem.data_meta + offset - base + metalen] = meta
+            mem.data_meta += offset
+            mem.data = data
+            return 0, helper_latency(helper_id, size=metalen)
+        if name == "xdp_adjust_meta":
+            meta = mem.data_meta + s32(r2)
+            metalen = mem.data - meta
+            if meta < params.PKT_BASE + XDP_FRAME_RESERVED or meta > mem.data:
+                return (-EINVAL) & M64, helper_latency(helper_id)
+            if metalen & 3 or metalen > META_MAX:
+                return (-EACCES) & M64, helper_latency(helper_id)
+            mem.data_meta = meta
+            return 0, helper_latency(helper_id)
+        if name == "xdp_adjust_tail":
+            offset = s32(r2)
+            end = mem.data_end + offset
+            if end > PKT_HARD_END or end < mem.data + ETH_HLEN:
+                return (-EINVAL) & M64, helper_latency(helper_id)
+            if offset > 0:
+                base = params.PKT_BASE
+                mem.pkt[mem.data_end - base : end - base] = bytes(offset)
+            mem.data_end = end
+            return 0, helper_latency(helper_id)
+        if name == "ktime_get_ns":
+            return (self.cycles * KTIME_NS_PER_CYCLE_X5 // 5) & M64, helper_latency(helper_id)
+        if name == "get_prandom_u32":
+            self.prandom = xorshift32(self.prandom)
+            return self.prandom, helper_latency(helper_id)
+        if name == "get_smp_processor_id":
+            return 0, helper_latency(helper_id)
+        if name == "trace_printk":
+            size = min(r2 & M32, params.PRINTK_FMT_MAX)
+            fmt = mem.read(r1, size)
+            self.printk.append((fmt.split(b"\0", 1)[0], (r3, r4, r5)))
+            return 0, helper_latency(helper_id, size=size)
+        raise HelperFault(f"helper {helper_id} is not implemented in hardware")
+
+
+def helper_name(helper_id: int) -> str:
+    return params.HELPERS.get(helper_id, f"helper#{helper_id}")
+

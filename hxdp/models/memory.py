@@ -1,0 +1,129 @@
+"""The data address space of docs/execution_contract.md section 4: stack, xdp_md, packet, map memory, faults.
+
+Packet buffer geometry (the same as the kernel's BPF_PROG_TEST_RUN, so that adjust_head/tail limits agree):
+
+    PKT_BASE (data_hard_start)                                        PKT_BASE + PKT_BUF_SIZE
+    | xdp_frame (40) | headroom ... | meta | data ... data_end | tailroom ... | skb_shared_info (320) |
+                                          ^ PKT_BASE + PKT_HEADROOM (256) at start
+
+- `adjust_head`/`adjust_meta` may move `data_meta` down to PKT_BASE + XDP_FRAME_RESERVED.
+- `adjust_tail` may move `data_end` up to PKT_HARD_END = PKT_BASE + PKT_BUF_SIZE - SKB_SHINFO_RESERVED.
+- The whole buffer is zeroed when a packet starts, so no byte of a previous packet is ever visible.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from hxdp import params
+from hxdp.errors import HxdpError
+
+XDP_FRAME_RESERVED = 40  # sizeof(struct xdp_frame) on x86-64: the kernel keeps it free at data_hard_start
+SKB_SHINFO_RESERVED = 320  # SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) on x86-64, kept free at the end
+PKT_HARD_END = params.PKT_BASE + params.PKT_BUF_SIZE - SKB_SHINFO_RESERVED
+PKT_DATA_START = params.PKT_BASE + params.PKT_HEADROOM
+PKT_MODEL_MAX_LEN = PKT_HARD_END - PKT_DATA_START  # 3520, the kernel's test-run limit for a 4 KiB page
+ETH_HLEN = 14
+
+REGION_STACK = params.STACK_BASE >> params.REGION_SHIFT
+REGION_CTX = params.CTX_BASE >> params.REGION_SHIFT
+REGION_PKT = params.PKT_BASE >> params.REGION_SHIFT
+REGION_MAP = params.MAP_BASE >> params.REGION_SHIFT
+
+
+class AccessFault(HxdpError):
+    """A load or store outside the accessible part of the data address space (the packet ends ABORTED)."""
+
+
+class DataMemory:
+    """Stack frames, the xdp_md context, the packet buffer and map memory, decoded by address.
+
+    `stack_frames` > 1 is used by the sequential model for bpf-to-bpf calls: frame k occupies
+    [STACK_BASE + 512 k, STACK_BASE + 512 (k + 1)); only frames of active calls are accessible.
+    """
+
+    def __init__(self, map_mem: bytearray | None = None, stack_frames: int = 1) -> None:
+        self.map_mem = map_mem if map_mem is not None else bytearray(0)
+        self.max_frames = stack_frames
+        self.stack = bytearray(params.STACK_SIZE * stack_frames)
+        self.stack_limit = params.STACK_SIZE  # accessible bytes of the stack (active frames)
+        self.pkt = bytearray(params.PKT_BUF_SIZE)
+        self.data = PKT_DATA_START
+        self.data_end = PKT_DATA_START
+        self.data_meta = PKT_DATA_START
+        self.ingress_ifindex = 1
+        self.rx_queue_index = 0
+        self.read_log: list[tuple[int, int]] | None = None  # (addr, size) of reads while logging
+
+    # --- per-packet set-up and results -------------------------------------------------------------------------
+    def reset(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> None:
+        if len(packet) > PKT_MODEL_MAX_LEN:
+            raise HxdpError(f"packet of {len(packet)} bytes is longer than the buffer allows ({PKT_MODEL_MAX_LEN})")
+        self.stack[:] = bytes(len(self.stack))
+        self.stack_limit = params.STACK_SIZE
+        self.pkt[:] = bytes(len(self.pkt))
+        start = PKT_DATA_START - params.PKT_BASE
+        self.pkt[start : start + len(packet)] = packet
+        self.data = self.data_meta = PKT_DATA_START
+        self.data_end = PKT_DATA_START + len(packet)
+        self.ingress_ifindex = ingress_ifindex & 0xFFFFFFFF
+        self.rx_queue_index = rx_queue_index & 0xFFFFFFFF
+
+    def packet_bytes(self) -> bytes:
+        return bytes(self.pkt[self.data - params.PKT_BASE : self.data_end - params.PKT_BASE])
+
+    def meta_bytes(self) -> bytes:
+        return bytes(self.pkt[self.data_meta - params.PKT_BASE : self.data - params.PKT_BASE])
+
+    def ctx_bytes(self) -> bytes:
+        return struct.pack("<6I", self.data, self.data_end, self.data_meta, self.ingress_ifindex,
+                           self.rx_queue_index, 0)
+
+    # --- address decode ---------------------------------------------------------------------------------------
+    def _locate(self, addr: int, size: int, write: bool) -> tuple[bytearray, int]:
+        """The backing buffer and offset of [addr, addr + size), or AccessFault."""
+        if addr < 0 or addr + size > 0xFFFFFFFF:
+            raise AccessFault(f"access of {size} bytes at 0x{addr & 0xFFFFFFFFFFFFFFFF:x}: not a 32-bit address")
+        region = addr >> params.REGION_SHIFT
+        if region == REGION_PKT:
+            if self.data_meta <= addr and addr + size <= self.data_end:
+                return self.pkt, addr - params.PKT_BASE
+        elif region == REGION_STACK:
+            off = addr - params.STACK_BASE
+            if off + size <= self.stack_limit:
+                return self.stack, off
+        elif region == REGION_MAP:
+            off = addr - params.MAP_BASE
+            if off + size <= len(self.map_mem):
+                return self.map_mem, off
+        elif region == REGION_CTX and not write:
+            off = addr - params.CTX_BASE
+            if params.ctx_field(off, size):
+                return bytearray(self.ctx_bytes()), off
+        what = "store" if write else "load"
+        raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x} is outside the accessible memory")
+
+    def check(self, addr: int, size: int, write: bool = False) -> None:
+        """Raise AccessFault unless [addr, addr + size) is accessible."""
+        if size:
+            self._locate(addr, size, write)
+
+    def read(self, addr: int, size: int) -> bytes:
+        if size == 0:
+            return b""
+        buf, off = self._locate(addr, size, False)
+        if self.read_log is not None:
+            self.read_log.append((addr, size))
+        return bytes(buf[off : off + size])
+
+    def write(self, addr: int, data: bytes) -> None:
+        if not data:
+            return
+        buf, off = self._locate(addr, len(data), True)
+        buf[off : off + len(data)] = data
+
+    def load(self, addr: int, size: int) -> int:
+        return int.from_bytes(self.read(addr, size), "little")
+
+    def store(self, addr: int, size: int, value: int) -> None:
+        self.write(addr, (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little"))

@@ -1,0 +1,316 @@
+"""VLIW model: executes a Rom row by row exactly as docs/execution_contract.md says, and checks the contract.
+
+Per row: every lane reads the state before the row; lane stores commit in lane order at the end, then the
+helper call (which must not read bytes stored by its own row), then register writes (the helper's r0 last).
+The lowest lane whose branch is taken or whose exit is reached decides the next row. `exit` ends the packet
+with the low 32 bits of r0 *after* the row, `exit K` (0x96) with K. Access faults, illegal instructions,
+helper faults and the cycle limit end the packet with XDP_ABORTED and `fault` set; the faulting row's
+effects are discarded. Running off the end of the ROM (or jumping outside it) is an illegal instruction.
+
+Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENALTY when a jump to a row other
+than the next wins, plus CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a branch lane (jmp/ja)
+before it in its row, plus DIV_EXTRA_CYCLES per lane that divides (div/mod, 32 or 64 bit, any operands; the
+core has one divider), plus helpers.helper_latency(...) for a helper call (which starts after the divisions).
+Packet arrival (early processor start) is not modelled: cycles are the core's execution cycles once the bytes it
+reads are present.
+
+Rule checks (raise ContractViolation naming row and lane, not a packet fault): two lanes writing the same
+register (a helper call writes r0), a write to r10, more than one helper call, overlapping stores, an atomic
+sharing its row with another memory access or atomic, a helper reading bytes its own row stores, a local
+(bpf-to-bpf) call.
+
+Trace (trace=True): RunResult.trace holds one TraceRecord per executed row:
+    row    index of the row
+    regs   [(lane, reg, value)] register writes committed by the row (a helper's r0 carries the helper's lane)
+    mem    [(lane, addr, bytes)] lane stores and atomic writes in commit order (helper map/packet effects
+           are not listed)
+    next   the next row, or None when the packet ends after this row
+    cycles cycles the row cost
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hxdp import params
+from hxdp.errors import HxdpError
+from hxdp.isa import table as T
+from hxdp.isa.rom import Rom
+from hxdp.models.execute import Decoded, IllegalInstruction, decode, evaluate, plain_lddw
+from hxdp.models.helpers import HelperEnv, HelperFault
+from hxdp.models.maps import MapState
+from hxdp.models.memory import AccessFault, DataMemory
+from hxdp.result import RunResult
+
+M64 = (1 << 64) - 1
+
+# params.PORT_RULES by the region number of an address (addr >> REGION_SHIFT): (name, load ports, store ports)
+PORTED_REGIONS = {base >> params.REGION_SHIFT: (name, ld, st) for name, base, ld, st in params.PORT_RULES.values()}
+
+
+class ContractViolation(HxdpError):
+    """A ROM row that breaks docs/execution_contract.md (a compiler bug, not a packet fault)."""
+
+
+@dataclass
+class TraceRecord:
+    row: int
+    regs: list[tuple[int, int, int]]
+    mem: list[tuple[int, int, bytes]]
+    next: int | None
+    cycles: int
+
+
+@dataclass
+class DecodedRow:
+    lanes: list[tuple[int, Decoded]]  # non-empty lanes (lddw high halves dropped)
+    error: str | None  # illegal instruction found when decoding (raised as a fault when the row runs)
+    branch_lanes: frozenset[int]  # lanes holding a jump (for the conditional-exit penalty)
+    divides: int = 0  # lanes that divide (div/mod): the row waits DIV_EXTRA_CYCLES for each (one divider)
+
+
+def decode_rom(rom: Rom) -> list[DecodedRow]:
+    out: list[DecodedRow] = []
+    for ri, row in enumerate(rom.rows):
+        lanes: list[tuple[int, Decoded]] = []
+        error = None
+        skip = False
+        for k, ins in enumerate(row):
+            where = f"row {ri} lane {k}: "
+            if skip:
+                skip = False
+                if ins.opcode or ins.dst or ins.src or ins.off:
+                    error = error or f"{where}malformed lddw high half"
+                continue
+            if ins.is_nop:
+                continue
+            if ins.opcode == 0x18:
+                if k + 1 >= len(row):
+                    error = error or f"{where}lddw in the last lane"
+                    continue
+                skip = True
+            try:
+                lanes.append((k, decode(ins, row[k + 1] if k + 1 < len(row) else None, plain_lddw, where)))
+            except IllegalInstruction as exc:
+                error = error or str(exc)
+        muls = [k for k, d in lanes if d.kind == "alu" and d.op == "mul"]
+        if len(muls) > params.MUL_UNITS:
+            error = error or (f"row {ri} lane {muls[params.MUL_UNITS]}: a multiplication past the row's "
+                              f"{params.MUL_UNITS} (the core has {params.MUL_UNITS} multiplier(s))")
+        branches = frozenset(k for k, d in lanes if d.kind in ("jmp", "ja"))
+        divides = sum(d.kind == "alu" and d.op in ("div", "mod") for _k, d in lanes)
+        out.append(DecodedRow(lanes, error, branches, divides))
+    return out
+
+
+class VliwModel:
+    """Run a Rom on packets against a MapState (the golden model of the Sephirot RTL)."""
+
+    def __init__(self, rom: Rom, state: MapState, cycle_limit: int = params.CYCLE_LIMIT,
+                 trace: bool = False) -> None:
+        self.rom = rom
+        self.state = state
+        self.cycle_limit = cycle_limit
+        self.trace_enabled = trace
+        self.rows = decode_rom(rom)
+        self.mem = DataMemory(state.mem)
+        self.env = HelperEnv(self.mem, state)
+        self.total_cycles = 0  # over the model's life (ktime_get_ns)
+        self.regs = [0] * params.NUM_REGS
+
+    # --- one row ---------------------------------------------------------------------------------------------------
+    def _row(self, ri: int, regs: list[int], cycles: int) -> tuple[tuple | None, int, TraceRecord | None]:
+        """Execute row ri; returns (control that won or None, cycles of the row, trace record)."""
+        row = self.rows[ri]
+        if row.error:
+            raise IllegalInstruction(row.error)
+        mem, env = self.mem, self.env
+        writes: list[tuple[int, int, int]] = []
+        writer: dict[int, int] = {}
+        stores: list[tuple[int, int, bytes]] = []
+        helper: tuple[int, int] | None = None
+        control: tuple | None = None
+        control_lane = -1
+        mem_lanes: list[int] = []
+        atomic_lanes: list[int] = []
+        loads: dict[str, int] = {}
+        stores_n: dict[str, int] = {}
+        store_lane: dict[str, int] = {}  # memory -> first lane storing there
+        for lane, d in row.lanes:
+            k = d.kind
+            if k == "local_call" or (k == "call" and d.src != 0):
+                raise IllegalInstruction(f"row {ri} lane {lane}: bpf-to-bpf calls must be inlined for the core")
+            w, s, ctl = evaluate(d, regs, mem)
+            if k in T.MEM_KINDS:
+                mem_lanes.append(lane)
+                if k == "atomic":
+                    atomic_lanes.append(lane)
+                addr = (regs[d.src if k in T.LOAD_KINDS else d.dst] + d.off) & M64
+                region = PORTED_REGIONS.get(addr >> params.REGION_SHIFT)
+                if region is not None:
+                    name, load_ports, store_ports = region
+                    n_ld, n_st = T.memory_ports(k)
+                    if n_ld:
+                        loads[name] = loads.get(name, 0) + 1
+                        if loads[name] > load_ports:
+                            raise AccessFault(f"row {ri} lane {lane}: {name} load {loads[name]} of the row (the "
+                                              f"{name} has {load_ports} load port(s))")
+                    if n_st:
+                        stores_n[name] = stores_n.get(name, 0) + 1
+                        store_lane.setdefault(name, lane)
+                        if stores_n[name] > store_ports:
+                            raise AccessFault(f"row {ri} lane {lane}: {name} store {stores_n[name]} of the row "
+                                              f"(the {name} has {store_ports} store port(s))")
+            for reg, value in w:
+                if reg == params.FP_REG:
+                    raise ContractViolation(f"row {ri} lane {lane}: writes r10 (read-only frame pointer)")
+                if reg in writer:
+                    raise ContractViolation(f"row {ri} lane {lane}: r{reg} is also written by lane {writer[reg]}")
+                writer[reg] = lane
+                writes.append((lane, reg, value))
+            for addr, data in s:
+                stores.append((lane, addr, data))
+            if ctl is not None:
+                if ctl[0] == "call":
+                    if helper is not None:
+                        raise ContractViolation(f"row {ri} lane {lane}: second helper call (lane {helper[0]} "
+                                                f"already calls one)")
+                    helper = (lane, ctl[1])
+                elif control is None:
+                    control, control_lane = ctl, lane
+        if helper is not None:
+            hname = params.HELPERS.get(helper[1])
+            region = params.PORT_RULES.get(params.HELPER_WRITE_REGIONS.get(hname, ""))
+            if region is not None and region[0] in store_lane:
+                raise AccessFault(f"row {ri} lane {store_lane[region[0]]}: stores to the {region[0]} in the row of "
+                                  f"a {hname} call (lane {helper[0]}), which writes it itself")
+            for rname, allowed in params.CALL_ROW_LOADS.items():
+                name = params.PORT_RULES[rname][0]
+                if loads.get(name, 0) > allowed:
+                    raise AccessFault(f"row {ri}: {loads[name]} {name} loads in the row of a helper call (lane "
+                                      f"{helper[0]}), which has {allowed} at most (the helper reads through the "
+                                      f"lanes' load port)")
+        if atomic_lanes and len(mem_lanes) > 1:
+            other = next(x for x in mem_lanes if x != atomic_lanes[0])
+            raise ContractViolation(f"row {ri} lane {atomic_lanes[0]}: atomic shares its row with the memory "
+                                    f"access of lane {other}")
+        if helper is not None and 0 in writer:
+            raise ContractViolation(f"row {ri} lane {writer[0]}: writes r0 in the row of the helper call of lane "
+                                    f"{helper[0]}")
+        for i, (la, aa, da) in enumerate(stores):
+            for lb, ab, db in stores[i + 1 :]:
+                if aa < ab + len(db) and ab < aa + len(da):
+                    raise ContractViolation(f"row {ri} lane {lb}: store at 0x{ab:08x} overlaps the store of lane {la}")
+        # commit: stores (all checked first, undone if the helper faults), helper, registers
+        for _lane, addr, data in stores:
+            mem.check(addr, len(data), write=True)
+        undo = [(addr, mem.read(addr, len(data))) for _lane, addr, data in stores]
+        for _lane, addr, data in stores:
+            mem.write(addr, data)
+        lat = 0
+        r0 = None
+        if helper is not None:
+            env.cycles = self.total_cycles + cycles
+            mem.read_log = []
+            try:
+                r0, lat = env.call(helper[1], regs[1], regs[2], regs[3], regs[4], regs[5])
+            except (HelperFault, AccessFault):
+                for addr, old in reversed(undo):
+                    mem.write(addr, old)
+                raise
+            finally:
+                log, mem.read_log = mem.read_log, None
+            for raddr, rsize in log:
+                for lane, addr, data in stores:
+                    if raddr < addr + len(data) and addr < raddr + rsize:
+                        raise ContractViolation(f"row {ri} lane {helper[0]}: helper reads 0x{raddr:08x} "
+                                                f"stored by lane {lane} of the same row")
+        for _lane, reg, value in writes:
+            regs[reg] = value
+        if r0 is not None:
+            regs[0] = r0
+            writes.append((helper[0], 0, r0))
+        cost = params.CYCLES_PER_ROW + lat + params.DIV_EXTRA_CYCLES * row.divides
+        if control is not None:
+            if control[0] == "jump":
+                if control[1] != 0:  # a jump to the next row finds it already fetched
+                    cost += params.TAKEN_BRANCH_PENALTY
+            elif any(b < control_lane for b in row.branch_lanes):
+                cost += params.CONDITIONAL_EXIT_PENALTY
+        rec = None
+        if self.trace_enabled:
+            rec = TraceRecord(ri, writes, stores, None, cost)
+        return control, cost, rec
+
+    # --- packets ---------------------------------------------------------------------------------------------------
+    def _execute(self, regs: list[int]) -> tuple[int | None, str | None, int, list[TraceRecord]]:
+        trace: list[TraceRecord] = []
+        nrows = len(self.rows)
+        ri = 0
+        cycles = 0
+        try:
+            while True:
+                if cycles >= self.cycle_limit:
+                    return None, params.FAULT_NAMES[params.FAULT_RUNAWAY], cycles, trace
+                if not 0 <= ri < nrows:
+                    return None, f"illegal instruction: row {ri} is outside the program ({nrows} rows)", cycles, trace
+                control, cost, rec = self._row(ri, regs, cycles)
+                cycles += cost
+                nxt: int | None = ri + 1
+                result: int | None = None
+                if control is not None:
+                    if control[0] == "jump":
+                        nxt = ri + 1 + control[1]
+                    elif control[0] == "exit":
+                        nxt, result = None, regs[0]
+                    else:  # exit_action
+                        nxt, result = None, control[1]
+                if rec is not None:
+                    rec.next = nxt
+                    trace.append(rec)
+                if nxt is None:
+                    return result, None, cycles, trace
+                ri = nxt
+        except AccessFault as exc:
+            return None, f"access fault: {exc}", cycles, trace
+        except HelperFault as exc:
+            return None, f"helper fault: {exc}", cycles, trace
+        except IllegalInstruction as exc:
+            return None, f"illegal instruction: {exc}", cycles, trace
+
+    def _start(self) -> list[int]:
+        regs = [0] * params.NUM_REGS
+        regs[1] = params.CTX_BASE
+        regs[2] = params.PKT_BASE + params.PKT_HEADROOM  # ctx->data (run_raw overrides r1/r2)
+        regs[10] = params.STACK_TOP
+        self.env.new_packet()
+        return regs
+
+    def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> RunResult:
+        """One packet. Frames shorter than PKT_MIN_LEN never reach the core: XDP_DROP, 0 cycles (MAC runt)."""
+        if len(packet) < params.PKT_MIN_LEN:
+            return RunResult(params.XDP_DROP, bytes(packet), None, None, 0)
+        self.mem.reset(packet, ingress_ifindex, rx_queue_index)
+        regs = self._start()
+        r0, fault, cycles, trace = self._execute(regs)
+        self.total_cycles += cycles
+        self.regs = regs
+        action = params.XDP_ABORTED if r0 is None else r0 & 0xFFFFFFFF
+        redirect = self.env.redirect if action == params.XDP_REDIRECT else None
+        return RunResult(action, self.mem.packet_bytes(), redirect, fault, cycles, trace, self.mem.meta_bytes(),
+                         list(self.env.printk))
+
+    def run_raw(self, mem: bytes) -> int:
+        """ISA tests: r1 = address of a buffer holding `mem` (packet region), r2 = len(mem); returns r0 (u64)."""
+        self.mem.reset(mem)
+        regs = self._start()
+        regs[1] = self.mem.data
+        regs[2] = len(mem)
+        r0, fault, cycles, _ = self._execute(regs)
+        self.total_cycles += cycles
+        self.regs = regs
+        self.raw_out = self.mem.packet_bytes()
+        self.last_cycles = cycles
+        if r0 is None:
+            raise HxdpError(f"raw program faulted: {fault}")
+        return r0 & M64

@@ -1,0 +1,65 @@
+"""The bundled program suite (xdp_progs/): objects, traffic, initial maps and expected actions, and roms/."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hxdp.paths import PROGS_DIR, ROMS_DIR
+
+
+@dataclass(frozen=True)
+class SuiteProgram:
+    """One program of xdp_progs/ with its companion files."""
+
+    name: str
+    obj: Path
+    traffic: Path
+    maps: Path
+    expect: Path
+
+    def map_config(self) -> dict[str, Any]:
+        if self.maps.exists():
+            return json.loads(self.maps.read_text())
+        return {"maps": {}}
+
+    def expected_actions(self) -> dict[str, int]:
+        if self.expect.exists():
+            return json.loads(self.expect.read_text())
+        return {}
+
+
+def programs(progs_dir: Path = PROGS_DIR) -> list[SuiteProgram]:
+    """Every program whose C source is in xdp_progs/ (objects are in xdp_progs/build/ after `make progs`)."""
+    out = []
+    for src in sorted(progs_dir.glob("*.c")):
+        name = src.stem
+        out.append(
+            SuiteProgram(
+                name=name,
+                obj=progs_dir / "build" / f"{name}.o",
+                traffic=progs_dir / "traffic" / f"{name}.pcap",
+                maps=progs_dir / "maps" / f"{name}.json",
+                expect=progs_dir / "expect" / f"{name}.json",
+            )
+        )
+    return out
+
+
+def build_roms(out_dir: Path = ROMS_DIR, progs_dir: Path = PROGS_DIR) -> list[Path]:
+    """Compile every suite object into out_dir/NAME.rom and out_dir/NAME.maps.json (reproducible bit for bit)."""
+    from hxdp.atomic_write import write_atomic
+    from hxdp.compiler import compile_program
+    from hxdp.frontend.elf import load_program
+
+    written: list[Path] = []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for prog in programs(progs_dir):
+        result = compile_program(load_program(prog.obj))
+        rom_path = out_dir / f"{prog.name}.rom"
+        result.rom.save(rom_path)
+        write_atomic(rom_path.with_suffix(".maps.json"), result.layout.to_json())
+        written.append(rom_path)
+    return written
