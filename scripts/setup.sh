@@ -14,8 +14,10 @@ if [ -n "$missing" ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 fi
 PY=${PYTHON:-python3}
-if ! $PY -c "import hxdp, elftools, networkx, scapy, pytest, hypothesis, ruff" 2>/dev/null \
-   || [ "$($PY -c 'import hxdp,os;print(os.path.realpath(os.path.dirname(hxdp.__file__)))' 2>/dev/null)" != "$(realpath hxdp)" ]; then
+# (checked from / : in the checkout, `import hxdp` would find ./hxdp whether the package is installed or not)
+if ! (cd / && $PY -c "import hxdp, elftools, networkx, scapy, pytest, hypothesis, ruff") 2>/dev/null \
+   || [ "$(cd / && $PY -c 'import hxdp,os;print(os.path.realpath(os.path.dirname(hxdp.__file__)))' 2>/dev/null)" \
+        != "$(realpath hxdp)" ]; then
   echo "setup: installing the hxdp Python package and its dependencies"
   $PY -m pip install -q --disable-pip-version-check -e ".[test]" 2>/dev/null \
     || $PY -m pip install -q --disable-pip-version-check --break-system-packages -e ".[test]"
