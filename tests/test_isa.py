@@ -246,3 +246,25 @@ def test_assemble_extras() -> None:
         assemble("r1 = map[zz] ll", ["a"])
     with pytest.raises(IsaError, match="no three-operand"):
         assemble("w1 = w2 ^ 3")  # the 32-bit three-operand set has no xor
+
+
+def test_rom_rows_carry_their_lane_count() -> None:
+    """A ROM of `compile --lanes 8` reads back with 8 lanes (the rows' width), without being told."""
+    from hxdp.isa.rom import Rom, RomError
+
+    rows = [[assemble("r0 = 1")[0]] + [Insn.from_u64(0)] * 7, [assemble("exit")[0]] + [Insn.from_u64(0)] * 7]
+    text = Rom(rows, lanes=8).to_text()
+    back = Rom.from_text(text)
+    assert back.lanes == 8 and back.rows == rows
+    with pytest.raises(RomError, match="expected 64 hex digits"):
+        Rom.from_text(text, lanes=4)
+    with pytest.raises(RomError, match=":2: expected 128 hex digits"):
+        Rom.from_text(text.splitlines()[0] + "\n" + "0" * 64 + "\n")
+
+
+@pytest.mark.parametrize("row", ["+" + "0" * 63, "0x" + "0" * 62, "_" + "0" * 63, " 1".rjust(64, "0"), "0" * 63])
+def test_rom_rows_are_hex_digits_only(row: str) -> None:
+    from hxdp.isa.rom import Rom, RomError
+
+    with pytest.raises(RomError):
+        Rom.from_text(row + "\n")

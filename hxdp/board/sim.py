@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 
 from hxdp.board.transport import DEFAULT_SOCKET, BoardError, SimBoard
-from hxdp.rtl.sim import LINT_FILE, MAKE_FLAGS, RTL_DIR, SEPHIROT, available, cache_root, hash_sources, verilator_build
+from hxdp.rtl import manifest
+from hxdp.rtl.sim import MAKE_FLAGS, RTL_DIR, SEPHIROT, available, cache_root, hash_sources, verilator_build
 
 HARNESS_DIR = SEPHIROT / "harness" / "board"
-TOP = "sephirot_board"
+MANIFEST_TARGET = "board_sim"  # the board daemon's target in sephirot/sephirot.core
+TOP = manifest.toplevel(MANIFEST_TARGET)
 BINARY = "board_sim"
 MAX_PORTS = 4  # the model is built with NPORTS = 4; `--ports N` uses the first N
 BUILD_FLAGS = ["--cc", "--exe", "--build", "-O2", "-j", "2", "-Wno-fatal", "--top-module", TOP, f"-GNPORTS={MAX_PORTS}",
@@ -22,8 +24,9 @@ CFLAGS = "-O2 -std=c++17"
 
 
 def sources() -> list[Path]:
-    files = sorted(RTL_DIR.glob("*.v")) + sorted(RTL_DIR.glob("*.vh"))
-    return files + sorted(HARNESS_DIR.glob("*.cpp")) + sorted(HARNESS_DIR.glob("*.h")) + [LINT_FILE]
+    """The target's files in the manifest, and every RTL file besides (see hxdp.rtl.sim.sources)."""
+    listed = manifest.sources(MANIFEST_TARGET)
+    return listed + [f for f in sorted(RTL_DIR.glob("*.v")) + sorted(RTL_DIR.glob("*.vh")) if f not in listed]
 
 
 def source_hash() -> str:
@@ -35,7 +38,7 @@ def build(verbose: bool = False) -> Path:
     ok, why = available()
     if not ok:
         raise BoardError(why)
-    inputs = sorted(RTL_DIR.glob("*.v")) + sorted(HARNESS_DIR.glob("*.cpp"))
+    inputs = manifest.files(MANIFEST_TARGET, "verilogSource") + manifest.files(MANIFEST_TARGET, "cppSource")
     return verilator_build(cache_root() / f"board-{source_hash()}", inputs, BUILD_FLAGS, CFLAGS, BINARY, TOP,
                            BoardError, verbose)
 

@@ -1,4 +1,4 @@
-"""ROM files in the original hXDP text format: one VLIW row per line, 64 hex digits, lane 3 first."""
+"""ROM files in the original hXDP text format: one VLIW row per line, 16 hex digits per lane, the last lane first."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hxdp.errors import HxdpError
 from hxdp.isa.insn import NOP, Insn
 
 Row = list[Insn]
+HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
 class RomError(HxdpError):
@@ -43,25 +44,31 @@ class Rom:
         return "\n".join(lines) + "\n"
 
     @classmethod
-    def from_text(cls, text: str, source: str = "<rom>", lanes: int = params.LANES) -> Rom:
+    def from_text(cls, text: str, source: str = "<rom>", lanes: int | None = None) -> Rom:
+        """Parse ROM text. A row is exactly 16 hex digits per lane and nothing else; the lane count is the rows'
+        width (what `hxdp compile --lanes N` wrote) unless `lanes` demands one."""
         rows: list[Row] = []
         for lineno, raw in enumerate(text.splitlines(), 1):
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
+            if lanes is None:
+                if len(line) % 16 or not line:
+                    raise RomError(f"{source}:{lineno}: a row is 16 hex digits per lane, got {len(line)} digits")
+                lanes = len(line) // 16
             if len(line) != 16 * lanes:
-                raise RomError(f"{source}:{lineno}: expected {16 * lanes} hex digits, got {len(line)}")
-            try:
-                words = [int(line[i : i + 16], 16) for i in range(0, len(line), 16)]
-            except ValueError:
-                raise RomError(f"{source}:{lineno}: not a hex row: {line[:20]}...") from None
+                raise RomError(f"{source}:{lineno}: expected {16 * lanes} hex digits ({lanes} lanes, as the rows "
+                               f"before), got {len(line)}")
+            if not all(c in HEX_DIGITS for c in line):
+                raise RomError(f"{source}:{lineno}: not a hex row: {line[:20]}...")
+            words = [int(line[i : i + 16], 16) for i in range(0, len(line), 16)]
             rows.append([Insn.from_u64(w) for w in reversed(words)])
         while rows and all(ins.is_nop for ins in rows[-1]):
             rows.pop()  # trailing padding
-        return cls(rows, lanes)
+        return cls(rows, lanes if lanes is not None else params.LANES)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], lanes: int = params.LANES,
+    def load(cls, path: str | os.PathLike[str], lanes: int | None = None,
              max_rows: int | None = params.IMEM_ROWS) -> Rom:
         """Read a ROM file; RomError names the file (and line) when it is unreadable, binary, empty, malformed or
         longer than `max_rows` (the instruction memory; None for no limit)."""

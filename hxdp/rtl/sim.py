@@ -17,11 +17,13 @@ from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
 from hxdp.paths import SEPHIROT
 from hxdp.result import RunResult
+from hxdp.rtl import manifest
 
 RTL_DIR = SEPHIROT / "rtl"
 HARNESS_DIR = SEPHIROT / "harness"
 LINT_FILE = SEPHIROT / "lint.vlt"
-TOP = "sephirot_top"
+MANIFEST_TARGET = "sim"  # the packet-stream model's target in sephirot/sephirot.core
+TOP = manifest.toplevel(MANIFEST_TARGET)
 BINARY = "sephirot_sim"
 LINE_BYTES = 16
 # Verilator's generated Makefile compiles the model with its own OPT_FAST (-Os), placed after -CFLAGS: set it. With
@@ -55,26 +57,21 @@ def cache_root() -> Path:
     return Path(base) / "verilator"
 
 
-# the modules under sephirot_top and the packet-stream harness (the board files have their own build)
-MODULES = ("div", "divshare", "alu", "atomic", "lane", "regfile", "portsel", "stack", "core", "pktbuf", "mapmem",
-           "mapcfg", "helpers", "top")
-HARNESS = ("sephirot_sim.cpp", "sephirot_main.cpp")
-
-
 def verilog_files() -> list[Path]:
-    return [RTL_DIR / f"sephirot_{m}.v" for m in MODULES]
+    """The modules under sephirot_top, from the manifest (the board files have their own build)."""
+    return manifest.files(MANIFEST_TARGET, "verilogSource")
 
 
 def harness_files() -> list[Path]:
-    return [HARNESS_DIR / h for h in HARNESS]
+    return manifest.files(MANIFEST_TARGET, "cppSource")
 
 
 def sources() -> list[Path]:
-    """What the model's cache key covers: every RTL file (Verilator also finds a module missing from MODULES on
-    its include path, so a file left out of the key could leave a stale model in the cache), the harness, the
-    lint waivers."""
-    rtl = sorted(RTL_DIR.glob("*.v")) + sorted(RTL_DIR.glob("*.vh"))
-    return rtl + harness_files() + [HARNESS_DIR / "sephirot_sim.h"] + [LINT_FILE]
+    """What the model's cache key covers: the target's files in the manifest, and every RTL file besides
+    (Verilator also finds a module left out of the manifest on its include path, so a file outside the key could
+    leave a stale model in the cache)."""
+    listed = manifest.sources(MANIFEST_TARGET)
+    return listed + [f for f in sorted(RTL_DIR.glob("*.v")) + sorted(RTL_DIR.glob("*.vh")) if f not in listed]
 
 
 def verilator_version() -> str:
@@ -272,6 +269,9 @@ class RtlSim:
                  trace: bool = False, vcd: str | os.PathLike[str] | None = None,
                  trace_file: str | os.PathLike[str] | None = None, exe: Path | None = None,
                  env: dict[str, str] | None = None) -> None:
+        if rom.lanes != params.LANES:
+            raise RtlError(f"the ROM has {rom.lanes} lanes a row; the Sephirot RTL is built with {params.LANES} "
+                           f"(params.LANES); the VLIW model (hxdp.models.vliw) runs any lane count")
         self.rom = rom
         self.state = state
         self.layout = layout if layout is not None else getattr(state, "layout", None)

@@ -1,5 +1,6 @@
 // sephirot_sim.cpp: the harness class: clocking, program and map loading, frame streaming, results and trace.
 #include "sephirot_sim.h"
+#include "sephirot_params.h"  // generated from hxdp/params.py
 
 #include <algorithm>
 #include <cinttypes>
@@ -14,9 +15,9 @@
 #endif
 
 namespace {
-constexpr int kLanes = 4;
-constexpr int kFrame = 32;
-constexpr size_t kRunt = 60;
+using seph::kFrame;
+using seph::kLanes;
+using seph::kRunt;
 
 int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';

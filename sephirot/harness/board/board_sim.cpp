@@ -13,14 +13,15 @@
 #include <cstring>
 #include <sstream>
 
+#include "../sephirot_params.h"  // generated from hxdp/params.py
 #include "Vsephirot_board.h"
 #include "verilated.h"
 
 namespace {
-constexpr int kFrame = 32;
-constexpr size_t kRunt = 60;
-constexpr size_t kMaxLen = 2048;
-constexpr double kClockMhz = 156.25;
+using seph::kClockMhz;
+using seph::kFrame;
+using seph::kMaxLen;
+using seph::kRunt;
 constexpr uint64_t kAxiTimeout = 100000;
 
 void put32(FILE* f, uint32_t v) { fwrite(&v, 4, 1, f); }
