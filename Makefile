@@ -14,11 +14,11 @@ demo: setup progs
 	@$(PY) scripts/demo.py
 
 # ruff, the generated files' freshness, and verilator --lint-only -Wall over the RTL as its manifest lists it
-# (sephirot/sephirot.core, through FuseSoC), with and without the simulation's combinational block-RAM reads
+# (sephirot/sephirot.core, through FuseSoC): as synthesised, and as simulated (combinational block-RAM reads, assertions)
 lint: setup
 	@$(PY) -m ruff check hxdp tests scripts benchmarks
 	@$(PY) -m hxdp.isa.gen_rtl --check
-	@mkdir -p out; for t in lint lint_comb_reads; do \
+	@mkdir -p out; for t in lint lint_sim; do \
 	  fusesoc --cores-root sephirot run --build-root out/fusesoc --target $$t hxdp:sephirot:core >out/fusesoc-$$t.log 2>&1 \
 	    || { grep -E "%(Warning|Error)" out/fusesoc-$$t.log; echo "lint: verilator $$t failed (out/fusesoc-$$t.log)"; exit 1; }; \
 	done

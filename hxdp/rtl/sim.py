@@ -45,6 +45,9 @@ COMB_READS = "-DSEPH_COMB_READS"
 BUILD_FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast", "-j", "2", "--trace",
                "-Wno-fatal", "--top-module", TOP, COMB_READS, *MAKE_FLAGS]
 STRUCTURAL_FLAGS = [f for f in BUILD_FLAGS if f != COMB_READS]
+# The test build: the execution contract's row rules as assertions (sephirot_contract.v); a ROM breaking one stops
+# the simulation with the rule's message (tests/test_rtl_contract.py). An ordinary build: it only checks.
+ASSERT_FLAGS = [*BUILD_FLAGS, "--assert", "-DSEPH_ASSERT"]
 CFLAGS = "-O2 -std=c++17"
 
 
@@ -198,25 +201,26 @@ def _train_model(exe: Path, env: dict[str, str]) -> None:
 _BUILT: dict[str, Path] = {}
 
 
-def build(verbose: bool = False, structural: bool = False) -> Path:
+def build(verbose: bool = False, structural: bool = False, assertions: bool = False) -> Path:
     """The simulator binary for the current sources, built on first use (about a minute on 2 cores). structural:
-    the RTL exactly as yosys synthesises it (block-RAM reads at the falling edge; an ordinary build, slower)."""
-    key = f"{cache_root()}:{structural}"
+    the RTL exactly as yosys synthesises it (block-RAM reads at the falling edge; an ordinary build, slower);
+    assertions: the test build checking the execution contract's row rules (an ordinary build)."""
+    key = f"{cache_root()}:{structural}:{assertions}"
     if key in _BUILT and _BUILT[key].exists():
         return _BUILT[key]
-    exe = _build(verbose, structural)
+    exe = _build(verbose, structural, assertions)
     _BUILT[key] = exe
     return exe
 
 
-def _build(verbose: bool, structural: bool) -> Path:
+def _build(verbose: bool, structural: bool, assertions: bool = False) -> Path:
     ok, why = available()
     if not ok:
         raise RtlError(why)
-    if structural:
-        return verilator_build(cache_root() / f"structural-{hash_sources(sources(), STRUCTURAL_FLAGS, CFLAGS)}",
-                               verilog_files() + harness_files(), STRUCTURAL_FLAGS, CFLAGS, BINARY, TOP, RtlError,
-                               verbose)
+    for wanted, name, flags in ((structural, "structural", STRUCTURAL_FLAGS), (assertions, "assert", ASSERT_FLAGS)):
+        if wanted:
+            return verilator_build(cache_root() / f"{name}-{hash_sources(sources(), flags, CFLAGS)}",
+                                   verilog_files() + harness_files(), flags, CFLAGS, BINARY, TOP, RtlError, verbose)
     return verilator_build(cache_root() / source_hash(), verilog_files() + harness_files(), BUILD_FLAGS, CFLAGS,
                            BINARY, TOP, RtlError, verbose, train=_train_model if pgo_available() else None)
 

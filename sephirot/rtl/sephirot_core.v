@@ -538,5 +538,12 @@ module sephirot_core #(
   assign trc_exit_o  = commit && ctl_exit;
   assign trc_next_o  = next_row;
   assign trc_fault_o = fault_end ? res_fault_o : F_NONE;
+`ifdef SEPH_ASSERT
+  // the contract's row rules the core relies on without checking them (the test build's assertions)
+  sephirot_contract #(.LANES(LANES)) u_contract (
+    .clk_i, .rst_ni, .commit_i(commit), .call_i(call_any), .wr_en_i(l_wr_en), .wr_idx_i(l_wr_idx), .st_i(l_wr),
+    .ld_i(l_rd), .atomic_i(l_atom), .addr_i(dbus_addr_o), .size_i(l_size)
+  );
+`endif
 endmodule
 `default_nettype wire
