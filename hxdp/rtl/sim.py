@@ -332,7 +332,9 @@ class RtlSim:
             proc = subprocess.run(args, capture_output=True, text=True, env=self.env)
             self.log = proc.stderr
             if proc.returncode != 0:
-                raise RtlError(f"sephirot simulation failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+                # (Verilator prints a failed assertion's $error on stdout)
+                said = (proc.stdout.strip() + "\n" + proc.stderr.strip()).strip()
+                raise RtlError(f"sephirot simulation failed (exit {proc.returncode}): {said[-500:]}")
             results, self.stamps, self.r0 = [], [], []
             for line in (t / "out.txt").read_text().splitlines():
                 f = line.split()
