@@ -42,10 +42,12 @@ def _run(args: argparse.Namespace) -> int:
         raise HxdpError(f"{args.pcap}: no packets (nothing to compare)")
     progress = None
     if sys.stderr.isatty() and len(packets) >= PROGRESS_MIN_PACKETS:
-        from tqdm import tqdm
+        from rich.console import Console
+        from rich.progress import track
 
         def progress(indices: Iterable[int]) -> Iterable[int]:
-            return tqdm(indices, total=len(packets), desc=f"diff {args.engine}", unit="pkt", leave=False)
+            return track(indices, total=len(packets), description=f"diff {args.engine}", transient=True,
+                         console=Console(stderr=True))
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
                       ingress_ifindex=args.ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
                       progress=progress)

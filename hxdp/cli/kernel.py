@@ -64,9 +64,10 @@ def _progress(items: list[bytes], desc: str, long: bool) -> Iterable[bytes]:
     """A progress bar on stderr for long work when stderr is a terminal; the items unchanged otherwise."""
     if not long or not sys.stderr.isatty():
         return items
-    from tqdm import tqdm
+    from rich.console import Console
+    from rich.progress import track
 
-    return tqdm(items, desc=desc, unit="pkt", leave=False)
+    return track(items, description=desc, transient=True, console=Console(stderr=True))
 
 
 def dump_json(dump: dict[str, dict[bytes, bytes]]) -> dict[str, list[dict[str, str]]]:
