@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from original_roms import write_original_rom
 
 from hxdp.cli import main
 from hxdp.frontend.elf import load_program
@@ -131,12 +132,13 @@ def test_disasm_rom_with_layout(elf_objects: dict[str, Path], tmp_path: Path,
     assert f"r2 = 0x{layout.handle(0):x} ll" in hxdp_disasm(str(tmp_path / "g.rom"), capsys=capsys)
 
 
-def test_disasm_reference_rom(capsys: pytest.CaptureFixture[str]) -> None:
-    ref = Path("/work/shared/reference/roms/XDP_DROP.bin")
-    if not ref.exists():
-        pytest.skip("reference ROMs not present")
+def test_disasm_original_format_rom(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ROM as the original hXDP wrote it (256 upper-case rows, lane 3 first) disassembles lane 0 first."""
+    ref = write_original_rom(tmp_path, "XDP_DROP.bin")
+    assert ref.read_text().splitlines()[0] == "0" * 32 + "00000001000000B7" + "0000000000000095"
     out = hxdp_disasm(str(ref), capsys=capsys).splitlines()
     assert re.match(r"^\s+0\s+exit\s+r0 = 1\s+nop\s+nop$", out[1])
+    assert len(out) == 2  # the 255 zero rows are padding, not nops of the program
 
 
 def test_disasm_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,8 +18,6 @@ from hxdp.errors import PcapError
 from hxdp.traffic.gen import HEADER_BYTES, PROTOS, TrafficError, classify, draw_flow, frame, generate, scapy_frame
 from hxdp.traffic.pcap import parse_pcap, pcap_bytes, read_pcap, read_pcap_file, write_pcap
 
-TRACES = Path("/work/shared/reference/traces")
-
 
 def _five_tuple(p: Ether) -> tuple:
     ip = p[IP] if IP in p else p[IPv6]
@@ -64,18 +62,19 @@ def test_deterministic(tmp_path: Path) -> None:
     assert a.read_bytes() == b.read_bytes() != c.read_bytes()
 
 
-def test_matches_reference_conventions(tmp_path: Path) -> None:
-    if not TRACES.exists():
-        pytest.skip("reference traces not present")
-    ref = rdpcap(str(TRACES / "10_flows_64_bytes.pcap"))
-    ours = rdpcap(str(_write(tmp_path, 10, 10, 64)))
-    for r, o in zip(ref, ours, strict=True):
-        assert len(r) == len(o) == 64
-        assert (r[IP].id, r[IP].ttl, r[IP].len, r[UDP].len) == (o[IP].id, o[IP].ttl, o[IP].len, o[UDP].len)
-        assert bytes(r[Raw]) == bytes(o[Raw])  # "salsal...sal."
-    big_ref = rdpcap(str(TRACES / "1_flows_1500_bytes.pcap"))[0]
-    big = rdpcap(str(_write(tmp_path, 1, 1, 1500)))[0]
-    assert len(big) == len(big_ref) == 1500 and bytes(big[Raw]) == bytes(big_ref[Raw])
+# The original hXDP's UDP traces ("N_flows_S_bytes.pcap"), as measured on them: S is the captured frame length
+# (no FCS), IPv4 id 1, TTL 64, no flags, TOS 0, the payload "sal" repeated and "." for the remainder.
+ORIGINAL_UDP = {64: (50, 30, b"sal" * 7 + b"."), 1500: (1486, 1466, b"sal" * 486)}
+
+
+@pytest.mark.parametrize("size", sorted(ORIGINAL_UDP))
+def test_original_trace_conventions(tmp_path: Path, size: int) -> None:
+    ip_len, udp_len, body = ORIGINAL_UDP[size]
+    flows = 10 if size == 64 else 1
+    for p in rdpcap(str(_write(tmp_path, flows, 10, size))):
+        assert len(p) == size
+        assert (p[IP].id, p[IP].ttl, int(p[IP].flags), p[IP].frag, p[IP].tos) == (1, 64, 0, 0, 0)
+        assert (p[IP].len, p[UDP].len, bytes(p[Raw])) == (ip_len, udp_len, body)
 
 
 def _write(tmp_path: Path, flows: int, count: int, size: int) -> Path:
@@ -84,13 +83,30 @@ def _write(tmp_path: Path, flows: int, count: int, size: int) -> Path:
     return out
 
 
-def test_reference_traces_round_trip() -> None:
-    if not TRACES.exists():
-        pytest.skip("reference traces not present")
-    for trace in sorted(TRACES.glob("*.pcap")):
-        pf = read_pcap_file(trace)
-        again = pcap_bytes([r.data for r in pf.records], [r.ts_ns / 1e9 for r in pf.records])
-        assert again == trace.read_bytes(), trace.name  # byte-exact rewrite
+def _capture_like_the_original(frames: list[bytes], start: tuple[int, int], gaps_us: list[int]) -> bytes:
+    """A pcap written field by field as the original traces are: little-endian, microseconds, version 2.4,
+    snaplen 65535, Ethernet; a record header (seconds, microseconds, length, length) before each frame."""
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    sec, usec = start
+    for frame_, gap in zip(frames, gaps_us, strict=True):
+        sec, usec = sec + (usec + gap) // 1_000_000, (usec + gap) % 1_000_000
+        out.append(struct.pack("<IIII", sec, usec, len(frame_), len(frame_)) + frame_)
+    return b"".join(out)
+
+
+@pytest.mark.parametrize(("flows", "count", "size"), [(1, 1, 1500), (5, 5, 64), (10, 10, 64), (100, 100, 1500),
+                                                      (1, 2000, 64)])
+def test_original_style_traces_round_trip(tmp_path: Path, flows: int, count: int, size: int) -> None:
+    """Traces like the original's, read and written again byte for byte (timestamps to the microsecond, with
+    gaps from 1 us to minutes)."""
+    rng = random.Random(flows * count)
+    gaps = [rng.choice((1, 2008, 1953, rng.randrange(1, 300_000_000))) for _ in range(count)]
+    trace = tmp_path / "trace.pcap"
+    trace.write_bytes(_capture_like_the_original(generate(flows, count, size, "udp", 3), (1582123576, 109726), gaps))
+    pf = read_pcap_file(trace)
+    assert len(pf.records) == count and not pf.nanosecond
+    again = pcap_bytes([r.data for r in pf.records], [r.ts_ns / 1e9 for r in pf.records])
+    assert again == trace.read_bytes()  # byte-exact rewrite
 
 
 def test_nanosecond_and_big_endian(tmp_path: Path) -> None:
