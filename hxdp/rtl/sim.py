@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,6 +151,19 @@ def _profile(out_dir: Path, inputs: list[Path], flags: list[str], cflags: str, b
         shutil.rmtree(gen, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _status(text: str) -> Iterator[None]:
+    """A spinner with `text` on stderr while a long build runs (nothing when stderr is not a terminal)."""
+    if not sys.stderr.isatty():
+        print(f"hxdp: {text}", file=sys.stderr)
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(text):
+        yield
+
+
 def verilator_build(out_dir: Path, inputs: list[Path], flags: list[str], cflags: str, binary: str, top: str,
                     error: type[HxdpError], verbose: bool = False,
                     train: Callable[[Path, dict[str, str]], None] | None = None) -> Path:
@@ -158,7 +173,8 @@ def verilator_build(out_dir: Path, inputs: list[Path], flags: list[str], cflags:
     if exe.exists():
         return exe
     out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / ".lock", "w") as lock:
+    with open(out_dir / ".lock", "w") as lock, _status(f"building {binary} from {top} with Verilator (first use "
+                                                      f"of these sources; 1-3 minutes on 2 cores)"):
         fcntl.flock(lock, fcntl.LOCK_EX)
         if exe.exists():
             return exe
