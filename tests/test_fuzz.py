@@ -218,3 +218,15 @@ def test_campaign_of_ten_thousand(tmp_path: Path, request: pytest.FixtureRequest
     s = run_campaign(10_000, 20, 20261125, fuzz.ENGINES, jobs=2, out=tmp_path, minimise=0, progress=False)
     assert s["verdict"].startswith("PASS"), (s["verdict"], s["divergences"][:3], s["engine_errors"][:3])
     assert s["accepted"] >= 9_900 and all(n > 0 for n in s["features_covered"].values())
+
+
+def test_docs_table_of_campaigns_is_generated_from_the_records() -> None:
+    """docs/fuzzing.md's campaigns table is the one `python -m hxdp.fuzz.report` makes of docs/fuzz/*.json."""
+    from hxdp.fuzz import report
+
+    recs = report.records()
+    assert recs, "docs/fuzz/ holds no campaign of record"
+    doc = report.DOC.read_text()
+    assert report.render(doc, recs) == doc, "stale table: run python -m hxdp.fuzz.report"
+    for r in recs:
+        assert r["verdict"].startswith("PASS") and r["divergent_programs"] == 0

@@ -30,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated features to leave out of the programs (docs/fuzzing.md lists them)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--record", metavar="NAME",
+                   help="keep the summary as a campaign of record (docs/fuzz/NAME.json, the table of docs/fuzzing.md)")
     p.set_defaults(func=_run)
 
 
@@ -56,6 +58,11 @@ def _run(args: argparse.Namespace) -> int:
     progress = not args.quiet
     summary = run_campaign(args.count, args.packets, args.seed, engines, args.jobs, args.out, args.batch,
                            args.start, args.minimise, args.minimise_seconds, progress, exclude)
+    if args.record:
+        from hxdp.fuzz import report
+
+        report.record(summary, args.record, commit=report.head_commit(), machine=report.machine_load())
+        report.main()
     if args.json:
         json.dump(summary, sys.stdout, indent=1)
         print()
