@@ -100,17 +100,24 @@ HELPERS = {
 }
 HELPER_IDS = {name: num for num, name in HELPERS.items()}
 
-# --- map types (Linux enum bpf_map_type) the hardware maps module implements ------------------------------------
-MAP_TYPES = {
-    1: "hash",
-    2: "array",
-    5: "percpu_hash",
-    6: "percpu_array",
-    9: "lru_hash",
-    11: "lpm_trie",
-    14: "devmap",
-    25: "devmap_hash",
+# Linux helpers the hardware lacks that are refused with a message of their own (a tail call needs a program array).
+UNSUPPORTED_HELPERS = {12: "tail_call"}
+UNSUPPORTED_HELPER_IDS = {name: num for num, name in UNSUPPORTED_HELPERS.items()}
+
+# --- map types ----------------------------------------------------------------------------------------------------
+# Linux enum bpf_map_type (uapi/linux/bpf.h): the one table of map type numbers; every other set derives from it.
+LINUX_MAP_TYPES = {
+    1: "hash", 2: "array", 3: "prog_array", 4: "perf_event_array", 5: "percpu_hash", 6: "percpu_array",
+    7: "stack_trace", 8: "cgroup_array", 9: "lru_hash", 10: "lru_percpu_hash", 11: "lpm_trie", 12: "array_of_maps",
+    13: "hash_of_maps", 14: "devmap", 15: "sockmap", 16: "cpumap", 17: "xskmap", 18: "sockhash", 19: "cgroup_storage",
+    20: "reuseport_sockarray", 21: "percpu_cgroup_storage", 22: "queue", 23: "stack", 24: "sk_storage",
+    25: "devmap_hash", 26: "struct_ops", 27: "ringbuf", 28: "inode_storage", 29: "task_storage", 30: "bloom_filter",
+    31: "user_ringbuf", 32: "cgrp_storage", 33: "arena",
 }
+LINUX_MAP_TYPE_IDS = {name: num for num, name in LINUX_MAP_TYPES.items()}
+# the subset the hardware maps module implements
+MAP_TYPES = {LINUX_MAP_TYPE_IDS[name]: name for name in (
+    "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash")}
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
 MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1)
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)

@@ -7,7 +7,18 @@ from bpf_asm import alu32, alu64, atomic, call, call_local, exit_, jmp, lddw, ld
 from equiv import check
 
 from hxdp import params
-from hxdp.compiler import CompileOptions, compile_insns, compile_program, extend, reduce
+from hxdp.compiler import (
+    CompileOptions,
+    atomics,
+    boundscheck,
+    compile_insns,
+    compile_program,
+    copyprop,
+    extend,
+    masks,
+    reduce,
+    wideloads,
+)
 from hxdp.compiler.cfg import build_cfg
 from hxdp.errors import CompileError
 from hxdp.frontend.program import MapDef, Program
@@ -300,13 +311,13 @@ def test_read_modify_write_becomes_atomic_add() -> None:
 def test_read_modify_write_kept_when_value_reused() -> None:
     insns = [ldx("dw", 1, 10, -8), alu64("add", 1, 5), stx("dw", 10, 1, -8), movr(0, 1), exit_()]
     cfg = build_cfg(insns)
-    assert extend.rmw_atomic(cfg) == 0
+    assert atomics.rmw_atomic(cfg) == 0
 
 
 def test_redundant_mask_after_narrow_load() -> None:
     insns = [ldx("w", 2, 1, 0), ldx("h", 3, 2, 12), alu32("and", 3, 0xFFFF), movr(0, 3), exit_()]
     cfg = build_cfg(insns)
-    assert extend.redundant_masks(cfg) == 1
+    assert masks.redundant_masks(cfg) == 1
     assert not any(op.info.name == "and32_k" for op in cfg.ops())
 
 
@@ -317,7 +328,7 @@ def test_variable_bounds_check_rewritten() -> None:
              exit_()]
     cfg = build_cfg(insns)
     extend.alu3(cfg)
-    assert extend.rewrite_bounds_checks(cfg) == 1
+    assert boundscheck.rewrite_bounds_checks(cfg) == 1
     p = prog(insns)
     res = compile_program(p)
     for n in (60, 64, 80):
@@ -349,7 +360,7 @@ def test_byte_loads_combined_into_wider_loads() -> None:
              ldx("h", 5, 2, 16), ldx("h", 6, 2, 14), alu64("lsh", 5, 16), alu64("or", 5, src=6),
              movr(0, 3), alu64("add", 0, src=5), exit_()]
     cfg = build_cfg(insns)
-    assert extend.combine_loads(cfg) == 2
+    assert wideloads.combine_loads(cfg) == 2
     names = [op.info.name for op in cfg.ops()]
     assert "ldxh" in names and "ldxw" in names and "lsh32_k" not in names
     p = prog(insns)
@@ -361,8 +372,8 @@ def test_ctx_fields_never_combined_into_a_wider_ctx_load() -> None:
     field at a time (a wider ctx load is an access fault, as the kernel's verifier rejects it)."""
     insns = [ldx("w", 3, 1, 16), ldx("w", 4, 1, 12), alu64("lsh", 3, 32), alu64("or", 3, src=4), movr(0, 3),
              alu64("and", 0, 3), exit_()]
-    assert extend.combine_loads(build_cfg(insns)) == 0
-    assert extend.combine_byte_loads(build_cfg(insns)) == 0
+    assert wideloads.combine_loads(build_cfg(insns)) == 0
+    assert wideloads.combine_byte_loads(build_cfg(insns)) == 0
     p = prog(insns)
     res = compile_program(p)
     assert all(s.opcode != T.BY_NAME["ldxdw"].opcode for row in res.rom.rows for s in row)
@@ -376,7 +387,7 @@ def test_ctx_fields_never_combined_into_a_wider_ctx_load() -> None:
 def test_byte_loads_not_combined_across_a_store() -> None:
     insns = [ldx("w", 2, 1, 0), ldx("b", 3, 2, 13), st("b", 2, 12, 7), ldx("b", 4, 2, 12), alu32("lsh", 3, 8),
              alu32("or", 3, src=4), movr(0, 3), exit_()]
-    assert extend.combine_loads(build_cfg(insns)) == 0
+    assert wideloads.combine_loads(build_cfg(insns)) == 0
 
 
 @pytest.mark.parametrize("value", [0x1122334455667788, 0xFFFFFFFF80000000, -1, 0x80000000, 7])
@@ -408,7 +419,7 @@ def test_truncation_before_exit_dropped_on_xdp_only() -> None:
 
 
 def test_jump_to_next_row_dropped_and_inverted() -> None:
-    from hxdp.compiler.schedule import _drop_jumps_to_next_row
+    from hxdp.compiler.emit import _drop_jumps_to_next_row
 
     jeq, jne, ja = T.BY_NAME["jeq64_k"].opcode, T.BY_NAME["jne64_k"].opcode, 0x05
     # trailing jump to the next row: removed; a branch to the next row before another branch: kept
@@ -444,9 +455,9 @@ def test_add_folded_into_access_offsets() -> None:
     body = [ldx("w", 2, 1, 0), alu64("add", 2, 4), ldx("b", 3, 2, 1), ldx("b", 0, 2, 2), alu64("add", 0, 3, src=3)]
     add = T.BY_NAME["add64_k"].opcode
     cfg = build_cfg([*body, exit_()])
-    assert extend.fold_offsets(cfg) == 1 and add not in [op.opcode for op in cfg.ops()]
+    assert copyprop.fold_offsets(cfg) == 1 and add not in [op.opcode for op in cfg.ops()]
     cfg = build_cfg([*body, alu64("add", 0, 2, src=2), exit_()])
-    assert extend.fold_offsets(cfg) == 0
+    assert copyprop.fold_offsets(cfg) == 0
     p = prog([*body, exit_()])
     equivalent(p, compile_program(p))
 
@@ -688,3 +699,11 @@ def test_no_stack_load_in_the_row_of_a_call() -> None:
     for r in res.rom.rows:
         kinds = [s.info.kind for s in r if not s.is_nop]
         assert not ("call" in kinds and "ldx" in kinds), r
+
+
+def test_pipeline_switches_are_compile_options() -> None:
+    from hxdp.compiler import PIPELINE
+
+    names = set(CompileOptions.names())
+    assert all(set(p.needs) <= names for p in PIPELINE)
+    assert [p.count for p in PIPELINE if p.count] == ["reduced", "exit_action", "alu3", "ld6", "extended"]

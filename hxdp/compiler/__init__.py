@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from typing import Literal
 
 from hxdp import params
-from hxdp.compiler import constmaps, extend, reduce
+from hxdp.compiler import atomics, boundscheck, constmaps, copyprop, extend, masks, reduce, taildup, wideloads
 from hxdp.compiler.cfg import Cfg, build_cfg
+from hxdp.compiler.emit import emit
 from hxdp.compiler.regalloc import allocate
-from hxdp.compiler.schedule import emit, schedule
+from hxdp.compiler.schedule import schedule
 from hxdp.compiler.verify import verify_rom
 from hxdp.errors import CompileError, HxdpError
 from hxdp.frontend.program import Program
@@ -18,7 +21,7 @@ from hxdp.isa.insn import Insn
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapLayout
 
-__all__ = ["CompileError", "CompileOptions", "CompileResult", "compile_insns", "compile_program"]
+__all__ = ["PIPELINE", "CompileError", "CompileOptions", "CompileResult", "Pass", "compile_insns", "compile_program"]
 
 
 @dataclass
@@ -57,56 +60,67 @@ class CompileResult:
     report: dict = field(default_factory=dict)
 
 
-def _count(cfg: Cfg) -> int:
-    return cfg.count()
+Clean = Literal["never", "always", "if_changed"]
 
 
-def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
-              layout: MapLayout) -> tuple[Rom, set]:
-    counts: dict[str, int] = {}
-    counts["cfg"] = _count(cfg)
-    if opts.bounds:
-        reduce.remove_bounds_checks(cfg)
-    if opts.zeroing:
-        reduce.remove_zeroing(cfg)
-    if opts.const_lookup:
-        constmaps.inline_array_lookups(cfg, layout)
-    if opts.fold_branches:
-        constmaps.fold_branches(cfg)
-    reduce.dead_code(cfg)
-    counts["reduced"] = _count(cfg)
-    if opts.wide_loads:
-        extend.combine_loads(cfg)
-        extend.combine_byte_loads(cfg)
-        reduce.dead_code(cfg)
-    if opts.tail_dup:
-        extend.duplicate_exits(cfg)
-    if opts.exit_action:
-        extend.exit_actions(cfg)
-        reduce.dead_code(cfg)
-        counts["exit_action"] = _count(cfg)
-    if opts.copyprop:
-        extend.redundant_masks(cfg)
-        extend.copy_propagation(cfg)
-        reduce.dead_code(cfg)
-    if opts.exit_action and extend.exit_truncations(cfg):
-        reduce.dead_code(cfg)
-    if opts.copyprop:
-        extend.fold_offsets(cfg)
-    if opts.atomic_rmw:
-        extend.rmw_atomic(cfg)
-    if opts.alu3:
-        extend.alu3(cfg)
-        counts["alu3"] = _count(cfg)
-    if opts.alu3 and opts.rewrite_checks:
-        extend.rewrite_bounds_checks(cfg)
-    if opts.ld6:
-        extend.ld6(cfg)
-        counts["ld6"] = _count(cfg)
-    reduce.dead_code(cfg)
-    counts["extended"] = _count(cfg)
-    if lanes < 2 and any(op.kind == "lddw" for op in cfg.ops()):
-        raise CompileError(f"lddw needs two adjacent lanes; {lanes} lane(s) cannot hold it")
+@dataclass(frozen=True)
+class Pass:
+    """One row of the pipeline: `run` when every CompileOptions switch in `needs` is on, then dead code removed
+    (`clean`) and the op count recorded under report["counts"][`count`]."""
+
+    name: str
+    needs: tuple[str, ...]  # CompileOptions switches that must all be on; () = always runs
+    run: Callable[[Cfg, MapLayout], int]  # returns how many rewrites it made
+    clean: Clean = "never"
+    count: str | None = None
+
+
+def _on_cfg(fn: Callable[[Cfg], int]) -> Callable[[Cfg, MapLayout], int]:
+    """A pass that needs only the CFG (most of them; constant lookups also read the map layout)."""
+    return lambda cfg, _layout: fn(cfg)
+
+
+# The order is part of the output: roms/ and the evaluation were produced with it (any change of order changes
+# ROMs). Reduction comes first so every later pass sees fewer ops; the bounds-check rewrite matches `add64_3`, so
+# it runs after alu3 and only with it.
+PIPELINE: tuple[Pass, ...] = (
+    Pass("remove_bounds_checks", ("bounds",), _on_cfg(reduce.remove_bounds_checks)),
+    Pass("remove_zeroing", ("zeroing",), _on_cfg(reduce.remove_zeroing)),
+    Pass("inline_array_lookups", ("const_lookup",), constmaps.inline_array_lookups),
+    Pass("fold_branches", ("fold_branches",), _on_cfg(constmaps.fold_branches)),
+    Pass("dead_code", (), _on_cfg(reduce.dead_code), count="reduced"),
+    Pass("combine_loads", ("wide_loads",), _on_cfg(wideloads.combine_loads)),
+    Pass("combine_byte_loads", ("wide_loads",), _on_cfg(wideloads.combine_byte_loads), clean="always"),
+    Pass("duplicate_exits", ("tail_dup",), _on_cfg(taildup.duplicate_exits)),
+    Pass("exit_actions", ("exit_action",), _on_cfg(extend.exit_actions), clean="always", count="exit_action"),
+    Pass("redundant_masks", ("copyprop",), _on_cfg(masks.redundant_masks)),
+    Pass("copy_propagation", ("copyprop",), _on_cfg(copyprop.copy_propagation), clean="always"),
+    Pass("exit_truncations", ("exit_action",), _on_cfg(extend.exit_truncations), clean="if_changed"),
+    Pass("fold_offsets", ("copyprop",), _on_cfg(copyprop.fold_offsets)),
+    Pass("rmw_atomic", ("atomic_rmw",), _on_cfg(atomics.rmw_atomic)),
+    Pass("alu3", ("alu3",), _on_cfg(extend.alu3), count="alu3"),
+    Pass("rewrite_bounds_checks", ("alu3", "rewrite_checks"), _on_cfg(boundscheck.rewrite_bounds_checks)),
+    Pass("ld6", ("ld6",), _on_cfg(extend.ld6), count="ld6"),
+    Pass("dead_code", (), _on_cfg(reduce.dead_code), count="extended"),
+)
+
+
+def _run_passes(cfg: Cfg, opts: CompileOptions, layout: MapLayout) -> dict[str, int]:
+    """Run the enabled rows of PIPELINE in order; returns the op counts they record."""
+    counts = {"cfg": cfg.count()}
+    for p in PIPELINE:
+        if not all(getattr(opts, switch) for switch in p.needs):
+            continue
+        changed = p.run(cfg, layout)
+        if p.clean == "always" or (p.clean == "if_changed" and changed):
+            reduce.dead_code(cfg)
+        if p.count is not None:
+            counts[p.count] = cfg.count()
+    return counts
+
+
+def _allocate(cfg: Cfg, opts: CompileOptions) -> int:
+    """Register renaming; returns the webs renamed."""
     # `x = ctx->data` -> `x = r2` after the 6-byte and wide load passes (they pair accesses on one base register);
     # renaming then gives x the register r2 where nothing else needs it (copies prefer their source's register)
     entry = opts.entry_data and not cfg.raw
@@ -118,8 +132,17 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
     if entry:
         constmaps.entry_data_loads(cfg)
         if opts.copyprop:
-            extend.copy_propagation(cfg)
+            copyprop.copy_propagation(cfg)
         reduce.dead_code(cfg)
+    return renamed
+
+
+def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
+              layout: MapLayout) -> tuple[Rom, set]:
+    counts = _run_passes(cfg, opts, layout)
+    if lanes < 2 and any(op.kind == "lddw" for op in cfg.ops()):
+        raise CompileError(f"lddw needs two adjacent lanes; {lanes} lane(s) cannot hold it")
+    renamed = _allocate(cfg, opts)
     sched = schedule(cfg, lanes, superblocks=opts.hoist, speculate=opts.speculate and opts.hoist)
     rows = emit(sched.rows, sched.start, lanes)
     rom = Rom(rows, lanes)
@@ -152,25 +175,16 @@ def _compile(build, original: int, layout: MapLayout, opts: CompileOptions, name
     return CompileResult(rom, layout, report)
 
 
-# Names of the Linux map types the hardware lacks, for error messages (enum bpf_map_type).
-LINUX_MAP_TYPE_NAMES = {
-    3: "prog_array", 4: "perf_event_array", 7: "stack_trace", 8: "cgroup_array", 10: "lru_percpu_hash",
-    12: "array_of_maps", 13: "hash_of_maps", 15: "sockmap", 16: "cpumap", 17: "xskmap", 18: "sockhash",
-    20: "reuseport_sockarray", 22: "queue", 23: "stack", 24: "sk_storage", 26: "struct_ops", 27: "ringbuf",
-    28: "inode_storage", 29: "task_storage", 30: "bloom_filter", 31: "user_ringbuf", 32: "cgrp_storage",
-}
-
-
 def compile_program(program: Program, options: CompileOptions | None = None) -> CompileResult:
     """Compile a loaded XDP program (maps resolved through its MapLayout)."""
     opts = options or CompileOptions()
     # Tail calls come first: their prog_array map would otherwise be reported as a mere unsupported map type.
     for i, ins in enumerate(program.insns):
-        if ins.opcode == 0x85 and ins.src == T.CALL_HELPER and ins.imm == 12:
+        if ins.opcode == 0x85 and ins.src == T.CALL_HELPER and ins.imm == params.UNSUPPORTED_HELPER_IDS["tail_call"]:
             raise CompileError(f"slot {i} (call 12): tail calls (bpf_tail_call) are not supported")
     for i, m in enumerate(program.maps):
         if m.type not in params.MAP_TYPES:
-            kind = LINUX_MAP_TYPE_NAMES.get(m.type, "unknown")
+            kind = params.LINUX_MAP_TYPES.get(m.type, "unknown")
             raise CompileError(f"map {m.name} (id {i}): map type {m.type} ({kind}) is not supported by the hardware")
     try:
         layout = MapLayout.from_maps(program.maps)

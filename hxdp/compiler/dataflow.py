@@ -1,4 +1,5 @@
-"""Data-flow analyses: register liveness, pointer provenance (stack/ctx/packet/map), memory access alias facts."""
+"""Data-flow analyses: register liveness, reaching definitions, pointer provenance (stack/ctx/packet/map), memory
+access alias facts."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hxdp.isa import table as T
 from hxdp.models.alu import alu, imm64
 
 M64 = (1 << 64) - 1
+LOOKUP = params.HELPER_IDS["map_lookup_elem"]
 
 # --- liveness ---------------------------------------------------------------------------------------------
 
@@ -58,6 +60,93 @@ def live_after(ops: list[Op], out: set[int]) -> list[set[int]]:
         live -= set(op.defs())
         live |= set(op.uses())
     return res
+
+
+# --- reaching definitions --------------------------------------------------------------------------------
+@dataclass
+class DefSites:
+    """Every definition of a register, numbered: first a pseudo-def per register holding a value at entry (in
+    register order), then each op's defs in block order. Sets of defs are bitsets over these numbers."""
+
+    reg: list[int]  # def id -> the register it defines
+    pos: list[int]  # def id -> position of the defining op in block order (-1: the value at entry)
+    entry: dict[int, int]  # register -> its entry pseudo-def
+    at: dict[int, dict[int, int]]  # id(op) -> {register: def id} of what the op defines
+
+
+def def_sites(cfg: Cfg) -> DefSites:
+    """Number the definitions of the program; r1 (ctx) and r10 (frame pointer) always have an entry value, and so
+    does every register the program names (a read that no path defines shows up as that pseudo-def alone)."""
+    sites = DefSites([], [], {}, {})
+    named: set[int] = {FP, 1}
+    for op in cfg.ops():
+        named |= set(op.uses()) | set(op.defs())
+    for r in sorted(named):
+        sites.entry[r] = len(sites.reg)
+        sites.reg.append(r)
+        sites.pos.append(-1)
+    pos = 0
+    for bid in cfg.order:
+        for op in cfg.blocks[bid].ops:
+            m = {}
+            for r in op.defs():
+                m[r] = len(sites.reg)
+                sites.reg.append(r)
+                sites.pos.append(pos)
+            sites.at[id(op)] = m
+            pos += 1
+    return sites
+
+
+def reaching_defs(cfg: Cfg, sites: DefSites) -> dict[int, dict[int, int]]:
+    """Definitions reaching each block's entry: {block: {register: bitset of def ids}} (forward, join = union;
+    the entry block also sees the entry pseudo-defs)."""
+    gen: dict[int, dict[int, int]] = {}
+    for bid in cfg.order:
+        g: dict[int, int] = {}
+        for op in cfg.blocks[bid].ops:
+            g.update(sites.at[id(op)])
+        gen[bid] = g
+    preds = cfg.preds()
+    reach_in: dict[int, dict[int, int]] = {b: {} for b in cfg.order}
+    reach_out: dict[int, dict[int, int]] = {b: {} for b in cfg.order}
+    entry_in = {r: 1 << d for r, d in sites.entry.items()}
+    changed = True
+    while changed:
+        changed = False
+        for bid in cfg.order:
+            inn: dict[int, int] = dict(entry_in) if bid == cfg.entry else {}
+            for p in preds[bid]:
+                for r, bits in reach_out[p].items():
+                    inn[r] = inn.get(r, 0) | bits
+            out = dict(inn)
+            for r, d in gen[bid].items():
+                out[r] = 1 << d
+            if inn != reach_in[bid] or out != reach_out[bid]:
+                reach_in[bid], reach_out[bid] = inn, out
+                changed = True
+    return reach_in
+
+
+def reaching_after(ops: list[Op], reach_in: dict[int, int], sites: DefSites) -> list[dict[int, int]]:
+    """The definitions reaching the point after each op of a block, given those reaching its entry."""
+    cur = dict(reach_in)
+    out: list[dict[int, int]] = []
+    for op in ops:
+        for r, d in sites.at[id(op)].items():
+            cur[r] = 1 << d
+        out.append(dict(cur))
+    return out
+
+
+def def_ids(bits: int) -> list[int]:
+    """The def ids of a bitset, lowest first."""
+    out = []
+    while bits:
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    return out
 
 
 # --- provenance ------------------------------------------------------------------------------------------
@@ -251,7 +340,7 @@ def transfer(op: Op, st: State, spans: dict[int, tuple[int, int, int]] | None = 
         span = spans.get(handle[1]) if spans and handle is not None and handle[0] == "handle" else None
         for r in range(1, 6):
             regs[r] = None
-        if op.imm == 1:
+        if op.imm == LOOKUP:
             regs[0] = ("map", None, span) if span is not None else ("map", None)
         else:
             regs[0] = ("scalar", None)

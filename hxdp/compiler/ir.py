@@ -4,29 +4,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hxdp import params
 from hxdp.errors import CompileError
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn, disasm
 
+_H = params.HELPER_IDS
 # Arguments each supported helper reads (kernel prototypes); unknown counts read all of r1-r5.
-HELPER_ARGS: dict[int, int] = {
-    1: 2,  # map_lookup_elem(map, key)
-    2: 4,  # map_update_elem(map, key, value, flags)
-    3: 2,  # map_delete_elem(map, key)
-    5: 0,  # ktime_get_ns()
-    6: 5,  # trace_printk(fmt, size, ...)
-    7: 0,  # get_prandom_u32()
-    8: 0,  # get_smp_processor_id()
-    23: 2,  # redirect(ifindex, flags)
-    28: 5,  # csum_diff(from, from_size, to, to_size, seed)
-    44: 2,  # xdp_adjust_head(ctx, delta)
-    51: 3,  # redirect_map(map, key, flags)
-    54: 2,  # xdp_adjust_meta(ctx, delta)
-    65: 2,  # xdp_adjust_tail(ctx, delta)
-}
-ADJUST_HELPERS = frozenset({44, 54, 65})
+HELPER_ARGS: dict[int, int] = {_H[name]: n for name, n in (
+    ("map_lookup_elem", 2),  # (map, key)
+    ("map_update_elem", 4),  # (map, key, value, flags)
+    ("map_delete_elem", 2),  # (map, key)
+    ("ktime_get_ns", 0),
+    ("trace_printk", 5),  # (fmt, size, ...)
+    ("get_prandom_u32", 0),
+    ("get_smp_processor_id", 0),
+    ("redirect", 2),  # (ifindex, flags)
+    ("csum_diff", 5),  # (from, from_size, to, to_size, seed)
+    ("xdp_adjust_head", 2),  # (ctx, delta)
+    ("redirect_map", 3),  # (map, key, flags)
+    ("xdp_adjust_meta", 2),  # (ctx, delta)
+    ("xdp_adjust_tail", 2),  # (ctx, delta)
+)}
+ADJUST_HELPERS = frozenset({_H["xdp_adjust_head"], _H["xdp_adjust_meta"], _H["xdp_adjust_tail"]})
 # Helpers whose only memory effect is on maps (they read key/value buffers); others may move packet bytes.
-MAP_HELPERS = frozenset({1, 2, 3})
+MAP_HELPERS = frozenset({_H["map_lookup_elem"], _H["map_update_elem"], _H["map_delete_elem"]})
 FP = 10
 CALL_CLOBBERS = (0, 1, 2, 3, 4, 5)
 

@@ -8,11 +8,11 @@ import networkx as nx
 
 from hxdp import params
 from hxdp.compiler.cfg import Cfg
-from hxdp.compiler.dataflow import Access, State, access_of, liveness, provenance, speculation_safe_load, use_kill
-from hxdp.compiler.ir import FP, INVERT, Op, inverted, ja
+from hxdp.compiler.dataflow import Access, State, access_of, liveness, provenance, speculation_safe_load
+from hxdp.compiler.hoist import hoist_candidates, hoist_into_dominator, join_candidates, join_region, relive
+from hxdp.compiler.ir import Op, inverted, ja
 from hxdp.errors import CompileError
 from hxdp.isa import table as T
-from hxdp.isa.insn import NOP, Insn
 
 
 @dataclass
@@ -314,38 +314,8 @@ def _lane_order(row: list[Node]) -> list[Op]:
     return [n.op for n in wide + plain + ctrl]
 
 
-_PURE = frozenset({"alu", "alu3", "neg", "end", "bswap", "lddw", "ldx", "ldxsx", "ldx6"})
-HOIST_MAX = 4
-
-
-def _hoist_candidates(cfg: Cfg, br: Op, p: int, x: int, live_in: dict[int, set[int]],
-                      states: dict[int, State]) -> list[Op]:
-    """Ops at the top of x (only predecessor p, reached when br is taken) that may run before br on every path:
-    no side effects, no fault, and a destination that the fall-through path does not read."""
-    fall = cfg.blocks[p].fall
-    live_fall = live_in.get(fall, set()) if fall is not None else set()
-    br_uses = set(br.uses())
-    moved: list[Op] = []
-    blocked_defs: set[int] = set()
-    blocked_uses: set[int] = set()
-    store_seen = False
-    for op in cfg.blocks[x].ops:
-        if op.is_control or op.is_call:
-            break
-        d, u = set(op.defs()), set(op.uses())
-        ok = op.kind in _PURE and not (u & blocked_defs) and not (d & (blocked_defs | blocked_uses)) \
-            and not (d & live_fall) and not (d & br_uses)
-        if ok and op.is_load:
-            ok = not store_seen and speculation_safe_load(op, states.get(id(op)))
-        if ok:
-            moved.append(op)
-            if len(moved) >= HOIST_MAX:
-                break
-        else:
-            blocked_defs |= d
-            blocked_uses |= u
-            store_seen = store_seen or op.is_store or op.is_atomic
-    return moved
+_LOOKUP = params.HELPER_IDS["map_lookup_elem"]
+_REDIRECT_MAP = params.HELPER_IDS["redirect_map"]
 
 
 def call_footprint(op: Op, st: State | None, spans: dict[int, tuple[int, int, int]]) -> list[Access] | None:
@@ -354,14 +324,14 @@ def call_footprint(op: Op, st: State | None, spans: dict[int, tuple[int, int, in
     redirect_map reads one devmap slot (its key is a register); map_lookup_elem reads its key on the stack and
     the map's region (LRU maps also refresh a stamp there): both stay inside the region of the map r1 names.
     """
-    if st is None or op.imm not in (1, 51):
+    if st is None or op.imm not in (_LOOKUP, _REDIRECT_MAP):
         return None
     handle = st.regs.get(1)
     span = spans.get(handle[1]) if handle is not None and handle[0] == "handle" else None
     if span is None:
         return None
-    region = Access("map", None, 1, store=op.imm == 1, load=True, span=(span[0], span[1]))
-    if op.imm == 51:
+    region = Access("map", None, 1, store=op.imm == _LOOKUP, load=True, span=(span[0], span[1]))
+    if op.imm == _REDIRECT_MAP:
         return [region]
     return [region, Access("stack", None, 1, store=False, load=True)]
 
@@ -369,140 +339,12 @@ def call_footprint(op: Op, st: State | None, spans: dict[int, tuple[int, int, in
 # helpers that write no memory a load could read (their result is r0 only; a lookup returns a pointer)
 NO_MEMORY_WRITES = frozenset({"map_lookup_elem", "ktime_get_ns", "get_prandom_u32", "get_smp_processor_id",
                               "redirect", "redirect_map", "csum_diff", "trace_printk"})
-_REG_ONLY = ("alu", "alu3", "lddw", "neg", "end", "bswap")
-
-
-def _hoist_into_dominator(cfg: Cfg) -> int:
-    """`D: ...; if c goto J` / `P: (only from D) ...; J: x = ...`: register-only ops from the top of the join J
-    move to the end of D (before its branch), so they can be scheduled with D's superblock. Moved ops have no
-    side effect and cannot fault; P neither reads nor writes what they write nor writes what they read; what they
-    write is dead at P's other successors and not read by D's branch (the `a || b` condition pattern). They
-    read only values D does not compute and no other moved op's result, so they never delay D's branch."""
-    preds = cfg.preds()
-    live_in, _ = liveness(cfg)
-    n = 0
-    for jid in list(cfg.order):
-        ps = preds.get(jid, [])
-        if len(ps) != 2 or jid == cfg.entry:
-            continue
-        for d, p in (ps, ps[::-1]):
-            if preds.get(p) != [d] or d == jid or p == jid or set(cfg.succs(d)) != {p, jid}:
-                continue
-            db, pb, jb = cfg.blocks[d], cfg.blocks[p], cfg.blocks[jid]
-            dt = db.term
-            if dt is None or not dt.is_cond:
-                continue
-            p_uses = {r for op in pb.ops for r in op.uses()}
-            p_defs = {r for op in pb.ops for r in op.defs()}
-            other_live = set().union(*(live_in[s] for s in cfg.succs(p) if s != jid))
-            d_defs = {r for op in db.ops for r in op.defs()}
-            blocked_use: set[int] = set()
-            blocked_def: set[int] = set(d_defs)  # inputs available when D starts: the branch need not wait
-            moved: list[Op] = []
-            for op in jb.ops:
-                us, ds = set(op.uses()), set(op.defs())
-                ok = (op.kind in _REG_ONLY and not op.is_control and ds and 10 not in ds
-                      and not (us & blocked_def) and not (ds & (blocked_use | blocked_def))
-                      and not (ds & (p_uses | p_defs | other_live)) and not (us & p_defs)
-                      and not (ds & set(dt.uses())))
-                if ok:
-                    moved.append(op)
-                else:
-                    blocked_use |= us
-                blocked_def |= ds
-            if moved:
-                jb.ops = [op for op in jb.ops if not any(op is m for m in moved)]
-                db.ops[-1:-1] = moved
-                n += len(moved)
-                live_in, _ = liveness(cfg)
-            break
-    return n
-
-
-def _region(cfg: Cfg, d: int, jid: int) -> set[int]:
-    """Blocks reachable from D's successors without passing through D or J (between D and J, and side exits)."""
-    region: set[int] = set()
-    work = [s for s in cfg.succs(d) if s != jid]
-    while work:
-        b = work.pop()
-        if b in region or b in (d, jid):
-            continue
-        region.add(b)
-        work += cfg.succs(b)
-    return region
-
-
-def _relive(cfg: Cfg, live_in: dict[int, set[int]], blocks: set[int], hoisted: dict[int, set[int]]) -> None:
-    """Recompute live_in of `blocks` after ops moved among them (the live-in of every other block is unchanged:
-    a moved op reads and writes nothing the blocks around them see differently). Least fixpoint over `blocks`,
-    the others as boundary; the registers hoisted into a block's predecessors stay live at it."""
-    order = [b for b in cfg.order if b in blocks]
-    use: dict[int, set[int]] = {}
-    kill: dict[int, set[int]] = {}
-    for b in order:
-        use[b], kill[b] = use_kill(cfg.blocks[b].ops)
-        live_in[b] = set()
-    changed = True
-    while changed:
-        changed = False
-        for b in reversed(order):
-            out: set[int] = set()
-            for sb in cfg.succs(b):
-                out |= live_in.get(sb, set())
-            inn = use[b] | (out - kill[b]) | hoisted.get(b, set())
-            if inn != live_in[b]:
-                live_in[b] = inn
-                changed = True
-
-
-def _join_candidates(cfg: Cfg, d: int, jid: int, states: dict[int, State], live_in: dict[int, set[int]]) -> list[Op]:
-    """Pure ops at the top of the join J that may move to the end of its immediate dominator D (before D's
-    branch), so D's superblock can schedule them early instead of after the diamond or chain of branches between
-    D and J (the region). A moved op reads nothing the region or J's unmoved ops before it write, writes nothing
-    they read or write nor anything live where the region or D leave it other than into J, and does not feed
-    D's branch. A load must be one that cannot fault (it now runs on every path through D), with no call in
-    the region and no store in the region or above it in J that may overlap it."""
-    db, jb = cfg.blocks[d], cfg.blocks[jid]
-    dt = db.term
-    if dt is None or not dt.is_cond:
-        return []
-    region = _region(cfg, d, jid)
-    r_ops = [op for b in region for op in cfg.blocks[b].ops]
-    r_defs = {r for op in r_ops for r in op.defs()}
-    r_uses = {r for op in r_ops for r in op.uses()}
-    r_call = any(op.is_call for op in r_ops)
-    stores = [access_of(op, states.get(id(op))) for op in r_ops if op.is_store or op.is_atomic]
-    leave = {s for b in region | {d} for s in cfg.succs(b) if s not in region and s != jid}
-    other_live = set().union(*(live_in.get(s, set()) for s in leave))
-    blocked_def: set[int] = set()
-    blocked_use: set[int] = set(dt.uses())
-    moved: list[Op] = []
-    for op in jb.ops:
-        if op.is_control or op.is_call:
-            break
-        us, ds = set(op.uses()), set(op.defs())
-        ok = (op.kind in _PURE and bool(ds) and FP not in ds and not (us & (r_defs | blocked_def))
-              and not (ds & (r_uses | r_defs | blocked_use | blocked_def | other_live)))
-        if ok and op.is_load:
-            st = states.get(id(op))
-            acc = access_of(op, st)
-            ok = not r_call and speculation_safe_load(op, st) and all(acc.disjoint(a) for a in stores)
-        if ok:
-            moved.append(op)
-            if len(moved) >= HOIST_MAX:
-                break
-            continue
-        blocked_use |= us
-        blocked_def |= ds
-        if op.is_store or op.is_atomic:
-            stores.append(access_of(op, states.get(id(op))))
-    return moved
 
 
 def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = True) -> Schedule:
     """Schedule the whole program; branch ops keep block-id targets (resolved by emit)."""
     if speculate:
-        _hoist_into_dominator(cfg)
+        hoist_into_dominator(cfg)
     traces = form_traces(cfg, superblocks)
     cfg.check()
     states = provenance(cfg)
@@ -554,7 +396,7 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                     continue
                 k = next(i for i, op in enumerate(ops) if op is br)
                 p = blocks_of[k]
-                cands = _hoist_candidates(cfg, br, p, x, live_in, states)
+                cands = hoist_candidates(cfg, br, p, x, live_in, states)
                 for m in sorted({len(cands), 1}, reverse=True)[: 2 if cands else 0]:
                     trial = ops[:k] + cands[:m] + ops[k:]
                     trial_blocks = blocks_of[:k] + [p] * m + blocks_of[k:]
@@ -590,7 +432,7 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                 for jid in joins_of.get(d, ()):
                     if block_trace.get(jid, -1) <= ti:
                         continue
-                    cands = _join_candidates(cfg, d, jid, states, live_in)
+                    cands = join_candidates(cfg, d, jid, states, live_in)
                     for m in sorted({len(cands), 1}, reverse=True)[: 2 if cands else 0]:
                         trial = ops[:k] + cands[:m] + ops[k:]
                         trial_blocks = blocks_of[:k] + [d] * m + blocks_of[k:]
@@ -603,7 +445,7 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                             jb, db = cfg.blocks[jid], cfg.blocks[d]
                             jb.ops = [op for op in jb.ops if id(op) not in moved]
                             db.ops[-1:-1] = cands[:m]
-                            _relive(cfg, live_in, _region(cfg, d, jid) | {d, jid}, hoisted)
+                            relive(cfg, live_in, join_region(cfg, d, jid) | {d, jid}, hoisted)
                             break
         for r, row in enumerate(rows):
             ordered = _lane_order(row)
@@ -648,99 +490,3 @@ def _lanes_of(ordered: list[Op]) -> list[int]:
         pos.append(lane)
         lane += op.slots
     return pos
-
-
-def emit(rows: list[list[Op]], start: dict[int, int], lanes: int) -> list[list[Insn]]:
-    """Lane-expanded rows with branch offsets in rows."""
-    out: list[list[Insn]] = []
-    for r, row in enumerate(rows):
-        slots: list[Insn] = []
-        for op in row:
-            if op.is_branch:
-                if op.target not in start:
-                    raise CompileError(f"internal error: branch to unplaced block {op.target}")
-                off = start[op.target] - (r + 1)
-                if not -32768 <= off < 32768:
-                    raise CompileError(f"{op.where()}: branch offset {off} rows out of range")
-                if op.info.name == "gotol":
-                    slots += [Insn(0x05, 0, 0, off, 0)]
-                else:
-                    slots += [Insn(op.opcode, op.dst, op.src, off, op.imm)]
-            else:
-                slots += op.to_insns()
-        slots = _drop_jumps_to_next_row(slots)
-        if len(slots) > lanes:
-            raise CompileError(f"internal error: row {r} has {len(slots)} slots")
-        out.append(slots + [NOP] * (lanes - len(slots)))
-    return _exits_into_rows(out)
-
-
-def _used_lanes(row: list[Insn]) -> int:
-    """Lanes in use: emission packs instructions from lane 0 (a lddw high half counts with its lddw)."""
-    i = 0
-    while i < len(row):
-        if row[i].opcode == 0x18:
-            i += 2
-        elif row[i].is_nop:
-            return i
-        else:
-            i += 1
-    return i
-
-
-def _exits_into_rows(rows: list[list[Insn]]) -> list[list[Insn]]:
-    """`if c goto X` ending a row, where row X holds only an exit, becomes `if !c goto +0` plus that exit in the
-    row's next free lane: when c holds, the packet ends after the conditional-exit cycle instead of the taken
-    branch's discarded fetch plus row X; otherwise the jump to the next row costs nothing (contract section 6).
-    Rows with a helper call keep their form (a plain `exit` there would read r0 before the helper's result)."""
-    exit_only = {r: row[0] for r, row in enumerate(rows)
-                 if _used_lanes(row) == 1 and T.OPCODES.get(row[0].opcode) is not None
-                 and T.OPCODES[row[0].opcode].kind in ("exit", "exit_action")}
-    for r, row in enumerate(rows):
-        used = _used_lanes(row)
-        if not used or used == len(row) or any(ins.opcode == 0x85 for ins in row[:used]):
-            continue
-        last = row[used - 1]
-        info = T.OPCODES.get(last.opcode)
-        inv = _INVERT_CODE.get(last.opcode & 0xF0)
-        target = r + 1 + last.off
-        if info is None or info.kind != "jmp" or inv is None or target == r + 1 or target not in exit_only:
-            continue
-        row[used - 1] = Insn(inv | (last.opcode & 0x0F), last.dst, last.src, 0, last.imm)
-        row[used] = exit_only[target]
-    return rows
-
-
-def _is_jump(ins: Insn) -> bool:
-    info = T.OPCODES.get(ins.opcode)
-    return info is not None and info.kind in ("jmp", "ja")
-
-
-def _is_control(ins: Insn) -> bool:
-    info = T.OPCODES.get(ins.opcode)
-    return info is not None and info.kind in ("jmp", "ja", "exit", "exit_action")
-
-
-_INVERT_CODE = {T.JMP_OPS[a][0]: T.JMP_OPS[b][0] for a, b in INVERT.items()}
-
-
-def _drop_jumps_to_next_row(slots: list[Insn]) -> list[Insn]:
-    """A jump to the next row that no later lane's branch or exit follows changes nothing but costs the
-    taken-branch penalty: the row falls through instead (removed from the highest lane down). A conditional
-    jump to the next row followed only by `goto X` becomes the inverted jump to X (one taken jump fewer)."""
-    while True:
-        ctl = [i for i, ins in enumerate(slots) if _is_control(ins)]
-        if not ctl or not _is_jump(slots[ctl[-1]]):
-            return slots
-        last = ctl[-1]
-        if slots[last].off == 0:
-            slots = slots[:last] + slots[last + 1:]
-            continue
-        if len(ctl) < 2 or T.OPCODES[slots[last].opcode].kind != "ja" or slots[last].opcode != 0x05:
-            return slots
-        prev = slots[ctl[-2]]
-        inv = _INVERT_CODE.get(prev.opcode & 0xF0)
-        if prev.off != 0 or T.OPCODES[prev.opcode].kind != "jmp" or inv is None:
-            return slots
-        new = Insn(inv | (prev.opcode & 0x0F), prev.dst, prev.src, slots[last].off, prev.imm)
-        slots = slots[:ctl[-2]] + [new] + slots[ctl[-2] + 1:last] + slots[last + 1:]

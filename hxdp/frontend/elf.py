@@ -11,6 +11,7 @@ from elftools.common.exceptions import ELFError as _PyElfError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
+from hxdp import params
 from hxdp.errors import ElfError
 from hxdp.frontend.btf import KIND_ARRAY, KIND_PTR, KIND_STRUCT, KIND_UNION, Btf
 from hxdp.frontend.program import MapDef, Program
@@ -26,16 +27,8 @@ R_BPF_NONE, R_BPF_64_64, R_BPF_64_ABS64, R_BPF_64_ABS32, R_BPF_64_NODYLD32, R_BP
 RELOC_NAMES = {0: "R_BPF_NONE", 1: "R_BPF_64_64", 2: "R_BPF_64_ABS64", 3: "R_BPF_64_ABS32", 4: "R_BPF_64_NODYLD32",
                10: "R_BPF_64_32"}
 
-# enum bpf_map_type of Linux (uapi/linux/bpf.h); the hardware implements the subset in params.MAP_TYPES.
-LINUX_MAP_TYPES = {
-    1: "hash", 2: "array", 3: "prog_array", 4: "perf_event_array", 5: "percpu_hash", 6: "percpu_array",
-    7: "stack_trace", 8: "cgroup_array", 9: "lru_hash", 10: "lru_percpu_hash", 11: "lpm_trie", 12: "array_of_maps",
-    13: "hash_of_maps", 14: "devmap", 15: "sockmap", 16: "cpumap", 17: "xskmap", 18: "sockhash", 19: "cgroup_storage",
-    20: "reuseport_sockarray", 21: "percpu_cgroup_storage", 22: "queue", 23: "stack", 24: "sk_storage",
-    25: "devmap_hash", 26: "struct_ops", 27: "ringbuf", 28: "inode_storage", 29: "task_storage", 30: "bloom_filter",
-    31: "user_ringbuf", 32: "cgrp_storage", 33: "arena",
-}
-MAP_TYPE_ARRAY = 2
+# map types are Linux enum bpf_map_type (params.LINUX_MAP_TYPES); the hardware implements params.MAP_TYPES
+MAP_TYPE_ARRAY = params.LINUX_MAP_TYPE_IDS["array"]
 BPF_F_RDONLY_PROG = 0x80
 BPF_F_MMAPABLE = 0x400
 GLOBAL_DATA_PREFIXES = (".data", ".rodata", ".bss")
@@ -224,7 +217,7 @@ class BpfObject:
         return sorted(syms, key=lambda s: s.value)
 
     def _add_map(self, m: MapDef, sec: _Section | None, offset: int = 0) -> None:
-        if m.type not in LINUX_MAP_TYPES:
+        if m.type not in params.LINUX_MAP_TYPES:
             raise self._err(f"map '{m.name}': unknown map type {m.type}")
         if sec is not None:
             self._map_at[(sec.index, offset)] = len(self.maps)
