@@ -1,25 +1,39 @@
-"""Hardware map memory: MapLayout places every map in one byte array, MapState gives it kernel map semantics.
+"""Hardware map memory with kernel map semantics: MapState over the placement of hxdp.models.maplayout.
 
 The byte-level format of every map type is documented in docs/maps.md (layout version LAYOUT_VERSION); the
-host, the models and the RTL all compute placements from that text.
+host, the models and the RTL all compute placements from that text. The layout (MapLayout, MapRegion) and the
+configuration files (check_map_config, load_map_config) have modules of their own; their names stay importable
+from here, where most callers look for them.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import struct
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
 
 from hxdp import params
-from hxdp.errors import HxdpError
 from hxdp.frontend.program import MapDef
+from hxdp.models.mapconfig import CONFIG_SHAPE, check_map_config, load_map_config
+from hxdp.models.maplayout import (
+    ARRAY_KINDS,
+    HASH_KINDS,
+    HEADER_BYTES,
+    LAYOUT_VERSION,
+    REGION_ALIGN,
+    SLOT_HEADER,
+    MapError,
+    MapLayout,
+    MapRegion,
+    next_pow2,
+    round8,
+)
 
-LAYOUT_VERSION = 1
-REGION_ALIGN = 64  # every map region starts on a 64-byte boundary (four 128-bit map lines)
-HEADER_BYTES = 16  # hash/LPM regions: u32 count, u32 lru clock, u32 high-water mark, u32 reserved
-SLOT_HEADER = 8  # hash/LPM slots: u8 state, 3 bytes pad, u32 LRU stamp (hash) or prefixlen (LPM)
+__all__ = ["ARRAY_KINDS", "BPF_ANY", "BPF_EXIST", "BPF_NOEXIST", "CONFIG_SHAPE", "DELETED", "E2BIG", "EEXIST",
+           "EINVAL", "EMPTY", "ENOENT", "ENOSPC", "HASH_KINDS", "HASH_MULT", "HEADER_BYTES", "LAYOUT_VERSION",
+           "REGION_ALIGN", "SLOT_HEADER", "USED", "MapError", "MapLayout", "MapRegion", "MapState",
+           "check_map_config", "errno_text", "key_hash", "load_map_config", "next_pow2", "rotl32", "round8",
+           "windows"]
+
 
 # slot states
 EMPTY, USED, DELETED = 0, 1, 2
@@ -28,30 +42,15 @@ EMPTY, USED, DELETED = 0, 1, 2
 BPF_ANY, BPF_NOEXIST, BPF_EXIST = 0, 1, 2
 ENOENT, E2BIG, EEXIST, EINVAL, ENOSPC = 2, 7, 17, 22, 28
 
-ARRAY_KINDS = {"array", "percpu_array", "devmap"}
-HASH_KINDS = {"hash", "percpu_hash", "lru_hash", "devmap_hash"}
 
 HASH_MULT = 0x9E3779B1
 
-
-class MapError(HxdpError):
-    """A map the hardware cannot hold, or a bad map operation from the host."""
 
 
 def windows(n: int) -> int:
     """Map-window writes covering n bytes from an 8-byte aligned offset (the helper unit writes one a cycle)."""
     return -(-n // params.MAP_WINDOW_BYTES)
 
-
-def round8(n: int) -> int:
-    return (n + 7) & ~7
-
-
-def next_pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p <<= 1
-    return p
 
 
 def rotl32(x: int, n: int) -> int:
@@ -74,8 +73,6 @@ def key_hash(key: bytes) -> int:
     return h ^ (h >> 16)
 
 
-CONFIG_SHAPE = '{"maps": {"<map name>": [{"key": "<hex>", "value": "<hex>"}, ...]}}'
-
 
 def errno_text(err: int) -> str:
     """`E2BIG` style name of a (positive or negative) errno."""
@@ -94,217 +91,6 @@ def _why_rejected(r: MapRegion, key: bytes, err: int) -> str:
     return ""
 
 
-def _config_hex(text: object, where: str) -> bytes:
-    if not isinstance(text, str):
-        raise MapError(f"{where}: expected a hex string, got {type(text).__name__} {text!r}")
-    try:
-        return bytes.fromhex(text.replace(" ", "").replace("_", ""))
-    except ValueError:
-        raise MapError(f"{where}: not hex bytes: {text!r}") from None
-
-
-def check_map_config(cfg: object, source: str = "map config") -> dict[str, list[tuple[bytes, bytes]]]:
-    """Validate the shape of an initial map configuration; {map name: [(key, value), ...]} with the hex decoded.
-
-    Every error is a MapError naming `source` (the file) and the entry, e.g. `f.json: maps.tx_port[0].key: ...`.
-    Sizes are checked against the program's maps by MapState.apply_config and KernelProgram.apply_config."""
-    if not isinstance(cfg, dict):
-        raise MapError(f"{source}: top level must be a JSON object {CONFIG_SHAPE}, not {type(cfg).__name__}")
-    unknown = sorted(set(cfg) - {"maps", "comment"})
-    if unknown:
-        raise MapError(f"{source}: unknown top-level key {unknown[0]!r} (expected {CONFIG_SHAPE})")
-    maps = cfg.get("maps", {})
-    if maps is None:
-        maps = {}
-    if not isinstance(maps, dict):
-        raise MapError(f"{source}: \"maps\" must be an object {{map name: [entries]}}, not {type(maps).__name__}")
-    out: dict[str, list[tuple[bytes, bytes]]] = {}
-    for name, entries in maps.items():
-        if not isinstance(entries, list):
-            raise MapError(f"{source}: maps.{name}: must be a list of {{\"key\": hex, \"value\": hex}}, "
-                           f"not {type(entries).__name__}")
-        pairs = []
-        for i, e in enumerate(entries):
-            where = f"{source}: maps.{name}[{i}]"
-            if not isinstance(e, dict) or "key" not in e or "value" not in e:
-                raise MapError(f'{where}: an entry needs "key" and "value" (hex strings)')
-            extra = sorted(set(e) - {"key", "value", "comment"})
-            if extra:
-                raise MapError(f"{where}: unknown field {extra[0]!r} (an entry has \"key\" and \"value\")")
-            pairs.append((_config_hex(e["key"], where + ".key"), _config_hex(e["value"], where + ".value")))
-        out[str(name)] = pairs
-    return out
-
-
-def load_map_config(path: str | os.PathLike[str]) -> dict:
-    """Read a map configuration file (JSON, see check_map_config); MapError names the file and the problem."""
-    try:
-        blob = Path(path).read_bytes()
-    except OSError as exc:
-        raise MapError(f"{path}: cannot read the map configuration: {exc.strerror}") from None
-    try:
-        cfg = json.loads(blob.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise MapError(f"{path}: not a JSON map configuration (byte 0x{blob[exc.start]:02x} at offset "
-                       f"{exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise MapError(f"{path}:{exc.lineno}:{exc.colno}: map configuration is not valid JSON: {exc.msg}") from None
-    check_map_config(cfg, str(path))
-    return cfg
-
-
-@dataclass
-class MapRegion:
-    """Where one map lives in map memory and how its bytes are arranged."""
-
-    id: int
-    name: str
-    type: int
-    kind: str
-    key_size: int
-    value_size: int
-    max_entries: int
-    flags: int
-    section: str
-    offset: int  # byte offset of the region in map memory
-    size: int  # bytes of the region
-    slots: int  # array: max_entries; hash: buckets (power of two); lpm: max_entries
-    slot_size: int  # array: value stride; hash/lpm: SLOT_HEADER + round8(key part) + round8(value)
-    key_offset: int  # in a slot (hash/lpm), 0 for arrays
-    value_offset: int  # in a slot (hash/lpm), 0 for arrays
-    data_offset: int  # first slot, from the region start (HEADER_BYTES for hash/lpm, 0 for arrays)
-    initial: str = ""  # hex of the initial bytes (global data)
-
-    def slot_addr(self, i: int) -> int:
-        """Byte offset of slot i in map memory."""
-        return self.offset + self.data_offset + i * self.slot_size
-
-
-def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
-    kind = params.MAP_TYPES.get(m.type)
-    if kind is None:
-        raise MapError(f"map {m.name}: map type {m.type} is not supported by the hardware maps "
-                       f"(supported: {', '.join(params.MAP_TYPES.values())})")
-    if m.max_entries <= 0 or m.value_size <= 0:
-        raise MapError(f"map {m.name}: max_entries {m.max_entries} / value_size {m.value_size} must be positive")
-    key_off = value_off = data_off = 0
-    if kind in ARRAY_KINDS:
-        if m.key_size != 4:
-            raise MapError(f"map {m.name}: {kind} needs a 4-byte key, not {m.key_size}")
-        slots, slot_size = m.max_entries, round8(m.value_size)
-    elif kind in HASH_KINDS:
-        if m.key_size <= 0:
-            raise MapError(f"map {m.name}: key size must be positive")
-        slots = next_pow2(max(2 * m.max_entries, 2))
-        key_off, value_off = SLOT_HEADER, SLOT_HEADER + round8(m.key_size)
-        slot_size, data_off = value_off + round8(m.value_size), HEADER_BYTES
-    else:  # lpm_trie
-        if not 5 <= m.key_size <= 4 + 256:
-            raise MapError(f"map {m.name}: LPM trie key size {m.key_size} must be 4 + 1..256")
-        slots = m.max_entries
-        key_off, value_off = SLOT_HEADER, SLOT_HEADER + round8(m.key_size - 4)
-        slot_size, data_off = value_off + round8(m.value_size), HEADER_BYTES
-    if kind in ("devmap", "devmap_hash") and m.value_size not in (4, 8):
-        raise MapError(f"map {m.name}: devmap value must be 4 (ifindex) or 8 bytes (struct bpf_devmap_val)")
-    if kind in ("devmap", "devmap_hash") and m.key_size != 4:
-        raise MapError(f"map {m.name}: {kind} needs a 4-byte key, not {m.key_size}")
-    size = data_off + slots * slot_size
-    initial = (m.initial or b"").hex()
-    return MapRegion(map_id, m.name, m.type, kind, m.key_size, m.value_size, m.max_entries, m.flags, m.section,
-                     offset, size, slots, slot_size, key_off, value_off, data_off, initial)
-
-
-class MapLayout:
-    """Deterministic placement of a program's maps in map memory: map id = index in Program.maps."""
-
-    def __init__(self, regions: list[MapRegion], mem_bytes: int = params.MAP_MEM_BYTES) -> None:
-        self.regions = regions
-        self.mem_bytes = mem_bytes
-        self.by_name = {r.name: r for r in regions}
-
-    @classmethod
-    def from_maps(cls, maps: list[MapDef], mem_bytes: int = params.MAP_MEM_BYTES) -> MapLayout:
-        regions: list[MapRegion] = []
-        offset = 0
-        for i, m in enumerate(maps):
-            r = _region(i, m, offset)
-            if r.offset + r.size > mem_bytes:
-                raise MapError(f"map {m.name}: needs {r.size} bytes at offset {r.offset}, map memory holds "
-                               f"{mem_bytes} bytes")
-            regions.append(r)
-            offset = (r.offset + r.size + REGION_ALIGN - 1) // REGION_ALIGN * REGION_ALIGN
-        return cls(regions, mem_bytes)
-
-    def region(self, map_id: int) -> MapRegion:
-        if not 0 <= map_id < len(self.regions):
-            raise MapError(f"no map with id {map_id} (the program has {len(self.regions)} maps)")
-        return self.regions[map_id]
-
-    def map_id(self, name: str) -> int:
-        try:
-            return self.by_name[name].id
-        except KeyError:
-            raise MapError(f"no map named {name!r} (maps: {', '.join(self.by_name) or 'none'})") from None
-
-    def handle(self, map_id: int) -> int:
-        self.region(map_id)
-        return params.MAP_HANDLE_BASE + map_id
-
-    def map_of_handle(self, handle: int) -> int | None:
-        """The map id of an lddw map handle, or None if the value is not a handle of this layout."""
-        i = handle - params.MAP_HANDLE_BASE
-        return i if 0 <= i < len(self.regions) else None
-
-    def value_addr(self, map_id: int, off: int = 0) -> int:
-        """Absolute address of byte `off` of entry 0's value (global data sections, arrays)."""
-        r = self.region(map_id)
-        if r.kind not in ("array", "percpu_array"):
-            raise MapError(f"map {r.name}: direct value access needs an array map, not {r.kind}")
-        return params.MAP_BASE + r.offset + off
-
-    def used_bytes(self) -> int:
-        return max((r.offset + r.size for r in self.regions), default=0)
-
-    def to_json(self) -> str:
-        doc = {"format": "hxdp-map-layout", "version": LAYOUT_VERSION, "map_base": params.MAP_BASE,
-               "handle_base": params.MAP_HANDLE_BASE, "mem_bytes": self.mem_bytes,
-               "maps": [asdict(r) for r in self.regions]}
-        return json.dumps(doc, indent=1) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str) -> MapLayout:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise MapError(f"map layout is not JSON: {exc}") from None
-        if not isinstance(doc, dict) or doc.get("format") != "hxdp-map-layout":
-            raise MapError("not an hxdp map layout (no \"format\": \"hxdp-map-layout\"; the compiler writes "
-                           "PROG.maps.json next to PROG.rom)")
-        if doc.get("version") != LAYOUT_VERSION:
-            raise MapError(f"map layout version {doc.get('version')!r} is not {LAYOUT_VERSION} (recompile the ROM)")
-        names = {f.name for f in fields(MapRegion)}
-        regions = []
-        if not isinstance(doc.get("maps", []), list):
-            raise MapError("map layout: \"maps\" must be a list of map regions")
-        for i, r in enumerate(doc.get("maps", [])):
-            if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial"}:
-                raise MapError(f"map layout: maps[{i}] is malformed (fields: {', '.join(sorted(names))})")
-            regions.append(MapRegion(**r))
-        return cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES))
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> MapLayout:
-        """Read a map layout file (PROG.maps.json); MapError names the file and the problem."""
-        try:
-            text = Path(path).read_bytes().decode("utf-8")
-        except OSError as exc:
-            raise MapError(f"{path}: cannot read the map layout: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise MapError(f"{path}: not a map layout (binary data)") from None
-        try:
-            return cls.from_json(text)
-        except MapError as exc:
-            raise MapError(f"{path}: {exc}") from None
 
 
 class MapState:
