@@ -1,4 +1,6 @@
-"""Kernel oracle: load XDP objects into the running kernel (libbpf via ctypes), run packets with BPF_PROG_TEST_RUN.
+"""Kernel oracle: load XDP objects into the running kernel, run packets with BPF_PROG_TEST_RUN.
+
+The libbpf binding (ctypes structures, prototypes, the raw load and test-run calls) is hxdp.linux.libbpf.
 
 Object mode (`KernelProgram`): the object is opened with bpf_object__open_file, only the chosen program is
 loaded (type forced to XDP), map pinning is disabled (nothing is ever pinned), map fds are found by name.
@@ -12,7 +14,7 @@ with EINVAL (lo has one rx queue). The process is pinned to one CPU (CPU 0 when 
 A program's verifier failure raises `KernelError` with one line naming the program and the path of the full
 verifier log (written to the temporary directory).
 
-Program mode (`KernelProgram.from_program(program)`): a Program of our ELF loader (hxdp.elf) is loaded without
+Program mode (`KernelProgram.from_program(program)`): a Program of our ELF loader (hxdp.frontend.elf) is loaded without
 libbpf: maps are created with BPF_MAP_CREATE (global data gets its initial bytes, .rodata is frozen), lddw map
 references are patched with the fds and the instructions go to BPF_PROG_LOAD. It runs objects libbpf 1.x refuses
 (legacy `maps` sections) and, on the suite, shows that the loader links programs exactly as libbpf does.
@@ -38,199 +40,49 @@ reports only the low 32 bits. `mem` shorter than 14 bytes (ETH_HLEN, the kernel'
 zeros for the run and the padding removed from the returned bytes. Returns (r0, data_out).
 """
 
+
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno as errno_mod
 import os
-import re
-import struct
 import tempfile
-import threading
-import time as time_mod
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from hxdp.errors import HxdpError, KernelUnavailable
+from hxdp import params
+from hxdp.errors import KernelUnavailable
 from hxdp.frontend.program import Program
+from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
+from hxdp.linux.libbpf import (
+    BPF_ANY,
+    BPF_F_RDONLY_PROG,
+    BPF_PROG_TYPE_XDP,
+    ETH_HLEN,
+    LOG_SIZE,
+    KernelError,
+    MapCreateOpts,
+    ProgLoadOpts,
+    TestRunOpts,
+    err_text,
+    libbpf,
+    prog_load,
+    prog_test_run,
+    take_messages,
+    verifier_summary,
+)
 from hxdp.result import RunResult
 
+__all__ = ["KernelError", "KernelMap", "KernelProgram", "Timing", "available", "libbpf", "list_programs", "require",
+           "run_raw"]
 
-class KernelError(HxdpError):
-    """The kernel or libbpf refused an operation (open, verifier, map update, test run)."""
-
-
-BPF_PROG_TYPE_XDP = 6
-BPF_ANY = 0
-PERCPU_MAP_TYPES = {5, 6, 10, 21}  # percpu_hash, percpu_array, lru_percpu_hash, percpu_cgroup_storage
-ARRAY_LIKE_TYPES = {2, 6}  # every index exists
-ETH_HLEN = 14
-DATA_OUT_SIZE = 8192  # room for adjust_head/adjust_tail growth (frames live in one 4 KiB page)
-LOG_SIZE = 1 << 22
-BPF_F_RDONLY_PROG = 1 << 7
-PSEUDO_MAP_FD, PSEUDO_MAP_VALUE = 1, 2
-CREATABLE_MAP_TYPES = {1, 2, 5, 6, 9, 10, 11, 14, 25}  # hash, array, percpu, lru, lru_percpu, lpm, devmaps
-
-
-class TestRunOpts(ctypes.Structure):
-    """struct bpf_test_run_opts (libbpf 1.x)."""
-
-    __test__ = False  # not a pytest class
-    _fields_ = [
-        ("sz", ctypes.c_size_t),
-        ("data_in", ctypes.c_void_p),
-        ("data_out", ctypes.c_void_p),
-        ("data_size_in", ctypes.c_uint32),
-        ("data_size_out", ctypes.c_uint32),
-        ("ctx_in", ctypes.c_void_p),
-        ("ctx_out", ctypes.c_void_p),
-        ("ctx_size_in", ctypes.c_uint32),
-        ("ctx_size_out", ctypes.c_uint32),
-        ("retval", ctypes.c_uint32),
-        ("repeat", ctypes.c_int),
-        ("duration", ctypes.c_uint32),
-        ("flags", ctypes.c_uint32),
-        ("cpu", ctypes.c_uint32),
-        ("batch_size", ctypes.c_uint32),
-    ]
-
-
-class _ProgLoadOpts(ctypes.Structure):
-    _fields_ = [
-        ("sz", ctypes.c_size_t),
-        ("attempts", ctypes.c_int),
-        ("expected_attach_type", ctypes.c_int),
-        ("prog_btf_fd", ctypes.c_uint32),
-        ("prog_flags", ctypes.c_uint32),
-        ("prog_ifindex", ctypes.c_uint32),
-        ("kern_version", ctypes.c_uint32),
-        ("attach_btf_id", ctypes.c_uint32),
-        ("attach_prog_fd", ctypes.c_uint32),
-        ("attach_btf_obj_fd", ctypes.c_uint32),
-        ("fd_array", ctypes.c_void_p),
-        ("func_info", ctypes.c_void_p),
-        ("func_info_cnt", ctypes.c_uint32),
-        ("func_info_rec_size", ctypes.c_uint32),
-        ("line_info", ctypes.c_void_p),
-        ("line_info_cnt", ctypes.c_uint32),
-        ("line_info_rec_size", ctypes.c_uint32),
-        ("log_level", ctypes.c_uint32),
-        ("log_size", ctypes.c_uint32),
-        ("log_buf", ctypes.c_char_p),
-    ]
-
-
-class _MapCreateOpts(ctypes.Structure):
-    _fields_ = [
-        ("sz", ctypes.c_size_t),
-        ("btf_fd", ctypes.c_uint32),
-        ("btf_key_type_id", ctypes.c_uint32),
-        ("btf_value_type_id", ctypes.c_uint32),
-        ("btf_vmlinux_value_type_id", ctypes.c_uint32),
-        ("inner_map_fd", ctypes.c_uint32),
-        ("map_flags", ctypes.c_uint32),
-        ("map_extra", ctypes.c_uint64),
-        ("numa_node", ctypes.c_uint32),
-        ("map_ifindex", ctypes.c_uint32),
-    ]
-
-
-_PRINT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
-_lib_lock = threading.Lock()
-_lib: ctypes.CDLL | None = None
-_libc: ctypes.CDLL | None = None
-_messages: list[str] = []  # libbpf's own messages since the last _take_messages()
-
-
-def _print_cb(level: int, fmt: bytes, va_list: int) -> int:
-    if level >= 2 or _libc is None:  # LIBBPF_DEBUG: not kept
-        return 0
-    buf = ctypes.create_string_buffer(4096)
-    _libc.vsnprintf(buf, len(buf), fmt, ctypes.c_void_p(va_list))
-    _messages.append(buf.value.decode(errors="replace").rstrip("\n"))
-    return 0
-
-
-_print_cb_c = _PRINT_FN(_print_cb)
-
-
-def _take_messages() -> list[str]:
-    out = list(_messages)
-    _messages.clear()
-    return out
-
-
-def _sig(lib: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> None:
-    fn = getattr(lib, name)
-    fn.restype = restype
-    fn.argtypes = list(argtypes)
-
-
-def libbpf() -> ctypes.CDLL:
-    """The libbpf shared library with every prototype this package uses (loaded once, shared by the baseline)."""
-    return _load_lib()
-
-
-def _load_lib() -> ctypes.CDLL:
-    global _lib, _libc
-    with _lib_lock:
-        if _lib is not None:
-            return _lib
-        try:
-            lib = ctypes.CDLL("libbpf.so.1", use_errno=True)
-        except OSError as exc:
-            raise KernelUnavailable(f"libbpf.so.1 not found ({exc}); install libbpf1 / libbpf-dev") from None
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.vsnprintf.restype = ctypes.c_int
-        libc.vsnprintf.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_void_p]
-        vp, cp, u32, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_int
-        _sig(lib, "libbpf_set_print", vp, _PRINT_FN)
-        _sig(lib, "bpf_object__open_file", vp, cp, vp)
-        _sig(lib, "bpf_object__load", i, vp)
-        _sig(lib, "bpf_object__close", None, vp)
-        _sig(lib, "bpf_object__next_program", vp, vp, vp)
-        _sig(lib, "bpf_object__next_map", vp, vp, vp)
-        _sig(lib, "bpf_program__name", cp, vp)
-        _sig(lib, "bpf_program__section_name", cp, vp)
-        _sig(lib, "bpf_program__set_autoload", i, vp, ctypes.c_bool)
-        _sig(lib, "bpf_program__set_type", i, vp, i)
-        _sig(lib, "bpf_program__set_log_buf", i, vp, ctypes.c_char_p, ctypes.c_size_t)
-        _sig(lib, "bpf_program__set_log_level", i, vp, u32)
-        _sig(lib, "bpf_program__fd", i, vp)
-        _sig(lib, "bpf_map__name", cp, vp)
-        _sig(lib, "bpf_map__fd", i, vp)
-        _sig(lib, "bpf_map__type", i, vp)
-        _sig(lib, "bpf_map__key_size", u32, vp)
-        _sig(lib, "bpf_map__value_size", u32, vp)
-        _sig(lib, "bpf_map__max_entries", u32, vp)
-        _sig(lib, "bpf_map__set_pin_path", i, vp, cp)
-        _sig(lib, "bpf_map_update_elem", i, i, vp, vp, ctypes.c_uint64)
-        _sig(lib, "bpf_map_lookup_elem", i, i, vp, vp)
-        _sig(lib, "bpf_map_delete_elem", i, i, vp)
-        _sig(lib, "bpf_map_get_next_key", i, i, vp, vp)
-        _sig(lib, "bpf_map_create", i, i, cp, u32, u32, u32, ctypes.POINTER(_MapCreateOpts))
-        _sig(lib, "bpf_map_freeze", i, i)
-        _sig(lib, "bpf_prog_load", i, i, cp, cp, vp, ctypes.c_size_t, ctypes.POINTER(_ProgLoadOpts))
-        _sig(lib, "bpf_prog_test_run_opts", i, i, ctypes.POINTER(TestRunOpts))
-        _sig(lib, "bpf_xdp_attach", i, i, i, u32, vp)
-        _sig(lib, "bpf_xdp_detach", i, i, u32, vp)
-        _sig(lib, "libbpf_num_possible_cpus", i)
-        lib.libbpf_set_print(_print_cb_c)
-        _libc = libc
-        _lib = lib
-        return lib
-
-
-def _err(ret: int) -> str:
-    """Text of a libbpf error return (negative errno) or of the current errno."""
-    code = -ret if ret < 0 else ctypes.get_errno()
-    return f"{errno_mod.errorcode.get(code, str(code))}: {os.strerror(code)}"
-
+_ids = params.LINUX_MAP_TYPE_IDS
+PERCPU_MAP_TYPES = frozenset(_ids[n] for n in ("percpu_hash", "percpu_array", "lru_percpu_hash",
+                                               "percpu_cgroup_storage"))
+# what Program mode creates with BPF_MAP_CREATE alone (no BTF, no inner maps)
+CREATABLE_MAP_TYPES = frozenset(_ids[n] for n in ("hash", "array", "percpu_hash", "percpu_array", "lru_hash",
+                                                  "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash"))
 
 _available: tuple[bool, str] | None = None
 
@@ -241,22 +93,22 @@ def available() -> tuple[bool, str]:
     if _available is not None:
         return _available
     try:
-        lib = _load_lib()
+        lib = libbpf()
     except KernelUnavailable as exc:
         _available = (False, str(exc))
         return _available
     insns = Insn(0xB7, dst=0, imm=2).to_bytes() + Insn(0x95).to_bytes()
-    opts = _ProgLoadOpts(sz=ctypes.sizeof(_ProgLoadOpts))
+    opts = ProgLoadOpts(sz=ctypes.sizeof(ProgLoadOpts))
     fd = lib.bpf_prog_load(BPF_PROG_TYPE_XDP, b"hxdp_probe", b"GPL", insns, 2, ctypes.byref(opts))
-    _take_messages()
+    take_messages()
     if fd < 0:
         code = -fd
         if code in (errno_mod.EPERM, errno_mod.EACCES):
-            reason = f"bpf() not permitted ({_err(fd)}): run as root or with CAP_BPF+CAP_NET_ADMIN"
+            reason = f"bpf() not permitted ({err_text(fd)}): run as root or with CAP_BPF+CAP_NET_ADMIN"
         elif code == errno_mod.ENOSYS:
             reason = "the kernel has no bpf() syscall (ENOSYS)"
         else:
-            reason = f"bpf(BPF_PROG_LOAD) failed ({_err(fd)})"
+            reason = f"bpf(BPF_PROG_LOAD) failed ({err_text(fd)})"
         _available = (False, reason)
         return _available
     try:
@@ -264,7 +116,7 @@ def available() -> tuple[bool, str]:
         run = TestRunOpts(sz=ctypes.sizeof(TestRunOpts), data_in=ctypes.addressof(data), data_size_in=60, repeat=1)
         ret = lib.bpf_prog_test_run_opts(fd, ctypes.byref(run))
         if ret < 0:
-            _available = (False, f"BPF_PROG_TEST_RUN failed ({_err(ret)})")
+            _available = (False, f"BPF_PROG_TEST_RUN failed ({err_text(ret)})")
         elif run.retval != 2:
             _available = (False, f"BPF_PROG_TEST_RUN returned {run.retval} for a program returning 2")
         else:
@@ -279,19 +131,7 @@ def require() -> ctypes.CDLL:
     ok, reason = available()
     if not ok:
         raise KernelUnavailable(reason)
-    return _load_lib()
-
-
-@contextmanager
-def _pinned_cpu() -> Iterator[int]:
-    """Run on one CPU (CPU 0 when allowed) so that per-CPU maps are read on the CPU that ran the program."""
-    old = os.sched_getaffinity(0)
-    cpu = 0 if 0 in old else min(old)
-    os.sched_setaffinity(0, {cpu})
-    try:
-        yield cpu
-    finally:
-        os.sched_setaffinity(0, old)
+    return libbpf()
 
 
 @dataclass
@@ -318,29 +158,6 @@ class Timing:
     kernel_ns: int
     wall_ns: float
     action: int
-
-
-def _verifier_summary(log: str, base: int = 0) -> str:
-    """One line from a verifier log: the last instruction it looked at (numbered from `base`) and the errors."""
-    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
-    lines = [ln for ln in lines if not ln.startswith(("processed ", "verification time", "stack depth"))]
-    insn = max((i for i, ln in enumerate(lines) if re.match(r"\d+: \(", ln)), default=-1)
-    errors = lines[insn + 1 :][-3:] if insn + 1 < len(lines) else lines[-1:]
-    where = ""
-    if insn >= 0:
-        m = re.match(r"(\d+): \([0-9a-f]+\) ([^;]*)", lines[insn])
-        if m:
-            where = f"insn {int(m.group(1)) - base} ({m.group(2).strip()}): "
-    return where + "; ".join(errors)
-
-
-def _hexbytes(text: str, what: str) -> bytes:
-    if not isinstance(text, str):
-        raise KernelError(f"map config: {what}: expected a hex string, got {type(text).__name__} {text!r}")
-    try:
-        return bytes.fromhex(text.replace(" ", ""))
-    except ValueError:
-        raise KernelError(f"map config: {what} is not hex: {text!r}") from None
 
 
 def _check_object_file(path: str) -> None:
@@ -374,11 +191,11 @@ class KernelProgram:
         self._fds: list[int] = []
         self._open = False
         _check_object_file(self.path)
-        _take_messages()
+        take_messages()
         obj = self.lib.bpf_object__open_file(self.path.encode(), None)
         if not obj:
-            msgs = _take_messages()
-            detail = f": {msgs[-1].removeprefix('libbpf: ')}" if msgs else f" ({_err(0)})"
+            msgs = take_messages()
+            detail = f": {msgs[-1].removeprefix('libbpf: ')}" if msgs else f" ({err_text(0)})"
             raise KernelError(f"{self.path}: libbpf cannot open the object{detail}")
         self.obj = obj
         self._open = True
@@ -390,9 +207,9 @@ class KernelProgram:
 
     @classmethod
     def from_program(cls, program: Program) -> KernelProgram:
-        """Load a Program of our ELF loader (hxdp.elf) instead of going through libbpf: its maps are created with
-        bpf(BPF_MAP_CREATE), global data maps get their initial bytes (.rodata frozen), and every lddw map
-        reference is patched with the map's fd. This runs objects libbpf 1.x refuses (legacy `maps` sections)
+        """Load a Program of our ELF loader (hxdp.frontend.elf) instead of going through libbpf: its maps are
+        created with bpf(BPF_MAP_CREATE), global data maps get their initial bytes (.rodata frozen), and every lddw
+        map reference is patched with the map's fd. This runs objects libbpf 1.x refuses (legacy `maps` sections)
         and cross-checks the loader's relocations against libbpf's."""
         self = cls.__new__(cls)
         self.lib = require()
@@ -422,11 +239,11 @@ class KernelProgram:
             flags = m.flags
             if m.section.startswith(".rodata"):
                 flags |= BPF_F_RDONLY_PROG
-            opts = _MapCreateOpts(sz=ctypes.sizeof(_MapCreateOpts), map_flags=flags)
+            opts = MapCreateOpts(sz=ctypes.sizeof(MapCreateOpts), map_flags=flags)
             kname = "".join(c if c.isalnum() or c in "._" else "_" for c in m.name)[:15].encode()
             fd = lib.bpf_map_create(m.type, kname, m.key_size, m.value_size, m.max_entries, ctypes.byref(opts))
             if fd < 0:
-                raise KernelError(f"{self.path}: kernel refused map {m.name} ({_err(fd)})")
+                raise KernelError(f"{self.path}: kernel refused map {m.name} ({err_text(fd)})")
             self._fds.append(fd)
             fds.append(fd)
             km = KernelMap(m.name, fd, m.type, m.key_size, m.value_size, m.max_entries)
@@ -436,14 +253,14 @@ class KernelProgram:
                 if m.section.startswith(".rodata"):
                     ret = lib.bpf_map_freeze(fd)
                     if ret < 0:
-                        raise KernelError(f"{self.path}: cannot freeze {m.name} ({_err(ret)})")
+                        raise KernelError(f"{self.path}: cannot freeze {m.name} ({err_text(ret)})")
         insns = list(program.insns)
         for i, ins in enumerate(insns):
-            if ins.opcode == 0x18 and ins.src in (PSEUDO_MAP_FD, PSEUDO_MAP_VALUE):
+            if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE):
                 if not 0 <= ins.imm < len(fds):
                     raise KernelError(f"{self.path}: slot {i} refers to map {ins.imm}, the program has {len(fds)}")
                 insns[i] = ins.with_(imm=fds[ins.imm])
-        self.prog_fd = _raw_load(lib, insns, self.name, (program.license or "GPL").encode())
+        self.prog_fd = prog_load(lib, insns, self.name, (program.license or "GPL").encode())
         self._fds.append(self.prog_fd)
 
     # --- loading ----------------------------------------------------------------------------------------------
@@ -480,16 +297,17 @@ class KernelProgram:
         while m:
             lib.bpf_map__set_pin_path(m, None)  # never pin, whatever the object asks for
             m = lib.bpf_object__next_map(self.obj, m)
-        _take_messages()
+        take_messages()
         ret = lib.bpf_object__load(self.obj)
-        msgs = _take_messages()
+        msgs = take_messages()
         if ret < 0:
             log = self._log.value.decode(errors="replace")
             fd, log_path = tempfile.mkstemp(prefix=f"hxdp-verifier-{self.name}-", suffix=".log")
             with os.fdopen(fd, "w") as fh:
                 fh.write("\n".join(msgs) + "\n-- verifier log --\n" + log)
-            why = _verifier_summary(log) or (msgs[-1] if msgs else _err(ret))
-            raise KernelError(f"{self.path}: kernel refused program {self.name} ({_err(ret)}): {why} [log: {log_path}]")
+            why = verifier_summary(log) or (msgs[-1] if msgs else err_text(ret))
+            raise KernelError(f"{self.path}: kernel refused program {self.name} ({err_text(ret)}): {why} "
+                              f"[log: {log_path}]")
         self.prog_fd = lib.bpf_program__fd(handle)
         m = lib.bpf_object__next_map(self.obj, None)
         while m:
@@ -551,7 +369,7 @@ class KernelProgram:
         vbuf = ctypes.create_string_buffer(value, len(value))
         ret = self.lib.bpf_map_update_elem(m.fd, kbuf, vbuf, flags)
         if ret < 0:
-            raise KernelError(f"map {name}: update of key {key.hex()} refused ({_err(ret)})")
+            raise KernelError(f"map {name}: update of key {key.hex()} refused ({err_text(ret)})")
 
     def lookup(self, name: str, key: bytes, cpu: int = 0) -> bytes | None:
         m = self.map(name)
@@ -561,7 +379,7 @@ class KernelProgram:
         if ret < 0:
             if -ret == errno_mod.ENOENT:
                 return None
-            raise KernelError(f"map {name}: lookup of key {key.hex()} failed ({_err(ret)})")
+            raise KernelError(f"map {name}: lookup of key {key.hex()} failed ({err_text(ret)})")
         raw = vbuf.raw
         if m.percpu:
             slot = (m.value_size + 7) // 8 * 8
@@ -572,7 +390,7 @@ class KernelProgram:
         m = self.map(name)
         ret = self.lib.bpf_map_delete_elem(m.fd, ctypes.create_string_buffer(key, len(key)))
         if ret < 0 and -ret != errno_mod.ENOENT:
-            raise KernelError(f"map {name}: delete of key {key.hex()} failed ({_err(ret)})")
+            raise KernelError(f"map {name}: delete of key {key.hex()} failed ({err_text(ret)})")
 
     def keys(self, name: str) -> list[bytes]:
         m = self.map(name)
@@ -584,7 +402,7 @@ class KernelProgram:
             if ret < 0:
                 if -ret == errno_mod.ENOENT:
                     break
-                raise KernelError(f"map {name}: key iteration failed ({_err(ret)})")
+                raise KernelError(f"map {name}: key iteration failed ({err_text(ret)})")
             out.append(nxt.raw[: m.key_size])
             cur = ctypes.create_string_buffer(out[-1], m.key_size)
         return out
@@ -593,7 +411,7 @@ class KernelProgram:
         """Load an initial map configuration ({"maps": {name: [{"key": hex, "value": hex}, ...]}}, or its path).
 
         Errors are KernelErrors naming the source (the file when known), the map and the entry."""
-        from hxdp.models.maps import MapError, check_map_config, load_map_config
+        from hxdp.models.mapconfig import MapError, check_map_config, load_map_config
 
         try:
             if not isinstance(cfg, dict):
@@ -638,7 +456,7 @@ class KernelProgram:
         self, prog_fd: int, packet: bytes, ingress_ifindex: int, rx_queue_index: int, repeat: int, out: bool
     ) -> tuple[TestRunOpts, bytes, bytes, float]:
         label = f"{self.path}: {self.name}"
-        return _prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out)
+        return prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out)
 
     def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> RunResult:
         """Run one packet (repeat 1): action = low 32 bits of r0, packet = data..data_end afterwards."""
@@ -672,57 +490,6 @@ class KernelProgram:
         return self.timing(packet, repeat).wall_ns
 
 
-# --- test runs ------------------------------------------------------------------------------------------------
-def _prog_test_run(
-    lib: ctypes.CDLL,
-    label: str,
-    prog_fd: int,
-    packet: bytes,
-    ingress_ifindex: int,
-    rx_queue_index: int,
-    repeat: int,
-    out: bool,
-) -> tuple[TestRunOpts, bytes, bytes, float]:
-    """One BPF_PROG_TEST_RUN: (opts, metadata, frame, wall ns per repeat). The kernel returns the metadata
-    (data_meta..data) in front of the frame in data_out and its length in the output context's `data`."""
-    if len(packet) < ETH_HLEN:
-        raise KernelError(f"packet of {len(packet)} bytes: the kernel's test run needs at least {ETH_HLEN}")
-    for what, v in (("ingress ifindex", ingress_ifindex), ("rx_queue_index", rx_queue_index)):
-        if not 0 <= v < 2**32:
-            raise KernelError(f"{what} {v}: must be a u32 (0 .. {2**32 - 1})")
-    data = ctypes.create_string_buffer(packet, len(packet))
-    dout = ctypes.create_string_buffer(DATA_OUT_SIZE) if out else None
-    ctx = struct.pack("<6I", 0, len(packet), 0, ingress_ifindex, rx_queue_index, 0)
-    cbuf = ctypes.create_string_buffer(ctx, len(ctx))
-    cout = ctypes.create_string_buffer(len(ctx)) if out else None
-    opts = TestRunOpts(
-        sz=ctypes.sizeof(TestRunOpts),
-        data_in=ctypes.addressof(data),
-        data_size_in=len(packet),
-        data_out=ctypes.addressof(dout) if dout is not None else None,
-        data_size_out=DATA_OUT_SIZE if dout is not None else 0,
-        ctx_in=ctypes.addressof(cbuf),
-        ctx_size_in=len(ctx),
-        ctx_out=ctypes.addressof(cout) if cout is not None else None,
-        ctx_size_out=len(ctx) if cout is not None else 0,
-        repeat=repeat,
-    )
-    with _pinned_cpu():
-        t0 = time_mod.perf_counter_ns()
-        ret = lib.bpf_prog_test_run_opts(prog_fd, ctypes.byref(opts))
-        t1 = time_mod.perf_counter_ns()
-    if ret < 0:
-        hint = ""
-        if -ret in (errno_mod.EINVAL, errno_mod.ENODEV):
-            hint = f" (ingress_ifindex {ingress_ifindex} rx_queue_index {rx_queue_index} must exist here; 1/0 = lo)"
-        raise KernelError(f"{label}: BPF_PROG_TEST_RUN failed ({_err(ret)}){hint}")
-    if dout is None or cout is None:
-        return opts, b"", b"", (t1 - t0) / max(repeat, 1)
-    raw = dout.raw[: opts.data_size_out]
-    metalen = struct.unpack_from("<I", cout.raw, 0)[0] if opts.ctx_size_out >= 4 else 0
-    return opts, raw[:metalen], raw[metalen:], (t1 - t0) / max(repeat, 1)
-
-
 # --- raw mode -----------------------------------------------------------------------------------------------------
 def _raw_prologue(n: int) -> list[Insn]:
     body = [
@@ -738,26 +505,6 @@ def _raw_prologue(n: int) -> list[Insn]:
     body += [Insn(0xBF, dst=1, src=2), Insn(0xB7, dst=2, imm=n)]
     body += [Insn(0xB7, dst=r, imm=0) for r in (0, 3, 4, 5, 6, 7, 8, 9)]
     return body
-
-
-def _raw_load(lib: ctypes.CDLL, insns: list[Insn], name: str = "raw", license: bytes = b"GPL", base: int = 0) -> int:
-    """BPF_PROG_LOAD of an XDP program; a refusal names the instruction counted from slot `base`."""
-    code = b"".join(i.to_bytes() for i in insns)
-    log = ctypes.create_string_buffer(LOG_SIZE)
-    opts = _ProgLoadOpts(sz=ctypes.sizeof(_ProgLoadOpts), log_level=1, log_size=LOG_SIZE)
-    opts.log_buf = ctypes.cast(log, ctypes.c_char_p)
-    kname = ("hxdp_" + "".join(c if c.isalnum() or c == "_" else "_" for c in name))[:15].encode()
-    fd = lib.bpf_prog_load(BPF_PROG_TYPE_XDP, kname, license, code, len(insns), ctypes.byref(opts))
-    _take_messages()
-    if fd < 0:
-        text = log.value.decode(errors="replace")
-        tfd, log_path = tempfile.mkstemp(prefix=f"hxdp-verifier-{name}-", suffix=".log")
-        with os.fdopen(tfd, "w") as fh:
-            fh.write(text)
-        raise KernelError(
-            f"kernel refused program {name} ({_err(fd)}): {_verifier_summary(text, base)} [log: {log_path}]"
-        )
-    return fd
 
 
 def run_raw(insns: list[Insn], mem: bytes) -> tuple[int, bytes]:
@@ -782,9 +529,9 @@ def run_raw(insns: list[Insn], mem: bytes) -> tuple[int, bytes]:
     hi += [Insn(0x77, dst=0, imm=32), Insn(0x95)]
     results = []
     for prog in (lo, hi):
-        fd = _raw_load(lib, prog, base=len(pro))
+        fd = prog_load(lib, prog, base=len(pro))
         try:
-            opts, _, outb, _ = _prog_test_run(lib, "raw program", fd, data, 1, 0, 1, True)
+            opts, _, outb, _ = prog_test_run(lib, "raw program", fd, data, 1, 0, 1, True)
             results.append((opts.retval, outb[:n]))
         finally:
             os.close(fd)
@@ -794,10 +541,10 @@ def run_raw(insns: list[Insn], mem: bytes) -> tuple[int, bytes]:
 
 def list_programs(obj_path: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """(section, name) of every program libbpf sees in the object (opens it, loads nothing)."""
-    lib = _load_lib()
+    lib = libbpf()
     obj = lib.bpf_object__open_file(str(obj_path).encode(), None)
     if not obj:
-        raise KernelError(f"{obj_path}: libbpf cannot open the object ({_err(0)})")
+        raise KernelError(f"{obj_path}: libbpf cannot open the object ({err_text(0)})")
     try:
         out = []
         p = lib.bpf_object__next_program(obj, None)
