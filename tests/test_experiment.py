@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from hxdp.cli.experiment import register
-from hxdp.eval import experiment as E
+from hxdp.eval import checkpoint, output, run, synth
+from hxdp.eval import harness as H
+from hxdp.eval.figures import resources, throughput
+from hxdp.eval.programs import QUICK_PROGRAMS, ebpf_count, rom_count
 
 
 class Interrupt(KeyboardInterrupt):
@@ -21,27 +24,27 @@ class Interrupt(KeyboardInterrupt):
 def _fake_registry(calls: list[str], fail_on: set[str], na_once: set[str]) -> tuple[dict, dict]:
     """One fake experiment over five points; its measurement squares the point's number."""
 
-    def measure(ctx: E.Context, key: str) -> E.Record:
+    def measure(ctx: H.Context, key: str) -> H.Record:
         calls.append(key)
         if key in fail_on:
             fail_on.discard(key)
             raise Interrupt
         if key in na_once:
             na_once.discard(key)
-            raise E.NotAvailable("piece missing")
+            raise H.NotAvailable("piece missing")
         n = int(key.split(":")[1])
         return {"value": n * n}
 
-    def points(ctx: E.Context) -> list[str]:
+    def points(ctx: H.Context) -> list[str]:
         return [f"fake:{i}" for i in range(5)]
 
-    def report(ctx: E.Context, exp: E.Experiment, records: dict) -> list[E.Check]:
+    def report(ctx: H.Context, exp: H.Experiment, records: dict) -> list[H.Check]:
         rows = [{"point": k, "value": r.get("value"), "status": r["status"]} for k, r in records.items()]
-        E.write_table(ctx, exp.name, exp.title, rows)
+        output.write_table(ctx, exp.name, exp.title, rows)
         total = sum(r.get("value") or 0 for r in records.values())
-        return [E.Check("sum of squares", "pass" if total == 30 else "fail", str(total), "== 30")]
+        return [H.Check("sum of squares", "pass" if total == 30 else "fail", str(total), "== 30")]
 
-    reg = {"fake": E.Experiment("fake", "fake experiment", points, report)}
+    reg = {"fake": H.Experiment("fake", "fake experiment", points, report)}
     return reg, {"fake": measure}
 
 
@@ -49,16 +52,16 @@ def test_checkpoint_resume_after_interrupt(tmp_path: Path) -> None:
     calls: list[str] = []
     reg, meas = _fake_registry(calls, fail_on={"fake:3"}, na_once={"fake:1"})
     with pytest.raises(KeyboardInterrupt):
-        E.run_experiments(["fake"], tmp_path, registry=reg, measures=meas, progress=False)
+        run.run_experiments(["fake"], tmp_path, registry=reg, measures=meas, progress=False)
     assert calls == ["fake:0", "fake:1", "fake:2", "fake:3"]
-    done = E.load_checkpoint(E.checkpoint_path(tmp_path, False))
+    done = checkpoint.load_checkpoint(checkpoint.checkpoint_path(tmp_path, False))
     assert set(done) == {"fake:0", "fake:1", "fake:2"}
     assert done["fake:1"]["status"] == "n/a" and done["fake:1"]["reason"] == "piece missing"
     # a torn last line (the process died while writing) is ignored
-    with E.checkpoint_path(tmp_path, False).open("a") as f:
+    with checkpoint.checkpoint_path(tmp_path, False).open("a") as f:
         f.write('{"point": "fake:4", "rec')
     calls.clear()
-    s = E.run_experiments(["fake"], tmp_path, resume=True, registry=reg, measures=meas, progress=False)
+    s = run.run_experiments(["fake"], tmp_path, resume=True, registry=reg, measures=meas, progress=False)
     # finished points are reused; the 'not available' one and the unfinished ones are measured
     assert calls == ["fake:1", "fake:3", "fake:4"]
     assert s.reused == 2 and s.points == 3
@@ -72,31 +75,31 @@ def test_checkpoint_resume_after_interrupt(tmp_path: Path) -> None:
 def test_without_resume_starts_over(tmp_path: Path) -> None:
     calls: list[str] = []
     reg, meas = _fake_registry(calls, set(), set())
-    E.run_experiments([], tmp_path, registry=reg, measures=meas, progress=False)
-    E.run_experiments([], tmp_path, registry=reg, measures=meas, progress=False)
+    run.run_experiments([], tmp_path, registry=reg, measures=meas, progress=False)
+    run.run_experiments([], tmp_path, registry=reg, measures=meas, progress=False)
     assert len(calls) == 10
 
 
 def test_error_point_is_reported_not_invented(tmp_path: Path) -> None:
-    def measure(ctx: E.Context, key: str) -> E.Record:
+    def measure(ctx: H.Context, key: str) -> H.Record:
         raise ValueError("boom")
 
-    reg = {"x": E.Experiment("x", "x", lambda ctx: ["bad:1"], lambda ctx, exp, rec: [])}
-    s = E.run_experiments(["x"], tmp_path, registry=reg, measures={"bad": measure}, progress=False)
+    reg = {"x": H.Experiment("x", "x", lambda ctx: ["bad:1"], lambda ctx, exp, rec: [])}
+    s = run.run_experiments(["x"], tmp_path, registry=reg, measures={"bad": measure}, progress=False)
     assert s.failed_points == ["bad:1"]
-    rec = E.load_checkpoint(E.checkpoint_path(tmp_path, False))["bad:1"]
+    rec = checkpoint.load_checkpoint(checkpoint.checkpoint_path(tmp_path, False))["bad:1"]
     assert rec["status"] == "error" and "ValueError: boom" in rec["reason"]
-    with pytest.raises(E.ExperimentError, match="unknown experiment"):
-        E.run_experiments(["nope"], tmp_path, registry=reg, measures={}, progress=False)
+    with pytest.raises(H.ExperimentError, match="unknown experiment"):
+        run.run_experiments(["nope"], tmp_path, registry=reg, measures={}, progress=False)
 
 
 def test_cycle_targets_fail_when_missed() -> None:
-    rows = [{"program": "xdp_drop", "rtl_cycles": 4.0, "rtl_mpps": E.CLOCK_MHZ / 4, "model_cycles": 1.0},
-            {"program": "xdp_tx", "rtl_cycles": 7.0, "rtl_mpps": E.CLOCK_MHZ / 7, "model_cycles": 5.0},
+    rows = [{"program": "xdp_drop", "rtl_cycles": 4.0, "rtl_mpps": H.CLOCK_MHZ / 4, "model_cycles": 1.0},
+            {"program": "xdp_tx", "rtl_cycles": 7.0, "rtl_mpps": H.CLOCK_MHZ / 7, "model_cycles": 5.0},
             {"program": "xdp_redirect", "rtl_cycles": None, "rtl_mpps": None, "model_cycles": 3.0},
-            {"program": "simple_firewall", "rtl_cycles": 8.0, "rtl_mpps": E.CLOCK_MHZ / 8, "model_cycles": 8.0,
+            {"program": "simple_firewall", "rtl_cycles": 8.0, "rtl_mpps": H.CLOCK_MHZ / 8, "model_cycles": 8.0,
              "rtl_model_mismatches": 3}]
-    checks = {c.name.split()[2]: c for c in E._cycle_checks(rows, {"rtl:xdp_redirect": {"status": "n/a",
+    checks = {c.name.split()[2]: c for c in throughput.cycle_checks(rows, {"rtl:xdp_redirect": {"status": "n/a",
                                                                                          "reason": "no RTL"}})}
     assert checks["xdp_drop"].status == "fail"
     assert checks["xdp_tx"].status == "pass"
@@ -107,7 +110,7 @@ def test_cycle_targets_fail_when_missed() -> None:
 def test_synth_stats_counts_cells() -> None:
     doc = {"modules": {"\\core": {"num_cells_by_type": {"LUT6": 10, "LUT2": 5, "FDRE": 7, "RAMB18E1": 3,
                                                            "RAMB36E1": 1, "RAM64M": 2, "MUXF7": 4, "DSP48E1": 1}}}}
-    st = E.synth_stats(doc)["core"]
+    st = synth.synth_stats(doc)["core"]
     # two RAM64M cells are 8 LUTs of distributed RAM (4 each)
     assert (st["LUT"], st["FF"], st["BRAM"], st["LUTRAM"], st["DSP"]) == (15, 7, 2.5, 8, 1)
 
@@ -126,9 +129,9 @@ def test_stat_json_of_yosys_023_with_a_deep_hierarchy() -> None:
    "design": {"num_cells": 1}
 }
 """
-    doc = E.parse_stat_json(text)
-    assert set(E.synth_stats(doc)) == {"sephirot_stack", "sephirot_lane", "core"}
-    total = E.hierarchy_totals(doc)["core"]
+    doc = synth.parse_stat_json(text)
+    assert set(synth.synth_stats(doc)) == {"sephirot_stack", "sephirot_lane", "core"}
+    total = synth.hierarchy_totals(doc)["core"]
     assert (total["LUT"], total["LUTRAM"]) == (1 + 3 + 4 * 2, 4)
 
 
@@ -138,8 +141,8 @@ def test_rom_count_counts_lddw_once() -> None:
 
     lddw = [Insn(0x18, dst=1, imm=5), Insn(0, imm=0)]
     rom = Rom([[*lddw, Insn(0xB7, dst=0, imm=1), NOP], [Insn(0x95), NOP, NOP, NOP]])
-    assert E.rom_count(rom) == 3
-    assert E.ebpf_count([*lddw, Insn(0x95)]) == 2
+    assert rom_count(rom) == 3
+    assert ebpf_count([*lddw, Insn(0x95)]) == 2
 
 
 def _have_compiler() -> str | None:
@@ -151,7 +154,7 @@ def _have_compiler() -> str | None:
         return "hxdp.compiler has no compile_program yet"
     from hxdp.suite import programs
 
-    built = [p for p in programs() if p.name in E.QUICK_PROGRAMS and p.obj.exists()]
+    built = [p for p in programs() if p.name in QUICK_PROGRAMS and p.obj.exists()]
     if not built:
         return "xdp_progs/build/*.o not built (make progs)"
     return None
@@ -182,13 +185,13 @@ def test_quick_end_to_end_compiler_experiments(tmp_path: Path) -> None:
         rows = len(compile_program(program).rom)
         row = table[prog.name]
         assert row["rows"] == rows
-        assert row["static_ipc"] == pytest.approx(E.ebpf_count(program.insns) / rows)
+        assert row["static_ipc"] == pytest.approx(ebpf_count(program.insns) / rows)
         assert row["dynamic_ipc"] > 0 and row["model_mismatches"] == 0
         assert int(fig8[prog.name]["rows_4"]) == rows
     # a second run with --resume measures nothing again
     args = parser.parse_args(["experiment", "fig8", "--quick", "--resume", "--out", str(out), "--no-progress"])
     assert args.func(args) == 0
-    s = E.run_experiments(["fig8"], out, quick=True, resume=True, progress=False)
+    s = run.run_experiments(["fig8"], out, quick=True, resume=True, progress=False)
     assert s.points == 0 and s.reused > 0
 
 
@@ -197,7 +200,7 @@ def test_hierarchy_totals_include_submodules() -> None:
         "\\top": {"num_cells_by_type": {"LUT6": 1, "\\core": 1, "FDRE": 2}},
         "\\core": {"num_cells_by_type": {"LUT2": 3, "\\lane": 4}},
         "\\lane": {"num_cells_by_type": {"LUT4": 5, "FDRE": 1}}}}
-    h = E.hierarchy_totals(doc)
+    h = synth.hierarchy_totals(doc)
     assert (h["top"]["LUT"], h["top"]["FF"]) == (24, 6)
     assert (h["core"]["LUT"], h["core"]["FF"]) == (23, 4)
 
@@ -212,22 +215,22 @@ def test_hierarchy_totals_keep_the_variants_of_a_module_apart() -> None:
         "\\pktbuf": {"num_cells_by_type": {"LUT2": 20, wide: 2}},
         narrow: {"num_cells_by_type": {"LUT3": 3}},
         wide: {"num_cells_by_type": {"LUT6": 100}}}}
-    h = E.hierarchy_totals(doc)
+    h = synth.hierarchy_totals(doc)
     assert h["stack"]["LUT"] == 13 and h["pktbuf"]["LUT"] == 220
     assert h["top"]["LUT"] == 1 + 13 + 220
     assert h["sephirot_portsel"]["LUT"] == 103   # the variants, one of each
-    assert E.synth_stats(doc)["sephirot_portsel"]["LUT"] == 103
+    assert synth.synth_stats(doc)["sephirot_portsel"]["LUT"] == 103
 
 
 def test_partial_runs_accumulate_in_summary(tmp_path: Path) -> None:
-    def report(ctx: E.Context, exp: E.Experiment, records: dict) -> list[E.Check]:
-        E.write_table(ctx, exp.name, exp.title, [{"n": len(records)}])
-        return [E.Check(f"{exp.name} ran", "pass", "1", "1")]
+    def report(ctx: H.Context, exp: H.Experiment, records: dict) -> list[H.Check]:
+        output.write_table(ctx, exp.name, exp.title, [{"n": len(records)}])
+        return [H.Check(f"{exp.name} ran", "pass", "1", "1")]
 
-    reg = {n: E.Experiment(n, n, lambda ctx, n=n: [f"m:{n}"], report) for n in ("a", "b")}
+    reg = {n: H.Experiment(n, n, lambda ctx, n=n: [f"m:{n}"], report) for n in ("a", "b")}
     meas = {"m": lambda ctx, key: {"v": 1}}
-    E.run_experiments(["a"], tmp_path, registry=reg, measures=meas, progress=False)
-    E.run_experiments(["b"], tmp_path, registry=reg, measures=meas, progress=False)
+    run.run_experiments(["a"], tmp_path, registry=reg, measures=meas, progress=False)
+    run.run_experiments(["b"], tmp_path, registry=reg, measures=meas, progress=False)
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert [c["name"] for c in doc["checks"]] == ["a ran", "b ran"]
     assert "## a: a" in (tmp_path / "results.md").read_text()
@@ -236,11 +239,11 @@ def test_partial_runs_accumulate_in_summary(tmp_path: Path) -> None:
 def test_resume_starts_over_when_the_sources_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     reg, meas = _fake_registry(calls, set(), set())
-    E.run_experiments([], tmp_path, registry=reg, measures=meas, progress=False)
-    E.run_experiments([], tmp_path, resume=True, registry=reg, measures=meas, progress=False)
+    run.run_experiments([], tmp_path, registry=reg, measures=meas, progress=False)
+    run.run_experiments([], tmp_path, resume=True, registry=reg, measures=meas, progress=False)
     assert len(calls) == 5  # same sources: everything reused
-    monkeypatch.setattr(E, "code_fingerprint", lambda: "changed")
-    E.run_experiments([], tmp_path, resume=True, registry=reg, measures=meas, progress=False)
+    monkeypatch.setattr(run, "code_fingerprint", lambda: "changed")
+    run.run_experiments([], tmp_path, resume=True, registry=reg, measures=meas, progress=False)
     assert len(calls) == 10  # other sources: measured again
 
 
@@ -250,7 +253,7 @@ def test_component_rows_follow_the_papers_table1() -> None:
                "sephirot_core": {**st, "LUT": 60.0, "LUTRAM": 12.0, "FF": 30.0, "BRAM": 4.0},
                "sephirot_stack": {**st, "LUT": 10.0, "LUTRAM": 12.0, "FF": 5.0},
                "sephirot_pktbuf": {**st, "LUT": 15.0, "LUTRAM": 8.0}}
-    rows = {r["component"]: r for r in E.component_rows(modules)}
+    rows = {r["component"]: r for r in resources.component_rows(modules)}
     # the core's row is the paper's "Sephirot" row: without the stack, which Table 1 lists on its own
     core = rows["Sephirot core (without stack)"]
     assert (core["LUT (incl. LUTRAM)"], core["FF"], core["BRAM36"]) == (50.0, 25.0, 4.0)
@@ -263,7 +266,7 @@ def test_component_rows_follow_the_papers_table1() -> None:
 
 
 def test_synth_key_sets_the_reference_map_size() -> None:
-    assert E.TOP_SYNTH_KEY.startswith("synth:sephirot_top:MAP_BYTES=8192,")
+    assert resources.TOP_SYNTH_KEY.startswith("synth:sephirot_top:MAP_BYTES=8192,")
 
 
 def test_whole_ip_without_a_number_reports_the_sum_of_its_synthesised_parts(tmp_path: Path) -> None:
@@ -272,9 +275,9 @@ def test_whole_ip_without_a_number_reports_the_sum_of_its_synthesised_parts(tmp_
         "sephirot_core": {**st, "LUT": 30_000.0, "LUTRAM": 2_000.0}, "sephirot_stack": {**st, "LUT": 9_000.0}}}
     helpers = {"status": "ok", "top": "sephirot_helpers", "modules": {"sephirot_helpers": {**st, "LUT": 15_000.0}}}
     top = {"status": "ok", "top": "sephirot_top", "synth_failed": "yosys synth_xilinx did not finish within 9 s"}
-    exp = E.EXPERIMENTS["resources"]
-    checks = {c.name.split()[0]: c for c in E.report_resources(
-        E.Context(out=tmp_path), exp, {E.TOP_SYNTH_KEY: top, "synth:sephirot_core": core,
+    exp = run.EXPERIMENTS["resources"]
+    checks = {c.name.split()[0]: c for c in resources.report_resources(
+        H.Context(out=tmp_path), exp, {resources.TOP_SYNTH_KEY: top, "synth:sephirot_core": core,
                                        "synth:sephirot_helpers": helpers})}
     whole = checks["Whole"]
     # a lower bound, never a pass: the packet buffer and the map memory have no number
@@ -284,7 +287,8 @@ def test_whole_ip_without_a_number_reports_the_sum_of_its_synthesised_parts(tmp_
     rows = {r["component"] for r in json.loads((tmp_path / "resources.json").read_text())["rows"]}
     assert "Helper unit with the map FSM (sephirot_helpers)" in rows
     # without the parts, there is no bound to give
-    checks = {c.name.split()[0]: c for c in E.report_resources(E.Context(out=tmp_path), exp, {E.TOP_SYNTH_KEY: top})}
+    checks = {c.name.split()[0]: c for c in resources.report_resources(H.Context(out=tmp_path), exp,
+                                                                       {resources.TOP_SYNTH_KEY: top})}
     assert checks["Whole"].status == "fail" and checks["Whole"].value == "-"
 
 
@@ -296,6 +300,6 @@ def test_synthesis_with_a_relative_output_folder(tmp_path: Path, monkeypatch: py
         pytest.skip("yosys is not installed (scripts/setup.sh installs it)")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
-    rec = E.m_synth(E.Context(out=Path("out")), "synth:sephirot_tracefifo")
+    rec = synth.m_synth(H.Context(out=Path("out")), "synth:sephirot_tracefifo")
     assert "synth_failed" not in rec, rec
     assert rec["total"]["FF"] > 0 and (tmp_path / "out" / "work" / "yosys-sephirot_tracefifo.log").exists()
