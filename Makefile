@@ -17,7 +17,7 @@ demo: setup progs
 # (sephirot/sephirot.core, through FuseSoC): as synthesised, and as simulated (combinational block-RAM reads, assertions)
 lint: setup
 	@$(PY) -m ruff check hxdp tests scripts benchmarks
-	@$(PY) -m hxdp.isa.gen_rtl --check
+	@$(PY) -m hxdp.rtl.headers --check
 	@mkdir -p out; for t in lint lint_sim; do \
 	  fusesoc --cores-root sephirot run --build-root out/fusesoc --target $$t hxdp:sephirot:core >out/fusesoc-$$t.log 2>&1 \
 	    || { grep -E "%(Warning|Error)" out/fusesoc-$$t.log; echo "lint: verilator $$t failed (out/fusesoc-$$t.log)"; exit 1; }; \

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 from hxdp import params as P
-from hxdp.isa import gen_rtl
 from hxdp.isa import table as T
+from hxdp.rtl import headers as gen_rtl
 
 
 def test_generated_headers_are_fresh() -> None:
     bad = gen_rtl.stale()
-    assert not bad, f"stale generated files {[str(p) for p in bad]}: run python -m hxdp.isa.gen_rtl"
+    assert not bad, f"stale generated files {[str(p) for p in bad]}: run python -m hxdp.rtl.headers"
 
 
 def test_check_flag_detects_staleness(tmp_path, monkeypatch) -> None:

@@ -155,7 +155,7 @@ def dump_imem(board: Board, rows: int | None = None) -> Rom:
 
 
 def dump_imem_lines(rom: Rom, layout: MapLayout | None = None) -> list[str]:
-    from hxdp.frontend.listing import rom_lane_text
+    from hxdp.listing import rom_lane_text
 
     lines = []
     for r, row in enumerate(rom.rows):
