@@ -12,7 +12,7 @@ from original_roms import write_original_rom
 
 from hxdp.cli import main
 from hxdp.frontend.elf import load_program
-from hxdp.frontend.listing import disasm_rom_lines
+from hxdp.listing import disasm_rom_lines
 from hxdp.isa.insn import NOP, Insn
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapLayout

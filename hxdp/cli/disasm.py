@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from hxdp.errors import HxdpError
-from hxdp.frontend.listing import disasm_linked_lines, disasm_object_lines, disasm_rom_lines
+from hxdp.listing import disasm_linked_lines, disasm_object_lines, disasm_rom_lines
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapLayout
 
