@@ -1,0 +1,1 @@
+"""Reading users' eBPF objects: ELF sections, relocations and BTF into programs and map definitions."""

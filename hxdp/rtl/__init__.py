@@ -1,0 +1,1 @@
+"""The Sephirot RTL under Verilator: its manifest, generated headers, build and packet-stream driver."""
