@@ -1,5 +1,4 @@
-"""Data-flow analyses: register liveness, reaching definitions, pointer provenance (stack/ctx/packet/map), memory
-access alias facts."""
+"""Data-flow analyses: liveness, reaching definitions, pointer provenance, memory access alias facts."""
 
 from __future__ import annotations
 

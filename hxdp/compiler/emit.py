@@ -1,5 +1,7 @@
-"""Emission: scheduled rows -> lane-expanded ROM rows, with branch offsets in rows and the jump clean-ups that save
-taken-branch cycles (jumps to the next row dropped, exits moved into the row of the branch that reaches them)."""
+"""Emission: scheduled rows -> lane-expanded ROM rows (branch offsets in rows, jumps to the next row dropped).
+
+Exits move into the row of the branch that reaches them where a lane is free: both save taken-branch cycles.
+"""
 
 from __future__ import annotations
 

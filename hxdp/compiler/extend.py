@@ -1,5 +1,4 @@
-"""ISA extensions (paper 3.2): three-operand ALU, 6-byte load/store, exit with action (and the `w0 = w0` it makes
-redundant)."""
+"""ISA extensions (paper 3.2): three-operand ALU, 6-byte load/store, exit with action."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""Code motion across blocks for the scheduler: pure ops hoisted above branches into a trace (to a taken branch's
-target, to a join's immediate dominator) when they cannot fault and nothing the other paths see changes."""
+"""Code motion across blocks for the scheduler: pure ops hoisted above branches into an earlier trace.
+
+To a taken branch's target, or from a join to its immediate dominator, when they cannot fault and nothing the
+other paths see changes.
+"""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def verify_rom(rom: Rom, disjoint_stores: set[tuple[int, int, int]] | None = Non
                 calls += 1
                 if calls > 1:
                     raise _err(r, lane, ins, "more than one helper call in a row")
-                if ins.src != 0 or ins.imm not in params.HELPERS:
+                if ins.src != T.CALL_HELPER or ins.imm not in params.HELPERS:
                     raise _err(r, lane, ins, f"helper {ins.imm} is not implemented in hardware")
                 called = params.HELPERS[ins.imm]
             for reg in _writes(ins):

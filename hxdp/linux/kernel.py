@@ -511,7 +511,7 @@ def run_raw(insns: list[Insn], mem: bytes) -> tuple[int, bytes]:
     """Run a raw instruction list on `mem` (see the module docstring): returns (64-bit r0, mem afterwards)."""
     lib = require()
     for i, ins in enumerate(insns):
-        if ins.opcode == 0x85 and ins.src == 1:
+        if ins.opcode == 0x85 and ins.src == T.CALL_LOCAL:
             raise KernelError(f"raw program: bpf-to-bpf call at slot {i} is not supported in raw mode")
         if ins.opcode == 0x18 and ins.src != 0:
             raise KernelError(f"raw program: map reference at slot {i} is not supported in raw mode")

@@ -1,8 +1,7 @@
-"""The baseline's lab: live-frames test runs, native XDP attach, the raw sink and injector programs, and a network
-namespace with veth pairs (removed on exit, on exceptions and on SIGINT/SIGTERM/SIGHUP).
+"""The baseline's lab: live-frames test runs, native XDP attach, sink/injector programs, veth pairs in a netns.
 
 What the kernel oracle (hxdp.linux.kernel, over hxdp.linux.libbpf) does not do itself; hxdp.linux.baseline
-measures with it.
+measures with it. The namespace is removed on exit, on exceptions and on SIGINT/SIGTERM/SIGHUP.
 """
 
 from __future__ import annotations

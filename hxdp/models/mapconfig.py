@@ -1,5 +1,7 @@
-"""Initial map configurations ({"maps": {name: [{"key": hex, "value": hex}, ...]}}): shape checks and file reading,
-shared by the models, the board and the kernel oracle (sizes are checked against a program's maps where applied)."""
+"""Initial map configurations ({"maps": {name: [{"key": hex, "value": hex}]}}): shape checks, file reading.
+
+Shared by the models, the board and the kernel oracle; sizes are checked against a program's maps where applied.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""Map memory layout: where MapLayout places every map of a program in the one map memory, and the byte format of
-its regions (docs/maps.md, layout version LAYOUT_VERSION). MapState (hxdp.models.maps) gives it kernel semantics."""
+"""Map memory layout: where MapLayout places a program's maps in the one map memory, and the regions' format.
+
+The byte format is docs/maps.md (layout version LAYOUT_VERSION); MapState (hxdp.models.maps) gives it kernel
+semantics.
+"""
 
 from __future__ import annotations
 

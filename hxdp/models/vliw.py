@@ -138,7 +138,7 @@ class VliwModel:
         store_lane: dict[str, int] = {}  # memory -> first lane storing there
         for lane, d in row.lanes:
             k = d.kind
-            if k == "local_call" or (k == "call" and d.src != 0):
+            if k == "local_call" or (k == "call" and d.src != T.CALL_HELPER):
                 raise IllegalInstruction(f"row {ri} lane {lane}: bpf-to-bpf calls must be inlined for the core")
             w, s, ctl = evaluate(d, regs, mem)
             if k in T.MEM_KINDS:
