@@ -1,4 +1,4 @@
-"""The board: AXI-Lite register map, operator workflow on the simulated board, sume transport, bad input."""
+"""The board: AXI-Lite register map, operator workflow, hxdp map/prog as bpftool, sume transport, bad input."""
 
 from __future__ import annotations
 
@@ -249,6 +249,231 @@ def test_maps_by_name(board: SimBoard, server, compiled, capsys) -> None:  # noq
     assert "hash  name acl" in capsys.readouterr().out
 
 
+# --- bpftool's OBJECT COMMAND shape: hxdp map ..., hxdp prog ... ---------------------------------------------------
+@pytest.fixture(autouse=True)
+def _load_notes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `prog load`/`inject` note about the loaded program goes to a folder of this test session."""
+    monkeypatch.setenv(H.STATE_ENV, str(tmp_path_factory.getbasetemp() / "hxdp-state"))
+
+
+def out_of(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """stdout of a command that must succeed."""
+    rc = cli(*argv)
+    got = capsys.readouterr()
+    assert rc == 0, got.err
+    return got.out
+
+
+def jbytes(b: bytes) -> list[str]:
+    return [f"0x{x:02x}" for x in b]
+
+
+def test_parse_elem_bpftool_operands() -> None:
+    p = H.parse_elem
+    # bpftool's DATA: `hex` bytes, C-syntax bytes (decimal, 0x.., 0.. octal); `key`/`value` may be left out
+    assert p("key hex 11 00 00 00".split(), 4, 8, False) == H.Elem(b"\x11\0\0\0")
+    assert p("hex 11 00 00 00".split(), 4, 8, False) == H.Elem(b"\x11\0\0\0")
+    assert p("17 0 0 0".split(), 4, 8, False) == H.Elem(b"\x11\0\0\0")
+    assert p("key 0x11 021 0 0".split(), 4, 8, False) == H.Elem(b"\x11\x11\0\0")
+    elem = p("key hex 11 00 00 00 value hex 01 00 00 00 00 00 00 00 noexist".split(), 4, 8, True)
+    assert elem == H.Elem(b"\x11\0\0\0", b"\x01" + bytes(7), 1)
+    assert p("17 0 0 0 1 2 3 4 5 6 7 8 exist".split(), 4, 8, True) == H.Elem(b"\x11\0\0\0", bytes(range(1, 9)), 2)
+    assert p("value 1 0 key 2 0".split(), 2, 2, True) == H.Elem(b"\x02\0", b"\x01\0", 0)
+    # hxdp's shorthand: one hex token (also after key/value), `flags any|noexist|exist`
+    assert p(["0a000001"], 4, 4, False) == H.Elem(b"\x0a\0\0\x01")
+    assert p(["0a"], 1, 4, False) == H.Elem(b"\x0a")  # a lone token stays hex, as it always was
+    assert p("0a000001 01000000 flags exist".split(), 4, 4, True) == H.Elem(b"\x0a\0\0\x01", b"\x01\0\0\0", 2)
+    assert p("key 0x0a000001 value 0a,00,00,02".split(), 4, 4, True) == H.Elem(b"\x0a\0\0\x01", b"\x0a\0\0\x02")
+    # too few bytes stay short (the map refuses the size, naming it); bad bytes and words are named
+    assert p("key 1 2 3".split(), 4, 4, False).key == b"\x01\x02\x03"
+    for tokens, want, msg in (("hex zz 00 00 00", False, "error parsing byte 'zz'"),
+                              ("300 0 0 0", False, "error parsing byte '300'"),
+                              ("09 0 0 0", False, "error parsing byte '09'"),
+                              ("1 0 0 0 5", False, "unexpected '5'"),
+                              ("key 1 0 0 0", True, "missing the value"),
+                              ("key", False, "key: no bytes given"),
+                              ("1 0 0 0 noexist", False, "unexpected 'noexist'")):
+        with pytest.raises(H.MapError, match=msg):
+            p(tokens.split(), 4, 4, want)
+
+
+def _region(kind: str, key: int, value: int) -> object:
+    from hxdp.frontend.program import MapDef
+
+    t = {v: k for k, v in params.MAP_TYPES.items()}[kind]
+    return MapLayout.from_maps([MapDef("m", t, key, value, 4, 0)]).regions[0]
+
+
+def test_entry_shapes_like_bpftool() -> None:
+    a = _region("array", 4, 8)
+    key, value = b"\x01\0\0\0", bytes(range(8))
+    assert H.entry_json(a, key, value) == {"key": jbytes(key), "value": jbytes(value)}
+    assert H.entry_plain(a, key, value) == "key: 01 00 00 00  value: 00 01 02 03 04 05 06 07"
+    pc = _region("percpu_array", 4, 8)
+    assert H.entry_json(pc, key, value) == {"key": jbytes(key), "values": [{"cpu": 0, "value": jbytes(value)}]}
+    assert H.entry_plain(pc, key, value) == "key:\n01 00 00 00\nvalue (CPU 00): 00 01 02 03 04 05 06 07"
+    # key + value above 24 bytes: two lines; either above 16: the names on lines of their own
+    h = _region("hash", 8, 20)
+    assert H.entry_plain(h, bytes(8), bytes(20)) == "key:\n" + " ".join(["00"] * 8) + "\nvalue:\n" + \
+        " ".join(["00"] * 20)
+    h = _region("hash", 12, 16)
+    assert H.entry_plain(h, bytes(12), bytes(16)).split("\n") == ["key: " + " ".join(["00"] * 12),
+                                                                  "value: " + " ".join(["00"] * 16)]
+    assert H.entry_plain(_region("hash", 8, 16), bytes(8), bytes(16)).count("\n") == 0  # 24 bytes: one line
+    assert H.dump_plain(a, {key: value}).endswith("\nFound 1 element")
+    assert H.dump_plain(a, {}) == "Found 0 elements"
+    info = H.map_info(a, 4)
+    assert list(info)[:7] == ["id", "type", "name", "flags", "bytes_key", "bytes_value", "max_entries"]
+    assert H.map_info_plain(info).startswith("0: array  name m  flags 0x0\n\tkey 4B  value 8B  max_entries 4")
+
+
+def test_layout_from_the_board_table(compiled) -> None:  # noqa: ANN001
+    """The map configuration table gives back every field of the layout but the names."""
+    for _name, (_rom, res) in compiled.items():
+        got = H.layout_from_config(H.map_config_entries(res.layout))
+        for a, b in zip(got.regions, res.layout.regions, strict=True):
+            assert (a.id, a.kind, a.key_size, a.value_size, a.max_entries, a.offset, a.size, a.slots, a.slot_size,
+                    a.key_offset, a.value_offset, a.data_offset) == \
+                (b.id, b.kind, b.key_size, b.value_size, b.max_entries, b.offset, b.size, b.slots, b.slot_size,
+                 b.key_offset, b.value_offset, b.data_offset)
+            assert a.name == ""
+        assert len(got.regions) == len(res.layout.regions)
+
+
+def test_xlated_lines() -> None:
+    from bpf_asm import exit_, lddw, mov
+
+    lo, hi = lddw(1, 0x1122334455667788)
+    rom = Rom([row(), [mov(0, 2), lo, hi, exit_()]])
+    insns = H.xlated(rom)
+    assert [(i["row"], i["lane"], i["code"]) for i in insns] == [(1, 0, "0xb7"), (1, 1, "0x18"), (1, 3, "0x95")]
+    assert len(insns[1]["bytes"]) == 16 and insns[1]["bytes"][:2] == ["0x18", "0x01"]
+    assert H.xlated_plain(insns, opcodes=True)[:2] == ["   1.0: (b7) r0 = 2", "       b7 00 00 00 02 00 00 00"]
+    assert H.xlated_plain(insns)[1] == "   1.1: (18) r1 = 0x1122334455667788 ll"
+
+
+@needs_sim
+def test_map_commands(board: SimBoard, server, objs, compiled, tmp_path: Path, monkeypatch,  # noqa: ANN001
+                      capsys) -> None:  # noqa: ANN001
+    """hxdp map show/dump/lookup/update/delete: plain text, -j, -p; bpftool's operands; maps by name and by id."""
+    b = ["--board", server.spec]
+    assert "loaded acl.o" in out_of(capsys, "prog", "load", str(objs["acl"]), *b)
+    # names come from the note `prog load` left: no --layout needed
+    assert out_of(capsys, "map", "show", *b).splitlines() == [
+        "0: hash  name acl  flags 0x0", "\tkey 4B  value 4B  max_entries 64  entries 0  at 0x0 (3088B)",
+        "1: array  name stats  flags 0x0", "\tkey 4B  value 8B  max_entries 5  entries 5  at 0xc40 (40B)"]
+    shown = json.loads(out_of(capsys, "map", "-j", "show", *b))
+    assert [(m["id"], m["name"], m["type"], m["bytes_key"], m["bytes_value"], m["max_entries"]) for m in shown] == \
+        [(0, "acl", "hash", 4, 4, 64), (1, "stats", "array", 4, 8, 5)]
+    assert json.loads(out_of(capsys, "map", "show", "id", "1", "-j", *b))["name"] == "stats"  # one map: an object
+    # update with bpftool's operands: hex bytes, decimal bytes, keywords left out, flags
+    assert out_of(capsys, "map", "update", "acl", "key", "hex", "0a", "00", "00", "01", "value", "hex", "02", "00",
+                  "00", "00", *b) == ""
+    assert out_of(capsys, "map", "update", "name", "acl", "10", "0", "0", "2", "value", "1", "0", "0", "0",
+                  "noexist", "-j", *b) == "null\n"
+    assert cli("map", "update", "acl", "10", "0", "0", "2", "value", "1", "0", "0", "0", "noexist", *b) == 1
+    assert "update of key 0a 00 00 02 failed: File exists" in capsys.readouterr().err
+    assert out_of(capsys, "map", "lookup", "acl", "hex", "0a", "00", "00", "01", *b) == \
+        "key: 0a 00 00 01  value: 02 00 00 00\n"
+    assert json.loads(out_of(capsys, "map", "lookup", "id", "0", "10", "0", "0", "2", "-j", *b)) == \
+        {"key": jbytes(b"\x0a\0\0\x02"), "value": jbytes(b"\x01\0\0\0")}
+    dumped = out_of(capsys, "map", "dump", "acl", "-j", *b)
+    assert "\n" not in dumped.strip() and sorted(json.loads(dumped), key=str) == sorted(
+        [{"key": jbytes(b"\x0a\0\0\x01"), "value": jbytes(b"\x02\0\0\0")},
+         {"key": jbytes(b"\x0a\0\0\x02"), "value": jbytes(b"\x01\0\0\0")}], key=str)
+    pretty = out_of(capsys, "map", "dump", "acl", "-p", *b)
+    assert json.loads(pretty) == json.loads(dumped) and '\n    {\n        "key": [\n' in pretty
+    text = out_of(capsys, "map", "dump", "acl", *b).splitlines()
+    assert sorted(text[:2]) == ["key: 0a 00 00 01  value: 02 00 00 00", "key: 0a 00 00 02  value: 01 00 00 00"]
+    assert text[2] == "Found 2 elements"
+    assert out_of(capsys, "map", "delete", "acl", "key", "10", "0", "0", "2", "-j", *b) == "null\n"
+    assert cli("map", "lookup", "acl", "10", "0", "0", "2", *b) == 1
+    assert "map acl: key 0a 00 00 02 not found" in capsys.readouterr().err
+    # the old verbs: same output as before; `maps lookup NAME hex ..` is accepted now
+    rom, res = compiled["acl"]
+    old = ["--board", server.spec, "--rom", str(rom)]
+    assert json.loads(out_of(capsys, "maps", *old, "lookup", "acl", "hex", "0a", "00", "00", "01")) == \
+        {"key": jbytes(b"\x0a\0\0\x01"), "value": jbytes(b"\x02\0\0\0")}
+    assert out_of(capsys, "maps", *old, "dump", "acl") == \
+        H.dump_json({b"\x0a\0\0\x01": b"\x02\0\0\0"}) + "\n"
+    # without a note (another host loaded it): the board's table gives the maps by id, without names
+    monkeypatch.setenv(H.STATE_ENV, str(tmp_path / "other-host"))
+    assert out_of(capsys, "map", "show", *b).splitlines()[0] == "0: hash  flags 0x0"
+    assert out_of(capsys, "map", "dump", "id", "0", *b) == "key: 0a 00 00 01  value: 02 00 00 00\nFound 1 element\n"
+    assert cli("map", "dump", "acl", *b) == 1
+    assert "the board's map table holds no names; use `id N`" in capsys.readouterr().err
+    assert "Found 1 element" in out_of(capsys, "map", "dump", "acl", "--layout", str(rom.with_suffix(".maps.json")),
+                                       *b)
+    assert cli("map", "dump", "id", "7", *b) == 1
+    assert "no map with id 7 (the program has 2 maps)" in capsys.readouterr().err
+    # a layout of another program is said to be one
+    gmode_rom, _ = compiled["gmode"]
+    assert cli("map", "show", "--rom", str(gmode_rom), *b) == 0
+    assert "does not describe the maps on" in capsys.readouterr().err
+
+
+@needs_sim
+def test_percpu_maps(board: SimBoard, server, objs, capsys) -> None:  # noqa: ANN001
+    """Per-CPU maps have one CPU on the board: bpftool's "values" list with CPU 0, `value (CPU 00):` lines."""
+    b = ["--board", server.spec]
+    out_of(capsys, "prog", "load", str(objs["pcpu"]), *b)
+    pkts = traffic.generate(4, 12, 64, "mix", 3)
+    board.inject(pkts)
+    board.wait()
+    assert {o.action for o in board.outputs()} == {params.XDP_PASS}
+    got = json.loads(out_of(capsys, "map", "dump", "pcount", "-j", *b))
+    want = [12, sum(len(p) for p in pkts)]  # packets, bytes
+    values = [[{"cpu": 0, "value": jbytes(n.to_bytes(8, "little"))}] for n in want]
+    assert got == [{"key": jbytes(bytes([k, 0, 0, 0])), "values": v} for k, v in enumerate(values)]
+    assert out_of(capsys, "map", "dump", "pcount", *b).splitlines()[:3] == \
+        ["key:", "00 00 00 00", "value (CPU 00): 0c 00 00 00 00 00 00 00"]
+    protos = json.loads(out_of(capsys, "map", "dump", "perproto", "-j", *b))
+    counts = {int(e["key"][0], 16): int(e["values"][0]["value"][0], 16) for e in protos}
+    assert sum(counts.values()) == len(pkts) and 17 in counts  # every frame holds 20 bytes past Ethernet
+    assert out_of(capsys, "map", "update", "perproto", "key", "99", "0", "0", "0", "value", "hex", "2a", "0", "0", "0",
+                  "0", "0", "0", "0", *b) == ""
+    assert json.loads(out_of(capsys, "map", "lookup", "perproto", "99", "0", "0", "0", "-j", *b))["values"] == \
+        [{"cpu": 0, "value": jbytes(b"\x2a" + bytes(7))}]
+
+
+@needs_sim
+def test_prog_commands(board: SimBoard, server, objs, compiled, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """hxdp prog show/dump/load: what runs (tag, name if this host loaded it, rows, maps, counters), its
+    instructions; the old verbs load and dump-imem print what they printed."""
+    b = ["--board", server.spec]
+    rom, res = compiled["gmode"]
+    assert out_of(capsys, "load", str(objs["gmode"]), *b).startswith("loaded gmode.o: ")
+    board.write32(params.AXI_CNT_CLEAR, 1)
+    board.inject(ipv4_packets(6))
+    board.wait()
+    (info,) = json.loads(out_of(capsys, "prog", "show", "-j", *b))
+    assert (info["id"], info["type"], info["name"], info["tag"]) == (0, "xdp", "gmode", H.program_tag(res.rom))
+    assert info["rows"] == len(res.rom.rows) and info["map_ids"] == list(range(len(res.layout.regions)))
+    assert info["run_cnt"] == 6 == info["counters"]["xdp_pass"] and info["source"] == str(objs["gmode"].resolve())
+    text = out_of(capsys, "prog", "show", *b).splitlines()
+    assert text[0] == f"0: xdp  name gmode  tag {H.program_tag(res.rom)}"
+    assert text[1].startswith("\tloaded_at ") and text[2].startswith(f"\trows {len(res.rom.rows)} (of 256)  xlated ")
+    assert text[3].startswith("\trun_cnt 6  aborted 0  drop 0  pass 6  tx 0  redirect 0  faults 0  cycles ")
+    # prog dump xlated: one instruction a line, map names from the note; rows: what dump-imem prints
+    xl = out_of(capsys, "prog", "dump", "xlated", *b).splitlines()
+    assert xl == H.xlated_plain(H.xlated(res.rom, res.layout)) and "map[gmode.data]" in "\n".join(xl)
+    assert xl[0].startswith("   0.0: (")
+    assert json.loads(out_of(capsys, "prog", "dump", "-j", *b)) == H.xlated(res.rom, res.layout)
+    rows = out_of(capsys, "prog", "dump", "rows", "--layout", str(rom.with_suffix(".maps.json")), *b)
+    assert rows == out_of(capsys, "dump-imem", "--layout", str(rom.with_suffix(".maps.json")), *b)
+    assert out_of(capsys, "prog", "dump", "opcodes", *b).splitlines()[1].startswith("       ")
+    # inject notes the ROM (and the layout next to it); a program written behind the tools' back has no name
+    drop_rom, _ = compiled["drop"]
+    assert "verified" in out_of(capsys, "inject", str(drop_rom), *b)
+    assert json.loads(out_of(capsys, "prog", "show", "-j", *b))[0]["name"] == "drop"
+    H.inject(board, res.rom)
+    (info,) = json.loads(out_of(capsys, "prog", "show", "-j", *b))
+    assert "name" not in info and info["tag"] == H.program_tag(res.rom)
+    # prog load -j, -o as load
+    doc = json.loads(out_of(capsys, "prog", "load", str(objs["acl"]), "-o", str(tmp_path / "acl.rom"), "-j", *b))
+    assert doc["name"] == "acl" and doc["maps"] == ["acl", "stats"] and (tmp_path / "acl.maps.json").exists()
+
+
 # --- results equal the kernel's ---------------------------------------------------------------------------------------
 @needs_sim
 @pytest.mark.kernel
@@ -337,7 +562,7 @@ def test_bad_input(board: SimBoard, server, compiled, tmp_path: Path, capsys) ->
     bad = tmp_path / "bad.rom"
     bad.write_text("0123\n")
     assert cli("inject", str(bad), "--board", server.spec) == 1
-    assert "expected 64 hex digits" in capsys.readouterr().err
+    assert "a row is 16 hex digits per lane, got 4 digits" in capsys.readouterr().err
     with pytest.raises(RomError):
         H.load_rom(bad)
     assert H.dump_imem(board).rows == before
@@ -596,9 +821,13 @@ def test_cli_serve_monitor_out(compiled, tmp_path: Path, capsys) -> None:  # noq
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
-        while not os.path.exists(sock):
-            assert proc.poll() is None and time.monotonic() < deadline, "the daemon did not start"
-            time.sleep(0.05)
+        while True:  # the socket file exists from bind(), before listen(): wait for an answer
+            try:
+                SimBoard(sock).close()
+                break
+            except BoardError:
+                assert proc.poll() is None and time.monotonic() < deadline, "the daemon did not start"
+                time.sleep(0.05)
         spec = f"sim:{sock}"
         rom, res = compiled["gmode"]
         with SimBoard(sock) as b:

@@ -186,7 +186,7 @@ CASES = [
     case("disasm in/trunc.o", 1, "in/trunc.o: truncated file"),
     case("disasm in/elfmagic.o", 1, "in/elfmagic.o: truncated ELF header"),
     case("disasm in/badrow.rom", 1, "in/badrow.rom:3: not a hex row"),
-    case("disasm in/shortrow.rom", 1, "in/shortrow.rom:1: expected 64 hex digits, got 40"),
+    case("disasm in/shortrow.rom", 1, "in/shortrow.rom:1: a row is 16 hex digits per lane, got 40 digits"),
     case("disasm in/long.rom", 1, "in/long.rom: 300 rows, instruction memory holds 256"),
     case("disasm in/drop.rom --maps missing.json", 1, "missing.json: no such map layout file"),
     case("disasm in/drop.rom --maps in/random.bin", 1, "in/random.bin: not a map layout"),
@@ -354,6 +354,18 @@ CASES = [
     case("inject in/long.rom --board sim:nosuch.sock", 1, "in/long.rom: 300 rows, instruction memory holds 256"),
     case("axi -a zz --board sim:nosuch.sock", 1, "address 'zz' is not a number"),
     case("dump-imem --board sim:nosuch.sock", 1, "no simulated board answers at nosuch.sock"),
+    # hxdp map / hxdp prog (bpftool's shape): operands checked before a board is contacted
+    case("map dump --board sim:nosuch.sock", 1, "map dump: which map? (MAP is NAME, name NAME or id ID)"),
+    case("map show id zz --board sim:nosuch.sock", 1, "can't parse 'zz' as a map id"),
+    case("map show name --board sim:nosuch.sock", 1, "name: missing the map's name"),
+    case("map dump acl extra --board sim:nosuch.sock", 1, "map dump: unexpected 'extra' after the map"),
+    case("map dump acl --layout in/fw.json --board sim:nosuch.sock", 1, "no simulated board answers at nosuch.sock"),
+    case("map show --board sim:nosuch.sock", 1, "no simulated board answers at nosuch.sock"),
+    case("prog dump jited --board sim:nosuch.sock", 1, "prog dump: unexpected 'jited' (expected [xlated|rows] "
+         "[opcodes])"),
+    case("prog show --board sim:nosuch.sock", 1, "no simulated board answers at nosuch.sock"),
+    case("prog load in/empty --board sim:nosuch.sock", 1, "in/empty: not an ELF file"),
+    case("prog load missing.o --board sim:nosuch.sock", 1, "missing.o: cannot read"),
 ]
 
 

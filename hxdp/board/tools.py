@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -10,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hxdp import params
-from hxdp.board.transport import Board, BoardError, imem_commit_addr, imem_word_addr
+from hxdp.atomic_write import write_atomic
+from hxdp.board.transport import Board, BoardAddressError, BoardError, imem_commit_addr, imem_word_addr
 from hxdp.isa.insn import Insn
 from hxdp.isa.rom import Rom, RomError
-from hxdp.models.maps import BPF_ANY, MapError, MapLayout, MapRegion, MapState
+from hxdp.models.maps import BPF_ANY, BPF_EXIST, BPF_NOEXIST, MapError, MapLayout, MapRegion, MapState
 
 LINE = params.AXI_LINE_BYTES
 MASK32 = 0xFFFFFFFF
@@ -245,8 +249,9 @@ class BoardMaps:
         self.lines_read = 0
         self._fetched: set[int] = set()
 
-    def region(self, name: str) -> MapRegion:
-        return self.layout.region(self.layout.map_id(name))
+    def region(self, name: str | int) -> MapRegion:
+        """A map by name, or by id (an int) when the layout has no names (read from the board's table)."""
+        return self.layout.region(name if isinstance(name, int) else self.layout.map_id(name))
 
     def _read(self, lines: list[int]) -> None:
         want = sorted(set(lines) - self._fetched)
@@ -308,12 +313,13 @@ class BoardMaps:
                                       self.state.mem[base + r.key_offset : base + r.key_offset + r.key_size] == key):
                     return
 
-    def _modify(self, name: str, key: bytes, op: Callable[[int], int], value: bytes | None = None) -> int:
+    def _modify(self, name: str | int, key: bytes, op: Callable[[int], int], value: bytes | None = None) -> int:
         r = self.region(name)
         if len(key) != r.key_size:  # refused before the input is held
-            raise MapError(f"map {r.name}: key of {len(key)} bytes, the map's key size is {r.key_size}")
+            raise MapError(f"map {map_label(r)}: key of {len(key)} bytes, the map's key size is {r.key_size}")
         if value is not None and len(value) != r.value_size:
-            raise MapError(f"map {r.name}: value of {len(value)} bytes, the map's value size is {r.value_size}")
+            raise MapError(f"map {map_label(r)}: value of {len(value)} bytes, the map's value size is "
+                           f"{r.value_size}")
         first, count = _region_lines(r)
         with held(self.board, self.atomic):
             self._fetched.clear()
@@ -343,19 +349,19 @@ class BoardMaps:
         self.lines_written += len(changed)
         return err
 
-    def lookup(self, name: str, key: bytes) -> bytes | None:
+    def lookup(self, name: str | int, key: bytes) -> bytes | None:
         r = self.region(name)
         self._fetched.clear()
         self._fetch_for_key(r, key, update=False)
         return self.state.lookup(r.id, key)
 
-    def update(self, name: str, key: bytes, value: bytes, flags: int = BPF_ANY) -> int:
+    def update(self, name: str | int, key: bytes, value: bytes, flags: int = BPF_ANY) -> int:
         return self._modify(name, key, lambda mid: self.state.update(mid, key, value, flags), value)
 
-    def delete(self, name: str, key: bytes) -> int:
+    def delete(self, name: str | int, key: bytes) -> int:
         return self._modify(name, key, lambda mid: self.state.delete(mid, key))
 
-    def dump(self, name: str) -> dict[bytes, bytes]:
+    def dump(self, name: str | int) -> dict[bytes, bytes]:
         r = self.region(name)
         self._fetched.clear()
         self.fetch(r)
@@ -364,7 +370,7 @@ class BoardMaps:
     def dump_all(self) -> dict[str, dict[bytes, bytes]]:
         return {r.name: self.dump(r.name) for r in self.layout.regions}
 
-    def count(self, name: str) -> int:
+    def count(self, name: str | int) -> int:
         r = self.region(name)
         if r.kind in ("array", "percpu_array", "devmap"):
             return r.max_entries
@@ -376,7 +382,7 @@ class BoardMaps:
         out = []
         for r in self.layout.regions:
             out.append({"id": r.id, "name": r.name, "type": r.kind, "key": r.key_size, "value": r.value_size,
-                        "max_entries": r.max_entries, "entries": self.count(r.name), "offset": r.offset,
+                        "max_entries": r.max_entries, "entries": self.count(r.id), "offset": r.offset,
                         "bytes": r.size})
         return out
 
@@ -442,6 +448,188 @@ def parse_bytes(text: str, what: str = "key") -> bytes:
         return bytes.fromhex(parts[0].removeprefix("0x")) if parts else b""
     except ValueError:
         raise MapError(f"{what} {text!r} is not hex bytes") from None
+
+
+# --- bpftool's conventions for maps: operands (DATA), entry and map shapes -------------------------------------------
+PERCPU_KINDS = frozenset({"percpu_array", "percpu_hash"})  # one CPU on the board: the value of CPU 0
+UPDATE_FLAGS = {"any": BPF_ANY, "noexist": BPF_NOEXIST, "exist": BPF_EXIST}
+ELEM_WORDS = frozenset({"key", "value", "flags", *UPDATE_FLAGS})
+_HEX_BYTE = re.compile(r"(0x)?[0-9a-f]{1,2}")
+_C_BYTE = re.compile(r"0x[0-9a-f]{1,2}|0[0-7]*|[1-9][0-9]{0,2}")
+
+
+def map_label(r: MapRegion) -> str:
+    """How messages name a map: its name, or its id when the layout came from the board's table (no names)."""
+    return r.name or f"id {r.id}"
+
+
+def parse_byte(tok: str, base: int, what: str = "key") -> int:
+    """One byte as bpftool reads it (strtoul): base 16 after `hex`, else C syntax (0x1f hex, 017 octal, 31)."""
+    t = tok.lower()
+    ok = (_HEX_BYTE if base == 16 else _C_BYTE).fullmatch(t)
+    v = (int(t.removeprefix("0x"), 16) if base == 16 or t.startswith("0x") else int(t, 8 if t.startswith("0") else 10)
+         ) if ok else -1
+    if not 0 <= v <= 0xFF:
+        raise MapError(f"{what}: error parsing byte {tok!r} ({'hex' if base == 16 else 'decimal, 0x.. or 0..'} "
+                       "bytes 0..255)")
+    return v
+
+
+def _whole_hex(tok: str) -> bool:
+    """hxdp's shorthand: a token holding every byte in hex ("0a000001", "0x0a000001", "0a,00,00,01")."""
+    digits = tok.lower().removeprefix("0x")
+    return "," in tok or (len(digits) >= 4 and len(digits) % 2 == 0 and all(c in "0123456789abcdef" for c in digits))
+
+
+def take_data(tokens: list[str], size: int, what: str) -> tuple[bytes, list[str]]:
+    """bpftool's DATA: `[hex] BYTE..` up to `size` bytes (the next keyword ends it early); or one whole-hex token."""
+    base = 0
+    if tokens and tokens[0] == "hex":
+        base, tokens = 16, tokens[1:]
+    if not tokens or tokens[0] in ELEM_WORDS:
+        raise MapError(f"{what}: no bytes given (e.g. {what} hex 0a 00 00 01)")
+    if _whole_hex(tokens[0]):
+        return parse_bytes(tokens[0], what), tokens[1:]
+    out: list[int] = []
+    while tokens and len(out) < size and tokens[0] not in ELEM_WORDS:
+        out.append(parse_byte(tokens[0], base, what))
+        tokens = tokens[1:]
+    return bytes(out), tokens
+
+
+@dataclass
+class Elem:
+    """The operands of map lookup/update/delete."""
+
+    key: bytes
+    value: bytes | None = None
+    flags: int = BPF_ANY
+
+
+def _legacy_elem(tokens: list[str], want_value: bool) -> Elem | None:
+    """`KEY [VALUE]`, one hex token each (the first hxdp syntax): kept so that `lookup m 0a` stays hex 0x0a."""
+    flags = BPF_ANY
+    if len(tokens) >= 2 and tokens[-2] == "flags" and tokens[-1] in UPDATE_FLAGS:
+        flags, tokens = UPDATE_FLAGS[tokens[-1]], tokens[:-2]
+    elif tokens and tokens[-1] in UPDATE_FLAGS:
+        flags, tokens = UPDATE_FLAGS[tokens[-1]], tokens[:-1]
+    if len(tokens) != (2 if want_value else 1) or ELEM_WORDS & set(tokens) or "hex" in tokens:
+        return None
+    return Elem(parse_bytes(tokens[0], "key"), parse_bytes(tokens[1], "value") if want_value else None, flags)
+
+
+def parse_elem(tokens: list[str], key_size: int, value_size: int, want_value: bool) -> Elem:
+    """`[key] DATA [value DATA] [any|noexist|exist]` as bpftool takes them (DATA: `hex 0a 00 ..`, `10 0 ..`);
+    `key`/`value` may be left out (key first); `flags any` and `KEY [VALUE]` hex tokens as hxdp took them."""
+    legacy = _legacy_elem(tokens, want_value)
+    if legacy is not None:
+        return legacy
+    key = value = None
+    flags: int | None = None
+    rest = [t for t in tokens if t != "flags"]  # `flags exist` (hxdp) and `exist` (bpftool) alike
+    while rest:
+        word = rest[0]
+        if word in UPDATE_FLAGS and want_value and flags is None:
+            flags, rest = UPDATE_FLAGS[word], rest[1:]
+        elif word == "value" and want_value and value is None:
+            value, rest = take_data(rest[1:], value_size, "value")
+        elif word == "key" and key is None:
+            key, rest = take_data(rest[1:], key_size, "key")
+        elif word not in ELEM_WORDS and (key is None or (want_value and value is None)):
+            which = "key" if key is None else "value"
+            data, rest = take_data(rest, key_size if key is None else value_size, which)
+            key, value = (data, value) if key is None else (key, data)
+        else:
+            raise MapError(f"unexpected {word!r}: expected key DATA" + (" value DATA [any|noexist|exist]"
+                                                                         if want_value else ""))
+    if key is None or (want_value and value is None):
+        raise MapError(f"missing the {'key' if key is None else 'value'} (e.g. key hex 0a 00 00 01"
+                       + (" value hex 01 00 00 00)" if want_value else ")"))
+    return Elem(key, value, BPF_ANY if flags is None else flags)
+
+
+def hex_bytes(b: bytes) -> str:
+    return " ".join(f"{x:02x}" for x in b)
+
+
+def entry_json(r: MapRegion, key: bytes, value: bytes) -> dict:
+    """bpftool map dump -j: {"key": [...], "value": [...]}; per-CPU maps {"key", "values": [{"cpu", "value"}]}."""
+    if r.kind in PERCPU_KINDS:
+        return {"key": bpftool_bytes(key), "values": [{"cpu": 0, "value": bpftool_bytes(value)}]}
+    return {"key": bpftool_bytes(key), "value": bpftool_bytes(value)}
+
+
+def entry_plain(r: MapRegion, key: bytes, value: bytes) -> str:
+    """bpftool map dump: `key: .. value: ..` on one line when short, names on their own lines when long."""
+    if r.kind in PERCPU_KINDS:
+        sep = "\n" if len(value) > 16 else " "
+        return f"key:\n{hex_bytes(key)}\nvalue (CPU 00):{sep}{hex_bytes(value)}"
+    long = len(key) > 16 or len(value) > 16
+    one_line = len(key) + len(value) <= 24 and not long
+    sep = "\n" if long else " "
+    return f"key:{sep}{hex_bytes(key)}{'  ' if one_line else chr(10)}value:{sep}{hex_bytes(value)}"
+
+
+def dump_plain(r: MapRegion, entries: dict[bytes, bytes]) -> str:
+    n = len(entries)
+    lines = [entry_plain(r, k, v) for k, v in entries.items()]
+    return "\n".join([*lines, f"Found {n} element{'' if n == 1 else 's'}"])
+
+
+def map_info(r: MapRegion, entries: int) -> dict:
+    """bpftool map show -j fields (id, type, name, flags, bytes_key, bytes_value, max_entries) and the board's own:
+    entries in use, where the region is in map memory and its size."""
+    info: dict = {"id": r.id, "type": r.kind}
+    if r.name:
+        info["name"] = r.name
+    info.update({"flags": r.flags, "bytes_key": r.key_size, "bytes_value": r.value_size,
+                 "max_entries": r.max_entries, "entries": entries, "offset": r.offset, "bytes_region": r.size})
+    return info
+
+
+def map_info_plain(info: dict) -> str:
+    name = f"name {info['name']}  " if "name" in info else ""
+    return (f"{info['id']}: {info['type']}  {name}flags 0x{info['flags']:x}\n"
+            f"\tkey {info['bytes_key']}B  value {info['bytes_value']}B  max_entries {info['max_entries']}  "
+            f"entries {info['entries']}  at 0x{info['offset']:x} ({info['bytes_region']}B)")
+
+
+# the entry fields of sephirot_mapcfg.v: (name, lowest bit, bits)
+MCFG_FIELDS = (("type", 0, 8), ("key_size", 16, 16), ("value_size", 32, 16), ("max_entries", 48, 32),
+               ("offset", 80, 32), ("slots", 112, 32), ("slot_size", 144, 16), ("key_offset", 160, 16),
+               ("value_offset", 176, 16), ("data_offset", 192, 16))
+
+
+def configured_ids(entries: list[int]) -> list[int]:
+    """Map ids whose configuration entry is valid (bits 15:8)."""
+    return [mid for mid, e in enumerate(entries) if (e >> 8) & 0xFF]
+
+
+def layout_from_config(entries: list[int]) -> MapLayout:
+    """The maps on the board from its map configuration table (every field but the names, which it does not hold)."""
+    regions = []
+    for mid in configured_ids(entries):
+        e = entries[mid]
+        f = {name: (e >> lo) & ((1 << bits) - 1) for name, lo, bits in MCFG_FIELDS}
+        kind = params.MAP_TYPES.get(f["type"])
+        if kind is None:
+            raise MapError(f"map id {mid}: type {f['type']} in the board's map table is not a hardware map type")
+        size = f["data_offset"] + f["slots"] * f["slot_size"]
+        regions.append(MapRegion(mid, "", f["type"], kind, f["key_size"], f["value_size"], f["max_entries"], 0, "",
+                                 f["offset"], size, f["slots"], f["slot_size"], f["key_offset"], f["value_offset"],
+                                 f["data_offset"]))
+    if [r.id for r in regions] != list(range(len(regions))):
+        raise MapError(f"the board's map table has ids {[r.id for r in regions]}: a loaded program numbers its maps "
+                       "0..n-1 (was the table written by hxdp prog load?)")
+    return MapLayout(regions)
+
+
+def has_extensions(board: Board) -> bool:
+    """This project's bitstream (ID register answers "hXDP"), not the original one."""
+    try:
+        return board.read32(params.AXI_ID) == params.AXI_ID_VALUE
+    except BoardAddressError:
+        return False
 
 
 # --- counters --------------------------------------------------------------------------------------------------------
@@ -617,15 +805,27 @@ def load_object(board: Board, obj: str | Path, section: str | None = None, prog:
                 config: dict | None = None, atomic: bool = True, out_rom: str | Path | None = None,
                 extensions: bool = True) -> LoadReport:
     """hxdp load: compile the XDP object, configure its maps and inject it, like attaching XDP to an interface."""
+    rom, layout = compile_object(obj, section, prog)
+    rep = configure_and_inject(board, rom, layout, config, atomic, extensions=extensions)
+    if out_rom:
+        save_rom_and_layout(rom, layout, out_rom)
+    return rep
+
+
+def compile_object(obj: str | Path, section: str | None = None, prog: str | None = None) -> tuple[Rom, MapLayout]:
+    """The ROM and map layout of an XDP object, checked against the board's capacity (before a board is opened)."""
     from hxdp.compiler import CompileOptions, compile_program
     from hxdp.frontend.elf import load_program
 
-    program = load_program(str(obj), section, prog)
-    result = compile_program(program, CompileOptions())
-    if out_rom:
-        result.rom.save(out_rom)
-        Path(out_rom).with_suffix(".maps.json").write_text(result.layout.to_json())
-    return configure_and_inject(board, result.rom, result.layout, config, atomic, extensions=extensions)
+    result = compile_program(load_program(str(obj), section, prog), CompileOptions())
+    check_rom(result.rom)
+    map_config_entries(result.layout)
+    return result.rom, result.layout
+
+
+def save_rom_and_layout(rom: Rom, layout: MapLayout, out_rom: str | Path) -> None:
+    rom.save(out_rom)
+    write_atomic(Path(out_rom).with_suffix(".maps.json"), layout.to_json())
 
 
 def load_config(path: str | Path | None) -> dict | None:
@@ -635,6 +835,118 @@ def load_config(path: str | Path | None) -> dict | None:
         return json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise MapError(f"{path}: cannot read map configuration: {exc}") from None
+
+
+# --- what runs on the board: program identity, `prog show`, `prog dump xlated` ---------------------------------------
+STATE_ENV = "HXDP_STATE_DIR"  # where `prog load`/`inject` note what they loaded (default ~/.cache/hxdp/boards)
+
+
+def program_tag(rom: Rom) -> str:
+    """16 hex digits naming a program by its rows (like bpftool's tag, a SHA-1 prefix of the instructions)."""
+    return hashlib.sha1(b"".join(ins.to_bytes() for row in rom.rows for ins in row)).hexdigest()[:16]
+
+
+def _record_path(board: Board) -> Path:
+    kind, _, where = board.name.partition(":")
+    name = f"{kind}:{os.path.abspath(where)}" if kind == "sim" else board.name
+    base = os.environ.get(STATE_ENV) or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hxdp"
+    return Path(base) / "boards" / (hashlib.sha1(name.encode()).hexdigest()[:16] + ".json")
+
+
+def remember_load(board: Board, rom: Rom, layout: MapLayout | None, source: str | Path) -> None:
+    """Note on this host what was loaded (name, source, time, map layout): the board holds the rows, not names."""
+    doc = {"board": board.name, "name": Path(source).stem, "source": str(Path(source).resolve()),
+           "tag": program_tag(rom), "loaded_at": int(time.time()),
+           "layout": json.loads(layout.to_json()) if layout is not None else None}
+    path = _record_path(board)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(doc, indent=1) + "\n")
+    except OSError:
+        pass  # a convenience: without the note, names need --layout/--rom and `prog show` shows the tag only
+
+
+def recall_load(board: Board, tag: str) -> dict | None:
+    """The note of the program the board runs now, if this host loaded it (same tag); else None."""
+    try:
+        doc = json.loads(_record_path(board).read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("tag") == tag else None
+
+
+def recalled_layout(doc: dict | None) -> MapLayout | None:
+    if not doc or not doc.get("layout"):
+        return None
+    try:
+        return MapLayout.from_json(json.dumps(doc["layout"]))
+    except MapError:
+        return None  # a note from another hxdp version: ignored like a missing one
+
+
+def prog_info(board: Board) -> dict:
+    """bpftool prog show -j fields for the one program slot (id 0) and the board's counters."""
+    if not has_extensions(board):
+        raise BoardError(f"{board.name}: prog show reads this project's row count and counters registers; the "
+                         "original bitstream has neither (use hxdp prog dump xlated N, hxdp monitor --original)")
+    rom = dump_imem(board)
+    tag = program_tag(rom)
+    note = recall_load(board, tag)
+    counters = read_counters(board)
+    info: dict = {"id": 0, "type": "xdp"}
+    if note:
+        info["name"] = note["name"]
+    info["tag"] = tag
+    if note:
+        info.update(loaded_at=note["loaded_at"], source=note["source"])
+    xlated_bytes = sum(len(i["bytes"]) for i in xlated(rom))
+    info.update(run_cnt=counters["rx"], rows=len(rom.rows), bytes_xlated=xlated_bytes,
+                map_ids=configured_ids(read_map_config(board)), counters=counters)
+    return info
+
+
+def prog_info_plain(info: dict) -> str:
+    name = f"name {info['name']}  " if "name" in info else ""
+    lines = [f"{info['id']}: {info['type']}  {name}tag {info['tag']}"]
+    if "loaded_at" in info:
+        when = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(info["loaded_at"]))
+        lines.append(f"\tloaded_at {when}  from {info['source']}")
+    maps = f"  map_ids {','.join(str(i) for i in info['map_ids'])}" if info["map_ids"] else ""
+    lines.append(f"\trows {info['rows']} (of {params.IMEM_ROWS})  xlated {info['bytes_xlated']}B{maps}")
+    c = info["counters"]
+    actions = "  ".join(f"{a.removeprefix('xdp_')} {c[a]}" for a in ACTION_COUNTERS)
+    lines.append(f"\trun_cnt {info['run_cnt']}  {actions}  faults {c['faults']}  cycles {c['cycles']}")
+    return "\n".join(lines)
+
+
+def _is_lddw(ins: Insn) -> bool:
+    return ins.opcode == 0x18 and not ins.is_nop
+
+
+def xlated(rom: Rom, layout: MapLayout | None = None) -> list[dict]:
+    """The instructions of the rows, one per lane that holds one (an lddw's second lane is part of it): row, lane,
+    opcode, the instruction's bytes (16 for lddw) in bpftool's byte lists, and the disassembly."""
+    from hxdp.listing import rom_lane_text
+
+    out = []
+    for r, row in enumerate(rom.rows):
+        for k, ins in enumerate(row):
+            if ins.is_nop or (k > 0 and _is_lddw(row[k - 1])):
+                continue
+            raw = b"".join(i.to_bytes() for i in row[k : k + (2 if _is_lddw(ins) else 1)])
+            out.append({"row": r, "lane": k, "code": f"0x{ins.opcode:02x}", "bytes": bpftool_bytes(raw),
+                        "disasm": rom_lane_text(row, k, r, layout)})
+    return out
+
+
+def xlated_plain(insns: list[dict], opcodes: bool = False) -> list[str]:
+    """bpftool prog dump xlated: `ROW.LANE: (code) text`, with `opcodes` the instruction bytes on the next line."""
+    lines = []
+    for i in insns:
+        lines.append(f"{i['row']:4d}.{i['lane']}: ({i['code'][2:]}) {i['disasm']}")
+        if opcodes:
+            lines.append("       " + " ".join(b[2:] for b in i["bytes"]))
+    return lines
 
 
 __all__ = ["BoardMaps", "InjectError", "Monitor", "PrintkRecord", "RomError", "axi", "configure_and_inject",

@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "hxdp.cli.experiment",
     "hxdp.cli.fuzz",
     "hxdp.cli.board",
+    "hxdp.cli.objects",
 )
 
 DEBUG_ENV = "HXDP_DEBUG"  # set (to anything but "" or "0") to get Python tracebacks instead of one-line errors

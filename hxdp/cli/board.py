@@ -1,4 +1,4 @@
-"""`hxdp board serve` and the host tools: axi, inject, dump-imem, maps, monitor, load, tracelog."""
+"""`hxdp board serve`, the host tools (axi, inject, monitor, tracelog) and the aliases load, dump-imem, maps."""
 
 from __future__ import annotations
 
@@ -13,15 +13,14 @@ from hxdp import params
 from hxdp.board.transport import DEFAULT_IFACE, DEFAULT_SOCKET, Board, BoardError, SimBoard, open_board
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
-from hxdp.models.maps import BPF_ANY, BPF_EXIST, BPF_NOEXIST, MapError
+from hxdp.models.maps import MapError, MapLayout
 
 BOARD_HELP = ("sume[:IFACE] (NetFPGA-SUME register ioctls, default nf0) or sim[:SOCKET] (the simulated board, "
               f"default {DEFAULT_SOCKET}); default $HXDP_BOARD, else sume:{DEFAULT_IFACE}")
-FLAGS = {"any": BPF_ANY, "noexist": BPF_NOEXIST, "exist": BPF_EXIST}
 
 
 def board_from_args(args: argparse.Namespace) -> Board:
-    spec = args.board or os.environ.get("HXDP_BOARD") or f"sume:{DEFAULT_IFACE}"
+    spec = getattr(args, "board", None) or os.environ.get("HXDP_BOARD") or f"sume:{DEFAULT_IFACE}"
     return open_board(spec)
 
 
@@ -117,12 +116,23 @@ def cmd_axi(args: argparse.Namespace) -> int:
     return 0
 
 
+def _layout_next_to(rom_path: str) -> MapLayout | None:
+    """PROG.maps.json next to an injected ROM, noted with it (names for `hxdp map`); None when absent or unreadable."""
+    from hxdp.board.tools import layout_path_for, load_layout
+
+    try:
+        return load_layout(layout_path_for(rom_path))
+    except MapError:
+        return None
+
+
 def cmd_inject(args: argparse.Namespace) -> int:
-    from hxdp.board.tools import inject, load_rom
+    from hxdp.board.tools import inject, load_rom, remember_load
 
     rom = load_rom(args.rom)
     with board_from_args(args) as b:
         rep = inject(b, rom, verify=not args.no_verify, atomic=not args.no_hold, extensions=not args.original)
+        remember_load(b, rom, _layout_next_to(args.rom), args.rom)
     verified = "verified" if not args.no_verify else "not verified"
     print(f"injected {rep.rows} rows ({rep.writes} writes, {rep.reads} reads, {verified}) in {rep.seconds:.3f} s")
     return 0
@@ -150,28 +160,14 @@ def _layout(args: argparse.Namespace):  # noqa: ANN202
     raise MapError("maps by name need the map layout: --layout PROG.maps.json or --rom PROG.rom")
 
 
-def _key_value(tokens: list[str], want_value: bool) -> tuple[bytes, bytes | None, int]:
-    """NAME's operands: `KEY [VALUE]` (one hex token each) or bpftool style `key hex .. value hex .. [flags]`."""
-    from hxdp.board.tools import parse_bytes
+def _key_value(bm: object, name: str, tokens: list[str], want_value: bool) -> tuple[bytes, bytes | None, int]:
+    """NAME's operands as `hxdp map` takes them (bpftool's DATA, or one hex token each)."""
+    from hxdp.board.tools import BoardMaps, parse_elem
 
-    flags = BPF_ANY
-    if tokens and tokens[-1] in FLAGS and (len(tokens) >= 2 and tokens[-2] == "flags"):
-        flags = FLAGS[tokens[-1]]
-        tokens = tokens[:-2]
-    if "key" in tokens:
-        i = tokens.index("key")
-        j = tokens.index("value") if "value" in tokens else len(tokens)
-        key = parse_bytes(" ".join(tokens[i + 1 : j]), "key")
-        value = parse_bytes(" ".join(tokens[j + 1 :]), "value") if j < len(tokens) else None
-    else:
-        if len(tokens) != (2 if want_value else 1):
-            raise MapError("expected KEY" + (" VALUE" if want_value else "") + " as hex bytes "
-                           "(or bpftool style: key hex 0a 00 00 01" + (" value hex .." if want_value else "") + ")")
-        key = parse_bytes(tokens[0], "key")
-        value = parse_bytes(tokens[1], "value") if want_value else None
-    if want_value and value is None:
-        raise MapError("missing the value (value hex ..)")
-    return key, value, flags
+    assert isinstance(bm, BoardMaps)
+    r = bm.region(name)
+    elem = parse_elem(tokens, r.key_size, r.value_size, want_value)
+    return elem.key, elem.value, elem.flags
 
 
 def cmd_maps(args: argparse.Namespace) -> int:  # noqa: C901
@@ -201,21 +197,21 @@ def cmd_maps(args: argparse.Namespace) -> int:  # noqa: C901
                 print(json.dumps({n: json.loads(dump_json(e)) for n, e in bm.dump_all().items()}, indent=1))
             return 0
         if args.maps_cmd == "lookup":
-            key, _, _ = _key_value(args.operands, False)
+            key, _, _ = _key_value(bm, args.name, args.operands, False)
             value = bm.lookup(args.name, key)
             if value is None:
                 raise MapError(f"map {args.name}: key {key.hex()} not found")
             print(json.dumps({"key": bpftool_bytes(key), "value": bpftool_bytes(value)}, indent=1))
             return 0
         if args.maps_cmd == "update":
-            key, value, flags = _key_value(args.operands, True)
+            key, value, flags = _key_value(bm, args.name, args.operands, True)
             assert value is not None
             err = bm.update(args.name, key, value, flags)
             if err:
                 raise MapError(f"map {args.name}: update of key {key.hex()} failed: {os.strerror(-err)}")
             return 0
         if args.maps_cmd == "delete":
-            key, _, _ = _key_value(args.operands, False)
+            key, _, _ = _key_value(bm, args.name, args.operands, False)
             err = bm.delete(args.name, key)
             if err:
                 raise MapError(f"map {args.name}: delete of key {key.hex()} failed: {os.strerror(-err)}")
@@ -263,15 +259,38 @@ def cmd_tracelog(args: argparse.Namespace) -> int:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    from hxdp.board.tools import load_config, load_object
+    """hxdp load and hxdp prog load: compile, configure the maps, inject; noted on this host for `prog show`."""
+    from hxdp.atomic_write import check_writable
+    from hxdp.board.tools import compile_object, configure_and_inject, load_config, remember_load, save_rom_and_layout
 
     cfg = load_config(args.config)
+    if args.output:
+        check_writable(args.output, "ROM")
+    rom, layout = compile_object(args.object, args.section, args.prog)  # bad input is refused before the board
     with board_from_args(args) as b:
-        rep = load_object(b, args.object, args.section, args.prog, cfg, atomic=not args.no_hold, out_rom=args.output,
-                          extensions=not args.original)
+        rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original)
+        remember_load(b, rep.rom, rep.layout, args.object)
+    if args.output:
+        save_rom_and_layout(rom, layout, args.output)
+    if getattr(args, "json", False) or getattr(args, "pretty", False):
+        doc = {"name": Path(args.object).stem, "rows": rep.inject.rows, "maps": [r.name for r in rep.layout.regions],
+               "map_lines": rep.map_lines, "seconds": round(rep.inject.seconds, 6)}
+        print(json.dumps(doc, indent=4) if getattr(args, "pretty", False) else json.dumps(doc, separators=(",", ":")))
+        return 0
     print(f"loaded {Path(args.object).name}: {rep.inject.rows} rows, {len(rep.layout.regions)} maps "
           f"({rep.map_lines} map lines written) in {rep.inject.seconds:.3f} s")
     return 0
+
+
+def add_load_arguments(lo: argparse.ArgumentParser) -> None:
+    """The operands of hxdp load and hxdp prog load."""
+    lo.add_argument("object", help="eBPF ELF object (clang -target bpf)")
+    lo.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
+    lo.add_argument("--prog", help="function name of the program")
+    lo.add_argument("--config", help="initial map configuration (JSON)")
+    lo.add_argument("-o", "--output", help="also save the ROM (and PROG.maps.json next to it)")
+    lo.add_argument("--no-hold", action="store_true", help="do not hold the input while loading")
+    lo.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
 
 
 # --- registration ----------------------------------------------------------------------------------------------------
@@ -323,13 +342,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     i.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
     i.set_defaults(func=cmd_inject)
 
-    d = subparsers.add_parser("dump-imem", parents=[bp], help="print instruction memory rows (hex and disassembly)")
+    d = subparsers.add_parser("dump-imem", parents=[bp], help="print instruction memory rows, hex and disassembly "
+                              "(alias of hxdp prog dump rows)")
     d.add_argument("rows", nargs="?", type=int, help="rows to dump (default: the loaded program's row count)")
     d.add_argument("--layout", help="map layout file, for map names in the disassembly")
     d.add_argument("-o", "--output", help="also save the rows as a ROM file")
     d.set_defaults(func=cmd_dump_imem)
 
-    m = subparsers.add_parser("maps", parents=[bp], help="list, dump, look up, update, delete map entries; raw lines")
+    m = subparsers.add_parser("maps", parents=[bp], help="map entries, JSON output (older form of hxdp map); raw lines")
     m.add_argument("--layout", help="map layout file PROG.maps.json")
     m.add_argument("--rom", help="ROM whose PROG.maps.json to use")
     m.add_argument("--no-hold", action="store_true", help="do not hold the input while writing several lines")
@@ -361,12 +381,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("--json", action="store_true", help="one JSON object per record")
     t.set_defaults(func=cmd_tracelog)
 
-    lo = subparsers.add_parser("load", parents=[bp], help="compile an XDP object, configure its maps, inject it")
-    lo.add_argument("object", help="eBPF ELF object (clang -target bpf)")
-    lo.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
-    lo.add_argument("--prog", help="function name of the program")
-    lo.add_argument("--config", help="initial map configuration (JSON)")
-    lo.add_argument("-o", "--output", help="also save the ROM (and PROG.maps.json next to it)")
-    lo.add_argument("--no-hold", action="store_true", help="do not hold the input while loading")
-    lo.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
+    lo = subparsers.add_parser("load", parents=[bp], help="compile an XDP object, configure its maps, inject it "
+                               "(alias of hxdp prog load)")
+    add_load_arguments(lo)
     lo.set_defaults(func=cmd_load)
