@@ -303,3 +303,21 @@ def test_synthesis_with_a_relative_output_folder(tmp_path: Path, monkeypatch: py
     rec = synth.m_synth(H.Context(out=Path("out")), "synth:sephirot_tracefifo")
     assert "synth_failed" not in rec, rec
     assert rec["total"]["FF"] > 0 and (tmp_path / "out" / "work" / "yosys-sephirot_tracefifo.log").exists()
+
+
+def test_replot_draws_from_the_rows_of_name_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hxdp.eval.docs import DOCS_EVAL
+
+    for name in ("fig14", "table3"):
+        (tmp_path / f"{name}.json").write_text((DOCS_EVAL / f"{name}.json").read_text())
+    assert run.replot(tmp_path, ["fig14", "table3"]) == [tmp_path / "fig14.png", tmp_path / "table3.png"]
+    assert (tmp_path / "fig14.png").stat().st_size > 0 and not (tmp_path / "fig15.png").exists()
+    with pytest.raises(H.ExperimentError, match="no NAME.json of fig15"):
+        run.replot(tmp_path, ["fig15"])
+    with pytest.raises(H.ExperimentError, match="unknown experiment"):
+        run.replot(tmp_path, ["nope"])
+    # the command line: --replot measures nothing and needs no --out for docs/eval, only for another folder
+    parser = argparse.ArgumentParser(prog="hxdp")
+    register(parser.add_subparsers())
+    args = parser.parse_args(["experiment", "fig14", "--replot", "--out", str(tmp_path)])
+    assert args.func(args) == 0 and "fig14.png" in capsys.readouterr().out

@@ -76,6 +76,8 @@ def _print_summary(args: argparse.Namespace, s: RunSummary) -> int:
         print(f"{len(s.failed_points)} point(s) failed with an error: {', '.join(s.failed_points[:8])}",
               file=sys.stderr)
     print(f"outputs in {args.out}/ (summary{'-quick' if args.quick else ''}.json, NAME.csv/.json/.png/.pdf)")
+    if s.page is not None:
+        print(f"evaluation page: {s.page}")
     if s.failed_points:
         return 1
     if args.strict and any(c.status == "fail" for c in s.checks):

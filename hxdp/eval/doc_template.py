@@ -12,7 +12,7 @@ file (tests/test_docs_eval.py fails when it differs from what they give). -->
 
 This page reproduces Section 5 of the hXDP paper (OSDI'20) with our compiler, our Sephirot RTL under Verilator
 and Linux XDP on this machine, and says plainly where we are behind. Every number, table and plot on it comes
-from the files in [{eval_dir}/]({eval}): the raw data in `NAME.csv` and `NAME.json`, the targets in
+from the files in [{eval_dir}/]({eval_link}): the raw data in `NAME.csv` and `NAME.json`, the targets in
 `summary.json`, and every program and column of every experiment in [results.md]({eval}results.md).
 
 The data: `hxdp experiment` with every experiment, finished {run_date} on this machine ({machine}); Sephirot
@@ -72,7 +72,7 @@ ones, the operations folded into three-operand ALU instructions, the exits merge
 as if they had run, so the IPC can exceed the {lanes} lanes: {ipc_above_lanes}.
 
 Our programs are written in this project to behave like the paper's (its Table 2), not copied, so instruction
-counts differ; `l4_load_balancer` is Katran-like, not Katran. Each optimisation alone: the 6-byte load/store
+counts differ; `l4_load_balancer` is Katran-like, not Katran. Each optimisation alone: the {ldst6_title}
 removes {adjust_ldst6} of xdp_adjust_tail's instructions (the paper: {paper_adjust_ldst6}) and {tunnel_ldst6} of
 xdp_tx_iptunnel's; bounds-check removal {bounds_examples} (the paper: {paper_firewall_bounds} on its firewall);
 exit-with-action changes the applications of Table 3 by {exit_range} (the paper: up to {paper_exit}). Going from
@@ -144,11 +144,12 @@ the whole IP by up to {synth_spread}.
 {compile_summary} The bundled programs compile in {ctime_range}.
 
 The Verilator model (through `hxdp.rtl.sim`) simulates {loop_mcps} million cycles per second on the busy loop
-(the issue-4 target: {sim_limit}, a margin of {sim_margin}), and {drop_pps} packets per second on xdp_drop
+(issue 4's target: {sim_limit}, a margin of {sim_margin}), and {drop_pps} packets per second on xdp_drop
 ({drop_mcps} million cycles per second) and {router_pps} on xdp_router_ipv4 ({router_mcps} million): on short
-programs the harness's cost per packet dominates. `hxdp.rtl.sim` builds the model with clang++ at -O3 and with
-profile-guided optimisation when clang and llvm-profdata are installed (`HXDP_NO_PGO=1` builds it without the
-profile). This measurement varies from run to run on a shared machine: `hxdp experiment speed` measures it again.
+programs the harness's cost per packet dominates. `hxdp.rtl.sim` builds the model at -O3 (with clang++ when it is
+installed) and with profile-guided optimisation when clang and llvm-profdata are installed (with `HXDP_NO_PGO` set,
+it is built without the profile). This measurement varies from run to run on a shared machine: `hxdp experiment
+speed` measures it again.
 
 ## Where we are behind
 
@@ -169,9 +170,10 @@ MEASURED = (
      "lane only holds programs without one)"),
     ("`fig9`", "rows with the passes switched on group by group at {lanes} lanes: {fig9_steps}. The gains add up "
      "to the original instruction count"),
-    ("`table3`", "instructions = eBPF instructions as `llvm-objdump -d` lists them (a 16-byte `lddw` counts once; "
-     "the column `static_ipc_slots` counts it as two slots); static IPC = those instructions / ROM rows; dynamic "
-     "IPC = eBPF instructions executed by the sequential model / rows executed by the VLIW model over the "
+    ("`table3`", "instructions = eBPF instructions as `llvm-objdump -d` lists them (an `lddw`, which takes two "
+     "instruction slots, counts once; the column `static_ipc_slots` counts it as two); static IPC = those "
+     "instructions / ROM rows; dynamic IPC = eBPF instructions executed by the sequential model / rows executed "
+     "by the VLIW model over the "
      "program's traffic (`xdp_progs/traffic/NAME.pcap`), both models started from the program's initial maps. "
      "Both count the instructions of the original program, the ones the compiler removed included (below)"),
     ("`fig12_13`", "cycles per packet in the RTL, **back to back** in one Verilator process: {n_packets} packets, "

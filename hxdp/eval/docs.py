@@ -28,7 +28,7 @@ from hxdp.eval.paper import (
     TARGET_CYCLES,
 )
 from hxdp.eval.programs import CSUM_DIFF, FIG9_STEPS, MAP_ACCESS, OPTIMISATIONS, QUICK_PROGRAMS
-from hxdp.eval.synth import SYNTH_MEMORY_BYTES, SYNTH_TIMEOUT_S, YOSYS_VERSION
+from hxdp.eval.synth import SYNTH_DEFAULT_TIMEOUT_S, SYNTH_MEMORY_BYTES, SYNTH_TIMEOUT_S, YOSYS_VERSION
 from hxdp.paths import ROOT
 
 DOCS_DIR = ROOT / "docs"
@@ -85,7 +85,7 @@ def render(out: Path, doc_path: Path | None = None) -> str:
     results = load_results(out)
     rel = os.path.relpath(out.resolve(), doc_path.resolve().parent)
     shown = os.path.relpath(out.resolve(), ROOT) if out.resolve().is_relative_to(ROOT) else str(out)
-    facts: Facts = {"eval": "" if rel == "." else rel + "/", "eval_dir": shown}
+    facts: Facts = {"eval": "" if rel == "." else rel + "/", "eval_link": rel + "/", "eval_dir": shown}
     for part in (_setup_facts, _target_facts, _compiler_facts, _throughput_facts, _family_facts, _latency_facts,
                  _resource_facts, _speed_facts, _behind_facts):
         facts.update(part(results))
@@ -183,7 +183,8 @@ def _check(results: dict[str, Any], name: str) -> dict[str, Any]:
 def _setup_facts(results: dict[str, Any]) -> Facts:
     env = results["summary"].get("environment", {})
     date = str(env.get("date", ""))  # ISO 8601 UTC, to the minute
-    limits = ", ".join(f"{m} {s // 60} min" for m, s in sorted(SYNTH_TIMEOUT_S.items(), key=lambda x: -x[1]))
+    limits = ", ".join([f"{m} {s // 60} min" for m, s in sorted(SYNTH_TIMEOUT_S.items(), key=lambda x: -x[1])]
+                       + [f"others {SYNTH_DEFAULT_TIMEOUT_S // 60} min"])
     return {"run_date": f"{date[:10]} {date[11:16]} UTC" if len(date) >= 16 else "?",
             "machine": f"{env.get('cpus', '?')} CPUs, {env.get('machine', '?')}, Linux {env.get('kernel', '?')}",
             "clock": _num(CLOCK_MHZ, 5), "quick_programs": str(len(QUICK_PROGRAMS)),
@@ -241,7 +242,7 @@ def _compiler_facts(results: dict[str, Any]) -> Facts:
     else:
         ipc_above = "none of the programs measured here does"
     return {"table3_table": _table(header, rows), "ipc_above_lanes": ipc_above,
-            "adjust_ldst6": _pct(_get(f7, "xdp_adjust_tail", "ldst6_pct")),
+            "ldst6_title": OPT_TITLES["ldst6"], "adjust_ldst6": _pct(_get(f7, "xdp_adjust_tail", "ldst6_pct")),
             "tunnel_ldst6": _pct(_get(f7, "xdp_tx_iptunnel", "ldst6_pct")),
             "paper_adjust_ldst6": _pct(PAPER_NOTES["fig7_adjust_tail_6B_ldst_pct"][0]),
             "bounds_examples": "removes " + _list([f"{_pct(_get(f7, p, 'bounds_pct'))} of {p}'s"
@@ -263,14 +264,14 @@ def _mpps_cell(r: Row, bold: bool) -> str:
     if r.get("rtl_mpps") is None:
         return "-"
     mpps = f"{_num(r['rtl_mpps'])} Mpps"
-    return f"{f'**{mpps}**' if bold else mpps} ({_num(r['rtl_cycles'])} cycles)"
+    return f"{f'**{mpps}**' if bold else mpps} ({_num(r['rtl_cycles'], 4)} cycles)"
 
 
 def _throughput_facts(results: dict[str, Any]) -> Facts:
     rows = results["fig12_13"]["rows"]
     by = _by_program(rows)
     order = [*TARGET_CYCLES, NO_EXIT_ROW, *[p for p in APPLICATIONS if p not in TARGET_CYCLES]]
-    table = [(p, _mpps_cell(by[p], p in TARGET_CYCLES), _num(_get(by, p, "model_cycles")),
+    table = [(p, _mpps_cell(by[p], p in TARGET_CYCLES), _num(_get(by, p, "model_cycles"), 4),
               _num(_get(by, p, "linux_test_run_mpps")), _num(_get(by, p, "linux_veth_live_mpps")),
               _num(_get(by, p, "paper_hxdp_mpps")), _num(_get(by, p, "paper_x86_3.7GHz_mpps")))
              for p in order if p in by]
@@ -340,8 +341,8 @@ def _latency_facts(results: dict[str, Any]) -> Facts:
     table = _table(("packet bytes", *progs), [(s, *(cell.get((p, s), "-") for p in progs)) for s in sizes])
     big = [r for r in rows if sizes and r["size"] == sizes[-1]]
     frames = math.ceil(sizes[-1] / params.INPUT_BYTES_PER_CYCLE) if sizes else 0
-    at_max = _list([f"{r['program']} takes {r['latency_cycles']} cycles ({_num(r['latency_ns'])} ns), "
-                    f"{r['core_cycles']} of them in the core" for r in big])
+    at_max = "; ".join(f"{r['program']} takes {r['latency_cycles']} cycles ({_num(r['latency_ns'])} ns), "
+                       f"{r['core_cycles']} of them in the core" for r in big)
     if big and all((r["core_cycles"] or 0) < frames for r in big):
         at_max += (f": the packet's {frames} input frames of {params.INPUT_BYTES_PER_CYCLE} bytes and its {frames} "
                    "output frames set the latency, not the program")

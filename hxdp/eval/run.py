@@ -134,6 +134,7 @@ class RunSummary:
     points: int
     reused: int
     failed_points: list[str]
+    page: Path | None = None  # the evaluation page written from the results (a full run of every experiment)
 
 
 def _open_checkpoint(out: Path, quick: bool, resume: bool) -> dict[str, Record]:
@@ -226,9 +227,10 @@ def run_experiments(names: Iterable[str], out: Path, *, quick: bool = False, res
     everything = collect(out, reg, quick)  # this run's experiments and earlier ones in the same folder
     _write_summary(out, everything, quick)
     write_markdown(out, everything, quick)
+    page = None
     if registry is None and not quick and not docs.missing_experiments(out):
-        files.append(docs.write_evaluation_doc(out))
-    return RunSummary(chosen, checks, files, len(todo), reused, failed)
+        page = docs.write_evaluation_doc(out)
+    return RunSummary(chosen, checks, files, len(todo), reused, failed, page)
 
 
 def collect(out: Path, reg: dict[str, Experiment], quick: bool) -> list[tuple[Experiment, dict[str, Any]]]:

@@ -130,6 +130,7 @@ def hierarchy_totals(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 # run one after the other in the background; HXDP_SYNTH_TIMEOUT=SECONDS overrides both
 SYNTH_TIMEOUT_S = {"sephirot_core": 1200, "sephirot_helpers": 900, "sephirot_top": 1500, "sephirot_pktbuf": 900}
+SYNTH_DEFAULT_TIMEOUT_S = 600  # any other module
 SYNTH_MEMORY_BYTES = 6 << 30  # address-space limit of yosys: the machine is shared
 YOSYS_VERSION = "0.23 (Debian)"
 
@@ -168,7 +169,7 @@ def m_synth(ctx: Context, key: str) -> Record:
         raise NotAvailable("yosys is not installed")
     top, _, params = key.split(":", 1)[1].partition(":")
     files = rtl_files_for(top)
-    timeout = int(os.environ.get("HXDP_SYNTH_TIMEOUT", 0)) or SYNTH_TIMEOUT_S.get(top, 600)
+    timeout = int(os.environ.get("HXDP_SYNTH_TIMEOUT", 0)) or SYNTH_TIMEOUT_S.get(top, SYNTH_DEFAULT_TIMEOUT_S)
     with tempfile.TemporaryDirectory(prefix="hxdp-synth-") as tmp:
         stat_json = Path(tmp) / "stat.json"
         t0 = time.perf_counter()

@@ -193,7 +193,7 @@ def plot_table3(out: Path, exp: Experiment, rows: list[Row], notes: list[str]) -
         "static IPC (paper, Table 3)": [r["paper_static_ipc"] for r in good],
         "x86 IPC (paper, Table 3)": [r["paper_x86_ipc"] for r in good]}, "original eBPF instructions per row")
     ax.axhline(params.LANES, color="0.3", linestyle="--", linewidth=0.8)
-    ax.annotate(f"{params.LANES} lanes", (len(good) - 0.5, params.LANES), fontsize=7, ha="right", va="bottom")
+    ax.annotate(f"{params.LANES} lanes", (-0.5, params.LANES), fontsize=7, ha="left", va="bottom")
     ax.set_title("Table 3: instructions per VLIW row (IPC)")
     fig.text(0.01, 0.01, f"IPC = {IPC_MEANING}: above {params.LANES}, the compiler removed instructions.",
              fontsize=7)
