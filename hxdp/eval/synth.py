@@ -17,25 +17,21 @@ from hxdp.paths import RTL_DIR as SEPHIROT_RTL
 
 
 def rtl_files_for(top: str) -> list[Path]:
-    """The RTL files defining `top` and every module it instantiates, transitively (yosys elaborates every file it
-    reads, so reading only these keeps the unrelated modules out of the run). The discovery is textual (module
-    declarations and names in the comment-free sources); it is the one place to swap for a manifest."""
-    files = sorted(SEPHIROT_RTL.glob("*.v")) + sorted(SEPHIROT_RTL.glob("*.sv"))
-    if not files:
-        raise NotAvailable(f"no RTL in {SEPHIROT_RTL}")
-    texts = {f: re.sub(r"//[^\n]*|/\*.*?\*/", "", f.read_text(errors="replace"), flags=re.S) for f in files}
-    defines = {m: f for f, t in texts.items() for m in re.findall(r"^\s*module\s+(\w+)", t, re.M)}
-    if top not in defines:
-        raise NotAvailable(f"no module {top} in {SEPHIROT_RTL}")
-    need, todo = set(), [top]
-    while todo:
-        m = todo.pop()
-        f = defines.get(m)
-        if f is None or f in need:
-            continue
-        need.add(f)
-        todo += [o for o in defines if o != m and re.search(rf"\b{o}\b", texts[f])]
-    return [f for f in files if f in need]
+    """The RTL files yosys reads to synthesise `top`: the manifest's synthesis target (sephirot/sephirot.core, the
+    one list of the RTL's files). yosys keeps only the modules under `top` (hierarchy -top)."""
+    from hxdp.rtl import manifest
+
+    try:
+        files = manifest.files("synth", "verilogSource")
+    except manifest.ManifestError as exc:
+        raise NotAvailable(str(exc)) from None
+    missing = [f for f in files if not f.exists()]
+    if missing:
+        raise NotAvailable(f"the manifest lists {missing[0]}, which does not exist")
+    names = {m for f in files for m in re.findall(r"^\s*module\s+(\w+)", f.read_text(), re.M)}
+    if top not in names:
+        raise NotAvailable(f"no module {top} in the manifest's synthesis files ({manifest.CORE_FILE})")
+    return files
 
 
 LUTRAM_CELLS = re.compile(r"^(RAM\d+[XSMD]\w*|SRL\w+)$")
