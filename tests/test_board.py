@@ -29,11 +29,12 @@ from hxdp.board.transport import (
     imem_word_addr,
     open_board,
 )
+from hxdp.cli import bpftool as B
 from hxdp.cli import main as cli_main
 from hxdp.compiler import CompileOptions, compile_program
 from hxdp.frontend.elf import load_program
 from hxdp.isa.rom import Rom, RomError
-from hxdp.models.maps import MapLayout, MapState
+from hxdp.models.maps import MapError, MapLayout, MapState
 from hxdp.rtl.sim import available as verilator_available
 from hxdp.traffic import gen as traffic
 from hxdp.traffic.pcap import read_pcap, write_pcap
@@ -269,21 +270,21 @@ def jbytes(b: bytes) -> list[str]:
 
 
 def test_parse_elem_bpftool_operands() -> None:
-    p = H.parse_elem
+    p = B.parse_elem
     # bpftool's DATA: `hex` bytes, C-syntax bytes (decimal, 0x.., 0.. octal); `key`/`value` may be left out
-    assert p("key hex 11 00 00 00".split(), 4, 8, False) == H.Elem(b"\x11\0\0\0")
-    assert p("hex 11 00 00 00".split(), 4, 8, False) == H.Elem(b"\x11\0\0\0")
-    assert p("17 0 0 0".split(), 4, 8, False) == H.Elem(b"\x11\0\0\0")
-    assert p("key 0x11 021 0 0".split(), 4, 8, False) == H.Elem(b"\x11\x11\0\0")
+    assert p("key hex 11 00 00 00".split(), 4, 8, False) == B.Elem(b"\x11\0\0\0")
+    assert p("hex 11 00 00 00".split(), 4, 8, False) == B.Elem(b"\x11\0\0\0")
+    assert p("17 0 0 0".split(), 4, 8, False) == B.Elem(b"\x11\0\0\0")
+    assert p("key 0x11 021 0 0".split(), 4, 8, False) == B.Elem(b"\x11\x11\0\0")
     elem = p("key hex 11 00 00 00 value hex 01 00 00 00 00 00 00 00 noexist".split(), 4, 8, True)
-    assert elem == H.Elem(b"\x11\0\0\0", b"\x01" + bytes(7), 1)
-    assert p("17 0 0 0 1 2 3 4 5 6 7 8 exist".split(), 4, 8, True) == H.Elem(b"\x11\0\0\0", bytes(range(1, 9)), 2)
-    assert p("value 1 0 key 2 0".split(), 2, 2, True) == H.Elem(b"\x02\0", b"\x01\0", 0)
+    assert elem == B.Elem(b"\x11\0\0\0", b"\x01" + bytes(7), 1)
+    assert p("17 0 0 0 1 2 3 4 5 6 7 8 exist".split(), 4, 8, True) == B.Elem(b"\x11\0\0\0", bytes(range(1, 9)), 2)
+    assert p("value 1 0 key 2 0".split(), 2, 2, True) == B.Elem(b"\x02\0", b"\x01\0", 0)
     # hxdp's shorthand: one hex token (also after key/value), `flags any|noexist|exist`
-    assert p(["0a000001"], 4, 4, False) == H.Elem(b"\x0a\0\0\x01")
-    assert p(["0a"], 1, 4, False) == H.Elem(b"\x0a")  # a lone token stays hex, as it always was
-    assert p("0a000001 01000000 flags exist".split(), 4, 4, True) == H.Elem(b"\x0a\0\0\x01", b"\x01\0\0\0", 2)
-    assert p("key 0x0a000001 value 0a,00,00,02".split(), 4, 4, True) == H.Elem(b"\x0a\0\0\x01", b"\x0a\0\0\x02")
+    assert p(["0a000001"], 4, 4, False) == B.Elem(b"\x0a\0\0\x01")
+    assert p(["0a"], 1, 4, False) == B.Elem(b"\x0a")  # a lone token stays hex, as it always was
+    assert p("0a000001 01000000 flags exist".split(), 4, 4, True) == B.Elem(b"\x0a\0\0\x01", b"\x01\0\0\0", 2)
+    assert p("key 0x0a000001 value 0a,00,00,02".split(), 4, 4, True) == B.Elem(b"\x0a\0\0\x01", b"\x0a\0\0\x02")
     # too few bytes stay short (the map refuses the size, naming it); bad bytes and words are named
     assert p("key 1 2 3".split(), 4, 4, False).key == b"\x01\x02\x03"
     for tokens, want, msg in (("hex zz 00 00 00", False, "error parsing byte 'zz'"),
@@ -293,7 +294,7 @@ def test_parse_elem_bpftool_operands() -> None:
                               ("key 1 0 0 0", True, "missing the value"),
                               ("key", False, "key: no bytes given"),
                               ("1 0 0 0 noexist", False, "unexpected 'noexist'")):
-        with pytest.raises(H.MapError, match=msg):
+        with pytest.raises(MapError, match=msg):
             p(tokens.split(), 4, 4, want)
 
 
@@ -307,24 +308,24 @@ def _region(kind: str, key: int, value: int) -> object:
 def test_entry_shapes_like_bpftool() -> None:
     a = _region("array", 4, 8)
     key, value = b"\x01\0\0\0", bytes(range(8))
-    assert H.entry_json(a, key, value) == {"key": jbytes(key), "value": jbytes(value)}
-    assert H.entry_plain(a, key, value) == "key: 01 00 00 00  value: 00 01 02 03 04 05 06 07"
+    assert B.entry_json(a, key, value) == {"key": jbytes(key), "value": jbytes(value)}
+    assert B.entry_plain(a, key, value) == "key: 01 00 00 00  value: 00 01 02 03 04 05 06 07"
     pc = _region("percpu_array", 4, 8)
-    assert H.entry_json(pc, key, value) == {"key": jbytes(key), "values": [{"cpu": 0, "value": jbytes(value)}]}
-    assert H.entry_plain(pc, key, value) == "key:\n01 00 00 00\nvalue (CPU 00): 00 01 02 03 04 05 06 07"
+    assert B.entry_json(pc, key, value) == {"key": jbytes(key), "values": [{"cpu": 0, "value": jbytes(value)}]}
+    assert B.entry_plain(pc, key, value) == "key:\n01 00 00 00\nvalue (CPU 00): 00 01 02 03 04 05 06 07"
     # key + value above 24 bytes: two lines; either above 16: the names on lines of their own
     h = _region("hash", 8, 20)
-    assert H.entry_plain(h, bytes(8), bytes(20)) == "key:\n" + " ".join(["00"] * 8) + "\nvalue:\n" + \
+    assert B.entry_plain(h, bytes(8), bytes(20)) == "key:\n" + " ".join(["00"] * 8) + "\nvalue:\n" + \
         " ".join(["00"] * 20)
     h = _region("hash", 12, 16)
-    assert H.entry_plain(h, bytes(12), bytes(16)).split("\n") == ["key: " + " ".join(["00"] * 12),
+    assert B.entry_plain(h, bytes(12), bytes(16)).split("\n") == ["key: " + " ".join(["00"] * 12),
                                                                   "value: " + " ".join(["00"] * 16)]
-    assert H.entry_plain(_region("hash", 8, 16), bytes(8), bytes(16)).count("\n") == 0  # 24 bytes: one line
-    assert H.dump_plain(a, {key: value}).endswith("\nFound 1 element")
-    assert H.dump_plain(a, {}) == "Found 0 elements"
-    info = H.map_info(a, 4)
+    assert B.entry_plain(_region("hash", 8, 16), bytes(8), bytes(16)).count("\n") == 0  # 24 bytes: one line
+    assert B.dump_plain(a, {key: value}).endswith("\nFound 1 element")
+    assert B.dump_plain(a, {}) == "Found 0 elements"
+    info = B.map_info(a, 4)
     assert list(info)[:7] == ["id", "type", "name", "flags", "bytes_key", "bytes_value", "max_entries"]
-    assert H.map_info_plain(info).startswith("0: array  name m  flags 0x0\n\tkey 4B  value 8B  max_entries 4")
+    assert B.map_info_plain(info).startswith("0: array  name m  flags 0x0\n\tkey 4B  value 8B  max_entries 4")
 
 
 def test_layout_from_the_board_table(compiled) -> None:  # noqa: ANN001
@@ -348,8 +349,8 @@ def test_xlated_lines() -> None:
     insns = H.xlated(rom)
     assert [(i["row"], i["lane"], i["code"]) for i in insns] == [(1, 0, "0xb7"), (1, 1, "0x18"), (1, 3, "0x95")]
     assert len(insns[1]["bytes"]) == 16 and insns[1]["bytes"][:2] == ["0x18", "0x01"]
-    assert H.xlated_plain(insns, opcodes=True)[:2] == ["   1.0: (b7) r0 = 2", "       b7 00 00 00 02 00 00 00"]
-    assert H.xlated_plain(insns)[1] == "   1.1: (18) r1 = 0x1122334455667788 ll"
+    assert B.xlated_plain(insns, opcodes=True)[:2] == ["   1.0: (b7) r0 = 2", "       b7 00 00 00 02 00 00 00"]
+    assert B.xlated_plain(insns)[1] == "   1.1: (18) r1 = 0x1122334455667788 ll"
 
 
 @needs_sim
@@ -456,7 +457,7 @@ def test_prog_commands(board: SimBoard, server, objs, compiled, tmp_path: Path, 
     assert text[3].startswith("\trun_cnt 6  aborted 0  drop 0  pass 6  tx 0  redirect 0  faults 0  cycles ")
     # prog dump xlated: one instruction a line, map names from the note; rows: what dump-imem prints
     xl = out_of(capsys, "prog", "dump", "xlated", *b).splitlines()
-    assert xl == H.xlated_plain(H.xlated(res.rom, res.layout)) and "map[gmode.data]" in "\n".join(xl)
+    assert xl == B.xlated_plain(H.xlated(res.rom, res.layout)) and "map[gmode.data]" in "\n".join(xl)
     assert xl[0].startswith("   0.0: (")
     assert json.loads(out_of(capsys, "prog", "dump", "-j", *b)) == H.xlated(res.rom, res.layout)
     rows = out_of(capsys, "prog", "dump", "rows", "--layout", str(rom.with_suffix(".maps.json")), *b)

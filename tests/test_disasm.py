@@ -12,9 +12,9 @@ from original_roms import write_original_rom
 
 from hxdp.cli import main
 from hxdp.frontend.elf import load_program
-from hxdp.listing import disasm_rom_lines
 from hxdp.isa.insn import NOP, Insn
 from hxdp.isa.rom import Rom
+from hxdp.listing import disasm_rom_lines
 from hxdp.models.maps import MapLayout
 
 LINE = re.compile(r"^\s*(\d+):\t([0-9a-f ]+)\t(.*)$")

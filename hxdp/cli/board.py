@@ -8,12 +8,16 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hxdp import params
 from hxdp.board.transport import DEFAULT_IFACE, DEFAULT_SOCKET, Board, BoardError, SimBoard, open_board
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapError, MapLayout
+
+if TYPE_CHECKING:
+    from hxdp.board.tools import BoardMaps
 
 BOARD_HELP = ("sume[:IFACE] (NetFPGA-SUME register ioctls, default nf0) or sim[:SOCKET] (the simulated board, "
               f"default {DEFAULT_SOCKET}); default $HXDP_BOARD, else sume:{DEFAULT_IFACE}")
@@ -160,11 +164,10 @@ def _layout(args: argparse.Namespace):  # noqa: ANN202
     raise MapError("maps by name need the map layout: --layout PROG.maps.json or --rom PROG.rom")
 
 
-def _key_value(bm: object, name: str, tokens: list[str], want_value: bool) -> tuple[bytes, bytes | None, int]:
+def _key_value(bm: BoardMaps, name: str, tokens: list[str], want_value: bool) -> tuple[bytes, bytes | None, int]:
     """NAME's operands as `hxdp map` takes them (bpftool's DATA, or one hex token each)."""
-    from hxdp.board.tools import BoardMaps, parse_elem
+    from hxdp.cli.bpftool import parse_elem
 
-    assert isinstance(bm, BoardMaps)
     r = bm.region(name)
     elem = parse_elem(tokens, r.key_size, r.value_size, want_value)
     return elem.key, elem.value, elem.flags

@@ -7,10 +7,15 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hxdp.board.transport import Board, open_board
+from hxdp.cli import bpftool as B
 from hxdp.errors import HxdpError
 from hxdp.models.maps import MapError, MapLayout, MapRegion
+
+if TYPE_CHECKING:
+    from hxdp.board.tools import BoardMaps
 
 MAP_HELP = "MAP is NAME, name NAME or id ID"
 ELEM_HELP = ("DATA is bytes as bpftool takes them: `hex 0a 00 00 01` or `10 0 0 1` (0x.. hex, 0.. octal), or one "
@@ -138,28 +143,27 @@ def cmd_map(args: argparse.Namespace) -> int:
         regions = bm.layout.regions if ref is None else [region_of(bm.layout, ref)]
         r = regions[0] if regions else None
         if args.map_cmd in ("show", "list"):
-            infos = [T.map_info(m, bm.count(m.id)) for m in regions]
-            emit(args, infos if ref is None else infos[0], lambda: "\n".join(T.map_info_plain(i) for i in infos))
+            infos = [B.map_info(m, bm.count(m.id)) for m in regions]
+            emit(args, infos if ref is None else infos[0], lambda: "\n".join(B.map_info_plain(i) for i in infos))
             return 0
         assert r is not None
         if args.map_cmd == "dump":
             entries = bm.dump(r.id)
-            emit(args, [T.entry_json(r, k, v) for k, v in entries.items()], lambda: T.dump_plain(r, entries))
+            emit(args, [B.entry_json(r, k, v) for k, v in entries.items()], lambda: B.dump_plain(r, entries))
             return 0
-        elem = T.parse_elem(rest, r.key_size, r.value_size, want_value=args.map_cmd == "update")
+        elem = B.parse_elem(rest, r.key_size, r.value_size, want_value=args.map_cmd == "update")
         return _map_elem_op(args, bm, r, elem)
 
 
-def _map_elem_op(args: argparse.Namespace, bm: object, r: MapRegion, elem: object) -> int:
+def _map_elem_op(args: argparse.Namespace, bm: BoardMaps, r: MapRegion, elem: B.Elem) -> int:
     from hxdp.board import tools as T
 
-    assert isinstance(bm, T.BoardMaps) and isinstance(elem, T.Elem)
     label = T.map_label(r)
     if args.map_cmd == "lookup":
         value = bm.lookup(r.id, elem.key)
         if value is None:
-            raise MapError(f"map {label}: key {T.hex_bytes(elem.key)} not found")
-        emit(args, T.entry_json(r, elem.key, value), lambda: T.entry_plain(r, elem.key, value))
+            raise MapError(f"map {label}: key {B.hex_bytes(elem.key)} not found")
+        emit(args, B.entry_json(r, elem.key, value), lambda: B.entry_plain(r, elem.key, value))
         return 0
     if args.map_cmd == "update":
         assert elem.value is not None
@@ -167,18 +171,18 @@ def _map_elem_op(args: argparse.Namespace, bm: object, r: MapRegion, elem: objec
     else:
         err = bm.delete(r.id, elem.key)
     if err:
-        raise MapError(f"map {label}: {args.map_cmd} of key {T.hex_bytes(elem.key)} failed: {os.strerror(-err)}")
+        raise MapError(f"map {label}: {args.map_cmd} of key {B.hex_bytes(elem.key)} failed: {os.strerror(-err)}")
     emit(args, None, None)  # bpftool -j prints null after an update or a delete
     return 0
 
 
 # --- hxdp prog ... ---------------------------------------------------------------------------------------------------
 def cmd_prog_show(args: argparse.Namespace) -> int:
-    from hxdp.board.tools import prog_info, prog_info_plain
+    from hxdp.board.tools import prog_info
 
     with board_of(args) as board:
         info = prog_info(board)
-    emit(args, [info], lambda: prog_info_plain(info))
+    emit(args, [info], lambda: B.prog_info_plain(info))
     return 0
 
 
@@ -203,7 +207,7 @@ def cmd_prog_dump(args: argparse.Namespace) -> int:
         emit(args, doc, lambda: "\n".join(T.dump_imem_lines(rom, layout)))
         return 0
     insns = T.xlated(rom, layout)
-    emit(args, insns, lambda: "\n".join(T.xlated_plain(insns, opcodes)))
+    emit(args, insns, lambda: "\n".join(B.xlated_plain(insns, opcodes)))
     return 0
 
 
