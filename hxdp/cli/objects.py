@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hxdp.board.transport import Board, open_board
 from hxdp.cli import bpftool as B
@@ -42,7 +42,8 @@ def _options(kind: str) -> argparse.ArgumentParser:
     return p
 
 
-def opt(args: argparse.Namespace, name: str, default: object = None) -> object:
+def opt(args: argparse.Namespace, name: str, default: Any = None) -> Any:
+    """An option that may be absent: shared options have no default (see _options)."""
     return getattr(args, name, default)
 
 
@@ -68,9 +69,9 @@ def file_layout(args: argparse.Namespace) -> tuple[MapLayout, str] | None:
     from hxdp.board.tools import layout_path_for, load_layout
 
     if opt(args, "layout"):
-        return load_layout(str(opt(args, "layout"))), str(opt(args, "layout"))
+        return load_layout(opt(args, "layout")), opt(args, "layout")
     if opt(args, "rom"):
-        path = layout_path_for(str(opt(args, "rom")))
+        path = layout_path_for(opt(args, "rom"))
         return load_layout(path), str(path)
     return None
 
@@ -198,10 +199,10 @@ def cmd_prog_dump(args: argparse.Namespace) -> int:
                         "(expected [xlated|rows] [opcodes])")
     given = file_layout(args)
     with board_of(args) as board:
-        rom = T.dump_imem(board, opt(args, "rows"))  # type: ignore[arg-type]
+        rom = T.dump_imem(board, opt(args, "rows"))
         layout = given[0] if given else T.recalled_layout(T.recall_load(board, T.program_tag(rom)))
     if opt(args, "output"):
-        Rom(rom.rows).save(str(opt(args, "output")))
+        Rom(rom.rows).save(opt(args, "output"))
     if kind == "rows":
         doc = [{"row": n, "lanes": [f"{ins.to_u64():016x}" for ins in row]} for n, row in enumerate(rom.rows)]
         emit(args, doc, lambda: "\n".join(T.dump_imem_lines(rom, layout)))
