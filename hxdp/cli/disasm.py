@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TextIO
 
 from hxdp.errors import HxdpError
-from hxdp.listing import disasm_linked_lines, disasm_object_lines, disasm_rom_lines
 from hxdp.isa.rom import Rom
+from hxdp.listing import disasm_linked_lines, disasm_object_lines, disasm_rom_lines
 from hxdp.models.maps import MapLayout
 
 
