@@ -3,6 +3,8 @@ PY ?= python3
 export PYTHONDONTWRITEBYTECODE = 1
 
 .PHONY: setup demo test lint progs roms fuzz bench eval
+# FuseSoC through the interpreter (pip may put its console script outside PATH, e.g. behind pyenv's shims)
+FUSESOC = $(PY) -c 'import sys; from fusesoc.main import main; sys.argv[0] = "fusesoc"; sys.exit(main())'
 
 setup:
 	@bash scripts/setup.sh
@@ -19,7 +21,7 @@ lint: setup
 	@$(PY) -m ruff check hxdp tests scripts benchmarks
 	@$(PY) -m hxdp.rtl.headers --check
 	@mkdir -p out; for t in lint lint_sim; do \
-	  fusesoc --cores-root sephirot run --build-root out/fusesoc --target $$t hxdp:sephirot:core >out/fusesoc-$$t.log 2>&1 \
+	  $(FUSESOC) --cores-root sephirot run --build-root out/fusesoc --target $$t hxdp:sephirot:core >out/fusesoc-$$t.log 2>&1 \
 	    || { grep -E "%(Warning|Error)" out/fusesoc-$$t.log; echo "lint: verilator $$t failed (out/fusesoc-$$t.log)"; exit 1; }; \
 	done
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,10 +37,12 @@ def test_unknown_target_is_a_clear_error() -> None:
         manifest.files("nope")
 
 
-@pytest.mark.skipif(shutil.which("fusesoc") is None or shutil.which("verilator") is None,
+@pytest.mark.skipif(importlib.util.find_spec("fusesoc") is None or shutil.which("verilator") is None,
                     reason="fusesoc or verilator is not installed")
 def test_fusesoc_lints_the_manifest(tmp_path: Path) -> None:
     """`make lint`'s Verilog step: FuseSoC reads the manifest and runs verilator --lint-only -Wall, clean."""
-    res = subprocess.run(["fusesoc", "--cores-root", str(SEPHIROT), "run", "--build-root", str(tmp_path), "--target",
+    fusesoc = [sys.executable, "-c",
+               "import sys; from fusesoc.main import main; sys.argv[0] = 'fusesoc'; sys.exit(main())"]
+    res = subprocess.run([*fusesoc, "--cores-root", str(SEPHIROT), "run", "--build-root", str(tmp_path), "--target",
                           "lint", "hxdp:sephirot:core"], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
