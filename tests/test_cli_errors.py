@@ -664,3 +664,18 @@ def test_json_outputs_parse(bad_inputs: Path, tmp_path: Path, monkeypatch: pytes
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["rows"] >= 1 and report["object"] == "xdp_drop.o"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.maps.json", "d.rom", "r.json", "t.pcap"]
+
+
+def test_json_switch_before_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`hxdp -j CMD` as bpftool's `bpftool -j map dump`: the command's own JSON switch, or a one-line refusal."""
+    import json
+
+    pcap = tmp_path / "in.pcap"
+    write_pcap(pcap, generate(flows=2, count=4, size=64))
+    assert main(["-j", "traffic", "--info", str(pcap)]) == 0
+    assert json.loads(capsys.readouterr().out)["packets"] == 4
+    with pytest.raises(SystemExit) as exc:
+        main(["-j", "compile", str(pcap)])
+    assert exc.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "-j/-p: `hxdp compile` has no JSON output switch" in line

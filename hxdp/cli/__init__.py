@@ -88,6 +88,11 @@ def _load_commands(sub: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = HxdpArgumentParser(prog="hxdp", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"hxdp {__version__}")
+    # bpftool takes its output options before the object too: `hxdp -j map dump NAME`
+    parser.add_argument("-j", "--json", dest="global_json", action="store_true",
+                        help="JSON output, for the commands that have it (as their own -j/--json)")
+    parser.add_argument("-p", "--pretty", dest="global_pretty", action="store_true",
+                        help="pretty JSON, for the commands that have it (implies -j)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _load_commands(sub)
     return parser
@@ -147,6 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    if args.global_json or args.global_pretty:
+        if not isinstance(getattr(args, "json", None), bool):
+            parser.error(f"-j/-p: `hxdp {args.command}` has no JSON output switch")
+        args.json = True
+        if args.global_pretty and isinstance(getattr(args, "pretty", None), bool):
+            args.pretty = True
     name = f"hxdp {args.command}"
     try:
         with _terminate_raises():
