@@ -146,6 +146,19 @@ def _terminate_raises() -> Iterator[None]:
             signal.signal(sig, h)
 
 
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return {name: p for a in parser._actions if isinstance(a, argparse._SubParsersAction)
+            for name, p in a.choices.items()}
+
+
+def _has_flag(parser: argparse.ArgumentParser, flag: str) -> bool:
+    """Whether `parser` or one of its verbs takes `flag` as a switch (no value)."""
+    action = parser._option_string_actions.get(flag)
+    if action is not None and action.nargs == 0:
+        return True
+    return any(_has_flag(p, flag) for p in _subparsers(parser).values())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -153,10 +166,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     if args.global_json or args.global_pretty:
-        if not isinstance(getattr(args, "json", None), bool):
+        command = _subparsers(parser)[args.command]
+        if not _has_flag(command, "--json"):
             parser.error(f"-j/-p: `hxdp {args.command}` has no JSON output switch")
         args.json = True
-        if args.global_pretty and isinstance(getattr(args, "pretty", None), bool):
+        if args.global_pretty and _has_flag(command, "--pretty"):
             args.pretty = True
     name = f"hxdp {args.command}"
     try:
