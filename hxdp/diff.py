@@ -107,9 +107,12 @@ def dump_to_config(dump: MapDump) -> dict[str, Any]:
                      for name, entries in sorted(dump.items())}}
 
 
-def write_repro(folder: Path, obj: Path, packet: bytes, maps_before: MapDump, report: DiffReport,
+def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
                 section: str | None, prog: str | None) -> None:
-    """A self-contained reproducer: the object, the packet, the map contents just before it, and the command."""
+    """A self-contained reproducer: the object, the packets, the map contents before the first of them, and the
+    command. The models' reproducer is the divergent packet alone (with the maps just before it); the RTL runs a
+    trace back to back, where a packet's result may depend on the packets around it in the pipeline, so its
+    reproducer is the whole trace from the initial maps."""
     from hxdp.atomic_write import OutputError, write_atomic
     from hxdp.traffic.pcap import write_pcap
 
@@ -117,13 +120,17 @@ def write_repro(folder: Path, obj: Path, packet: bytes, maps_before: MapDump, re
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{folder}: cannot create the reproducer folder: {exc.strerror}") from None
-    shutil.copyfile(obj, folder / obj.name)
-    write_pcap(folder / "packet.pcap", [packet])
+    if (folder / obj.name).resolve() != obj.resolve():  # --repro may be the object's own folder
+        shutil.copyfile(obj, folder / obj.name)
+    write_pcap(folder / "packet.pcap", packets)
     write_atomic(folder / "maps.json", json.dumps(dump_to_config(maps_before), indent=1) + "\n")
     sel = (f" --section {section}" if section else "") + (f" --prog {prog}" if prog else "")
+    where = ("" if len(packets) == 1 else
+             f"(the divergence is at packet {report.divergence.packet} of these {len(packets)}: the RTL runs them "
+             f"back to back, from the maps in maps.json)\n" if report.divergence else "")
     write_atomic(folder / "README.txt",
         f"{report.divergence.render() if report.divergence else ''}\n\nreproduce with:\n"
-        f"  hxdp diff {obj.name}{sel} --pcap packet.pcap --maps maps.json --engine {report.engine}\n"
+        f"  hxdp diff {obj.name}{sel} --pcap packet.pcap --maps maps.json --engine {report.engine}\n{where}"
     )
 
 
@@ -210,7 +217,9 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
             if div is not None:
                 report.divergence = div
                 if repro_dir is not None:
-                    write_repro(Path(repro_dir), obj, pkt, maps_before, report, section, prog)
+                    # the RTL's maps_before is the initial state: its reproducer is the whole trace
+                    trace = list(packets) if batch is not None else [pkt]
+                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog)
                     report.repro = str(repro_dir)
                 return report
             if kmaps is not None:
@@ -220,4 +229,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
             if lines:
                 report.divergence = Divergence(len(packets) - 1, "map", "see detail", "see detail",
                                                ["(RTL maps compared after the whole trace)"] + lines)
+                if repro_dir is not None:
+                    write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog)
+                    report.repro = str(repro_dir)
     return report

@@ -70,6 +70,36 @@ def test_divergence_is_reported_with_reproducer(tmp_path, monkeypatch, capsys):
     assert "hxdp diff" in (repro / "README.txt").read_text()
 
 
+@requires_kernel
+@pytest.mark.rtl
+def test_rtl_reproducer_is_the_whole_trace_and_may_sit_beside_the_object(tmp_path, monkeypatch, capsys):
+    """The RTL runs a trace back to back (a packet's result may depend on its neighbours in the pipeline) and its
+    maps are compared at the end: its reproducer is every packet from the initial maps. --repro may name the
+    object's own folder (the report was once lost to `... are the same file`)."""
+    from rtl_support import require_rtl
+
+    require_rtl()
+    prog = next(p for p in SUITE if p.name == "xdp_tx")
+    _needs_objects(prog)
+    real_compare = diffmod.compare
+
+    def corrupting_compare(index, kernel, engine, meta=True):
+        if index == 2:
+            engine = dataclasses.replace(engine, packet=bytes(b ^ 0xFF for b in engine.packet))
+        return real_compare(index, kernel, engine, meta)
+
+    monkeypatch.setattr(diffmod, "compare", corrupting_compare)
+    work = tmp_path / "work"
+    work.mkdir()
+    obj = work / prog.obj.name
+    shutil.copyfile(prog.obj, obj)
+    code = main(["diff", str(obj), "--pcap", str(prog.traffic), "--engine", "rtl", "--repro", str(work)])
+    out = capsys.readouterr().out
+    assert code == 1 and "packet 2: bytes differs" in out and f"reproducer written to {work}" in out
+    assert len(read_pcap(work / "packet.pcap")) == len(read_pcap(prog.traffic))
+    assert f"packet 2 of these {len(read_pcap(prog.traffic))}" in (work / "README.txt").read_text()
+
+
 def test_compare_reports_metadata() -> None:
     """`hxdp diff` compares the XDP metadata as `hxdp fuzz` does (a fuzz reproducer of a metadata divergence
     once showed nothing when run alone)."""
