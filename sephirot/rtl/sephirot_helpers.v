@@ -35,12 +35,12 @@ module sephirot_helpers (
   input  wire [31:0]     mcount_i,
   // map memory writes, one window (MAP_WINDOW_BYTES at an 8-byte aligned offset, byte mask) a cycle, in the
   // last cycles of the call
-  output reg             mww_en_o,
-  output reg  [31:0]     mww_off_o,
-  output reg  [8*`SEPH_MAP_WINDOW_BYTES-1:0] mww_data_o,
-  output reg  [`SEPH_MAP_WINDOW_BYTES-1:0]   mww_mask_o,
+  output wire            mww_en_o,
+  output wire [31:0]     mww_off_o,
+  output wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mww_data_o,
+  output wire [`SEPH_MAP_WINDOW_BYTES-1:0]   mww_mask_o,
   output wire            mw_en_o,
-  output reg  [31:0]     mw_off_o,
+  output wire [31:0]     mw_off_o,
   input  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mw_rdata_i,   // MAP_WINDOW_BYTES from mw_off_o
   // packet adjustment (sephirot_pktbuf)
   output reg  [1:0]      adj_kind_o,
@@ -96,28 +96,27 @@ module sephirot_helpers (
   wire        pk_go   = req_i && id_i == H_PRINTK && pk_off_q < pk_n;
   wire [31:0] pk_left = pk_n - pk_off_q;
   wire [32:0] pk_lat  = 33'd1 + {4'd0, pk_n[31:3]} + {32'd0, pk_n[2:0] != 3'd0};
+  // the map FSM (u_mapfsm, below): its key and value reads, its outcome
+  wire        mf_rd_en, m_fault, ufault, mf_done, mf_redir, mf_redir_valid;
+  wire [31:0] mf_rd_base, mf_rd_off, mf_rd_left, mf_redir_port;
+  wire [32:0] mf_lat;
+  wire [63:0] mf_ret;
   // the read port's address is a base argument plus the bytes read so far: one adder for the four readers
   reg  [31:0] hm_base, hm_off;
   reg  [31:0] hm_left;
   always @(*) begin
-    hm_en_o = cs_go || k_go || v_go || pk_go;
+    hm_en_o = cs_go || mf_rd_en || pk_go;
     hm_base = (cs_off_q < {1'b0, fsz}) ? r1[31:0] : r3[31:0];
     hm_off = (cs_off_q < {1'b0, fsz}) ? cs_off_q[31:0] : cs_off_q[31:0] - fsz;
     hm_left = (cs_left >= 33'd8) ? 32'd8 : cs_left[31:0];
-    if (k_go) begin
-      hm_base = r2[31:0]; hm_off = {24'd0, kcnt_q}; hm_left = key_left;
-    end else if (v_go) begin
-      hm_base = r3[31:0]; hm_off = {24'd0, vcnt_q}; hm_left = val_left;
+    if (mf_rd_en) begin
+      hm_base = mf_rd_base; hm_off = mf_rd_off; hm_left = mf_rd_left;
     end else if (pk_go) begin
       hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left;
     end
     hm_size_o = (hm_left >= 32'd8) ? 4'd8 : hm_left[3:0];
     hm_addr_o = hm_base + hm_off;
   end
-  // the bytes read (as compares, not a shift of a mask: with a shift here yosys's `share` pass ran out of memory)
-  reg  [7:0]  hm_smask;
-  integer hb;
-  always @(*) for (hb = 0; hb < 8; hb = hb + 1) hm_smask[hb] = {1'b0, hb[2:0]} < hm_size_o;
   // trace_printk's record: the format up to its first NUL. The NUL is looked for in each word as it is read (8
   // byte tests a cycle, not a 64-byte scan at the end), and the bytes from it on are stored as zeros; fmt_q is
   // cleared when any call ends (a synchronous clear, free on the flip-flops' reset pins), so the words a call does
@@ -179,386 +178,21 @@ module sephirot_helpers (
   end
   wire [32:0] csum_lat = 33'd1 + ((csz + 33'd7) >> 3);
 
-  // ---------------------------------------------------------------------------------------------------------
-  // map FSM: map_lookup_elem (array, percpu_array, devmap, hash, percpu_hash, lru_hash with the LRU refresh,
-  // devmap_hash, lpm_trie), map_update_elem (arrays, hash maps; a full lru_hash evicts the oldest stamp after
-  // a scan of all slots for the victim, as docs/maps.md), map_delete_elem (hash maps, devmap; arrays -EINVAL) and redirect_map (devmap, devmap_hash),
-  // probing as MapState (docs/maps.md).
-  localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
-  localparam integer KMAX = `SEPH_MAP_KEY_MAX_HW;
-  localparam integer SH = `SEPH_MAP_SLOT_HEADER;
-  localparam integer MW = `SEPH_MAP_WINDOW_BYTES;   // bytes of the map memory's window read per cycle
-  localparam integer MWL = $clog2(MW);
-  // Offsets into the map memory and slot indices and counts are MA bits wide: a layout fits the map memory
-  // (maps.MapLayout), and a slot is at least 8 bytes, so every offset, slot count, max_entries, entry count and
-  // LPM high-water mark of a loaded layout is below 2^MA (32-bit arithmetic here was 1K LUTs of carry chains)
-  localparam integer MA = $clog2(`SEPH_MAP_MEM_BYTES);
-  localparam [MA-1:0] ONE = 1;
-  wire        is_map   = (id_i == H_LOOKUP) || (id_i == H_REDIRMAP) || (id_i == H_UPDATE) || (id_i == H_DELETE);
-  wire        is_upd   = id_i == H_UPDATE;
-  wire        is_del   = id_i == H_DELETE;
-  assign mid_o = r1[31:0] - HBASE;
-  wire [7:0]  m_type   = mcfg_i[7:0];
-  wire [31:0] m_ks     = {16'd0, mcfg_i[31:16]};
-  wire [MA-1:0] m_max  = mcfg_i[48 +: MA];
-  wire [MA-1:0] m_off  = mcfg_i[80 +: MA];
-  wire [MA-1:0] m_slots = mcfg_i[112 +: MA];
-  wire [31:0] m_ssz    = {16'd0, mcfg_i[159:144]};
-  wire [31:0] m_voff   = {16'd0, mcfg_i[191:176]};
-  wire [MA-1:0] m_doff = {{(MA-16){1'b0}}, mcfg_i[207:192]};
-  wire        m_array  = m_type == `SEPH_MAP_TYPE_ARRAY || m_type == `SEPH_MAP_TYPE_PERCPU_ARRAY ||
-                         m_type == `SEPH_MAP_TYPE_DEVMAP;
-  wire        m_hash   = m_type == `SEPH_MAP_TYPE_HASH || m_type == `SEPH_MAP_TYPE_PERCPU_HASH ||
-                         m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
-  wire        m_dev    = m_type == `SEPH_MAP_TYPE_DEVMAP || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
-  wire        m_lpm    = m_type == `SEPH_MAP_TYPE_LPM_TRIE && id_i == H_LOOKUP;
-  wire        m_lru    = m_type == `SEPH_MAP_TYPE_LRU_HASH;
-  wire        m_lpmu   = m_type == `SEPH_MAP_TYPE_LPM_TRIE && (is_upd || is_del);   // LPM update / delete
-  wire [31:0] m_vs     = {16'd0, mcfg_i[47:32]};
-  // updates: values of up to KMAX bytes in slots of up to 80 bytes; deletes: slots of up to 80 bytes
-  wire        upd_bad  = (is_upd && (m_vs > KMAX || ((m_hash || m_lpmu) && m_voff + m_vs > 32'd80))) ||
-                         (is_del && m_ssz > 32'd80);
-  wire        handle_ok = r1[63:32] == 32'd0 && r1[31:0] >= HBASE && mid_o < mcount_i && mcfg_i[15:8] != 8'd0;
-  wire [31:0] rflags   = r3[31:0];
-  wire        rm_badflags = id_i == H_REDIRMAP && (r3[63:32] != 32'd0 || (rflags & ~32'h1B) != 32'd0);
-  // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long, broadcast
-  wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash || m_lpm || m_lpmu) || m_ks > KMAX || upd_bad ||
-                         (id_i == H_REDIRMAP && (!m_dev || (!rm_badflags && rflags[3]))));
-
-  reg  [8*KMAX-1:0] key_q;
-  reg  [7:0]  kcnt_q;          // key bytes read (at most KMAX: a longer key faults)
-  reg         mdone_q, mhit_q, mprob_q;
-  reg  [MA-1:0] pidx_q, pn_q, mres_q;
-  reg  [31:0] mval_q;
-  wire        k_go     = req_i && (id_i == H_LOOKUP || is_upd || is_del) && !m_fault && {24'd0, kcnt_q} < m_ks;
-  // The slot an update writes, built as its key and value arrive (8 bytes a cycle through the helper port): the value
-  // at its offset (arrays at 0), a hash map's key at SH (key word w is slot word w + 1), an LPM key's data at SH
-  // (key word w goes to the upper half of slot word w and the lower half of word w + 1; its first four bytes, the
-  // prefix length, land on the header, which the write replaces). kmask_q and vmask_q are the bytes placed, so the
-  // write needs no byte ranges worked out from the sizes and offsets (as 80-bit masks and a three-way select per
-  // byte, that was about 1K LUTs). The key is placed before the value, which wins where the two meet (the zeros
-  // above an LPM key's last byte).
-  reg  [8*80-1:0] vimg_q;
-  reg  [79:0]     kmask_q, vmask_q;
-  reg  [7:0]  vcnt_q;
-  wire        v_go     = req_i && is_upd && !m_fault && {24'd0, kcnt_q} >= m_ks && {24'd0, vcnt_q} < m_vs;
-  wire [31:0] val_left = m_vs - {24'd0, vcnt_q};
-  wire        kdone    = id_i == H_REDIRMAP || {24'd0, kcnt_q} >= m_ks;   // probing starts once the key is in
-  wire        vdone    = !is_upd || {24'd0, vcnt_q} >= m_vs;              // the value is read while probing
-  // (redirect_map's key is r2's low word; devmaps have 4-byte keys, so the bytes above it are never used)
-  wire [8*KMAX-1:0] key = {key_q[8*KMAX-1:32], (id_i == H_REDIRMAP) ? r2[31:0] : key_q[31:0]};
-  wire [31:0] key_left = m_ks - {24'd0, kcnt_q};
-
-  // hash of the key (maps.key_hash): x = len; x ^= rotl32(word i, 7 i mod 32); h = x * MULT; h ^ (h >> 16)
-  reg  [31:0] hx, hw;
-  reg  [4:0]  hr;
-  integer hi;
-  always @(*) begin
-    hx = m_ks;
-    hw = 32'd0;
-    hr = 5'd0;
-    if (p_go && m_hash) for (hi = 0; hi < KMAX / 4; hi = hi + 1)
-      if (4 * hi < m_ks) begin
-        hw = key[32*hi +: 32];
-        hr = hi[4:0] * 5'd7;
-        hx = hx ^ ((hw << hr) | ((hr == 5'd0) ? 32'd0 : (hw >> (6'd32 - {1'b0, hr}))));
-      end
-  end
-  wire [31:0] hm0 = hx * `SEPH_MAP_HASH_MULT;
-  // (only its bits below MA pick a slot: a hash map's slot count is a power of two below 2^MA)
-  /* verilator lint_off UNUSEDSIGNAL */
-  wire [31:0] hsh = hm0 ^ (hm0 >> 16);
-  /* verilator lint_on UNUSEDSIGNAL */
-
-  // probes through the map memory's window, hl_n windows a hash slot
-  wire [63:0] uflags   = r4;
-  wire        ubadfl   = is_upd && uflags > 64'd2;
-  reg         ufree_v_q, uhdr_q, ufound_q, ufault_q;
-  reg  [MA-1:0] ufree_q, ucount_q, uslot_q;
-  reg  [31:0] ures_q, uclk_q;
-  // LRU eviction: scan of every slot for the used one with the smallest stamp (first on a tie)
-  reg         uev_q, vbest_v_q;
-  reg  [MA-1:0] ustart_q, ufidx_q, vbest_q, uvoff_q;
-  reg  [31:0] vstamp_q;
-  wire [31:0] uclk1    = uclk_q + 32'd1;
-  wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
-  // A probe of a hash slot (header and key) or a step of an LPM scan (header and prefix data) reads the slot
-  // one MW-byte window per cycle, lc_q counting them; the decision is taken on the last one (p_do) from the
-  // compares of every window (keq_q, pm_q) and the header of the first (s_state_q, s_plen_q, s_val_q). The other
-  // steps (region headers, arrays, the LRU scan of stamps) read one window.
-  reg  [1:0]  lc_q;
-  reg         keq_q, pm_q;
-  reg  [7:0]  s_state_q;
-  reg  [31:0] s_plen_q, s_val_q;
-  wire [31:0] hl_n     = (m_ks + SH + MW - 1) >> MWL;          // windows of a hash slot's header and key
-  /* verilator lint_off UNUSEDSIGNAL */
-  wire [31:0] ll_n     = (m_ks - 4 + SH + MW - 1) >> MWL;      // of an LPM slot's header and prefix data (1..3)
-  /* verilator lint_on UNUSEDSIGNAL */
-  // hash and LPM maps: the region header (entry count, LRU clock, high-water mark) is read in the first key-read
-  // cycle (the window is idle then), so a hit that changes it (delete, LRU refresh) needs no cycle beyond the
-  // probes, and an LPM lookup's scan starts with its first slot
-  wire        hdr_go   = k_go && (m_hash || m_lpm || m_lpmu) && kcnt_q == 8'd0;
-  assign mw_en_o = p_go || hdr_go;
-  wire [31:0] a_idx    = key[31:0];
-  wire [MA-1:0] cur    = (m_lpm || m_lpmu) ? pidx_q : (mprob_q ? pidx_q : (hsh[MA-1:0] & (m_slots - 1'b1)));
-  wire        u_hdr    = m_hash && uhdr_q;   // this cycle reads the region header (entry count, LRU clock)
-  // the offset of slot `idx` of the map (its region's data, then slots of m_ssz bytes)
-  function automatic [MA-1:0] slot_at(input [MA-1:0] idx);
-    slot_at = m_off + m_doff + idx * m_ssz[MA-1:0];
-  endfunction
-  wire [MA-1:0] slot_off = slot_at(m_array ? a_idx[MA-1:0] : cur);
-
-  // LPM trie: scan the slots below the high-water mark (header word 2, read with the key), keep the longest
-  // matching prefix
-  // LPM update/delete: scan of the slots below the high-water mark (read with the key) for the exact entry,
-  // the first free slot, the last other used slot; one more cycle decides
-  reg         lex_v_q, lfree_v_q, ldec_q;
-  reg  [MA-1:0] uhigh_q, lex_q, lfree_q, llast_q, lnhigh_q;
-  wire        l_exact  = s_state == 8'd1 && s_plen == kplen && pmatch;
-  wire [MA-1:0] l_slot = lex_v_q ? lex_q : (lfree_v_q ? lfree_q : uhigh_q);
-  wire [MA-1:0] l_off  = slot_at(l_slot);
-  reg  [8:0]  lbest_q;             // prefix lengths up to 8 (KMAX - 4) bits
-  reg         lfound_q;
-  wire [31:0] kplen    = key[31:0];
-  wire [8:0]  dbits    = {m_ks[5:0] - 6'd4, 3'd0};          // (4 < m_ks <= KMAX, else the call faults)
-  wire [8:0]  want     = (kplen < {23'd0, dbits}) ? kplen[8:0] : dbits;
-  // (the probe's windows: declared here, after the LPM scan's state they depend on)
-  wire        ml_hash  = m_hash && !uev_q && !uhdr_q && !(is_upd && ubadfl);
-  wire        ml_lpm   = m_lpm || (m_lpmu && !ldec_q && pidx_q < uhigh_q && !(is_upd && kplen > dbits));
-  wire [1:0]  p_lmax   = ml_hash ? hl_n[1:0] - 2'd1 : (ml_lpm ? ll_n[1:0] - 2'd1 : 2'd0);
-  wire        p_last   = lc_q == p_lmax;
-  wire        p_do     = p_go && p_last;
-  wire [31:0] s_plen   = (lc_q == 2'd0) ? mw_rdata_i[63:32] : s_plen_q;
-  // the prefix covers data bytes 0 .. s_plen/8 - 1 entirely and the high s_plen % 8 bits of the next one
-  // (a prefix of 8 (KMAX-4) bits or more covers every data byte)
-  // The windows a probe compares are those of the slot image the key read builds (vimg_q): the hash key or the LPM
-  // key's data at SH (its bytes past the key are not compared). redirect_map has no key read: its 4-byte
-  // devmap_hash key is r2's low word.
-  localparam integer XB = 3 * MW;
-  wire [8*XB-1:0] kx = {{(8*XB-8*80){1'b0}}, vimg_q};
-  reg  [8*MW-1:0] kwin;                      // window lc_q of the image
-  always @(*) begin
-    kwin = kx[0 +: 8*MW];
-    if (lc_q == 2'd1) kwin = kx[8*MW +: 8*MW];
-    if (lc_q == 2'd2) kwin = kx[16*MW +: 8*MW];
-    if (id_i == H_REDIRMAP) kwin[8*SH +: 32] = r2[31:0];
-  end
-  reg         pm_w, pmatch;
-  reg  [6:0]  pbs;                          // a window byte's place in the slot
-  reg  [6:0]  pbd;                          // and in the prefix data
-  integer pb;
-  wire        plong = s_plen >= 8 * (KMAX - 4);
-  wire [7:0]  pmask = 8'hFF << (4'd8 - {1'b0, s_plen[2:0]});
-  always @(*) begin
-    pm_w = 1'b1;
-    pbs = 7'd0; pbd = 7'd0;
-    if (p_go && (m_lpm || m_lpmu))
-      for (pb = 0; pb < MW; pb = pb + 1) begin
-        pbs = {lc_q, pb[MWL-1:0]};
-        pbd = pbs - SH[6:0];
-        if (pbs >= SH[6:0] && {25'd0, pbd} < KMAX - 4) begin
-          if (plong || pbd[5:0] < s_plen[8:3]) begin
-            if (mw_rdata_i[8*pb +: 8] != kwin[8*pb +: 8]) pm_w = 1'b0;
-          end else if (pbd[5:0] == s_plen[8:3] && s_plen[2:0] != 3'd0) begin
-            if (((mw_rdata_i[8*pb +: 8] ^ kwin[8*pb +: 8]) & pmask) != 8'd0) pm_w = 1'b0;
-          end
-        end
-      end
-    pmatch = (lc_q == 2'd0 || pm_q) && pm_w;
-  end
-  wire        l_better = s_state == 8'd1 && s_plen[31:9] == 23'd0 && (!lfound_q || s_plen[8:0] > lbest_q) &&
-                         s_plen[8:0] <= want && pmatch;
-  reg         keq_w, keq;
-  reg  [6:0]  kbs;
-  integer ki;
-  always @(*) begin
-    mw_off_o = {{(32-MA){1'b0}}, ((u_hdr || hdr_go) ? m_off : slot_off) + {{(MA-2-MWL){1'b0}}, lc_q, {MWL{1'b0}}}};
-    keq_w = 1'b1;
-    kbs = 7'd0;
-    if (p_go && m_hash)
-      for (ki = 0; ki < MW; ki = ki + 1) begin
-        kbs = {lc_q, ki[MWL-1:0]};
-        if (kbs >= SH[6:0] && {25'd0, kbs} < SH + m_ks && mw_rdata_i[8*ki +: 8] != kwin[8*ki +: 8]) keq_w = 1'b0;
-      end
-    keq = (lc_q == 2'd0 || keq_q) && keq_w;
-  end
-  wire [7:0]  s_state  = (lc_q == 2'd0) ? mw_rdata_i[7:0] : s_state_q;
-  // (value offsets are multiples of 8: the key is padded to 8 bytes, docs/maps.md)
-  // (the value's first word, for redirect_map and devmap lookups: a devmap_hash value is in the first window)
-  reg  [31:0] s_val_w, s_val;
-  integer sv;
-  always @(*) begin
-    s_val_w = mw_rdata_i[31:0];
-    if (!m_array)
-      for (sv = 1; sv < MW / 8; sv = sv + 1) if (m_voff[MWL-1:3] == sv[MWL-4:0] && m_voff < MW) s_val_w = mw_rdata_i[64*sv +: 32];
-    s_val = (lc_q == 2'd0) ? s_val_w : s_val_q;
-  end
-  wire [MA:0] pn_next  = {1'b0, pn_q} + 1'b1;
-  wire [2:0]  klines   = m_ks[6:4] + {2'd0, m_ks[3:0] != 4'd0};   // 16-byte lines of a key (KMAX: at most 4)
-  wire [32:0] vlines   = ({1'b0, m_vs} + 33'd15) >> 4;
-  // the victim when the scan reads its last slot (this slot counts)
-  wire        ev_this  = s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q);
-  wire [MA-1:0] ev_victim = ev_this ? pidx_q : vbest_q;
-  wire [MA-1:0] ev_off = slot_at(ev_victim);
-  wire [MA:0] pn_upd   = {1'b0, pn_q} + (uev_q ? {1'b0, m_slots} : {(MA+1){1'b0}});   // eviction adds the scan
-  // helpers.helper_latency: max(2 + probes * key lines, key words + probes * windows) (+ value lines for an
-  // update). The second term is when the FSM is done with a key above 24 bytes (read 8 bytes per cycle before
-  // probing, then hl_n windows a probe);
-  // taking it in the formula keeps the latency a function of (probes, key size) alone
-  wire [32:0] kwords   = ({1'b0, m_ks} + 33'd7) >> 3;
-  wire [MA:0] pn_m     = is_upd ? pn_upd : {1'b0, pn_q};
-  wire [32:0] pn_map   = {{(32-MA){1'b0}}, pn_m};
-  // (key lines are 1 to 4 for keys of up to KMAX bytes: shifts and one add, not a multiplier)
-  wire [32:0] l_lines  = 33'd2 + ((klines == 3'd2) ? {pn_map[31:0], 1'b0} :
-                                  (klines == 3'd3) ? pn_map + {pn_map[31:0], 1'b0} :
-                                  (klines == 3'd4) ? {pn_map[30:0], 2'b0} : pn_map);
-  // (a probe reads hl_n windows: at most three for keys of up to KMAX bytes; the LRU scan's slots count as
-  // probes here, so the formula stays a function of (probes, key size))
-  wire [32:0] l_key    = kwords + ((hl_n == 32'd1) ? pn_map : (hl_n == 32'd2) ? {pn_map[31:0], 1'b0} :
-                                   pn_map + {pn_map[31:0], 1'b0});
-  wire [32:0] l_keyed  = (l_key > l_lines) ? l_key : l_lines;
-  // an update also reads its value, 8 bytes per cycle after the key: max(keyed + value lines, key + value words)
-  wire [32:0] vwords   = ({1'b0, m_vs} + 33'd7) >> 3;
-  wire [32:0] u_lines  = l_keyed + vlines;
-  wire [32:0] u_words  = kwords + vwords;
-  wire [32:0] m_lat    = (id_i == H_LOOKUP || is_del) ? l_keyed :
-                         is_upd ? ((u_words > u_lines) ? u_words : u_lines) :
-                         33'd2 + {{(33-MA){1'b0}}, pn_q};
-
-  // map memory writes of an update, at the end of its row. The slot's byte ranges are masks, and the value and key
-  // are placed as whole words (a byte loop with a variable source index per byte gave synthesis hundreds of wide
-  // shifters).
-  // below(n): bytes 0 .. n-1 of a slot. Word w of it is all ones when w is below n's word, the low n % 8 bytes
-  // when it is n's word, else zero: one LUT per byte on decodes of n shared by all 80 (as a shift of a mask it was
-  // seven 80-bit multiplexer stages per call). Written by words, not bytes: an 80-step bit loop is not unrolled by
-  // the simulator and made the whole model 3.5 times slower
-  function automatic [79:0] below(input [31:0] n);
-    reg [7:0] tail;
-    integer k;
-    for (k = 0; k < 8; k = k + 1) tail[k] = k[2:0] < n[2:0];   // (not a shift: yosys's `share` pass ran out of memory)
-    for (k = 0; k < 10; k = k + 1)
-      below[8*k +: 8] = (n >= 32'd80 || k[3:0] < n[6:3]) ? 8'hFF : (k[3:0] == n[6:3]) ? tail : 8'h00;
-  endfunction
-  wire [79:0] ssz_mask  = below(m_ssz);       // a whole slot (deletes, the LRU victim)
-  // the word of vimg_q the value's next 8 bytes go to (the value is read 8 bytes per cycle from its offset 0, and
-  // value offsets are multiples of 8: placing it as it arrives needs no shifter, which was 1.5K LUTs)
-  wire [3:0]  vimg_w   = (m_array ? 4'd0 : m_voff[6:3]) + {1'b0, vcnt_q[5:3]};
-  // the image's half words written this cycle: the word read, swapped for an LPM key, so that each half keeps its
-  // place in a slot word (the key word's low half goes to the upper half of slot word w, its high half to the
-  // lower half of word w + 1); a value word or a hash key word fills one slot word
-  wire        img_lpm  = k_go && m_type == `SEPH_MAP_TYPE_LPM_TRIE;
-  wire [63:0] img_d    = img_lpm ? {hm_rdata_i[31:0], hm_rdata_i[63:32]} : hm_rdata_i;
-  wire [7:0]  img_m    = img_lpm ? {hm_smask[3:0], hm_smask[7:4]} : hm_smask;
-  wire [3:0]  img_kw   = {1'b0, kcnt_q[5:3]};
-  reg  [9:0]  img_lo, img_hi;
-  integer iw;
-  always @(*)
-    for (iw = 0; iw < 10; iw = iw + 1) begin
-      img_lo[iw] = (v_go && vimg_w == iw[3:0]) || (k_go && !m_array && img_kw + 4'd1 == iw[3:0]);
-      img_hi[iw] = (v_go && vimg_w == iw[3:0]) ||
-                   (k_go && !m_array && (img_lpm ? img_kw : img_kw + 4'd1) == iw[3:0]);
-    end
-  // The bytes a slot write carries: the slot image above, its bytes 0..7 replaced by the header of a hash or LPM
-  // slot (state, then the LRU stamp or the prefix length). A delete or an LRU refresh has no value or key: its
-  // data is zero (the image is taken only for an update) and it clears what its mask covers.
-  wire [7:0]  hdr_st   = is_del ? (m_hash ? 8'd2 : 8'd0) : 8'd1;
-  wire [31:0] hdr_wd   = is_del ? 32'd0 : (m_lpmu ? kplen : uclk1);
+  // the map helpers (map_lookup_elem, map_update_elem, map_delete_elem, redirect_map): sephirot_mapfsm
   reg         busy_q;           // the call is past its first cycle
   reg [32:0]  cnt_q;            // its cycles so far
-  // The call's writes, once it has decided (mdone_q): the victim's slot or the LPM header (C), the slot (A), the
-  // hash header (B), each as bytes and a byte mask from its offset. They leave one window a cycle, C's then A's
-  // then B's, from the cycle the map access alone would have ended in (m_lat): the latency grows by the windows
-  // past the first (helpers.helper_latency, MapState.last_writes). C and A are different slots, or C clears the
-  // slot A then writes, so the order is the byte-wise one.
-  reg             wa_en, wb_en, wc_en;
-  reg  [MA-1:0]   wa_off, wb_off, wc_off;
-  reg  [8*80-1:0] wa_data, wc_data;
-  reg  [79:0]     wa_mask, wc_mask;
-  reg  [63:0]     wb_data;
-  reg  [7:0]      wb_mask;
-  always @(*) begin
-    wa_data = is_upd ? vimg_q : {8*80{1'b0}};
-    if (!m_array) wa_data[63:0] = {hdr_wd, 24'd0, hdr_st};
-  end
-  always @(*) begin
-    wa_en = 1'b0; wa_off = mres_q; wa_mask = 80'd0;
-    wb_en = 1'b0; wb_off = m_off; wb_data = {uclk1, {(32-MA){1'b0}}, ucount_q + 1'b1}; wb_mask = 8'h0F;
-    wc_en = 1'b0; wc_off = uvoff_q; wc_data = {{8*79{1'b0}}, 8'd2}; wc_mask = 80'd0;
-    if (req_i && is_upd && !m_fault && !ufault_q && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
-      wa_en = 1'b1;
-      if (m_array) begin
-        wa_mask = vmask_q;
-      end else if (m_lpmu) begin   // state, prefixlen, data, value; the header's count and high-water mark
-        wa_mask = vmask_q | kmask_q | 80'hF1;
-        wc_en = 1'b1; wc_off = m_off; wc_mask[11:0] = 12'hF0F;
-        wc_data[31:0] = {{(32-MA){1'b0}}, ucount_q} + {31'd0, !lex_v_q}; wc_data[64 +: MA] = lnhigh_q;
-      end else begin
-        wa_mask = vmask_q | (ufound_q ? 80'd0 : kmask_q);
-        if (!ufound_q) begin wa_mask[0] = 1'b1; wb_en = 1'b1; end
-        if (m_lru) begin   // LRU stamp of the slot and the region's clock
-          wa_mask[7:4] = 4'hF;
-          wb_en = 1'b1; wb_mask = ufound_q ? 8'hF0 : 8'hFF;
-          if (uev_q) begin   // the victim becomes a tombstone, the entry count is unchanged
-            wb_data = {uclk1, {(32-MA){1'b0}}, ucount_q}; wc_en = 1'b1;
-            wc_mask = ssz_mask;
-          end
-        end
-      end
-    end
-    if (req_i && is_del && !m_fault && mdone_q && ures_q == 32'd0 && !cs_bad_q) begin
-      wa_en = 1'b1;       // the slot cleared (hash maps: marked deleted), the entry count decremented
-      wa_mask = ssz_mask;
-      if (m_hash) begin
-        wb_en = 1'b1; wb_data = {32'd0, {{(32-MA){1'b0}}, ucount_q} - 32'd1};
-      end
-      if (m_lpmu) begin    // LPM: the slot emptied; count - 1, the high-water mark recomputed
-        wc_en = 1'b1; wc_off = m_off; wc_mask[11:0] = 12'hF0F; wc_data[7:0] = 8'd0;
-        wc_data[31:0] = {{(32-MA){1'b0}}, ucount_q} - 32'd1; wc_data[64 +: MA] = lnhigh_q;
-      end
-    end
-    if (req_i && id_i == H_LOOKUP && m_lru && !m_fault && mdone_q && mhit_q && !cs_bad_q) begin
-      wa_en = 1'b1; wa_off = uslot_q; wa_mask[7:4] = 4'hF;
-      wb_en = 1'b1; wb_mask = 8'hF0;
-    end
-  end
-  // windows of each write: A from its slot's start to the end of what it writes, C a slot or the 12-byte header
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic [2:0] wins(input [6:0] n);   // windows covering n bytes (n <= 80: at most 3)
-    reg [6:0] t;
-    t = (n + MW[6:0] - 7'd1) >> MWL;
-    wins = t[2:0];
-  endfunction
-  wire [31:0] wa_ext = is_del ? m_ssz : (is_upd ? (m_array ? m_vs : m_voff + m_vs) : 32'd8);
-  /* verilator lint_on UNUSEDSIGNAL */
-  wire [2:0]  wa_cnt = wa_en ? wins(wa_ext[6:0]) : 3'd0;
-  wire [2:0]  wc_cnt = wc_en ? (m_lpmu ? 3'd1 : wins(m_ssz[6:0])) : 3'd0;
-  wire [2:0]  w_all  = wa_cnt + wc_cnt + {2'd0, wb_en};
-  wire [32:0] w_more = (w_all == 3'd0) ? 33'd0 : {30'd0, w_all - 3'd1};
-  wire [32:0] w_i    = cnt_q - m_lat;                   // this cycle's window, counted from m_lat
-  wire [8*96-1:0] wa_pad = {128'd0, wa_data};
-  wire [8*96-1:0] wc_pad = {128'd0, wc_data};
-  wire [95:0]     wa_mpad = {16'd0, wa_mask};
-  wire [95:0]     wc_mpad = {16'd0, wc_mask};
-  reg  [1:0]      w_k;                      // the window of the write (0..2)
-  always @(*) begin
-    mww_en_o = 1'b0; mww_off_o = 32'd0; mww_data_o = {8*MW{1'b0}}; mww_mask_o = {MW{1'b0}};
-    w_k = 2'd0;
-    if (req_i && is_map && mdone_q && vdone && busy_q && cnt_q >= m_lat && w_i < {30'd0, w_all}) begin
-      mww_en_o = 1'b1;
-      if (w_i[2:0] < wc_cnt) begin
-        w_k = w_i[1:0];
-        mww_off_o = {{(32-MA){1'b0}}, wc_off + {{(MA-2-MWL){1'b0}}, w_k, {MWL{1'b0}}}};
-        mww_data_o = wc_pad[8*MW*w_k +: 8*MW]; mww_mask_o = wc_mpad[MW*w_k +: MW];
-      end else if (w_i[2:0] < wc_cnt + wa_cnt) begin
-        w_k = w_i[1:0] - wc_cnt[1:0];
-        mww_off_o = {{(32-MA){1'b0}}, wa_off + {{(MA-2-MWL){1'b0}}, w_k, {MWL{1'b0}}}};
-        mww_data_o = wa_pad[8*MW*w_k +: 8*MW]; mww_mask_o = wa_mpad[MW*w_k +: MW];
-      end else begin
-        mww_off_o = {{(32-MA){1'b0}}, wb_off};
-        mww_data_o = {{(8*MW-64){1'b0}}, wb_data}; mww_mask_o = {{(MW-8){1'b0}}, wb_mask};
-      end
-    end
-  end
+  wire        finish;           // it ends this cycle (below)
+  sephirot_mapfsm u_mapfsm (
+    .clk_i, .rst_ni,
+    .req_i, .id_i, .r1_i(r1), .r2_i(r2[31:0]), .r3_i(r3), .r4_i(r4),
+    .busy_i(busy_q), .cnt_i(cnt_q), .finish_i(finish),
+    .rd_en_o(mf_rd_en), .rd_base_o(mf_rd_base), .rd_off_o(mf_rd_off), .rd_left_o(mf_rd_left),
+    .rd_size_i(hm_size_o), .rd_data_i(hm_rdata_i), .rd_bad_i(cs_bad_q),
+    .mid_o, .mcfg_i, .mcount_i, .mw_en_o, .mw_off_o, .mw_rdata_i,
+    .mww_en_o, .mww_off_o, .mww_data_o, .mww_mask_o,
+    .fault_o(m_fault), .ufault_o(ufault), .done_o(mf_done), .lat_o(mf_lat), .ret_o(mf_ret),
+    .redir_o(mf_redir), .redir_valid_o(mf_redir_valid), .redir_port_o(mf_redir_port)
+  );
 
   reg         redir_valid_q, redir_valid_d;
   reg [31:0]  redir_port_q, redir_port_d;
@@ -576,7 +210,7 @@ module sephirot_helpers (
       H_PRINTK: lat = pk_lat;
       H_CSUM: lat = csum_lat;
       H_LOOKUP, H_REDIRMAP, H_UPDATE, H_DELETE:
-        lat = ((mdone_q && vdone) || rm_badflags) ? (rm_badflags ? 33'd3 : m_lat + w_more) : {33{1'b1}};
+        lat = mf_done ? mf_lat : {33{1'b1}};
       H_HEAD: lat = (adj_err_i != 8'd0) ? 33'd1 : 33'd1 + {28'd0, adj_metalen_i[8:4]} +
                     {32'd0, adj_metalen_i[3:0] != 4'd0};
       H_TAIL: adj_kind_o = 2'd1;
@@ -616,7 +250,7 @@ module sephirot_helpers (
     if (req_i && id_i == H_KTIME) ktime_ns = div5({cycles_i[58:0], 5'd0});
   end
 
-  wire finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
+  assign finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
                 !(id_i == H_HEAD && adj_busy_i);
   wire is_adj = (id_i == H_HEAD) || (id_i == H_TAIL) || (id_i == H_META);
   assign adj_commit_o = finish && known && is_adj;
@@ -625,16 +259,14 @@ module sephirot_helpers (
   always @(*) begin
     done_o = finish;
     illegal_o = 1'b0;
-    fault_o = finish && (!known || m_fault || ufault_q);
-    access_o = finish && known && !ufault_q && (id_i == H_CSUM || id_i == H_LOOKUP || is_upd || is_del ||
-               id_i == H_PRINTK) && cs_bad_q;
+    fault_o = finish && (!known || m_fault || ufault);
+    access_o = finish && known && !ufault && (id_i == H_CSUM || id_i == H_LOOKUP || id_i == H_UPDATE ||
+               id_i == H_DELETE || id_i == H_PRINTK) && cs_bad_q;
     ret_o = 64'd0;
     case (id_i)
       H_KTIME:    ret_o = ktime_ns;
       H_CSUM:     ret_o = {48'd0, csum};
-      H_LOOKUP:   ret_o = mhit_q ? {32'd0, `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mres_q}} : 64'd0;
-      H_UPDATE, H_DELETE: ret_o = {{32{ures_q[31]}}, ures_q};
-      H_REDIRMAP: ret_o = rm_badflags ? 64'd`SEPH_XDP_ABORTED : (mhit_q ? 64'd`SEPH_XDP_REDIRECT : {62'd0, rflags[1:0]});
+      H_LOOKUP, H_UPDATE, H_DELETE, H_REDIRMAP: ret_o = mf_ret;
       H_PRANDOM:  ret_o = {32'd0, rnd_next};
       H_REDIRECT: ret_o = (r2 != 64'd0) ? 64'd`SEPH_XDP_ABORTED : 64'd`SEPH_XDP_REDIRECT;
       H_HEAD, H_TAIL, H_META: ret_o = (adj_err_i == 8'd0) ? 64'd0 : -{56'd0, adj_err_i};
@@ -648,8 +280,8 @@ module sephirot_helpers (
     if (finish && known && id_i == H_REDIRECT && r2 == 64'd0) begin
       redir_valid_d = 1'b1; redir_port_d = r1[31:0];
     end
-    if (finish && id_i == H_REDIRMAP && !m_fault && !rm_badflags) begin
-      redir_valid_d = mhit_q; redir_port_d = mval_q;
+    if (finish && mf_redir) begin
+      redir_valid_d = mf_redir_valid; redir_port_d = mf_redir_port;
     end
   end
   assign pk_valid_o = finish && known && id_i == H_PRINTK && !cs_bad_q;
@@ -669,159 +301,15 @@ module sephirot_helpers (
     else if (pk_go)
       for (fw = 0; fw < FMTMAX / 8; fw = fw + 1) if (pk_off_q[5:3] == fw[2:0]) fmt_q[64*fw +: 64] <= pk_word;
   end
-  integer bw;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= 1'b0; cnt_q <= 33'd0; rnd_q <= 32'h2545F491;
       cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
       redir_valid_q <= 1'b0; redir_port_q <= 32'd0;
-      key_q <= {8*KMAX{1'b0}}; kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
-      pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; mres_q <= {MA{1'b0}}; mval_q <= 32'd0;
-      lbest_q <= 9'd0; lfound_q <= 1'b0;
-      vimg_q <= {8*80{1'b0}}; kmask_q <= 80'd0; vmask_q <= 80'd0; vcnt_q <= 8'd0;
-      ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
-      ufree_q <= {MA{1'b0}}; ucount_q <= {MA{1'b0}}; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0;
-      uslot_q <= {MA{1'b0}}; uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= {MA{1'b0}}; ufidx_q <= {MA{1'b0}};
-      vbest_q <= {MA{1'b0}}; vstamp_q <= 32'd0; uvoff_q <= {MA{1'b0}}; pk_off_q <= 32'd0; pk_nul_q <= 1'b0;
-      pk_len_q <= 8'd0; lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= {MA{1'b0}};
-      lex_q <= {MA{1'b0}}; lfree_q <= {MA{1'b0}}; llast_q <= {MA{1'b0}}; lnhigh_q <= {MA{1'b0}};
-      lc_q <= 2'd0; keq_q <= 1'b0; pm_q <= 1'b0; s_state_q <= 8'd0; s_plen_q <= 32'd0; s_val_q <= 32'd0;
+      pk_off_q <= 32'd0; pk_nul_q <= 1'b0; pk_len_q <= 8'd0;
     end else begin
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
-      if (hdr_go) begin
-        ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32]; uhigh_q <= mw_rdata_i[64 +: MA];
-      end
-      // (the buffers are read 8 bytes per cycle from offset 0: every write is a whole aligned word, selected by a
-      // compare per word; a part-select at 64 * count made yosys build a 64-to-512-bit shifter per buffer for the
-      // data and another for its mask)
-      for (bw = 0; bw < 10; bw = bw + 1) begin
-        if (img_lo[bw]) vimg_q[64*bw +: 32] <= img_d[31:0];
-        if (img_hi[bw]) vimg_q[64*bw+32 +: 32] <= img_d[63:32];
-      end
-      if (k_go) begin
-        for (bw = 0; bw < KMAX / 8; bw = bw + 1) if (kcnt_q[5:3] == bw[2:0]) key_q[64*bw +: 64] <= hm_rdata_i;
-        for (bw = 0; bw < 10; bw = bw + 1) begin
-          if (img_lo[bw]) kmask_q[8*bw +: 4] <= img_m[3:0];
-          if (img_hi[bw]) kmask_q[8*bw+4 +: 4] <= img_m[7:4];
-        end
-        kcnt_q <= kcnt_q + {4'd0, hm_size_o};
-        if (hm_fault_i) cs_bad_q <= 1'b1;
-      end
-      if (v_go) begin
-        for (bw = 0; bw < 10; bw = bw + 1) if (img_lo[bw]) vmask_q[8*bw +: 8] <= img_m;
-        vcnt_q <= vcnt_q + {4'd0, hm_size_o};
-        if (hm_fault_i) cs_bad_q <= 1'b1;
-      end
-      if (p_do && is_upd && (ubadfl || m_array)) begin
-        mdone_q <= 1'b1; pn_q <= ONE; ures_q <= 32'd0;
-        if (ubadfl) ures_q <= -32'd22;                                    // -EINVAL
-        else if (a_idx >= m_max) ures_q <= -32'd7;                        // -E2BIG
-        else if (uflags == 64'd1) ures_q <= -32'd17;                      // BPF_NOEXIST: -EEXIST
-        mres_q <= slot_off;
-      end else if (p_do && uev_q) begin               // LRU eviction: slot pidx_q of the scan
-        pidx_q <= pidx_q + 1'b1;
-        if (s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q)) begin
-          vbest_v_q <= 1'b1; vbest_q <= pidx_q; vstamp_q <= mw_rdata_i[63:32];
-        end
-        if ({1'b0, pidx_q} + 1'b1 >= {1'b0, m_slots}) begin
-          mdone_q <= 1'b1;
-          uvoff_q <= ev_off;
-          // the insert goes to the first free slot of the key's probe sequence, the victim's included
-          if (!ufree_v_q || ((ev_victim - ustart_q) & (m_slots - 1'b1)) < ((ufidx_q - ustart_q) & (m_slots - 1'b1)))
-            mres_q <= ev_off;
-        end
-      end else if (p_do && uhdr_q) begin              // hash region header: entry count, LRU clock
-        mdone_q <= 1'b1; ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32];
-        if (is_upd && !ufound_q) begin                                    // hash insert
-          if (m_lru && mw_rdata_i[31:0] >= m_max) begin                   // LRU: evict, then insert
-            mdone_q <= 1'b0; uhdr_q <= 1'b0; uev_q <= 1'b1; mprob_q <= 1'b1; pidx_q <= {MA{1'b0}};
-          end else if (mw_rdata_i[31:0] >= m_max || !ufree_v_q) ures_q <= -32'd7;   // -E2BIG
-          mres_q <= ufree_q;
-        end
-      end else if (p_do && is_del && m_array) begin                       // devmap: clear; arrays: -EINVAL
-        mdone_q <= 1'b1; pn_q <= ONE; mres_q <= slot_off;
-        ures_q <= (m_type != `SEPH_MAP_TYPE_DEVMAP || a_idx >= m_max) ? -32'd22 : 32'd0;
-      end else if (p_do && is_upd && m_lpmu && kplen > dbits) begin       // LPM: prefix too long
-        mdone_q <= 1'b1; pn_q <= ONE; ures_q <= -32'd22;
-      end else if (p_do && m_lpmu && !ldec_q && pidx_q < uhigh_q) begin   // LPM update/delete: scan
-        pidx_q <= pidx_q + 1'b1;
-        if (l_exact) begin lex_v_q <= 1'b1; lex_q <= pidx_q; end
-        else if (s_state == 8'd1) llast_q <= pidx_q + 1'b1;
-        if (s_state != 8'd1 && !lfree_v_q) begin lfree_v_q <= 1'b1; lfree_q <= pidx_q; end
-        if ({1'b0, pidx_q} + 1'b1 >= {1'b0, uhigh_q}) ldec_q <= 1'b1;
-      end else if (p_do && m_lpmu) begin                                  // LPM update/delete: decide
-        mdone_q <= 1'b1; pn_q <= (uhigh_q == {MA{1'b0}}) ? ONE : uhigh_q; mres_q <= l_off;
-        ures_q <= 32'd0;
-        if (is_del) begin
-          if (!lex_v_q) ures_q <= -32'd2;                                 // -ENOENT
-          lnhigh_q <= llast_q;
-        end else begin
-          if (lex_v_q && uflags == 64'd1) ures_q <= -32'd17;              // NOEXIST: -EEXIST
-          else if (!lex_v_q && uflags == 64'd2) ures_q <= -32'd2;         // EXIST: -ENOENT
-          else if (!lex_v_q && ucount_q >= m_max) ures_q <= -32'd28;      // -ENOSPC
-          lnhigh_q <= ({1'b0, l_slot} + 1'b1 > {1'b0, uhigh_q}) ? l_slot + 1'b1 : uhigh_q;
-        end
-      end else if (p_do && is_del && m_hash) begin                        // hash delete: probe
-        pn_q <= pn_next[MA-1:0];
-        if (s_state == 8'd1 && keq) begin
-          mdone_q <= 1'b1; mres_q <= slot_off; ures_q <= 32'd0;
-        end else if (s_state == 8'd0 || pn_next >= {1'b0, m_slots}) begin
-          mdone_q <= 1'b1; ures_q <= -32'd2;                              // -ENOENT
-        end else begin
-          mprob_q <= 1'b1; pidx_q <= (cur + 1'b1) & (m_slots - 1'b1);
-        end
-      end else if (p_do && is_upd && m_hash) begin                        // hash probe
-        pn_q <= pn_next[MA-1:0];
-        if (!mprob_q) ustart_q <= cur;
-        if (s_state == 8'd1 && keq) begin
-          ufound_q <= 1'b1; mres_q <= slot_off;
-          ures_q <= (uflags == 64'd1) ? -32'd17 : 32'd0;                  // NOEXIST: -EEXIST
-          mdone_q <= 1'b1;
-        end else if (s_state == 8'd0 || pn_next >= {1'b0, m_slots}) begin
-          if (s_state == 8'd0 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; ufidx_q <= cur; end
-          if (uflags == 64'd2 && m_type != `SEPH_MAP_TYPE_DEVMAP_HASH) begin
-            mdone_q <= 1'b1; ures_q <= -32'd2;                            // EXIST: -ENOENT
-          end else begin
-            uhdr_q <= 1'b1; ures_q <= 32'd0;
-          end
-        end else begin
-          if (s_state == 8'd2 && !ufree_v_q) begin ufree_v_q <= 1'b1; ufree_q <= slot_off; ufidx_q <= cur; end
-          mprob_q <= 1'b1; pidx_q <= (cur + 1'b1) & (m_slots - 1'b1);
-        end
-      end else if (p_do && m_lpm) begin
-        if (uhigh_q == {MA{1'b0}}) begin                                      // empty table: a miss
-          mdone_q <= 1'b1; mhit_q <= 1'b0; pn_q <= ONE;
-        end else begin
-          pidx_q <= pidx_q + 1'b1;
-          if (l_better) begin
-            lfound_q <= 1'b1; lbest_q <= s_plen[8:0]; mres_q <= slot_off + m_voff[MA-1:0];
-          end
-          if ({1'b0, pidx_q} + 1'b1 >= {1'b0, uhigh_q}) begin
-            mdone_q <= 1'b1; mhit_q <= lfound_q || l_better; pn_q <= uhigh_q;
-          end
-        end
-      end else if (p_do && !is_upd) begin
-        pn_q <= pn_next[MA-1:0];
-        if (m_array) begin
-          mdone_q <= 1'b1;
-          mhit_q <= a_idx < m_max && !(m_type == `SEPH_MAP_TYPE_DEVMAP && s_val == 32'd0);
-          mres_q <= slot_off; mval_q <= s_val;
-        end else if (s_state == 8'd1 && keq) begin
-          mhit_q <= 1'b1; mres_q <= slot_off + m_voff[MA-1:0]; mval_q <= s_val; uslot_q <= slot_off;
-          mdone_q <= 1'b1;
-        end else if (s_state == 8'd0 || pn_next >= {1'b0, m_slots}) begin
-          mdone_q <= 1'b1; mhit_q <= 1'b0;
-        end else begin
-          mprob_q <= 1'b1; pidx_q <= (cur + 1'b1) & (m_slots - 1'b1);
-        end
-      end
-      // the windows of a probe: compares and the first window's header carried to the last
-      if (p_go && !p_last) begin
-        lc_q <= lc_q + 2'd1; keq_q <= keq; pm_q <= pmatch;
-        if (lc_q == 2'd0) begin s_state_q <= mw_rdata_i[7:0]; s_plen_q <= mw_rdata_i[63:32]; s_val_q <= s_val_w; end
-      end else if (p_go) begin
-        lc_q <= 2'd0;
-      end
+      if (mf_rd_en && hm_fault_i) cs_bad_q <= 1'b1;   // the map FSM's key or value read
       if (pk_go) begin
         pk_off_q <= pk_off_q + {28'd0, hm_size_o};
         if (!pk_nul_q && pk_hit) begin pk_nul_q <= 1'b1; pk_len_q <= {pk_off_q[7:3], pk_at}; end
@@ -833,19 +321,10 @@ module sephirot_helpers (
         else sum_t_q <= sum_t_q + cs_words;
         if (hm_fault_i) cs_bad_q <= 1'b1;
       end
-      // (key_q and vimg_q keep their bytes after a call: a call only uses bytes below its key or value size, all
-      // of which it reads itself, in whole aligned words with zeros above the size; clearing them cost about 400
-      // LUTs, as their flip-flops' reset pins serve the asynchronous reset)
       if (finish) begin
-        kmask_q <= 80'd0; vmask_q <= 80'd0;
         busy_q <= 1'b0; cnt_q <= 33'd0;
         cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
-        kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
-        pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; lfound_q <= 1'b0;
-        vcnt_q <= 8'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
-        ures_q <= 32'd0; ufault_q <= 1'b0; uev_q <= 1'b0; vbest_v_q <= 1'b0;
-        lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; llast_q <= {MA{1'b0}};
-        pk_off_q <= 32'd0; pk_nul_q <= 1'b0; lc_q <= 2'd0;
+        pk_off_q <= 32'd0; pk_nul_q <= 1'b0;
         if (known && id_i == H_PRANDOM) rnd_q <= rnd_next;
       end else if (req_i) begin
         busy_q <= 1'b1; cnt_q <= cnt_q + 33'd1;
