@@ -1,4 +1,9 @@
-"""Host tools over a Board: inject, dump, maps by name or id, counters, load, bpftool's operands and shapes."""
+"""Host tools over a Board: inject, dump, maps by name or id, counters, load, what the board runs.
+
+Longer than the others (about 800 lines) because every multi-register operation on the board is here, written
+against one register protocol (the input hold, the row and line staging registers, the map table) so that their
+ordering rules are read in one place; the commands' parsing and output shapes are in hxdp/cli/.
+"""
 
 from __future__ import annotations
 
