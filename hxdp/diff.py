@@ -125,9 +125,10 @@ def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapD
     write_pcap(folder / "packet.pcap", packets)
     write_atomic(folder / "maps.json", json.dumps(dump_to_config(maps_before), indent=1) + "\n")
     sel = (f" --section {section}" if section else "") + (f" --prog {prog}" if prog else "")
-    where = ("" if len(packets) == 1 else
-             f"(the divergence is at packet {report.divergence.packet} of these {len(packets)}: the RTL runs them "
-             f"back to back, from the maps in maps.json)\n" if report.divergence else "")
+    where = ""
+    if len(packets) > 1 and report.divergence:
+        where = (f"(the divergence is at packet {report.divergence.packet} of these {len(packets)}: the RTL runs "
+                 f"them back to back, from the maps in maps.json)\n")
     write_atomic(folder / "README.txt",
         f"{report.divergence.render() if report.divergence else ''}\n\nreproduce with:\n"
         f"  hxdp diff {obj.name}{sel} --pcap packet.pcap --maps maps.json --engine {report.engine}\n{where}"

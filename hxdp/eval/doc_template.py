@@ -15,7 +15,8 @@ and Linux XDP on this machine, and says plainly where we are behind. Every numbe
 from the files in [{eval_dir}/]({eval_link}): the raw data in `NAME.csv` and `NAME.json`, the targets in
 `summary.json`, and every program and column of every experiment in [results.md]({eval}results.md).
 
-The data: `hxdp experiment` with every experiment, finished {run_date} on this machine ({machine}); Sephirot
+The data: `hxdp experiment` with every experiment on this machine ({machine}; the date of the run is in
+`summary.json`); Sephirot
 figures at {clock} MHz, the clock of the paper's NetFPGA-SUME.
 
 ## Running it

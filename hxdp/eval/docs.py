@@ -182,11 +182,9 @@ def _check(results: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _setup_facts(results: dict[str, Any]) -> Facts:
     env = results["summary"].get("environment", {})
-    date = str(env.get("date", ""))  # ISO 8601 UTC, to the minute
     limits = ", ".join([f"{m} {s // 60} min" for m, s in sorted(SYNTH_TIMEOUT_S.items(), key=lambda x: -x[1])]
                        + [f"others {SYNTH_DEFAULT_TIMEOUT_S // 60} min"])
-    return {"run_date": f"{date[:10]} {date[11:16]} UTC" if len(date) >= 16 else "?",
-            "machine": f"{env.get('cpus', '?')} CPUs, {env.get('machine', '?')}, Linux {env.get('kernel', '?')}",
+    return {"machine": f"{env.get('cpus', '?')} CPUs, {env.get('machine', '?')}, Linux {env.get('kernel', '?')}",
             "clock": _num(CLOCK_MHZ, 5), "quick_programs": str(len(QUICK_PROGRAMS)),
             "quick_packets": str(Context(Path(), quick=True).n_packets), "synth_limits": limits,
             "synth_memory": str(SYNTH_MEMORY_BYTES >> 30), "optimisations": ", ".join(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +34,6 @@ def record(summary: dict[str, Any], name: str, **extra: Any) -> Path:
 
 def head_commit() -> str:
     """The checkout's commit (with a + when the work tree has changes), or "" outside a git checkout."""
-    import subprocess
-
     try:
         rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, timeout=30)
@@ -46,8 +46,6 @@ def head_commit() -> str:
 
 def machine_load() -> str:
     """The machine beside the figures: its cores and load average when the campaign ended."""
-    import os
-
     one, five, fifteen = os.getloadavg()
     return f"{os.cpu_count()} cores, load average {one:.1f} / {five:.1f} / {fifteen:.1f} at the end"
 
