@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hxdp.atomic_write import check_writable, write_atomic
 from hxdp.compiler import CompileOptions, compile_program
-from hxdp.errors import CompileError, HxdpError
+from hxdp.errors import HxdpError
 
 # --no-X flags: option name -> help
 NO_FLAGS = {
@@ -80,10 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         check_writable(args.report, "report")
     program = load_program(args.object, args.section, args.prog)
-    try:
-        result = compile_program(program, options_from_args(args))
-    except CompileError as exc:  # the compiler speaks of slots and rows: say which object and program
-        raise CompileError(f"{obj}: {program.name}: {exc}") from None
+    result = compile_program(program, options_from_args(args))
     result.rom.save(rom_path)
     write_atomic(maps_path, result.layout.to_json())
     rep = result.report

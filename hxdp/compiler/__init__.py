@@ -176,8 +176,16 @@ def _compile(build, original: int, layout: MapLayout, opts: CompileOptions, name
 
 
 def compile_program(program: Program, options: CompileOptions | None = None) -> CompileResult:
-    """Compile a loaded XDP program (maps resolved through its MapLayout)."""
-    opts = options or CompileOptions()
+    """Compile a loaded XDP program (maps resolved through its MapLayout). A CompileError names the object and
+    the program (the passes speak of slots and rows only), for every command that compiles."""
+    try:
+        return _compile_program(program, options or CompileOptions())
+    except CompileError as exc:
+        where = ": ".join(x for x in (program.source, program.name) if x)
+        raise CompileError(f"{where}: {exc}") from None
+
+
+def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
     # Tail calls come first: their prog_array map would otherwise be reported as a mere unsupported map type.
     for i, ins in enumerate(program.insns):
         if ins.opcode == 0x85 and ins.src == T.CALL_HELPER and ins.imm == params.UNSUPPORTED_HELPER_IDS["tail_call"]:
