@@ -56,13 +56,12 @@ def sephirot_from_engine(prog: SuiteProgram, pcap: Path, engine: str) -> tuple[f
     rtl: the Verilator model run back to back, steady state = interval between packet completions over the
     second half of the run; vliw-model: mean of the model's per-packet cycles (no packet path)."""
     from hxdp.compiler import compile_program
-    from hxdp.frontend.elf import load_program
     from hxdp.models.maps import MapState
     from hxdp.traffic.pcap import read_pcap
 
     frames = read_pcap(pcap)
     frames = frames * max(1, -(-MIN_B2B // len(frames)))
-    result = compile_program(load_program(prog.obj))
+    result = compile_program(prog.load())
     state = MapState(result.layout)
     state.apply_config(prog.map_config())
     if engine == "vliw-model":

@@ -108,7 +108,7 @@ def dump_to_config(dump: MapDump) -> dict[str, Any]:
 
 
 def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
-                section: str | None, prog: str | None) -> None:
+                section: str | None, prog: str | None, sizes: dict[str, int] | None = None) -> None:
     """A self-contained reproducer: the object, the packets, the map contents before the first of them, and the
     command. The models' reproducer is the divergent packet alone (with the maps just before it); the RTL runs a
     trace back to back, where a packet's result may depend on the packets around it in the pipeline, so its
@@ -123,7 +123,10 @@ def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapD
     if (folder / obj.name).resolve() != obj.resolve():  # --repro may be the object's own folder
         shutil.copyfile(obj, folder / obj.name)
     write_pcap(folder / "packet.pcap", packets)
-    write_atomic(folder / "maps.json", json.dumps(dump_to_config(maps_before), indent=1) + "\n")
+    config = dump_to_config(maps_before)
+    if sizes:
+        config["max_entries"] = dict(sorted(sizes.items()))
+    write_atomic(folder / "maps.json", json.dumps(config, indent=1) + "\n")
     sel = (f" --section {section}" if section else "") + (f" --prog {prog}" if prog else "")
     where = ""
     if len(packets) > 1 and report.divergence:
@@ -139,16 +142,17 @@ class _EngineRunner:
     """Runs packets one at a time on an engine and exposes its map contents."""
 
     def __init__(self, engine: str, obj: Path, section: str | None, prog: str | None, cfg: dict[str, Any],
-                 compile_options: Any = None, cfg_source: str | None = None) -> None:
+                 compile_options: Any = None, cfg_source: str | None = None,
+                 sizes: dict[str, int] | None = None) -> None:
         from hxdp.frontend.elf import load_program
         from hxdp.models.maps import MapLayout, MapState
 
         self.engine = engine
-        program = load_program(obj, section=section, prog=prog)
+        program = load_program(obj, section=section, prog=prog, sizes=sizes)
         if engine == "seq-model":
             from hxdp.models.seq import SeqModel
 
-            self.state = MapState(MapLayout.from_maps(program.maps))
+            self.state = MapState(MapLayout.from_maps(program.maps, unused=[m.name for m in program.unused_maps]))
             self.state.apply_config(cfg, source=cfg_source)
             self.model: Any = SeqModel(program, self.state)
         elif engine in ("vliw-model", "rtl"):
@@ -185,18 +189,21 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
              section: str | None = None, prog: str | None = None, ingress_ifindex: int = 1,
              repro_dir: str | Path | None = None, compile_options: Any = None,
              progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
-             cfg_source: str | None = None) -> DiffReport:
+             cfg_source: str | None = None, sizes: dict[str, int] | None = None) -> DiffReport:
     """Compare every packet's action, bytes and (models: after every packet; RTL: at the end) map contents.
 
-    cfg_source names the map configuration (its file) in error messages."""
+    cfg_source names the map configuration (its file) in error messages; sizes are the maps' max_entries set at
+    load time (both sides), over the configuration's own "max_entries"."""
+    from hxdp.frontend.sizing import config_sizes
     from hxdp.linux.kernel import KernelProgram
 
     obj = Path(obj)
     cfg = cfg or {"maps": {}}
+    sizes = {**config_sizes(cfg, cfg_source or "map config"), **(sizes or {})}
     report = DiffReport(engine)
-    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source)
+    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes)
     batch = runner.run_all(packets, ingress_ifindex)
-    with KernelProgram(obj, section=section, prog=prog) as kernel:
+    with KernelProgram(obj, section=section, prog=prog, sizes=sizes) as kernel:
         kernel.apply_config(cfg, source=cfg_source)
         maps_before = kernel.dump()
         indices: Iterable[int] = range(len(packets))
@@ -220,7 +227,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 if repro_dir is not None:
                     # the RTL's maps_before is the initial state: its reproducer is the whole trace
                     trace = list(packets) if batch is not None else [pkt]
-                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog)
+                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes)
                     report.repro = str(repro_dir)
                 return report
             if kmaps is not None:
@@ -231,6 +238,6 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 report.divergence = Divergence(len(packets) - 1, "map", "see detail", "see detail",
                                                ["(RTL maps compared after the whole trace)"] + lines)
                 if repro_dir is not None:
-                    write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog)
+                    write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes)
                     report.repro = str(repro_dir)
     return report

@@ -25,6 +25,24 @@ class SuiteProgram:
             return json.loads(self.maps.read_text())
         return {"maps": {}}
 
+    def sizes(self) -> dict[str, int]:
+        """max_entries its loader gives the maps the object leaves unsized ("max_entries" of the configuration)."""
+        from hxdp.frontend.sizing import config_sizes
+
+        return config_sizes(self.map_config(), str(self.maps))
+
+    def load(self) -> Any:
+        """The program as hxdp.frontend.elf.load_program gives it, maps sized."""
+        from hxdp.frontend.elf import load_program
+
+        return load_program(self.obj, sizes=self.sizes())
+
+    def kernel(self) -> Any:
+        """The program loaded in the kernel oracle (hxdp.linux.kernel.KernelProgram), maps sized."""
+        from hxdp.linux.kernel import KernelProgram
+
+        return KernelProgram(self.obj, sizes=self.sizes())
+
     def expected_actions(self) -> dict[str, int]:
         if self.expect.exists():
             return json.loads(self.expect.read_text())
@@ -52,12 +70,11 @@ def build_roms(out_dir: Path = ROMS_DIR, progs_dir: Path = PROGS_DIR) -> list[Pa
     """Compile every suite object into out_dir/NAME.rom and out_dir/NAME.maps.json (reproducible bit for bit)."""
     from hxdp.atomic_write import write_atomic
     from hxdp.compiler import compile_program
-    from hxdp.frontend.elf import load_program
 
     written: list[Path] = []
     out_dir.mkdir(parents=True, exist_ok=True)
     for prog in programs(progs_dir):
-        result = compile_program(load_program(prog.obj))
+        result = compile_program(prog.load())
         rom_path = out_dir / f"{prog.name}.rom"
         result.rom.save(rom_path)
         write_atomic(rom_path.with_suffix(".maps.json"), result.layout.to_json())

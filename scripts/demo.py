@@ -15,8 +15,7 @@ from hxdp import params
 from hxdp.compiler import compile_program
 from hxdp.diff import compare, map_diff
 from hxdp.errors import HxdpError
-from hxdp.frontend.elf import load_program
-from hxdp.linux.kernel import KernelProgram, available
+from hxdp.linux.kernel import available
 from hxdp.models.maps import MapState
 from hxdp.rtl.sim import RtlSim
 from hxdp.suite import programs
@@ -43,7 +42,7 @@ def main() -> int:
         if not prog.obj.exists() or not prog.traffic.exists():
             continue
         try:
-            program = load_program(prog.obj)
+            program = prog.load()
             t0 = time.perf_counter()
             result = compile_program(program)
             compile_s = time.perf_counter() - t0
@@ -66,7 +65,7 @@ def main() -> int:
             cpp = (st[-1].out - st[0].out) / (len(st) - 1) if len(st) > 1 else float(st[0].out - st[0].in_cycle)
             same = "n/a"
             if kernel_ok:
-                with KernelProgram(prog.obj) as kp:
+                with prog.kernel() as kp:
                     kp.apply_config(cfg)
                     kres = [kp.run(p) for p in packets]
                     kmaps = kp.dump()

@@ -172,7 +172,6 @@ def test_quick_end_to_end_compiler_experiments(tmp_path: Path) -> None:
         for ext in ("csv", "json", "png", "pdf"):
             assert (out / f"{name}.{ext}").stat().st_size > 0, (name, ext)
     from hxdp.compiler import compile_program
-    from hxdp.frontend.elf import load_program
     from hxdp.suite import programs
 
     table = {r["program"]: r for r in json.loads((out / "table3.json").read_text())["rows"]}
@@ -181,7 +180,7 @@ def test_quick_end_to_end_compiler_experiments(tmp_path: Path) -> None:
     for prog in programs():
         if prog.name not in table:
             continue
-        program = load_program(prog.obj)
+        program = prog.load()
         rows = len(compile_program(program).rom)
         row = table[prog.name]
         assert row["rows"] == rows

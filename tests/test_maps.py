@@ -232,17 +232,17 @@ def _random_value(rng: random.Random, name: str, size: int) -> bytes:
 @requires_kernel
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_maps_against_kernel(seed: int, tmp_path: Path) -> None:
-    from hxdp.frontend.elf import load_program
+    from hxdp.frontend.elf import load_maps
     from hxdp.linux import kernel
 
     obj = compile_bpf(MAPS_ALL, tmp_path)
-    prog = load_program(obj)
-    model = MapState.from_maps(prog.maps)
+    maps = load_maps(obj)  # every map of the object, referenced by its program or not (the host writes them all)
+    model = MapState.from_maps(maps)
     rng = random.Random(seed)
     with kernel.KernelProgram(obj) as kp:
         for step in range(400):
-            mid = rng.randrange(len(prog.maps))
-            md = prog.maps[mid]
+            mid = rng.randrange(len(maps))
+            md = maps[mid]
             if md.name == "m_lru" and model.count(mid) >= md.max_entries - 8:
                 continue  # the kernel's LRU is approximate: stay below capacity
             key = _random_key(rng, md.name, md.key_size)

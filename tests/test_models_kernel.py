@@ -205,16 +205,14 @@ def suite_programs() -> list:
 @pytest.mark.parametrize("sp", suite_programs(), ids=lambda p: p.name)
 def test_suite_program_matches_kernel(sp) -> None:
     """Action, bytes and final map contents agree with the kernel on the program's traffic (first 48 packets)."""
-    from hxdp.frontend.elf import load_program
-    from hxdp.linux import kernel
     from hxdp.traffic.pcap import read_pcap
 
-    prog = load_program(sp.obj)
+    prog = sp.load()
     state = MapState.from_maps(prog.maps)
     cfg = sp.map_config()
     state.apply_config(cfg)
     model = SeqModel(prog, state)
-    with kernel.KernelProgram(sp.obj) as kp:
+    with sp.kernel() as kp:
         kp.apply_config(cfg)
         for i, pkt in enumerate(read_pcap(sp.traffic)[:48]):
             want, got = kp.run(pkt), model.run(pkt)

@@ -14,6 +14,7 @@ from elftools.elf.elffile import ELFFile
 from kernel_fixtures import CLANG, requires_clang, requires_kernel
 
 from hxdp import params
+from hxdp.frontend.sizing import config_sizes
 from hxdp.linux.kernel import KernelProgram
 from hxdp.traffic.pcap import read_pcap
 
@@ -32,8 +33,13 @@ def built() -> Path:
     return PROGS / "build"
 
 
+def sizes_of(name: str) -> dict[str, int]:
+    """max_entries the suite's loader gives the program's unsized maps (its map configuration)."""
+    return config_sizes(json.loads((PROGS / "maps" / f"{name}.json").read_text()))
+
+
 def run_suite(name: str, built: Path) -> tuple[list, dict]:
-    with KernelProgram(built / f"{name}.o") as kp:
+    with KernelProgram(built / f"{name}.o", sizes=sizes_of(name)) as kp:
         kp.apply_config(PROGS / "maps" / f"{name}.json")
         results = [kp.run(p) for p in read_pcap(PROGS / "traffic" / f"{name}.pcap")]
         return results, kp.dump()
@@ -55,6 +61,7 @@ def test_suite_is_complete() -> None:
         "xdp_redirect",
         *(f"map_access_k{n}" for n in (1, 2, 4, 8, 16)),
         *(f"csum_diff_x{n}" for n in (1, 10, 20, 40)),
+        "xdp_sized_counter",
     }
     assert set(NAMES) == expected
     for name in NAMES:
@@ -89,7 +96,7 @@ def test_program_uses_supported_features(name: str, built: Path) -> None:
                 src, imm = raw[1] >> 4, struct.unpack("<i", raw[4:])[0]
                 assert src == 0 and imm in params.HELPERS, f"{name}: call {imm} (src {src})"
                 assert imm not in (5, 7), f"{name}: ktime/prandom in a program"
-    with KernelProgram(built / f"{name}.o") as kp:
+    with KernelProgram(built / f"{name}.o", sizes=sizes_of(name)) as kp:
         for m in kp.maps.values():
             assert m.type in params.MAP_TYPES, f"{name}: map {m.name} type {m.type}"
 
@@ -199,7 +206,7 @@ def test_traffic_reaches_every_instruction(name: str, built: Path) -> None:
     from hxdp.frontend.elf import load_program
     from hxdp.models.maps import MapState
 
-    prog = load_program(built / f"{name}.o")
+    prog = load_program(built / f"{name}.o", sizes=sizes_of(name))
     state = MapState.from_maps(prog.maps)
     state.apply_config(json.loads((PROGS / "maps" / f"{name}.json").read_text()))
     model = seqmodel.SeqModel(prog, state, trace=True)
@@ -220,12 +227,14 @@ def test_our_loader_agrees_with_libbpf(name: str, built: Path) -> None:
 
     frames = read_pcap(PROGS / "traffic" / f"{name}.pcap")
     cfg = json.loads((PROGS / "maps" / f"{name}.json").read_text())
+    used = {m.name for m in load_program(built / f"{name}.o", sizes=sizes_of(name)).maps}  # libbpf makes them all
     outcomes = []
     for make in (
-        lambda: KernelProgram(built / f"{name}.o"),
-        lambda: KernelProgram.from_program(load_program(built / f"{name}.o")),
+        lambda: KernelProgram(built / f"{name}.o", sizes=sizes_of(name)),
+        lambda: KernelProgram.from_program(load_program(built / f"{name}.o", sizes=sizes_of(name))),
     ):
         with make() as kp:
             kp.apply_config(cfg)
-            outcomes.append(([(r.action, r.packet) for r in (kp.run(f) for f in frames)], kp.dump()))
+            results = [(r.action, r.packet) for r in (kp.run(f) for f in frames)]
+            outcomes.append((results, {n: d for n, d in kp.dump().items() if n in used}))
     assert outcomes[0] == outcomes[1]

@@ -8,7 +8,6 @@ import pytest
 from rtl_support import first_divergence, require_rtl
 
 from hxdp.compiler import compile_program
-from hxdp.frontend.elf import load_program
 from hxdp.models.maps import MapState
 from hxdp.models.vliw import VliwModel
 from hxdp.rtl.sim import RtlSim
@@ -31,7 +30,7 @@ def test_program_rtl_equals_vliw_model(prog) -> None:
     if not prog.obj.exists():
         pytest.skip(f"{prog.obj} not built (run `make progs`)")
     require_rtl()
-    res = compile_program(load_program(str(prog.obj)))
+    res = compile_program(prog.load())
     packets = read_pcap(prog.traffic)[:MAX_PACKETS]
     s_rtl, s_vm = MapState(res.layout), MapState(res.layout)
     s_rtl.apply_config(prog.map_config())

@@ -359,6 +359,22 @@ def g_load_balancer() -> tuple[list[bytes], Config]:
     return frames, cfg
 
 
+def g_sized_counter() -> tuple[list[bytes], Config]:
+    # 24 IPv4 sources for a map of 16: the last 8 overflow; every third frame repeats an earlier source
+    frames = []
+    for i in range(24):
+        src = f"198.51.100.{10 + i}"
+        frames.append(udp4(src, "10.0.0.1", 1000 + i, 53, size=64 + 2 * i) if i % 2 else
+                      tcp4(src, "10.0.0.1", 2000 + i, 80))
+        if i % 3 == 2:
+            frames.append(udp4(f"198.51.100.{10 + i // 2}", "10.0.0.1", 3000 + i, 53, size=100))
+    frames += [udp6("2001:db8::1", "2001:db8::2", 1, 2), arp()]
+    return frames, {}
+
+
+# maps a program leaves unsized in its object (max_entries 0): the size its loader gives them
+SIZES: dict[str, dict[str, int]] = {"xdp_sized_counter": {"src_stats": 16}}
+
 PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     "xdp_drop": g_plain,
     "xdp_tx": g_plain,
@@ -374,6 +390,7 @@ PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     "l4_load_balancer": g_load_balancer,
     **{f"map_access_k{n}": map_access(n) for n in (1, 2, 4, 8, 16)},
     **{f"csum_diff_x{n}": g_plain for n in (1, 10, 20, 40)},
+    "xdp_sized_counter": g_sized_counter,
 }
 
 
@@ -384,7 +401,8 @@ def outputs() -> dict[Path, bytes]:
         for i, f in enumerate(frames):
             assert len(f) >= MIN_FRAME, f"{name}: frame {i} is {len(f)} bytes"
         files[HERE / "traffic" / f"{name}.pcap"] = pcap_bytes(frames)
-        files[HERE / "maps" / f"{name}.json"] = (json.dumps({"maps": cfg}, indent=1) + "\n").encode()
+        doc: dict = {"maps": cfg, **({"max_entries": SIZES[name]} if name in SIZES else {})}
+        files[HERE / "maps" / f"{name}.json"] = (json.dumps(doc, indent=1) + "\n").encode()
     return files
 
 

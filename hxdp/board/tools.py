@@ -669,21 +669,22 @@ def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict
 
 def load_object(board: Board, obj: str | Path, section: str | None = None, prog: str | None = None,
                 config: dict | None = None, atomic: bool = True, out_rom: str | Path | None = None,
-                extensions: bool = True) -> LoadReport:
+                extensions: bool = True, sizes: dict[str, int] | None = None) -> LoadReport:
     """hxdp load: compile the XDP object, configure its maps and inject it, like attaching XDP to an interface."""
-    rom, layout = compile_object(obj, section, prog)
+    rom, layout = compile_object(obj, section, prog, sizes)
     rep = configure_and_inject(board, rom, layout, config, atomic, extensions=extensions)
     if out_rom:
         save_rom_and_layout(rom, layout, out_rom)
     return rep
 
 
-def compile_object(obj: str | Path, section: str | None = None, prog: str | None = None) -> tuple[Rom, MapLayout]:
+def compile_object(obj: str | Path, section: str | None = None, prog: str | None = None,
+                   sizes: dict[str, int] | None = None) -> tuple[Rom, MapLayout]:
     """The ROM and map layout of an XDP object, checked against the board's capacity (before a board is opened)."""
     from hxdp.compiler import CompileOptions, compile_program
     from hxdp.frontend.elf import load_program
 
-    result = compile_program(load_program(str(obj), section, prog), CompileOptions())
+    result = compile_program(load_program(str(obj), section, prog, sizes), CompileOptions())
     check_rom(result.rom)
     map_config_entries(result.layout)
     return result.rom, result.layout

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from hxdp import params
 from hxdp.board.transport import DEFAULT_IFACE, DEFAULT_SOCKET, Board, BoardError, SimBoard, open_board
+from hxdp.cli.loading import add_map_option, add_verify_option, sizes_from_args, verify_in_kernel
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapError, MapLayout
@@ -265,11 +266,15 @@ def cmd_load(args: argparse.Namespace) -> int:
     """hxdp load and hxdp prog load: compile, configure the maps, inject; noted on this host for `prog show`."""
     from hxdp.atomic_write import check_writable
     from hxdp.board.tools import compile_object, configure_and_inject, load_config, remember_load, save_rom_and_layout
+    from hxdp.frontend.elf import load_program
 
     cfg = load_config(args.config)
     if args.output:
         check_writable(args.output, "ROM")
-    rom, layout = compile_object(args.object, args.section, args.prog)  # bad input is refused before the board
+    sizes = sizes_from_args(args, cfg, args.config)
+    load_program(args.object, args.section, args.prog, sizes)  # our reading of the object's errors come first
+    verify_in_kernel(args, args.object, args.section, args.prog, sizes)
+    rom, layout = compile_object(args.object, args.section, args.prog, sizes)  # refused before the board
     with board_from_args(args) as b:
         rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original)
         remember_load(b, rep.rom, rep.layout, args.object)
@@ -291,6 +296,8 @@ def add_load_arguments(lo: argparse.ArgumentParser) -> None:
     lo.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
     lo.add_argument("--prog", help="function name of the program")
     lo.add_argument("--config", help="initial map configuration (JSON)")
+    add_map_option(lo)
+    add_verify_option(lo)
     lo.add_argument("-o", "--output", help="also save the ROM (and PROG.maps.json next to it)")
     lo.add_argument("--no-hold", action="store_true", help="do not hold the input while loading")
     lo.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from hxdp.atomic_write import check_writable, write_atomic
+from hxdp.cli.loading import add_map_option, add_verify_option, sizes_from_args, verify_in_kernel
 from hxdp.compiler import CompileOptions, compile_program
 from hxdp.errors import HxdpError
 
@@ -51,6 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("object", help="eBPF ELF object (clang -target bpf)")
     p.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
     p.add_argument("--prog", help="function name of the program")
+    add_map_option(p)
+    add_verify_option(p)
+    p.add_argument("--maps", metavar="INIT.json", help="map configuration whose \"max_entries\" sizes the maps "
+                   "(its entries are loaded by load, run and diff)")
     p.add_argument("-o", "--output", help="ROM path (default: OBJECT with .rom)")
     p.add_argument("--lanes", type=int, default=4, help="VLIW lanes (default 4)")
     p.add_argument("--report", help="write a JSON report (instruction counts per pass, rows, static IPC)")
@@ -68,6 +73,7 @@ def options_from_args(args: argparse.Namespace) -> CompileOptions:
 
 def run(args: argparse.Namespace) -> int:
     from hxdp.frontend.elf import load_program
+    from hxdp.models.mapconfig import load_map_config
 
     if args.lanes < 1 or args.lanes > 16:
         raise HxdpError(f"--lanes {args.lanes}: must be 1..16")
@@ -79,7 +85,10 @@ def run(args: argparse.Namespace) -> int:
     check_writable(maps_path, "map layout")
     if args.report:
         check_writable(args.report, "report")
-    program = load_program(args.object, args.section, args.prog)
+    cfg = load_map_config(args.maps) if args.maps else None
+    sizes = sizes_from_args(args, cfg, args.maps)
+    program = load_program(args.object, args.section, args.prog, sizes)  # our reading of the object comes first
+    verify_in_kernel(args, args.object, args.section, args.prog, sizes)
     result = compile_program(program, options_from_args(args))
     result.rom.save(rom_path)
     write_atomic(maps_path, result.layout.to_json())
@@ -95,5 +104,7 @@ def run(args: argparse.Namespace) -> int:
     if rep.get("rows_by_lanes"):
         print("rows by lanes: " + ", ".join(f"{k}: {v if v is not None else '-'}"
                                             for k, v in rep["rows_by_lanes"].items()))
+    if rep["unused_maps"]:
+        print(f"maps the program never references (not placed): {', '.join(rep['unused_maps'])}")
     print(f"wrote {rom_path} and {maps_path}")
     return 0

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from hxdp.cli.loading import add_map_option, sizes_from_args
 from hxdp.diff import ENGINES, run_diff
 from hxdp.errors import HxdpError
 
@@ -20,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("obj", help="clang-compiled XDP object (.o)")
     p.add_argument("--pcap", required=True, help="input packets")
     p.add_argument("--maps", help="initial map configuration (JSON)")
+    add_map_option(p)
     p.add_argument("--engine", choices=ENGINES, default="vliw-model", help="engine compared with the kernel "
                    "(default vliw-model)")
     p.add_argument("--section", help="ELF section of the program (default: the only one)")
@@ -50,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
                          console=Console(stderr=True))
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
                       ingress_ifindex=args.ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
-                      progress=progress)
+                      progress=progress, sizes=sizes_from_args(args))
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1, default=str)
         print()

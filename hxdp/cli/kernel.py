@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hxdp import params
+from hxdp.cli.loading import add_map_option, sizes_from_args
 from hxdp.errors import HxdpError, PcapError
 
 
@@ -78,6 +79,7 @@ def dump_json(dump: dict[str, dict[bytes, bytes]]) -> dict[str, list[dict[str, s
 def _run(args: argparse.Namespace) -> int:
     from hxdp.atomic_write import check_writable
     from hxdp.linux.kernel import KernelProgram
+    from hxdp.models.mapconfig import load_map_config
 
     if args.out:
         check_writable(args.out, "output pcap")
@@ -85,15 +87,17 @@ def _run(args: argparse.Namespace) -> int:
     if not packets:
         raise PcapError(f"{args.pcap}: no packets")
     results = []
+    cfg = load_map_config(args.maps) if args.maps else None
+    sizes = sizes_from_args(args, cfg, args.maps)
     if args.loader == "hxdp":
         from hxdp.frontend.elf import load_program
 
-        kp = KernelProgram.from_program(load_program(args.obj, section=args.section, prog=args.prog))
+        kp = KernelProgram.from_program(load_program(args.obj, section=args.section, prog=args.prog, sizes=sizes))
     else:
-        kp = KernelProgram(args.obj, section=args.section, prog=args.prog)
+        kp = KernelProgram(args.obj, section=args.section, prog=args.prog, sizes=sizes)
     with kp:
-        if args.maps:
-            kp.apply_config(args.maps)
+        if cfg is not None:
+            kp.apply_config(cfg, source=args.maps)
         for p in _progress(packets, "kernel-run", len(packets) >= 5000):
             results.append(kp.run(p, ingress_ifindex=args.ifindex, rx_queue_index=args.rxq))
         maps = kp.dump() if args.dump_maps else None
@@ -152,6 +156,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--section", help="program section when the object has several programs")
     p.add_argument("--prog", help="program (function) name when the object has several programs")
     p.add_argument("--maps", help='initial map configuration (JSON: {"maps": {name: [{key, value}]}})')
+    add_map_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON document (actions, output bytes, maps)")
     p.add_argument("--out", help="write the transmitted/redirected frames (TX, REDIRECT) to this pcap")
     p.add_argument("--dump-maps", action="store_true", help="print the map contents after the run (hex JSON)")

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from hxdp import params
+from hxdp.cli.loading import add_map_option, check_rom_sizes, sizes_from_args
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
 from hxdp.traffic.pcap import read_pcap, write_pcap
@@ -29,6 +30,7 @@ def layout_for(rom_path: str, layout_path: str | None) -> object | None:
 
 def run_pcap(args: argparse.Namespace) -> dict:
     from hxdp.atomic_write import check_writable
+    from hxdp.models.mapconfig import load_map_config
     from hxdp.models.maps import MapState
     from hxdp.rtl.sim import RtlSim
 
@@ -37,11 +39,16 @@ def run_pcap(args: argparse.Namespace) -> dict:
         if path:
             check_writable(path, what)  # refused before the simulation, not after it
     layout = layout_for(args.rom, args.layout)
+    cfg = load_map_config(args.maps) if args.maps else None
+    sizes = sizes_from_args(args, cfg, args.maps)
     state = None
     if layout is not None:
+        check_rom_sizes(layout, sizes, args.rom)
         state = MapState(layout)
-        if args.maps:
-            state.apply_config(args.maps)  # reads and checks the file; MapError names it
+        if cfg is not None:
+            state.apply_config(cfg, source=args.maps)  # MapError names the file
+    elif sizes:
+        raise HxdpError(f"--map needs the map layout (PROG.maps.json next to {args.rom}, or --layout)")
     elif args.maps:
         raise HxdpError(f"--maps needs the map layout (PROG.maps.json next to {args.rom}, or --layout)")
     packets = read_pcap(args.pcap)
@@ -94,6 +101,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output (per packet, summary, maps)")
     p.add_argument("--maps", help="initial map configuration (JSON)")
     p.add_argument("--layout", help="map layout (default: ROM.maps.json next to the ROM)")
+    add_map_option(p)
     p.add_argument("--vcd", help="write a VCD waveform")
     p.add_argument("--trace", help="write the per-row trace of the four lanes")
     p.set_defaults(func=_cmd)

@@ -162,6 +162,10 @@ def _compile(build, original: int, layout: MapLayout, opts: CompileOptions, name
     report["slots"] = rom.slots()
     report["static_ipc"] = round(original / len(rom.rows), 3) if rom.rows else 0.0
     report["options"] = {n: getattr(opts, n) for n in CompileOptions.names()}
+    report["maps"] = [{"name": r.name, "type": r.kind, "max_entries": r.max_entries, "offset": r.offset,
+                       "bytes": r.size} for r in layout.regions]
+    report["unused_maps"] = list(layout.unused)
+    report["map_bytes"] = layout.used_bytes()
     if opts.lanes_sweep:
         sweep: dict[str, int | None] = {}
         for n in opts.lanes_sweep:
@@ -195,7 +199,7 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
             kind = params.LINUX_MAP_TYPES.get(m.type, "unknown")
             raise CompileError(f"map {m.name} (id {i}): map type {m.type} ({kind}) is not supported by the hardware")
     try:
-        layout = MapLayout.from_maps(program.maps)
+        layout = MapLayout.from_maps(program.maps, unused=[m.name for m in program.unused_maps])
     except HxdpError as exc:
         raise CompileError(str(exc)) from None
 

@@ -78,9 +78,7 @@ def suite_program(name: str) -> Any:
 def load(ctx: Context, name: str) -> Any:
     key = ("program", name)
     if key not in ctx.cache:
-        from hxdp.frontend.elf import load_program
-
-        ctx.cache[key] = load_program(suite_program(name).obj)
+        ctx.cache[key] = suite_program(name).load()
     return ctx.cache[key]
 
 

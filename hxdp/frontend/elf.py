@@ -15,6 +15,7 @@ from hxdp import params
 from hxdp.errors import ElfError
 from hxdp.frontend.btf import KIND_ARRAY, KIND_PTR, KIND_STRUCT, KIND_UNION, Btf
 from hxdp.frontend.program import MapDef, Program
+from hxdp.frontend.sizing import apply_sizes, drop_unused
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
 
@@ -412,14 +413,17 @@ class BpfObject:
         raise self._err(f"{where}: R_BPF_64_64 against '{sym.name}' in unsupported section {sec.name}")
 
 
-def load_program(path: str | os.PathLike[str], section: str | None = None, prog: str | None = None) -> Program:
-    """Load one XDP program from a BPF object, linked with its subprograms, map references resolved."""
+def load_program(path: str | os.PathLike[str], section: str | None = None, prog: str | None = None,
+                 sizes: dict[str, int] | None = None) -> Program:
+    """Load one XDP program from a BPF object, linked with its subprograms, map references resolved, its maps sized
+    as a loader sizes them (`sizes`: {map name: max_entries}) and the maps it never references set aside."""
     obj = BpfObject(path)
     entry = obj.select(section, prog)
     try:
-        return obj.link(entry)
+        program = obj.link(entry)
     except (struct.error, ValueError, IndexError, ArithmeticError) as exc:
         raise ElfError(f"{path}: malformed code in {entry.section.name}: {exc}") from None
+    return drop_unused(apply_sizes(program, sizes or {}))
 
 
 def list_programs(path: str | os.PathLike[str]) -> list[tuple[str, str]]:

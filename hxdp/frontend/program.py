@@ -39,6 +39,7 @@ class Program:
     license: str = ""
     source: str = ""  # path of the object, for messages
     functions: dict[int, str] = field(default_factory=dict)  # slot index -> function name (entry at 0)
+    unused_maps: list[MapDef] = field(default_factory=list)  # maps of the object the program never references
 
     def map_index(self, name: str) -> int:
         for i, m in enumerate(self.maps):

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hxdp import params
-from hxdp.errors import KernelUnavailable
+from hxdp.errors import HxdpError, KernelUnavailable
 from hxdp.frontend.program import Program
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
@@ -81,6 +81,8 @@ _ids = params.LINUX_MAP_TYPE_IDS
 PERCPU_MAP_TYPES = frozenset(_ids[n] for n in ("percpu_hash", "percpu_array", "lru_percpu_hash",
                                                "percpu_cgroup_storage"))
 # what Program mode creates with BPF_MAP_CREATE alone (no BTF, no inner maps)
+# map types libbpf sizes itself when the object says 0 (a PERF_EVENT_ARRAY: one slot per possible CPU)
+AUTOSIZED_MAP_TYPES = frozenset({_ids["perf_event_array"]})
 CREATABLE_MAP_TYPES = frozenset(_ids[n] for n in ("hash", "array", "percpu_hash", "percpu_array", "lru_hash",
                                                   "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash"))
 
@@ -177,14 +179,49 @@ def _check_object_file(path: str) -> None:
                           "-target bpf)")
 
 
+class LibbpfOpenError(KernelError):
+    """libbpf cannot open the object (e.g. legacy `maps` sections, which libbpf 1.x refuses)."""
+
+
+def verify(path: str | os.PathLike[str], section: str | None = None, prog: str | None = None,
+           sizes: dict[str, int] | None = None) -> None:
+    """Load one program into the kernel's verifier, its maps created at `sizes`, then unload it.
+
+    A refusal is a KernelError with the verifier's message and instruction; KernelUnavailable when bpf() is not
+    usable here. Objects libbpf cannot open go through our own loader (KernelProgram.from_program)."""
+    require()
+    try:
+        with KernelProgram(path, section, prog, sizes):
+            return
+    except LibbpfOpenError:
+        from hxdp.frontend.elf import load_program
+
+        with KernelProgram.from_program(load_program(path, section, prog, sizes)):
+            return
+
+
+def _referenced_maps(path: str, section: str, prog: str) -> set[str] | None:
+    """Names of the maps the program references, by our ELF loader; None when it cannot read the object (libbpf
+    then reports a referenced map left unsized)."""
+    from hxdp.frontend.elf import load_program
+
+    try:
+        return {m.name for m in load_program(path, section, prog).maps}
+    except HxdpError:
+        return None
+
+
 class KernelProgram:
     """One XDP program of an object, loaded in the kernel; a context manager that closes every fd it created."""
 
-    def __init__(self, obj_path: str | os.PathLike[str], section: str | None = None, prog: str | None = None):
+    def __init__(self, obj_path: str | os.PathLike[str], section: str | None = None, prog: str | None = None,
+                 sizes: dict[str, int] | None = None):
         self.lib = require()
         self.path = str(obj_path)
         self.obj: int | None = None
         self.maps: dict[str, KernelMap] = {}
+        self.sizes = dict(sizes or {})  # max_entries set at load time, as a libbpf loader does
+        self.unused: set[str] = set()  # maps left uncreated: unsized and never referenced by the program
         self.configs: list[dict] = []
         self._select = (section, prog)
         self._program: Program | None = None
@@ -196,7 +233,7 @@ class KernelProgram:
         if not obj:
             msgs = take_messages()
             detail = f": {msgs[-1].removeprefix('libbpf: ')}" if msgs else f" ({err_text(0)})"
-            raise KernelError(f"{self.path}: libbpf cannot open the object{detail}")
+            raise LibbpfOpenError(f"{self.path}: libbpf cannot open the object{detail}")
         self.obj = obj
         self._open = True
         try:
@@ -216,6 +253,8 @@ class KernelProgram:
         self.path = program.source or f"<{program.name}>"
         self.obj = None
         self.maps = {}
+        self.sizes = {}
+        self.unused = {m.name for m in program.unused_maps}
         self.configs = []
         self._select = (program.section, program.name)
         self._program = program
@@ -293,10 +332,7 @@ class KernelProgram:
         lib.bpf_program__set_type(handle, BPF_PROG_TYPE_XDP)
         self._log = ctypes.create_string_buffer(LOG_SIZE)
         lib.bpf_program__set_log_buf(handle, self._log, LOG_SIZE)
-        m = lib.bpf_object__next_map(self.obj, None)
-        while m:
-            lib.bpf_map__set_pin_path(m, None)  # never pin, whatever the object asks for
-            m = lib.bpf_object__next_map(self.obj, m)
+        self._size_maps()
         take_messages()
         ret = lib.bpf_object__load(self.obj)
         msgs = take_messages()
@@ -311,6 +347,9 @@ class KernelProgram:
         self.prog_fd = lib.bpf_program__fd(handle)
         m = lib.bpf_object__next_map(self.obj, None)
         while m:
+            if lib.bpf_map__fd(m) < 0:  # left uncreated (self.unused)
+                m = lib.bpf_object__next_map(self.obj, m)
+                continue
             km = KernelMap(
                 name=lib.bpf_map__name(m).decode(),
                 fd=lib.bpf_map__fd(m),
@@ -322,6 +361,33 @@ class KernelProgram:
             self.maps[km.name] = km
             m = lib.bpf_object__next_map(self.obj, m)
         self.ncpus = lib.libbpf_num_possible_cpus()
+
+    def _size_maps(self) -> None:
+        """Never pin; max_entries as given; maps left unsized (0, for the loader to set) and never referenced by
+        the program are not created, as a loader that does not use them would not."""
+        lib = self.lib
+        referenced = _referenced_maps(self.path, self.section, self.name)
+        known: list[str] = []
+        m = lib.bpf_object__next_map(self.obj, None)
+        while m:
+            name = lib.bpf_map__name(m).decode()
+            known.append(name)
+            lib.bpf_map__set_pin_path(m, None)  # never pin, whatever the object asks for
+            if name in self.sizes:
+                ret = lib.bpf_map__set_max_entries(m, self.sizes[name])
+                if ret < 0:
+                    raise KernelError(f"{self.path}: cannot size map {name} ({err_text(ret)})")
+            if lib.bpf_map__max_entries(m) == 0 and lib.bpf_map__type(m) not in AUTOSIZED_MAP_TYPES:
+                if referenced is not None and name in referenced:
+                    raise KernelError(f"{self.path}: map {name}: max_entries is 0 in the object, its loader sizes "
+                                      f"it at load time: give --map {name}.max_entries=N")
+                lib.bpf_map__set_autocreate(m, False)
+                self.unused.add(name)
+            m = lib.bpf_object__next_map(self.obj, m)
+        missing = sorted(set(self.sizes) - set(known))
+        if missing:
+            raise KernelError(f"{self.path}: --map {missing[0]}.max_entries: no map named {missing[0]!r} "
+                              f"(maps: {', '.join(known) or 'none'})")
 
     def close(self) -> None:
         if self.obj is not None:
@@ -422,6 +488,8 @@ class KernelProgram:
         except MapError as exc:
             raise KernelError(str(exc)) from None
         for name, pairs in checked.items():
+            if name in self.unused:
+                continue  # not created: the program never references it
             if name not in self.maps:
                 raise KernelError(f"{source}: no map named {name!r} in {self.path} "
                                   f"(maps: {', '.join(self.maps) or 'none'})")

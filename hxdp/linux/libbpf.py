@@ -169,6 +169,8 @@ def libbpf() -> ctypes.CDLL:
         _sig(lib, "bpf_map__value_size", u32, vp)
         _sig(lib, "bpf_map__max_entries", u32, vp)
         _sig(lib, "bpf_map__set_pin_path", i, vp, cp)
+        _sig(lib, "bpf_map__set_max_entries", i, vp, u32)
+        _sig(lib, "bpf_map__set_autocreate", i, vp, ctypes.c_bool)
         _sig(lib, "bpf_map_update_elem", i, i, vp, vp, ctypes.c_uint64)
         _sig(lib, "bpf_map_lookup_elem", i, i, vp, vp)
         _sig(lib, "bpf_map_delete_elem", i, i, vp)

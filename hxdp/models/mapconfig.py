@@ -9,11 +9,13 @@ import json
 import os
 from pathlib import Path
 
+from hxdp.frontend.sizing import MapSizeError, config_sizes
 from hxdp.models.maplayout import MapError
 
 __all__ = ["CONFIG_SHAPE", "MapError", "check_map_config", "load_map_config"]
 
-CONFIG_SHAPE = '{"maps": {"<map name>": [{"key": "<hex>", "value": "<hex>"}, ...]}}'
+CONFIG_SHAPE = ('{"maps": {"<map name>": [{"key": "<hex>", "value": "<hex>"}, ...]}, '
+                '"max_entries": {"<map name>": N}}')
 
 
 def _config_hex(text: object, where: str) -> bytes:
@@ -32,9 +34,13 @@ def check_map_config(cfg: object, source: str = "map config") -> dict[str, list[
     Sizes are checked against the program's maps by MapState.apply_config and KernelProgram.apply_config."""
     if not isinstance(cfg, dict):
         raise MapError(f"{source}: top level must be a JSON object {CONFIG_SHAPE}, not {type(cfg).__name__}")
-    unknown = sorted(set(cfg) - {"maps", "comment"})
+    unknown = sorted(set(cfg) - {"maps", "max_entries", "comment"})
     if unknown:
         raise MapError(f"{source}: unknown top-level key {unknown[0]!r} (expected {CONFIG_SHAPE})")
+    try:
+        config_sizes(cfg, source)  # checked here, applied when the program is loaded (hxdp.frontend.sizing)
+    except MapSizeError as exc:
+        raise MapError(str(exc)) from None
     maps = cfg.get("maps", {})
     if maps is None:
         maps = {}

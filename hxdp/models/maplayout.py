@@ -73,7 +73,11 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
     if kind is None:
         raise MapError(f"map {m.name}: map type {m.type} is not supported by the hardware maps "
                        f"(supported: {', '.join(params.MAP_TYPES.values())})")
-    if m.max_entries <= 0 or m.value_size <= 0:
+    if m.max_entries == 0:
+        raise MapError(f"map {m.name}: max_entries is 0 in the object, its loader sizes it at load time: give "
+                       f"--map {m.name}.max_entries=N (or \"max_entries\": {{\"{m.name}\": N}} in the map "
+                       "configuration)")
+    if m.max_entries < 0 or m.value_size <= 0:
         raise MapError(f"map {m.name}: max_entries {m.max_entries} / value_size {m.value_size} must be positive")
     key_off = value_off = data_off = 0
     if kind in ARRAY_KINDS:
@@ -105,13 +109,16 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
 class MapLayout:
     """Deterministic placement of a program's maps in map memory: map id = index in Program.maps."""
 
-    def __init__(self, regions: list[MapRegion], mem_bytes: int = params.MAP_MEM_BYTES) -> None:
+    def __init__(self, regions: list[MapRegion], mem_bytes: int = params.MAP_MEM_BYTES,
+                 unused: list[str] | None = None) -> None:
         self.regions = regions
         self.mem_bytes = mem_bytes
         self.by_name = {r.name: r for r in regions}
+        self.unused = list(unused or [])  # maps of the object the program never references: not placed
 
     @classmethod
-    def from_maps(cls, maps: list[MapDef], mem_bytes: int = params.MAP_MEM_BYTES) -> MapLayout:
+    def from_maps(cls, maps: list[MapDef], mem_bytes: int = params.MAP_MEM_BYTES,
+                  unused: list[str] | None = None) -> MapLayout:
         regions: list[MapRegion] = []
         offset = 0
         for i, m in enumerate(maps):
@@ -121,7 +128,7 @@ class MapLayout:
                                f"{mem_bytes} bytes")
             regions.append(r)
             offset = (r.offset + r.size + REGION_ALIGN - 1) // REGION_ALIGN * REGION_ALIGN
-        return cls(regions, mem_bytes)
+        return cls(regions, mem_bytes, unused)
 
     def region(self, map_id: int) -> MapRegion:
         if not 0 <= map_id < len(self.regions):
@@ -132,6 +139,8 @@ class MapLayout:
         try:
             return self.by_name[name].id
         except KeyError:
+            if name in self.unused:
+                raise MapError(f"map {name} is not on the NIC: the program never references it") from None
             raise MapError(f"no map named {name!r} (maps: {', '.join(self.by_name) or 'none'})") from None
 
     def handle(self, map_id: int) -> int:
@@ -156,7 +165,7 @@ class MapLayout:
     def to_json(self) -> str:
         doc = {"format": "hxdp-map-layout", "version": LAYOUT_VERSION, "map_base": params.MAP_BASE,
                "handle_base": params.MAP_HANDLE_BASE, "mem_bytes": self.mem_bytes,
-               "maps": [asdict(r) for r in self.regions]}
+               "maps": [asdict(r) for r in self.regions], "unused": self.unused}
         return json.dumps(doc, indent=1) + "\n"
 
     @classmethod
@@ -178,7 +187,10 @@ class MapLayout:
             if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial"}:
                 raise MapError(f"map layout: maps[{i}] is malformed (fields: {', '.join(sorted(names))})")
             regions.append(MapRegion(**r))
-        return cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES))
+        unused = doc.get("unused", [])
+        if not isinstance(unused, list) or not all(isinstance(n, str) for n in unused):
+            raise MapError("map layout: \"unused\" must be a list of map names")
+        return cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES), unused)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> MapLayout:

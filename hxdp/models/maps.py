@@ -401,6 +401,8 @@ class MapState:
             cfg = load_map_config(cfg)
         source = source or "map config"
         for name, pairs in check_map_config(cfg, source).items():
+            if name in self.layout.unused:
+                continue  # not on the NIC: the program never references it
             try:
                 map_id = self.layout.map_id(name)
             except MapError:

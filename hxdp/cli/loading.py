@@ -1,0 +1,56 @@
+"""Options of the commands that load a user's object: map sizes (`--map NAME.max_entries=N`), the kernel verifier."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hxdp.frontend.sizing import MAP_OPTION_SHAPE, MapSizeError, merge_sizes
+
+
+def add_map_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--map", dest="map_options", action="append", default=[], metavar=MAP_OPTION_SHAPE,
+                   help="set a map's max_entries at load time, as a libbpf loader does with "
+                        "bpf_map__set_max_entries (repeatable; over the configuration's \"max_entries\")")
+
+
+def sizes_from_args(args: argparse.Namespace, cfg: dict | None = None, source: str | None = None) -> dict[str, int]:
+    """{map name: max_entries} from the map configuration (if any) and the --map options."""
+    return merge_sizes(cfg, getattr(args, "map_options", None), source or "map config")
+
+
+def check_rom_sizes(layout: object, sizes: dict[str, int], rom: str) -> None:
+    """A ROM's map layout is fixed at compile time: sizes given to a run must be the ones it was compiled with."""
+    for name, n in sizes.items():
+        if name in layout.unused:  # type: ignore[attr-defined]
+            continue
+        region = layout.by_name.get(name)  # type: ignore[attr-defined]
+        if region is None:
+            raise MapSizeError(f"{rom}: --map {name}.max_entries={n}: no map named {name!r} in the ROM's layout")
+        if region.max_entries != n:
+            raise MapSizeError(f"{rom}: map {name} was compiled with max_entries {region.max_entries}, not {n}: "
+                               f"compile again with --map {name}.max_entries={n}")
+
+
+def add_verify_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-kernel-verify", action="store_true",
+                   help="do not load the object into the kernel's verifier first (a warning; only the compiler's "
+                        "own checks then stand between the program and the NIC)")
+
+
+def verify_in_kernel(args: argparse.Namespace, obj: str, section: str | None, prog: str | None,
+                     sizes: dict[str, int]) -> None:
+    """What the Linux verifier refuses never reaches the NIC: the object is loaded into it first, where bpf() works.
+    A refusal raises the verifier's message; no bpf() here, or --no-kernel-verify, is a warning on stderr."""
+    from hxdp.errors import KernelUnavailable
+    from hxdp.linux.kernel import verify
+
+    if args.no_kernel_verify:
+        print("hxdp: warning: --no-kernel-verify: the kernel verifier is skipped, only the compiler's own "
+              "checks apply", file=sys.stderr)
+        return
+    try:
+        verify(obj, section, prog, sizes)
+    except KernelUnavailable as exc:
+        print(f"hxdp: warning: the kernel verifier is not available ({exc}): only the compiler's own checks "
+              "apply", file=sys.stderr)

@@ -1,0 +1,99 @@
+"""Load-time map settings: max_entries set by the loader (libbpf's bpf_map__set_max_entries) and unused maps."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from hxdp.errors import HxdpError
+from hxdp.frontend.program import MapDef, Program
+from hxdp.isa import table as T
+
+__all__ = ["MAP_OPTION_SHAPE", "MapSizeError", "apply_sizes", "config_sizes", "drop_unused", "merge_sizes",
+           "parse_map_options", "referenced_maps"]
+
+MAP_OPTION_SHAPE = "NAME.max_entries=N"
+MAX_ENTRIES_LIMIT = (1 << 31) - 1  # the kernel's u32 field, capped where its allocations would overflow
+_OPTION = re.compile(r"^(?P<name>[^=]+)\.(?P<attr>[a-z_]+)=(?P<value>.*)$")
+_DATA_SECTIONS = (".data", ".rodata", ".bss", ".kconfig")
+
+
+class MapSizeError(HxdpError):
+    """A bad --map option or max_entries setting, or a map left unsized."""
+
+
+def _entries(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise MapSizeError(f"{where}: max_entries must be a positive integer, not {value!r}")
+    try:
+        n = int(value, 0) if isinstance(value, str) else value
+    except ValueError:
+        raise MapSizeError(f"{where}: max_entries must be a positive integer, not {value!r}") from None
+    if not 1 <= n <= MAX_ENTRIES_LIMIT:
+        raise MapSizeError(f"{where}: max_entries {n} out of range 1..{MAX_ENTRIES_LIMIT}")
+    return n
+
+
+def parse_map_options(options: list[str] | None) -> dict[str, int]:
+    """`--map NAME.max_entries=N` options -> {map name: N}; the last setting of a map wins, as on a command line."""
+    sizes: dict[str, int] = {}
+    for text in options or []:
+        m = _OPTION.match(text)
+        if m is None:
+            raise MapSizeError(f"--map {text!r}: expected {MAP_OPTION_SHAPE}")
+        if m["attr"] != "max_entries":
+            raise MapSizeError(f"--map {text!r}: unknown map setting {m['attr']!r} (settable: max_entries)")
+        sizes[m["name"]] = _entries(m["value"], f"--map {text}")
+    return sizes
+
+
+def config_sizes(cfg: dict | None, source: str = "map config") -> dict[str, int]:
+    """The `"max_entries": {NAME: N}` part of a map configuration (see hxdp.models.mapconfig)."""
+    raw = (cfg or {}).get("max_entries") or {}
+    if not isinstance(raw, dict):
+        raise MapSizeError(f"{source}: \"max_entries\" must be an object {{map name: N}}, not {type(raw).__name__}")
+    return {str(name): _entries(n, f"{source}: max_entries.{name}") for name, n in raw.items()}
+
+
+def merge_sizes(cfg: dict | None, options: list[str] | None, source: str = "map config") -> dict[str, int]:
+    """Sizes from a configuration, then the command line's --map options over them (the more specific wins)."""
+    return {**config_sizes(cfg, source), **parse_map_options(options)}
+
+
+def apply_sizes(program: Program, sizes: dict[str, int]) -> Program:
+    """The program with its maps resized; every name must be a map of the object that a loader may resize."""
+    by_name = {m.name: m for m in program.maps}
+    for name, n in sizes.items():
+        m = by_name.get(name)
+        if m is None:
+            raise MapSizeError(f"{program.source or program.name}: --map {name}.max_entries={n}: no map named "
+                               f"{name!r} (maps: {', '.join(by_name) or 'none'})")
+        if m.section.startswith(_DATA_SECTIONS):
+            raise MapSizeError(f"{program.source or program.name}: map {name} holds the global data of "
+                               f"{m.section}: it has one entry, its size is not settable")
+    if not sizes:
+        return program
+    maps = [replace(m, max_entries=sizes[m.name]) if m.name in sizes else m for m in program.maps]
+    return replace(program, maps=maps)
+
+
+def referenced_maps(program: Program) -> set[int]:
+    """Indices of the maps an lddw of the program names (by fd or by value address)."""
+    return {ins.imm for ins in program.insns
+            if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE)}
+
+
+def drop_unused(program: Program) -> Program:
+    """The program without the maps it never references (a loader creates them, the NIC has no use for them), the
+    lddw map indices renumbered; their definitions move to Program.unused_maps."""
+    used = referenced_maps(program)
+    if len(used) == len(program.maps):
+        return program
+    renumber = {old: new for new, old in enumerate(sorted(used))}
+    insns = list(program.insns)
+    for i, ins in enumerate(insns):
+        if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE):
+            insns[i] = ins.with_(imm=renumber[ins.imm])
+    maps: list[MapDef] = [program.maps[i] for i in sorted(used)]
+    unused = [m for i, m in enumerate(program.maps) if i not in used]
+    return replace(program, insns=insns, maps=maps, unused_maps=program.unused_maps + unused)
