@@ -52,7 +52,7 @@ def _config(name: str) -> dict:
 def executed(program, rom, name: str) -> tuple[float, float, float]:
     """Mean eBPF instructions (sequential model), VLIW cycles and rows per packet on the program's traffic."""
     cfg = _config(name)
-    s_state, v_state = MapState.from_maps(program.maps), MapState.from_maps(program.maps)
+    s_state, v_state = MapState.for_program(program), MapState.for_program(program)
     if cfg:
         s_state.apply_config(cfg)
         v_state.apply_config(cfg)

@@ -145,14 +145,14 @@ class _EngineRunner:
                  compile_options: Any = None, cfg_source: str | None = None,
                  sizes: dict[str, int] | None = None) -> None:
         from hxdp.frontend.elf import load_program
-        from hxdp.models.maps import MapLayout, MapState
+        from hxdp.models.maps import MapState
 
         self.engine = engine
         program = load_program(obj, section=section, prog=prog, sizes=sizes)
         if engine == "seq-model":
             from hxdp.models.seq import SeqModel
 
-            self.state = MapState(MapLayout.from_maps(program.maps, unused=[m.name for m in program.unused_maps]))
+            self.state = MapState.for_program(program)
             self.state.apply_config(cfg, source=cfg_source)
             self.model: Any = SeqModel(program, self.state)
         elif engine in ("vliw-model", "rtl"):

@@ -97,6 +97,9 @@ HELPERS = {
     51: "redirect_map",
     54: "xdp_adjust_meta",
     65: "xdp_adjust_tail",
+    93: "spin_lock",
+    94: "spin_unlock",
+    160: "ktime_get_coarse_ns",
 }
 HELPER_IDS = {name: num for num, name in HELPERS.items()}
 

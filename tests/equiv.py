@@ -41,8 +41,8 @@ def check(program: Program, rom: Rom, packets: list[bytes], config: dict | None 
     from hxdp.models.seq import SeqModel
     from hxdp.models.vliw import VliwModel
 
-    s_state = MapState.from_maps(program.maps)
-    v_state = MapState.from_maps(program.maps)
+    s_state = MapState.for_program(program)
+    v_state = MapState.for_program(program)
     if config:
         s_state.apply_config(config)
         v_state.apply_config(config)

@@ -521,7 +521,7 @@ def test_array_lookup_with_constant_key_becomes_an_address(key_insns: list, key:
     from hxdp.models.maps import MapState
     from hxdp.models.vliw import VliwModel
 
-    state = MapState.from_maps(p.maps)
+    state = MapState.for_program(p)
     for _ in range(3):
         assert VliwModel(res.rom, state).run(PKT).action == params.XDP_PASS
     counts = {int.from_bytes(k, "little"): int.from_bytes(v, "little") for k, v in state.dump()["m"].items()}
@@ -537,7 +537,7 @@ def test_array_lookup_out_of_range_key_is_null() -> None:
     from hxdp.models.maps import MapState
     from hxdp.models.vliw import VliwModel
 
-    assert VliwModel(res.rom, MapState.from_maps(p.maps)).run(PKT).action == params.XDP_DROP
+    assert VliwModel(res.rom, MapState.for_program(p)).run(PKT).action == params.XDP_DROP
 
 
 @pytest.mark.parametrize("case", ["hash map", "key from the packet", "key written on one path only",

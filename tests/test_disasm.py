@@ -119,7 +119,7 @@ def test_disasm_rom_with_layout(elf_objects: dict[str, Path], tmp_path: Path,
                                 capsys: pytest.CaptureFixture[str]) -> None:
     """With PROG.maps.json next to the ROM, map handles and global data addresses print by name."""
     prog = load_program(elf_objects["globals"])
-    layout = MapLayout.from_maps(prog.maps)
+    layout = MapLayout.for_program(prog)
     rodata = layout.map_id("globals.rodata")
     rom = Rom([[Insn(0x18, dst=1, imm=layout.value_addr(rodata, 4)), Insn(0), Insn(0x85, imm=1), NOP],
                [Insn(0x18, dst=2, imm=layout.handle(0)), Insn(0), Insn(0x95), NOP]])

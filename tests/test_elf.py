@@ -267,12 +267,12 @@ def test_maps_agree_with_libbpf(elf_objects: dict[str, Path], name: str) -> None
         pytest.skip(f"kernel oracle unavailable: {reason}")
     obj = elf_objects[name]
     prog = next(p for _s, p in list_programs(obj))
-    ours = {m.name: (m.type, m.key_size, m.value_size, m.max_entries) for m in load_program(obj, prog=prog).maps}
+    ours = {m.name: (m.type, m.key_size, m.value_size, m.max_entries) for m in load_maps(obj)}
     with kernel.KernelProgram(obj, prog=prog) as kp:
         theirs = {m.name: (m.type, m.key_size, m.value_size, m.max_entries) for m in kp.maps.values()}
         dump = kp.dump()
     assert ours == theirs
-    for m in load_program(obj, prog=prog).maps:  # global data starts with the object's initial bytes
+    for m in load_maps(obj):  # global data starts with the object's initial bytes
         if m.initial is not None:
             assert dump[m.name] == {bytes(4): m.initial}
 
@@ -324,7 +324,7 @@ def test_callback_address(elf_objects: dict[str, Path]) -> None:
 
 
 def test_map_in_map(elf_objects: dict[str, Path]) -> None:
-    maps = {m.name: m for m in load_program(elf_objects["map_in_map"]).maps}
+    maps = {m.name: m for m in load_maps(elf_objects["map_in_map"])}
     outer = maps["outer"]
     assert (outer.type, outer.key_size, outer.value_size, outer.max_entries) == (12, 4, 4, 2)
     assert outer.inner is not None

@@ -169,7 +169,7 @@ def test_helpers_match_kernel(helpers_obj: Path) -> None:
     from hxdp.linux import kernel
 
     prog = load_program(helpers_obj)
-    state = MapState.from_maps(prog.maps)
+    state = MapState.for_program(prog)
     model = SeqModel(prog, state)
     rng = random.Random(3)
     packets = [bytes(rng.getrandbits(8) for _ in range(n)) for n in (64, 100)] + [bytes(64), b"\xff" * 64]
@@ -208,7 +208,7 @@ def test_suite_program_matches_kernel(sp) -> None:
     from hxdp.traffic.pcap import read_pcap
 
     prog = sp.load()
-    state = MapState.from_maps(prog.maps)
+    state = MapState.for_program(prog)
     cfg = sp.map_config()
     state.apply_config(cfg)
     model = SeqModel(prog, state)

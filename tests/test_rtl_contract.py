@@ -10,7 +10,6 @@ from randprog import random_program
 from rtl_support import require_rtl, row
 
 from hxdp.compiler import CompileOptions, compile_program
-from hxdp.frontend.elf import load_program
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapState
 from hxdp.rtl import sim as rtl
@@ -33,7 +32,7 @@ def test_bundled_programs_keep_the_contract(assert_exe) -> None:
     for prog in SUITE:
         if not prog.obj.exists():
             continue
-        res = compile_program(load_program(str(prog.obj)))
+        res = compile_program(prog.load())
         state = MapState(res.layout)
         state.apply_config(prog.map_config())
         frames = read_pcap(prog.traffic)

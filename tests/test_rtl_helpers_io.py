@@ -155,7 +155,8 @@ def test_trace_printk_records() -> None:
 
 
 def test_ktime_prandom_smp_equal_model() -> None:
-    """ktime_get_ns (cycles of all packets so far * 32 / 5, the RTL's division by 5 is long division),
+    """ktime_get_ns and ktime_get_coarse_ns (cycles of all packets so far * 32 / 5, the RTL's division by 5 is long
+    division), spin_lock and spin_unlock,
     get_prandom_u32 (the xorshift state starts at its reset value: the harness gives the asynchronous reset a falling
     edge) and get_smp_processor_id, written into each packet: values and cycles equal the model's over runs of
     different lengths."""
@@ -174,9 +175,21 @@ def test_ktime_prandom_smp_equal_model() -> None:
         row("*(u32 *)(r7 + 16) = w0"),
         row(f"call {h['ktime_get_ns']}"),
         row("*(u64 *)(r7 + 24) = r0"),
+        row(f"call {h['ktime_get_coarse_ns']}"),
+        row("*(u64 *)(r7 + 32) = r0"),
+        row("r1 = r10"),
+        row("r1 += -8"),
+        row(f"call {h['spin_lock']}"),
+        row("*(u64 *)(r7 + 40) = r0", "r1 = r10"),
+        row("r1 += -8"),
+        row(f"call {h['spin_unlock']}"),
+        row("*(u64 *)(r7 + 48) = r0"),
         row("exit 2"),
     ])
-    _compare(rom, _packets(7, 40))
+    got = _compare(rom, _packets(7, 40))
+    for r in got:  # the coarse clock is the same clock, read two rows later; a lock costs nothing, returns 0
+        fine, coarse = (int.from_bytes(r.packet[o : o + 8], "little") for o in (24, 32))
+        assert coarse > fine and r.packet[40:56] == bytes(16)
 
 
 # Bytes exposed by the adjust helpers read as zero and bytes the packet wrote stay (the packet buffer zeroes them

@@ -8,7 +8,6 @@ import pytest
 from rtl_support import first_divergence, require_rtl
 
 from hxdp.compiler import compile_program
-from hxdp.frontend.elf import load_program
 from hxdp.models.maps import MapState
 from hxdp.rtl import sim as rtl
 from hxdp.rtl.sim import RtlSim
@@ -37,7 +36,7 @@ def test_the_structural_build_is_another_binary(structural_exe) -> None:
 def test_structural_rtl_equals_the_fast_build(prog, structural_exe) -> None:
     if not prog.obj.exists():
         pytest.skip(f"{prog.obj} not built (run `make progs`)")
-    res = compile_program(load_program(str(prog.obj)))
+    res = compile_program(prog.load())
     frames = read_pcap(prog.traffic)
     packets = [frames[i % len(frames)] for i in range(PACKETS)]
     states = [MapState(res.layout), MapState(res.layout)]

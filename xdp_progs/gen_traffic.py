@@ -372,6 +372,16 @@ def g_sized_counter() -> tuple[list[bytes], Config]:
     return frames, {}
 
 
+def g_flow_meter() -> tuple[list[bytes], Config]:
+    # ports 53 and 123 stay under the 2000-byte budget, 5000 and 6000 pass it half way
+    frames = []
+    for i in range(12):
+        for port, size in ((53, 80), (123, 100), (5000, 200 + 20 * i), (6000, 600))[: 2 + i % 3]:
+            frames.append(udp4(f"192.0.2.{20 + i}", "10.0.0.9", 4000 + i, port, size=size))
+    frames += [tcp4("192.0.2.1", "10.0.0.9", 1, 53), udp6("2001:db8::1", "2001:db8::2", 1, 53)]
+    return frames, {}
+
+
 # maps a program leaves unsized in its object (max_entries 0): the size its loader gives them
 SIZES: dict[str, dict[str, int]] = {"xdp_sized_counter": {"src_stats": 16}}
 
@@ -391,6 +401,7 @@ PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     **{f"map_access_k{n}": map_access(n) for n in (1, 2, 4, 8, 16)},
     **{f"csum_diff_x{n}": g_plain for n in (1, 10, 20, 40)},
     "xdp_sized_counter": g_sized_counter,
+    "xdp_flow_meter": g_flow_meter,
 }
 
 

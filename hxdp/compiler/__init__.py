@@ -199,7 +199,7 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
             kind = params.LINUX_MAP_TYPES.get(m.type, "unknown")
             raise CompileError(f"map {m.name} (id {i}): map type {m.type} ({kind}) is not supported by the hardware")
     try:
-        layout = MapLayout.from_maps(program.maps, unused=[m.name for m in program.unused_maps])
+        layout = MapLayout.for_program(program)
     except HxdpError as exc:
         raise CompileError(str(exc)) from None
 

@@ -16,6 +16,9 @@ HELPER_ARGS: dict[int, int] = {_H[name]: n for name, n in (
     ("map_update_elem", 4),  # (map, key, value, flags)
     ("map_delete_elem", 2),  # (map, key)
     ("ktime_get_ns", 0),
+    ("ktime_get_coarse_ns", 0),
+    ("spin_lock", 1),  # (lock)
+    ("spin_unlock", 1),  # (lock)
     ("trace_printk", 5),  # (fmt, size, ...)
     ("get_prandom_u32", 0),
     ("get_smp_processor_id", 0),

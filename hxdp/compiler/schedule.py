@@ -337,7 +337,8 @@ def call_footprint(op: Op, st: State | None, spans: dict[int, tuple[int, int, in
 
 
 # helpers that write no memory a load could read (their result is r0 only; a lookup returns a pointer)
-NO_MEMORY_WRITES = frozenset({"map_lookup_elem", "ktime_get_ns", "get_prandom_u32", "get_smp_processor_id",
+NO_MEMORY_WRITES = frozenset({"map_lookup_elem", "ktime_get_ns", "ktime_get_coarse_ns", "get_prandom_u32",
+                              "get_smp_processor_id",
                               "redirect", "redirect_map", "csum_diff", "trace_printk"})
 
 

@@ -180,7 +180,7 @@ def m_ipc(ctx: Context, key: str) -> Record:
     program = load(ctx, name)
     cr = compile_variant(ctx, name)
     frames = program_frames(ctx, name)[: ctx.n_packets]
-    seq = SeqModel(program, map_state(ctx, name, MapLayout.from_maps(program.maps)))
+    seq = SeqModel(program, map_state(ctx, name, MapLayout.for_program(program)))
     vliw = VliwModel(cr.rom, map_state(ctx, name, cr.layout), trace=True)
     executed = rows = cycles = mismatches = 0
     for f in frames:

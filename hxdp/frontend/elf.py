@@ -266,6 +266,7 @@ class BpfObject:
             raise self._err(f"map '{name}': BTF definition is not a struct")
         vals: dict[str, int] = {}
         key_type = value_type = None
+        lock_offset: int | None = None
         inner: MapDef | None = None
         for mname, mtype, _off in st.members:
             t = btf.skip_mods(mtype)
@@ -282,6 +283,7 @@ class BpfObject:
                     key_type = size
                 else:
                     value_type = size
+                    lock_offset = self._spin_lock_offset(t.size_or_type)
             elif mname == "values":
                 arr = t
                 if arr.kind != KIND_ARRAY:
@@ -303,7 +305,18 @@ class BpfObject:
         if "type" not in vals:
             raise self._err(f"map '{name}': no map type")
         return MapDef(name, vals["type"], vals["key_size"], vals["value_size"], vals.get("max_entries", 0),
-                      vals.get("map_flags", 0), section=".maps", inner=inner)
+                      vals.get("map_flags", 0), section=".maps", inner=inner, lock_offset=lock_offset)
+
+    def _spin_lock_offset(self, type_id: int) -> int | None:
+        """Byte offset of a top-level `struct bpf_spin_lock` member of a map value (the kernel allows no deeper)."""
+        st = self.btf.skip_mods(type_id)
+        if st.kind not in (KIND_STRUCT, KIND_UNION):
+            return None
+        for _name, mtype, bit_off in st.members:
+            m = self.btf.skip_mods(mtype)
+            if m.kind == KIND_STRUCT and m.name == "bpf_spin_lock":
+                return bit_off // 8
+        return None
 
     # --- programs ------------------------------------------------------------------------------------------
     def all_programs(self) -> list[_Func]:

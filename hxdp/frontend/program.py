@@ -20,6 +20,7 @@ class MapDef:
     initial: bytes | None = None  # initial value of a global-data map (entry 0)
     section: str = ".maps"  # ".maps", "maps", ".data", ".rodata", ".bss"
     inner: MapDef | None = None
+    lock_offset: int | None = None  # byte offset of a struct bpf_spin_lock in the value (BTF), if it holds one
 
 
 @dataclass

@@ -67,12 +67,12 @@ def kernel_outcome(obj: Path, prog: str, packets: list[bytes], cfg: dict[str, An
 
 
 def engine_outcome(engine: str, program: Any, packets: list[bytes], cfg: dict[str, Any]) -> Outcome:
-    from hxdp.models.maps import MapLayout, MapState
+    from hxdp.models.maps import MapState
 
     if engine == "seq-model":
         from hxdp.models.seq import SeqModel
 
-        state = MapState(MapLayout.from_maps(program.maps))
+        state = MapState.for_program(program)
         state.apply_config(cfg)
         model: Any = SeqModel(program, state)
     else:

@@ -275,6 +275,9 @@ class KernelProgram:
         for m in program.maps:
             if m.inner is not None or m.type not in CREATABLE_MAP_TYPES:
                 raise KernelError(f"{self.path}: map {m.name} of type {m.type} cannot be created without libbpf")
+            if m.lock_offset is not None:
+                raise KernelError(f"{self.path}: map {m.name}: its value holds a struct bpf_spin_lock, which the "
+                                  "kernel accepts only with the object's BTF: load it through libbpf")
             flags = m.flags
             if m.section.startswith(".rodata"):
                 flags |= BPF_F_RDONLY_PROG

@@ -73,7 +73,8 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
         return 1 + (size + PRINTK_BYTES_PER_CYCLE - 1) // PRINTK_BYTES_PER_CYCLE
     if name in ("redirect", "xdp_adjust_tail", "xdp_adjust_meta"):
         return 1
-    if name in ("ktime_get_ns", "get_prandom_u32", "get_smp_processor_id"):
+    if name in ("ktime_get_ns", "ktime_get_coarse_ns", "get_prandom_u32", "get_smp_processor_id", "spin_lock",
+                "spin_unlock"):
         return 0
     raise HelperFault(f"helper {helper_id} is not implemented in hardware")
 
@@ -227,7 +228,10 @@ class HelperEnv:
                 mem.pkt[mem.data_end - base : end - base] = bytes(offset)
             mem.data_end = end
             return 0, helper_latency(helper_id)
-        if name == "ktime_get_ns":
+        if name in ("spin_lock", "spin_unlock"):
+            # one packet runs at a time: the lock is never held by anyone else (docs/helpers.md)
+            return 0, helper_latency(helper_id)
+        if name in ("ktime_get_ns", "ktime_get_coarse_ns"):  # one clock, finer than the kernel's coarse one
             return (self.cycles * KTIME_NS_PER_CYCLE_X5 // 5) & M64, helper_latency(helper_id)
         if name == "get_prandom_u32":
             self.prandom = xorshift32(self.prandom)

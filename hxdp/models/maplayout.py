@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hxdp import params
 from hxdp.errors import HxdpError
-from hxdp.frontend.program import MapDef
+from hxdp.frontend.program import MapDef, Program
 
 LAYOUT_VERSION = 1
 REGION_ALIGN = 64  # every map region starts on a 64-byte boundary (four 128-bit map lines)
@@ -129,6 +129,11 @@ class MapLayout:
             regions.append(r)
             offset = (r.offset + r.size + REGION_ALIGN - 1) // REGION_ALIGN * REGION_ALIGN
         return cls(regions, mem_bytes, unused)
+
+    @classmethod
+    def for_program(cls, program: Program, mem_bytes: int = params.MAP_MEM_BYTES) -> MapLayout:
+        """The layout of a loaded program's maps, the maps it never references named as unused."""
+        return cls.from_maps(program.maps, mem_bytes, [m.name for m in program.unused_maps])
 
     def region(self, map_id: int) -> MapRegion:
         if not 0 <= map_id < len(self.regions):

@@ -12,7 +12,7 @@ import os
 import struct
 
 from hxdp import params
-from hxdp.frontend.program import MapDef
+from hxdp.frontend.program import MapDef, Program
 from hxdp.models.mapconfig import CONFIG_SHAPE, check_map_config, load_map_config
 from hxdp.models.maplayout import (
     ARRAY_KINDS,
@@ -113,6 +113,11 @@ class MapState:
     @classmethod
     def from_maps(cls, maps: list[MapDef]) -> MapState:
         return cls(MapLayout.from_maps(maps))
+
+    @classmethod
+    def for_program(cls, program: Program) -> MapState:
+        """Map state of a loaded program (MapLayout.for_program)."""
+        return cls(MapLayout.for_program(program))
 
     # --- small accessors ---------------------------------------------------------------------------------------
     def _u32(self, off: int) -> int:

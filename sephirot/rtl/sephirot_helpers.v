@@ -60,6 +60,9 @@ module sephirot_helpers (
   output wire [64*3-1:0] pk_args_o        // r3, r4, r5 (r3 in the low bits)
 );
   localparam [31:0] H_KTIME = `SEPH_HELPER_KTIME_GET_NS;
+  localparam [31:0] H_KCOARSE = `SEPH_HELPER_KTIME_GET_COARSE_NS;
+  localparam [31:0] H_LOCK = `SEPH_HELPER_SPIN_LOCK;
+  localparam [31:0] H_UNLOCK = `SEPH_HELPER_SPIN_UNLOCK;
   localparam [31:0] H_PRINTK = `SEPH_HELPER_TRACE_PRINTK;
   localparam [31:0] H_PRANDOM = `SEPH_HELPER_GET_PRANDOM_U32;
   localparam [31:0] H_SMP = `SEPH_HELPER_GET_SMP_PROCESSOR_ID;
@@ -205,7 +208,9 @@ module sephirot_helpers (
     lat = 33'd1;
     adj_kind_o = 2'd0;
     case (id_i)
-      H_KTIME, H_PRANDOM, H_SMP: lat = 33'd0;
+      H_KTIME, H_KCOARSE, H_PRANDOM, H_SMP: lat = 33'd0;
+      // one packet runs at a time: a spin lock is never held by another (docs/helpers.md)
+      H_LOCK, H_UNLOCK: lat = 33'd0;
       H_REDIRECT: lat = 33'd1;
       H_PRINTK: lat = pk_lat;
       H_CSUM: lat = csum_lat;
@@ -247,7 +252,7 @@ module sephirot_helpers (
   reg  [63:0] ktime_ns;
   always @(*) begin   // (an if, not ?:, which the simulator evaluates on both sides)
     ktime_ns = 64'd0;
-    if (req_i && id_i == H_KTIME) ktime_ns = div5({cycles_i[58:0], 5'd0});
+    if (req_i && (id_i == H_KTIME || id_i == H_KCOARSE)) ktime_ns = div5({cycles_i[58:0], 5'd0});
   end
 
   assign finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
@@ -264,7 +269,7 @@ module sephirot_helpers (
                id_i == H_DELETE || id_i == H_PRINTK) && cs_bad_q;
     ret_o = 64'd0;
     case (id_i)
-      H_KTIME:    ret_o = ktime_ns;
+      H_KTIME, H_KCOARSE: ret_o = ktime_ns;
       H_CSUM:     ret_o = {48'd0, csum};
       H_LOOKUP, H_UPDATE, H_DELETE, H_REDIRMAP: ret_o = mf_ret;
       H_PRANDOM:  ret_o = {32'd0, rnd_next};

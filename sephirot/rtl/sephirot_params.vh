@@ -74,6 +74,9 @@
 `define SEPH_HELPER_REDIRECT_MAP         51
 `define SEPH_HELPER_XDP_ADJUST_META      54
 `define SEPH_HELPER_XDP_ADJUST_TAIL      65
+`define SEPH_HELPER_SPIN_LOCK            93
+`define SEPH_HELPER_SPIN_UNLOCK          94
+`define SEPH_HELPER_KTIME_GET_COARSE_NS  160
 `define SEPH_MAP_TYPE_HASH               1
 `define SEPH_MAP_TYPE_ARRAY              2
 `define SEPH_MAP_TYPE_PERCPU_HASH        5
