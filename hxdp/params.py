@@ -117,10 +117,16 @@ LINUX_MAP_TYPES = {
 LINUX_MAP_TYPE_IDS = {name: num for num, name in LINUX_MAP_TYPES.items()}
 # the subset the hardware maps module implements
 MAP_TYPES = {LINUX_MAP_TYPE_IDS[name]: name for name in (
-    "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash")}
+    "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
+    "xskmap")}
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
 MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1)
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
+# where redirect_map sends a frame (RunResult.host, the RTL's redirect kind): a port (devmap), the host queue of a
+# CPU (cpumap) or the host queue an AF_XDP socket is bound to (xskmap); docs/helpers.md
+REDIRECT_PORT, REDIRECT_CPU, REDIRECT_XSK = 0, 1, 2
+HOST_QUEUE_KINDS = {REDIRECT_CPU: "cpu", REDIRECT_XSK: "xsk"}
+CPUMAP_QSIZE_MAX = 16384  # the kernel's sanity limit on a cpumap entry's qsize (larger: -EOVERFLOW)
 MAP_WINDOW_BYTES = 32  # the map FSM reads a slot through a window this wide, one window per cycle (8-byte aligned)
 
 # --- cycle model (docs/execution_contract.md, section "Cycles") --------------------------------------------------

@@ -135,12 +135,14 @@ class HelperEnv:
     mem: DataMemory
     state: MapState
     redirect: int | None = None
+    host: tuple[str, int] | None = None  # a redirect into a host queue (RunResult.host)
     printk: list[tuple[bytes, tuple[int, ...]]] = field(default_factory=list)
     prandom: int = PRANDOM_SEED
     cycles: int = 0  # board cycles so far (ktime_get_ns = cycles * 6.4 ns)
 
     def new_packet(self) -> None:
         self.redirect = None
+        self.host = None
         self.printk = []
 
     def _map(self, handle: int, helper: str) -> int:
@@ -148,6 +150,36 @@ class HelperEnv:
         if map_id is None:
             raise HelperFault(f"{helper}: r1 = 0x{handle:x} is not a map handle")
         return map_id
+
+    def _redirect_map(self, r1: int, r2: int, r3: int) -> tuple[int, int]:
+        """bpf_redirect_map (kernel __bpf_xdp_redirect_map): a devmap entry names a port, a cpumap entry the host
+        queue of its CPU, an xskmap entry the host queue its AF_XDP socket is bound to. Broadcast and
+        exclude-ingress are devmap flags only; an empty entry returns the flags' action bits."""
+        helper_id = params.HELPER_IDS["redirect_map"]
+        map_id = self._map(r1, "redirect_map")
+        state = self.state
+        r = state.layout.region(map_id)
+        if r.kind not in ("devmap", "devmap_hash", "cpumap", "xskmap"):
+            raise HelperFault(f"redirect_map: map {r.name} is a {r.kind}, not a devmap, cpumap or xskmap")
+        allowed = XDP_ACTION_MASK | (BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS if r.kind.startswith("devmap") else 0)
+        if r3 & ~allowed:
+            return params.XDP_ABORTED, helper_latency(helper_id)
+        if r3 & BPF_F_BROADCAST:
+            raise HelperFault(f"redirect_map: map {r.name}: BPF_F_BROADCAST is not supported")
+        index = r2 & M32
+        off = state.lookup_offset(map_id, index.to_bytes(4, "little"), from_program=False)
+        lat = helper_latency(helper_id, state.last_probes)
+        self.redirect = self.host = None
+        if off is None:
+            return r3 & XDP_ACTION_MASK, lat
+        word = int.from_bytes(state.mem[off : off + 4], "little")
+        if r.kind == "cpumap":
+            self.host = ("cpu", index)
+        elif r.kind == "xskmap":
+            self.host = ("xsk", word)
+        else:
+            self.redirect = word
+        return params.XDP_REDIRECT, lat
 
     def call(self, helper_id: int, r1: int, r2: int, r3: int, r4: int, r5: int) -> tuple[int, int]:
         """Run a helper; returns (r0, latency in extra cycles). Raises HelperFault or AccessFault."""
@@ -171,24 +203,11 @@ class HelperEnv:
         if name == "redirect":
             if r2:
                 return params.XDP_ABORTED, helper_latency(helper_id)
+            self.host = None
             self.redirect = r1 & M32
             return params.XDP_REDIRECT, helper_latency(helper_id)
         if name == "redirect_map":
-            map_id = self._map(r1, name)
-            r = state.layout.region(map_id)
-            if r.kind not in ("devmap", "devmap_hash"):
-                raise HelperFault(f"redirect_map: map {r.name} is a {r.kind}, not a devmap")
-            if r3 & ~(XDP_ACTION_MASK | BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS):
-                return params.XDP_ABORTED, helper_latency(helper_id)
-            if r3 & BPF_F_BROADCAST:
-                raise HelperFault(f"redirect_map: map {r.name}: BPF_F_BROADCAST is not supported")
-            off = state.lookup_offset(map_id, (r2 & M32).to_bytes(4, "little"), from_program=False)
-            lat = helper_latency(helper_id, state.last_probes)
-            if off is None:
-                self.redirect = None
-                return r3 & XDP_ACTION_MASK, lat
-            self.redirect = int.from_bytes(state.mem[off : off + 4], "little")
-            return params.XDP_REDIRECT, lat
+            return self._redirect_map(r1, r2, r3)
         if name == "csum_diff":
             fsz, tsz = r2 & M32, r4 & M32
             lat = helper_latency(helper_id, size=fsz + tsz)

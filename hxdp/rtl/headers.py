@@ -132,6 +132,9 @@ def gen_params() -> str:
         dec(f"HELPER_{name}", num)
     for num, name in sorted(P.MAP_TYPES.items()):
         dec(f"MAP_TYPE_{name}", num)
+    for name in ("PORT", "CPU", "XSK"):
+        dec(f"REDIRECT_{name}", getattr(P, f"REDIRECT_{name}"))
+    dec("CPUMAP_QSIZE_MAX", P.CPUMAP_QSIZE_MAX)
     for region in ("map", "pkt"):  # one bit per helper id (ids below 128)
         ids = [num for num, name in P.HELPERS.items() if P.HELPER_WRITE_REGIONS.get(name) == region]
         assert all(num < 128 for num in ids)

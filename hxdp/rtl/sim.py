@@ -262,6 +262,16 @@ def map_config_lines(layout: object) -> list[str]:
     return lines
 
 
+def parse_redirect(text: str) -> tuple[int | None, tuple[str, int] | None]:
+    """The harness's `redirect` field: `-`, `port:N` (an ifindex) or `cpu:N` / `xsk:N` (a host queue)."""
+    if text == "-":
+        return None, None
+    kind, _, num = text.partition(":")
+    if kind == "port":
+        return int(num), None
+    return None, (kind, int(num))
+
+
 def parse_trace_line(line: str) -> tuple[int, object]:
     """One harness trace line -> (packet index, vliwmodel.TraceRecord)."""
     from hxdp.models.vliw import TraceRecord
@@ -364,12 +374,13 @@ class RtlSim:
                 kv = dict(zip(f[0::2], f[1::2], strict=True))
                 action = int(kv["action"])
                 fault = int(kv["fault"])
-                redirect = None if kv["redirect"] == "-" else int(kv["redirect"])
+                redirect, host = parse_redirect(kv["redirect"])
                 data = b"" if kv["data"] == "-" else bytes.fromhex(kv["data"])
                 meta = b"" if kv["meta"] == "-" else bytes.fromhex(kv["meta"])
                 results.append(RunResult(
                     action=action, packet=data,
                     redirect=redirect if action == params.XDP_REDIRECT else None,
+                    host=host if action == params.XDP_REDIRECT else None,
                     fault=params.FAULT_NAMES.get(fault, f"fault {fault}") if fault else None,
                     cycles=int(kv["cycles"]), meta=meta,
                 ))

@@ -54,6 +54,7 @@ module sephirot_board #(
   output wire [2:0]           res_fault_o,
   output wire [31:0]          res_cycles_o,
   output wire                 res_redir_valid_o,
+  output wire [1:0]           res_redir_kind_o,
   output wire [31:0]          res_redir_port_o
 );
   wire                imem_we;
@@ -176,7 +177,7 @@ module sephirot_board #(
     .in_rxq_i(32'd0),
     .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o,
     .pkt_start_o(pkt_start), .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o(res_r0), .res_cycles_o,
-    .res_redir_valid_o, .res_redir_port_o,
+    .res_redir_valid_o, .res_redir_kind_o, .res_redir_port_o,
     .prk_valid_o(prk_valid), .prk_len_o(prk_len), .prk_fmt_o(prk_fmt), .prk_args_o(prk_args),
     .trc_valid_o(trc_valid), .trc_pc_o(trc_pc), .trc_wr_en_o(trc_wr_en), .trc_wr_idx_o(trc_wr_idx),
     .trc_wr_val_o(trc_wr_val), .trc_st_en_o(trc_st_en), .trc_st_addr_o(trc_st_addr), .trc_st_size_o(trc_st_size),

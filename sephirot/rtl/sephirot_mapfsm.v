@@ -5,7 +5,7 @@
 // map_lookup_elem (array, percpu_array, devmap, hash, percpu_hash, lru_hash with the LRU refresh, devmap_hash,
 // lpm_trie), map_update_elem (arrays, hash maps; a full lru_hash evicts the oldest stamp after a scan of all slots
 // for the victim, as docs/maps.md), map_delete_elem (hash maps, devmap; arrays -EINVAL) and redirect_map (devmap,
-// devmap_hash), probing as MapState (docs/maps.md). The key and an update's value are read 8 bytes a cycle through
+// devmap_hash; cpumap and xskmap: a host queue, the maps the host alone writes), probing as MapState (docs/maps.md). The key and an update's value are read 8 bytes a cycle through
 // the helper unit's memory read port (shared with csum_diff and trace_printk), the map one MAP_WINDOW_BYTES window
 // a cycle; an update's or delete's writes leave one window a cycle in the last cycles of the call. sephirot_helpers
 // owns the call (its cycle count, its end) and the read faults.
@@ -50,13 +50,17 @@ module sephirot_mapfsm (
   output wire [32:0]     lat_o,
   output reg  [63:0]     ret_o,           // r0 of a map call
   output wire            redir_o,         // redirect_map: its end sets the packet's redirect target to
-  output wire            redir_valid_o,   // this validity
-  output wire [31:0]     redir_port_o     // and port
+  output wire            redir_valid_o,   // this validity,
+  output wire [1:0]      redir_kind_o,    // kind (REDIRECT_PORT, _CPU, _XSK: a port or a host queue)
+  output wire [31:0]     redir_port_o     // and port (ifindex) or host queue (cpu, xsk queue id)
 );
   localparam [31:0] H_LOOKUP = `SEPH_HELPER_MAP_LOOKUP_ELEM;
   localparam [31:0] H_REDIRMAP = `SEPH_HELPER_REDIRECT_MAP;
   localparam [31:0] H_UPDATE = `SEPH_HELPER_MAP_UPDATE_ELEM;
   localparam [31:0] H_DELETE = `SEPH_HELPER_MAP_DELETE_ELEM;
+  localparam [1:0]  RK_PORT = `SEPH_REDIRECT_PORT;
+  localparam [1:0]  RK_CPU = `SEPH_REDIRECT_CPU;
+  localparam [1:0]  RK_XSK = `SEPH_REDIRECT_XSK;
 
   localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
   localparam integer KMAX = `SEPH_MAP_KEY_MAX_HW;
@@ -80,8 +84,10 @@ module sephirot_mapfsm (
   wire [31:0] m_ssz    = {16'd0, mcfg_i[159:144]};
   wire [31:0] m_voff   = {16'd0, mcfg_i[191:176]};
   wire [MA-1:0] m_doff = {{(MA-16){1'b0}}, mcfg_i[207:192]};
+  wire        m_cpu    = m_type == `SEPH_MAP_TYPE_CPUMAP;
+  wire        m_xsk    = m_type == `SEPH_MAP_TYPE_XSKMAP;
   wire        m_array  = m_type == `SEPH_MAP_TYPE_ARRAY || m_type == `SEPH_MAP_TYPE_PERCPU_ARRAY ||
-                         m_type == `SEPH_MAP_TYPE_DEVMAP;
+                         m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu || m_xsk;
   wire        m_hash   = m_type == `SEPH_MAP_TYPE_HASH || m_type == `SEPH_MAP_TYPE_PERCPU_HASH ||
                          m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
   wire        m_dev    = m_type == `SEPH_MAP_TYPE_DEVMAP || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
@@ -94,10 +100,13 @@ module sephirot_mapfsm (
                          (is_del && m_ssz > 32'd80);
   wire        handle_ok = r1_i[63:32] == 32'd0 && r1_i[31:0] >= HBASE && mid_o < mcount_i && mcfg_i[15:8] != 8'd0;
   wire [31:0] rflags   = r3_i[31:0];
-  wire        rm_badflags = id_i == H_REDIRMAP && (r3_i[63:32] != 32'd0 || (rflags & ~32'h1B) != 32'd0);
+  // (broadcast and exclude-ingress are devmap flags: a cpumap or xskmap takes the action bits alone)
+  wire        rm_badflags = id_i == H_REDIRMAP && (r3_i[63:32] != 32'd0 ||
+                                                   (rflags & ~(m_dev ? 32'h1B : 32'h03)) != 32'd0);
   // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long, broadcast
   wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash || m_lpm || m_lpmu) || m_ks > KMAX || upd_bad ||
-                         (id_i == H_REDIRMAP && (!m_dev || (!rm_badflags && rflags[3]))));
+                         (id_i == H_REDIRMAP && (!(m_dev || m_cpu || m_xsk) || (!rm_badflags && rflags[3]))) ||
+                         ((is_upd || is_del) && (m_cpu || m_xsk)));   // the host's entries (docs/maps.md)
 
   reg  [8*KMAX-1:0] key_q;
   reg  [7:0]  kcnt_q;          // key bytes read (at most KMAX: a longer key faults)
@@ -458,6 +467,7 @@ module sephirot_mapfsm (
   assign redir_o = id_i == H_REDIRMAP && !m_fault && !rm_badflags;
   assign redir_valid_o = mhit_q;
   assign redir_port_o = mval_q;
+  assign redir_kind_o = m_cpu ? RK_CPU : m_xsk ? RK_XSK : RK_PORT;
 
   integer bw;
   always @(posedge clk_i or negedge rst_ni) begin
@@ -588,8 +598,10 @@ module sephirot_mapfsm (
         pn_q <= pn_next[MA-1:0];
         if (m_array) begin
           mdone_q <= 1'b1;
-          mhit_q <= a_idx < m_max && !(m_type == `SEPH_MAP_TYPE_DEVMAP && s_val == 32'd0);
-          mres_q <= slot_off; mval_q <= s_val;
+          // an empty entry: devmap ifindex 0, cpumap qsize 0, xskmap bound word 0 (the slot's second word)
+          mhit_q <= a_idx < m_max && !((m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu) && s_val == 32'd0) &&
+                    !(m_xsk && mw_rdata_i[63:32] == 32'd0);
+          mres_q <= slot_off; mval_q <= m_cpu ? a_idx : s_val;
         end else if (s_state == 8'd1 && keq) begin
           mhit_q <= 1'b1; mres_q <= slot_off + m_voff[MA-1:0]; mval_q <= s_val; uslot_q <= slot_off;
           mdone_q <= 1'b1;

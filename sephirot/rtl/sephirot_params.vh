@@ -81,7 +81,13 @@
 `define SEPH_MAP_TYPE_LRU_HASH           9
 `define SEPH_MAP_TYPE_LPM_TRIE           11
 `define SEPH_MAP_TYPE_DEVMAP             14
+`define SEPH_MAP_TYPE_CPUMAP             16
+`define SEPH_MAP_TYPE_XSKMAP             17
 `define SEPH_MAP_TYPE_DEVMAP_HASH        25
+`define SEPH_REDIRECT_PORT               0
+`define SEPH_REDIRECT_CPU                1
+`define SEPH_REDIRECT_XSK                2
+`define SEPH_CPUMAP_QSIZE_MAX            16384
 `define SEPH_HELPERS_WRITING_MAP         128'h0000000000000000000000000000000e
 `define SEPH_HELPERS_WRITING_PKT         128'h00000000000000000000100000000000
 `define SEPH_MAPS_MAX                    16
