@@ -124,8 +124,11 @@ MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MA
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
 # where redirect_map sends a frame (RunResult.host, the RTL's redirect kind): a port (devmap), the host queue of a
 # CPU (cpumap) or the host queue an AF_XDP socket is bound to (xskmap); docs/helpers.md
-REDIRECT_PORT, REDIRECT_CPU, REDIRECT_XSK = 0, 1, 2
-HOST_QUEUE_KINDS = {REDIRECT_CPU: "cpu", REDIRECT_XSK: "xsk"}
+REDIRECT_PORT, REDIRECT_CPU, REDIRECT_XSK, REDIRECT_BROADCAST = 0, 1, 2, 3
+# BPF_F_BROADCAST: the devmap's ports as a mask (bit i: ifindex i + 1, the board's ports are ifindex 1..); devmap
+# entries naming a higher ifindex name no port of the NIC and get no copy. Bit 31: BPF_F_EXCLUDE_INGRESS
+BCAST_PORTS = 31
+BCAST_EXCLUDE_INGRESS = 1 << 31
 CPUMAP_QSIZE_MAX = 16384  # the kernel's sanity limit on a cpumap entry's qsize (larger: -EOVERFLOW)
 MAP_WINDOW_BYTES = 32  # the map FSM reads a slot through a window this wide, one window per cycle (8-byte aligned)
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_EOL, IPOption_NOP
-from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
+from scapy.layers.inet6 import ICMPv6EchoRequest, ICMPv6ND_NS, IPv6
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Packet, Raw
 
@@ -247,6 +247,18 @@ def g_sock_steer() -> tuple[list[bytes], Config]:
     return frames, {"xsks_map": [entry(u32(0), u32(0))]}
 
 
+def g_flood() -> tuple[list[bytes], Config]:
+    group = [
+        frame(Ether(src=CLIENT_MAC, dst="ff:ff:ff:ff:ff:ff") / ip4("10.0.0.8", "10.0.1.255") / UDP(sport=68, dport=67)),
+        frame(Ether(src=CLIENT_MAC, dst="01:00:5e:00:00:fb") / ip4("10.0.0.8", "224.0.0.251") / UDP(sport=5353,
+                                                                                                   dport=5353)),
+        frame(Ether(src=CLIENT_MAC, dst="33:33:ff:00:00:02") / IPv6(src="fd00::1", dst="ff02::1:ff00:2")
+              / ICMPv6ND_NS(tgt="fd00::2"), 86),
+    ]
+    return mixed() + group, {"flood_ports": [entry(u32(0), u32(1)), entry(u32(1), u32(1))],
+                             "mirror_ports": [entry(u32(7), u32(1))]}
+
+
 def g_rxq_info() -> tuple[list[bytes], Config]:
     action_tx, ifindex_lo, opt_swap_mac = 3, 1, 1
     return mixed(), {"config": [entry(u32(0), u32(action_tx) + u32(ifindex_lo) + u32(opt_swap_mac))]}
@@ -394,6 +406,7 @@ PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     "xdp_rxq_info": g_rxq_info,
     "xdp_redirect_cpu": g_redirect_cpu,
     "xdp_sock_steer": g_sock_steer,
+    "xdp_flood": g_flood,
     "xdp_tx_iptunnel": g_iptunnel,
     "simple_firewall": g_firewall,
     "l4_load_balancer": g_load_balancer,

@@ -136,6 +136,7 @@ class HelperEnv:
     state: MapState
     redirect: int | None = None
     host: tuple[str, int] | None = None  # a redirect into a host queue (RunResult.host)
+    broadcast: int | None = None  # a broadcast's port mask (RunResult.broadcast_ports)
     printk: list[tuple[bytes, tuple[int, ...]]] = field(default_factory=list)
     prandom: int = PRANDOM_SEED
     cycles: int = 0  # board cycles so far (ktime_get_ns = cycles * 6.4 ns)
@@ -143,6 +144,7 @@ class HelperEnv:
     def new_packet(self) -> None:
         self.redirect = None
         self.host = None
+        self.broadcast = None
         self.printk = []
 
     def _map(self, handle: int, helper: str) -> int:
@@ -164,12 +166,14 @@ class HelperEnv:
         allowed = XDP_ACTION_MASK | (BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS if r.kind.startswith("devmap") else 0)
         if r3 & ~allowed:
             return params.XDP_ABORTED, helper_latency(helper_id)
+        self.redirect = self.host = self.broadcast = None
         if r3 & BPF_F_BROADCAST:
-            raise HelperFault(f"redirect_map: map {r.name}: BPF_F_BROADCAST is not supported")
+            self.broadcast = broadcast_mask(state, map_id) | (params.BCAST_EXCLUDE_INGRESS
+                                                              if r3 & BPF_F_EXCLUDE_INGRESS else 0)
+            return params.XDP_REDIRECT, helper_latency(helper_id, r.slots)
         index = r2 & M32
         off = state.lookup_offset(map_id, index.to_bytes(4, "little"), from_program=False)
         lat = helper_latency(helper_id, state.last_probes)
-        self.redirect = self.host = None
         if off is None:
             return r3 & XDP_ACTION_MASK, lat
         word = int.from_bytes(state.mem[off : off + 4], "little")
@@ -203,7 +207,7 @@ class HelperEnv:
         if name == "redirect":
             if r2:
                 return params.XDP_ABORTED, helper_latency(helper_id)
-            self.host = None
+            self.host = self.broadcast = None
             self.redirect = r1 & M32
             return params.XDP_REDIRECT, helper_latency(helper_id)
         if name == "redirect_map":
@@ -259,6 +263,17 @@ class HelperEnv:
             self.printk.append((fmt.split(b"\0", 1)[0], (r3, r4, r5)))
             return 0, helper_latency(helper_id, size=size)
         raise HelperFault(f"helper {helper_id} is not implemented in hardware")
+
+
+def broadcast_mask(state: MapState, map_id: int) -> int:
+    """The ports a broadcast through a devmap reaches: bit i for every entry naming ifindex i + 1 (i below
+    params.BCAST_PORTS; another ifindex is no port of the NIC). The hardware scans every slot for it."""
+    mask = 0
+    for value in state.dump_map(map_id).values():
+        ifindex = int.from_bytes(value[:4], "little")
+        if 1 <= ifindex <= params.BCAST_PORTS:
+            mask |= 1 << (ifindex - 1)
+    return mask
 
 
 def helper_name(helper_id: int) -> str:

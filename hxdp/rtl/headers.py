@@ -132,7 +132,7 @@ def gen_params() -> str:
         dec(f"HELPER_{name}", num)
     for num, name in sorted(P.MAP_TYPES.items()):
         dec(f"MAP_TYPE_{name}", num)
-    for name in ("PORT", "CPU", "XSK"):
+    for name in ("PORT", "CPU", "XSK", "BROADCAST"):
         dec(f"REDIRECT_{name}", getattr(P, f"REDIRECT_{name}"))
     dec("CPUMAP_QSIZE_MAX", P.CPUMAP_QSIZE_MAX)
     for region in ("map", "pkt"):  # one bit per helper id (ids below 128)

@@ -294,7 +294,7 @@ bool SephirotSim::finish(const std::string& out_path, const std::string& dump_pa
     fprintf(f, "pkt %zu action %u fault %u r0 %016" PRIx64 " cycles %" PRIu64 " in %" PRIu64 " start %" PRIu64
             " end %" PRIu64 " out %" PRIu64 " redirect ", i, r.action, r.fault, r.r0, r.cycles, r.in_cycle,
             r.start_cycle, r.end_cycle, r.out_cycle);
-    static const char* kinds[] = {"port", "cpu", "xsk", "port"};
+    static const char* kinds[] = {"port", "cpu", "xsk", "bcast"};
     if (r.redirect) fprintf(f, "%s:%u", kinds[r.kind & 3], r.port); else fprintf(f, "-");
     fprintf(f, " runt %d data ", r.runt ? 1 : 0);
     if (r.out.empty()) fprintf(f, "-");

@@ -61,6 +61,7 @@ module sephirot_mapfsm (
   localparam [1:0]  RK_PORT = `SEPH_REDIRECT_PORT;
   localparam [1:0]  RK_CPU = `SEPH_REDIRECT_CPU;
   localparam [1:0]  RK_XSK = `SEPH_REDIRECT_XSK;
+  localparam [1:0]  RK_BCAST = `SEPH_REDIRECT_BROADCAST;
 
   localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
   localparam integer KMAX = `SEPH_MAP_KEY_MAX_HW;
@@ -103,9 +104,12 @@ module sephirot_mapfsm (
   // (broadcast and exclude-ingress are devmap flags: a cpumap or xskmap takes the action bits alone)
   wire        rm_badflags = id_i == H_REDIRMAP && (r3_i[63:32] != 32'd0 ||
                                                    (rflags & ~(m_dev ? 32'h1B : 32'h03)) != 32'd0);
-  // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long, broadcast
+  // BPF_F_BROADCAST: a scan of every slot (devmap: max_entries, devmap_hash: buckets), one window each, collecting
+  // the ports its entries name (ifindex 1..31, params.BCAST_PORTS) in bcmask_q
+  wire        bc       = id_i == H_REDIRMAP && m_dev && rflags[3] && !rm_badflags;
+  // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long
   wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash || m_lpm || m_lpmu) || m_ks > KMAX || upd_bad ||
-                         (id_i == H_REDIRMAP && (!(m_dev || m_cpu || m_xsk) || (!rm_badflags && rflags[3]))) ||
+                         (id_i == H_REDIRMAP && !(m_dev || m_cpu || m_xsk)) ||
                          ((is_upd || is_del) && (m_cpu || m_xsk)));   // the host's entries (docs/maps.md)
 
   reg  [8*KMAX-1:0] key_q;
@@ -198,7 +202,9 @@ module sephirot_mapfsm (
   function automatic [MA-1:0] slot_at(input [MA-1:0] idx);
     slot_at = m_off + m_doff + idx * m_ssz[MA-1:0];
   endfunction
-  wire [MA-1:0] slot_off = slot_at(m_array ? a_idx[MA-1:0] : cur);
+  wire [MA-1:0] slot_off = slot_at(bc ? pidx_q : (m_array ? a_idx[MA-1:0] : cur));
+  wire [MA-1:0] bc_n    = m_array ? m_max : m_slots;   // the slots a broadcast scans
+  reg  [30:0]   bcmask_q;                              // ports 1..31 (params.BCAST_PORTS)
 
   // LPM trie: scan the slots below the high-water mark (header word 2, read with the key), keep the longest
   // matching prefix
@@ -215,7 +221,7 @@ module sephirot_mapfsm (
   wire [8:0]  dbits    = {m_ks[5:0] - 6'd4, 3'd0};          // (4 < m_ks <= KMAX, else the call faults)
   wire [8:0]  want     = (kplen < {23'd0, dbits}) ? kplen[8:0] : dbits;
   // (the probe's windows: declared here, after the LPM scan's state they depend on)
-  wire        ml_hash  = m_hash && !uev_q && !uhdr_q && !(is_upd && ubadfl);
+  wire        ml_hash  = m_hash && !uev_q && !uhdr_q && !(is_upd && ubadfl) && !bc;
   wire        ml_lpm   = m_lpm || (m_lpmu && !ldec_q && pidx_q < uhigh_q && !(is_upd && kplen > dbits));
   wire [1:0]  p_lmax   = ml_hash ? hl_n[1:0] - 2'd1 : (ml_lpm ? ll_n[1:0] - 2'd1 : 2'd0);
   wire        p_last   = lc_q == p_lmax;
@@ -466,8 +472,9 @@ module sephirot_mapfsm (
   end
   assign redir_o = id_i == H_REDIRMAP && !m_fault && !rm_badflags;
   assign redir_valid_o = mhit_q;
-  assign redir_port_o = mval_q;
-  assign redir_kind_o = m_cpu ? RK_CPU : m_xsk ? RK_XSK : RK_PORT;
+  // (a broadcast: the ports, and bit 31 for BPF_F_EXCLUDE_INGRESS, which the output stage applies)
+  assign redir_port_o = bc ? {rflags[4], bcmask_q} : mval_q;
+  assign redir_kind_o = bc ? RK_BCAST : m_cpu ? RK_CPU : m_xsk ? RK_XSK : RK_PORT;
 
   integer bw;
   always @(posedge clk_i or negedge rst_ni) begin
@@ -475,7 +482,7 @@ module sephirot_mapfsm (
       key_q <= {8*KMAX{1'b0}}; kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
       pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; mres_q <= {MA{1'b0}}; mval_q <= 32'd0;
       lbest_q <= 9'd0; lfound_q <= 1'b0;
-      vimg_q <= {8*80{1'b0}}; kmask_q <= 80'd0; vmask_q <= 80'd0; vcnt_q <= 8'd0;
+      vimg_q <= {8*80{1'b0}}; kmask_q <= 80'd0; vmask_q <= 80'd0; vcnt_q <= 8'd0; bcmask_q <= 31'd0;
       ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
       ufree_q <= {MA{1'b0}}; ucount_q <= {MA{1'b0}}; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0;
       uslot_q <= {MA{1'b0}}; uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= {MA{1'b0}}; ufidx_q <= {MA{1'b0}};
@@ -594,6 +601,15 @@ module sephirot_mapfsm (
             mdone_q <= 1'b1; mhit_q <= lfound_q || l_better; pn_q <= uhigh_q;
           end
         end
+      end else if (p_do && bc) begin                                      // broadcast: scan every slot
+        pn_q <= pn_next[MA-1:0];
+        for (bw = 0; bw < 31; bw = bw + 1)
+          if ((m_array ? s_val != 32'd0 : s_state == 8'd1) && s_val == bw + 1) bcmask_q[bw] <= 1'b1;
+        if ({1'b0, pidx_q} + 1'b1 >= {1'b0, bc_n}) begin
+          mdone_q <= 1'b1; mhit_q <= 1'b1;
+        end else begin
+          pidx_q <= pidx_q + ONE;
+        end
       end else if (p_do && !is_upd) begin
         pn_q <= pn_next[MA-1:0];
         if (m_array) begin
@@ -622,7 +638,7 @@ module sephirot_mapfsm (
       // of which it reads itself, in whole aligned words with zeros above the size; clearing them cost about 400
       // LUTs, as their flip-flops' reset pins serve the asynchronous reset)
       if (finish_i) begin
-        kmask_q <= 80'd0; vmask_q <= 80'd0;
+        kmask_q <= 80'd0; vmask_q <= 80'd0; bcmask_q <= 31'd0;
         kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
         pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; lfound_q <= 1'b0;
         vcnt_q <= 8'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
