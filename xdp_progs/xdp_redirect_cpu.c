@@ -5,6 +5,8 @@
  * ports; other frames go to cpus_available[0]. rx_cnt counts frames per chosen CPU slot (index into cpus_available).
  * Traffic: mixed frames and several UDP/TCP flows. Maps: cpu_map[0] = cpu_map[1] = {qsize 192}, cpus_available =
  * {0, 1, 3}, cpus_count = 3 (CPU 3 has no entry: its flows PASS).
+ * xdp_cpumap_prog (SEC("xdp/cpumap")) is the program a cpumap entry may carry: it runs on the host CPU after the
+ * hand-over (hxdp compile and load say so and leave it to the host), dropping IPv4 frames with IP options there.
  */
 #include "common.h"
 
@@ -111,6 +113,19 @@ int xdp_redirect_cpu_prog(struct xdp_md *ctx)
 	if (cnt)
 		*cnt += 1;
 	return bpf_redirect_map(&cpu_map, *cpu, XDP_PASS);
+}
+
+SEC("xdp/cpumap")
+int xdp_cpumap_prog(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = data + sizeof(*eth);
+
+	if ((void *)(iph + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return XDP_PASS;
+	return iph->ihl > 5 ? XDP_DROP : XDP_PASS;
 }
 
 char _license[] SEC("license") = "GPL";

@@ -265,6 +265,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     """hxdp load and hxdp prog load: compile, configure the maps, inject; noted on this host for `prog show`."""
     from hxdp.atomic_write import check_writable
     from hxdp.board.tools import compile_object, configure_and_inject, load_config, remember_load, save_rom_and_layout
+    from hxdp.frontend.elf import host_notes
 
     cfg = load_config(args.config)
     if args.output:
@@ -282,6 +283,9 @@ def cmd_load(args: argparse.Namespace) -> int:
         return 0
     print(f"loaded {Path(args.object).name}: {rep.inject.rows} rows, {len(rep.layout.regions)} maps "
           f"({rep.map_lines} map lines written) in {rep.inject.seconds:.3f} s")
+    if args.section is None and args.prog is None:
+        for note in host_notes(args.object):
+            print(note)
     return 0
 
 

@@ -67,7 +67,7 @@ def options_from_args(args: argparse.Namespace) -> CompileOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hxdp.frontend.elf import load_program
+    from hxdp.frontend.elf import host_notes, load_program
 
     if args.lanes < 1 or args.lanes > 16:
         raise HxdpError(f"--lanes {args.lanes}: must be 1..16")
@@ -96,4 +96,7 @@ def run(args: argparse.Namespace) -> int:
         print("rows by lanes: " + ", ".join(f"{k}: {v if v is not None else '-'}"
                                             for k, v in rep["rows_by_lanes"].items()))
     print(f"wrote {rom_path} and {maps_path}")
+    if args.section is None and args.prog is None:
+        for note in host_notes(args.object):
+            print(note)
     return 0

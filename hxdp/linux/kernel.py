@@ -58,6 +58,7 @@ from pathlib import Path
 
 from hxdp import params
 from hxdp.errors import KernelUnavailable
+from hxdp.frontend.elf import attach_kind
 from hxdp.frontend.program import Program
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
@@ -287,6 +288,8 @@ class KernelProgram:
         lib = self.lib
         progs = self._programs()
         chosen = [p for p in progs if (section is None or p[1] == section) and (prog is None or p[2] == prog)]
+        if section is None and prog is None:  # the NIC's program, as the ELF loader picks it (not a map entry's)
+            chosen = [p for p in chosen if attach_kind(p[1]) is None] or chosen
         if not chosen:
             if not progs:
                 raise KernelError(f"{self.path}: no program in the object (an XDP program is a function in a "

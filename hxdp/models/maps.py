@@ -36,6 +36,10 @@ __all__ = ["ARRAY_KINDS", "BPF_ANY", "BPF_EXIST", "BPF_NOEXIST", "CONFIG_SHAPE",
            "windows"]
 
 
+DEVMAP_PROG_REFUSAL = ("not supported yet: devmap entries with an egress program (bpf_prog), because the NIC runs the "
+                       "one program of its instruction memory and has no second program for the frames leaving through "
+                       "the entry")
+
 # slot states
 EMPTY, USED, DELETED = 0, 1, 2
 
@@ -293,7 +297,7 @@ class MapState:
             if flags == BPF_NOEXIST:
                 return -EEXIST
             if r.kind == "devmap" and r.value_size == 8 and value[4:] != bytes(4):
-                raise MapError(f"map {r.name}: devmap entries with a program are not supported")
+                raise MapError(f"map {r.name}: {DEVMAP_PROG_REFUSAL}")
             off = r.slot_addr(idx)
             if r.kind == "cpumap" and int.from_bytes(value[:4], "little") > params.CPUMAP_QSIZE_MAX:
                 return -EOVERFLOW
@@ -304,7 +308,7 @@ class MapState:
             return 0
         if r.kind in HASH_KINDS:
             if r.kind == "devmap_hash" and r.value_size == 8 and value[4:] != bytes(4):
-                raise MapError(f"map {r.name}: devmap entries with a program are not supported")
+                raise MapError(f"map {r.name}: {DEVMAP_PROG_REFUSAL}")
             slot, free = self._hash_find(r, key)
             if slot is not None and flags == BPF_NOEXIST:
                 return -EEXIST
