@@ -180,3 +180,15 @@ AXI_TRACE_DEPTH = 0x8004_000C  # PRINTK_FIFO_DEPTH
 AXI_TRACE_FMT_MAX = 0x8004_0010  # PRINTK_FMT_MAX
 AXI_TRACE_HEAD = 0x8004_0100  # + 4w: word w of the head record (docs/board.md)
 AXI_TRACE_WORDS = 2 + PRINTK_FMT_MAX // 4 + 6  # length, packet number, format words, r3 r4 r5 (lo, hi)
+# host queues (sephirot_hostq.v): the NIC's DMA path to the host, HOSTQ_PER_KIND queues of each kind: queue q < 8 is
+# CPU q's (cpumap), queue 8 + i the AF_XDP queue i's (xskmap). A frame redirected into a queue the board lacks, or
+# into a full queue (frames delivered - frames the host took >= the queue's size: a cpumap entry's qsize, an xskmap
+# entry's ring size), is dropped and counted. Counters and queues are cleared by AXI_CNT_CLEAR.
+HOSTQ_PER_KIND = 8
+XSK_RING_FRAMES = 2048  # receive ring of an AF_XDP socket as the host tools bind it (the xskmap slot's second word)
+AXI_HOSTQ_PER_KIND = 0x8005_0000  # reads HOSTQ_PER_KIND
+AXI_HOSTQ_DELIVERED = 0x8005_0004  # frames delivered into a host queue (every queue)
+AXI_HOSTQ_FULL = 0x8005_0008  # frames dropped because their queue was full
+AXI_HOSTQ_NOQUEUE = 0x8005_000C  # frames dropped because the board has no such queue (CPU or queue id >= 8)
+AXI_HOSTQ_BASE = 0x8005_0100  # + 16 q: +0 frames delivered, +4 frames the host took, +8 dropped (full), +12 size
+AXI_HOSTQ_STRIDE = 16

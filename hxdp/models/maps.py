@@ -226,14 +226,14 @@ class MapState:
         return r.kind not in SPARSE_KINDS or any(self.mem[off : off + 4])
 
     def _xsk_update(self, r: MapRegion, idx: int, value: bytes, flags: int) -> int:
-        """An xskmap entry from the host: the queue id its AF_XDP socket is bound to, marked bound (kernel
-        xsk_map_update_elem's flag checks)."""
+        """An xskmap entry from the host: the queue id its AF_XDP socket is bound to, and the socket's receive ring
+        size as the slot's second word (nonzero: bound); the kernel's xsk_map_update_elem flag checks."""
         off = r.slot_addr(idx)
         if self.present(r, off) and flags == BPF_NOEXIST:
             return -EEXIST
         if not self.present(r, off) and flags == BPF_EXIST:
             return -ENOENT
-        self.mem[off : off + 8] = value + (1).to_bytes(4, "little")
+        self.mem[off : off + 8] = value + params.XSK_RING_FRAMES.to_bytes(4, "little")
         self.last_writes = 1
         return 0
 

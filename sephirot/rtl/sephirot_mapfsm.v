@@ -52,7 +52,8 @@ module sephirot_mapfsm (
   output wire            redir_o,         // redirect_map: its end sets the packet's redirect target to
   output wire            redir_valid_o,   // this validity,
   output wire [1:0]      redir_kind_o,    // kind (REDIRECT_PORT, _CPU, _XSK: a port or a host queue)
-  output wire [31:0]     redir_port_o     // and port (ifindex) or host queue (cpu, xsk queue id)
+  output wire [31:0]     redir_port_o,    // and port (ifindex) or host queue (cpu, xsk queue id)
+  output wire [15:0]     redir_size_o     // host queue: its size (cpumap qsize, xskmap ring size)
 );
   localparam [31:0] H_LOOKUP = `SEPH_HELPER_MAP_LOOKUP_ELEM;
   localparam [31:0] H_REDIRMAP = `SEPH_HELPER_REDIRECT_MAP;
@@ -117,6 +118,7 @@ module sephirot_mapfsm (
   reg         mdone_q, mhit_q, mprob_q;
   reg  [MA-1:0] pidx_q, pn_q, mres_q;
   reg  [31:0] mval_q;
+  reg  [15:0] msize_q;
   wire        k_go     = req_i && (id_i == H_LOOKUP || is_upd || is_del) && !m_fault && {24'd0, kcnt_q} < m_ks;
   // The slot an update writes, built as its key and value arrive (8 bytes a cycle through the helper port): the value
   // at its offset (arrays at 0), a hash map's key at SH (key word w is slot word w + 1), an LPM key's data at SH
@@ -474,13 +476,14 @@ module sephirot_mapfsm (
   assign redir_valid_o = mhit_q;
   // (a broadcast: the ports, and bit 31 for BPF_F_EXCLUDE_INGRESS, which the output stage applies)
   assign redir_port_o = bc ? {rflags[4], bcmask_q} : mval_q;
+  assign redir_size_o = msize_q;
   assign redir_kind_o = bc ? RK_BCAST : m_cpu ? RK_CPU : m_xsk ? RK_XSK : RK_PORT;
 
   integer bw;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       key_q <= {8*KMAX{1'b0}}; kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
-      pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; mres_q <= {MA{1'b0}}; mval_q <= 32'd0;
+      pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; mres_q <= {MA{1'b0}}; mval_q <= 32'd0; msize_q <= 16'd0;
       lbest_q <= 9'd0; lfound_q <= 1'b0;
       vimg_q <= {8*80{1'b0}}; kmask_q <= 80'd0; vmask_q <= 80'd0; vcnt_q <= 8'd0; bcmask_q <= 31'd0;
       ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
@@ -618,6 +621,7 @@ module sephirot_mapfsm (
           mhit_q <= a_idx < m_max && !((m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu) && s_val == 32'd0) &&
                     !(m_xsk && mw_rdata_i[63:32] == 32'd0);
           mres_q <= slot_off; mval_q <= m_cpu ? a_idx : s_val;
+          msize_q <= m_xsk ? mw_rdata_i[47:32] : s_val[15:0];
         end else if (s_state == 8'd1 && keq) begin
           mhit_q <= 1'b1; mres_q <= slot_off + m_voff[MA-1:0]; mval_q <= s_val; uslot_q <= slot_off;
           mdone_q <= 1'b1;

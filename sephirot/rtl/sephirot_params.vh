@@ -121,6 +121,13 @@
 `define SEPH_AXI_TRACE_DEPTH             32'h8004000c
 `define SEPH_AXI_TRACE_FMT_MAX           32'h80040010
 `define SEPH_AXI_TRACE_HEAD              32'h80040100
+`define SEPH_AXI_HOSTQ_PER_KIND          32'h80050000
+`define SEPH_AXI_HOSTQ_DELIVERED         32'h80050004
+`define SEPH_AXI_HOSTQ_FULL              32'h80050008
+`define SEPH_AXI_HOSTQ_NOQUEUE           32'h8005000c
+`define SEPH_AXI_HOSTQ_BASE              32'h80050100
 `define SEPH_AXI_TRACE_WORDS             24
+`define SEPH_HOSTQ_PER_KIND              8
+`define SEPH_AXI_HOSTQ_STRIDE            16
 
 `endif
