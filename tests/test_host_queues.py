@@ -214,5 +214,5 @@ def test_devmap_entry_with_a_program_is_refused(obj: Path) -> None:
     program = load_program(obj)
     maps = [dataclasses.replace(m, value_size=8) if m.name == "ports" else m for m in program.maps]
     state = MapState(MapLayout.from_maps(maps))
-    with pytest.raises(HxdpError, match="not supported yet: devmap entries with an egress program"):
+    with pytest.raises(HxdpError, match="not supported yet: devmap entries with a program"):
         state.update(state.layout.map_id("ports"), k(0), k(1) + k(7))

@@ -36,9 +36,9 @@ __all__ = ["ARRAY_KINDS", "BPF_ANY", "BPF_EXIST", "BPF_NOEXIST", "CONFIG_SHAPE",
            "windows"]
 
 
-DEVMAP_PROG_REFUSAL = ("not supported yet: devmap entries with an egress program (bpf_prog), because the NIC runs the "
-                       "one program of its instruction memory and has no second program for the frames leaving through "
-                       "the entry")
+DEVMAP_PROG_REFUSAL = ("not supported yet: devmap entries with a program (bpf_prog, an egress program), because "
+                       "the NIC runs the one program of its instruction memory and has no second program for the "
+                       "frames leaving through the entry")
 
 # slot states
 EMPTY, USED, DELETED = 0, 1, 2
