@@ -145,7 +145,9 @@ def test_suite_program_against_kernel(name: str) -> None:
             a, b = kp.run(pkt), vliw.run(pkt)
             assert (a.action, a.packet) == (b.action, b.packet), f"{name} packet {i}"
         if not name.startswith("xdp_rxq_info"):
-            assert kp.dump() == state.dump()
+            kdump = kp.dump()  # xskmaps are left out: user space cannot read them back from the kernel
+            assert kdump == {n: v for n, v in state.dump().items() if n in kdump or state.layout.by_name[n].kind
+                             != "xskmap"}
 
 
 # --- the command line ----------------------------------------------------------------------------------------------
