@@ -216,3 +216,23 @@ def test_devmap_entry_with_a_program_is_refused(obj: Path) -> None:
     state = MapState(MapLayout.from_maps(maps))
     with pytest.raises(HxdpError, match="not supported yet: devmap entries with a program"):
         state.update(state.layout.map_id("ports"), k(0), k(1) + k(7))
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["cpumap_update", "cpumap_delete", "xskmap_update"])
+def test_program_writing_a_host_map_faults(tmp_path: Path, which: int) -> None:
+    """Only the host writes cpumaps and xskmaps: a program's update or delete is a helper fault on every engine."""
+    obj = compile_bpf(DATA / "host_map_write.c", tmp_path)
+    cfg = {"maps": {"args": [{"key": u32(0), "value": u32(which)}]}}
+    program = load_program(obj)
+    res = compile_program(program)
+    states = [MapState(MapLayout.from_maps(program.maps)), MapState(res.layout), MapState(res.layout)]
+    for s in states:
+        s.apply_config(cfg)
+    require_rtl()
+    got = [SeqModel(program, states[0]).run(PKT), VliwModel(res.rom, states[1]).run(PKT),
+           RtlSim(res.rom, res.layout, states[2]).run_packets([PKT])[0]]
+    assert all(r.action == params.XDP_ABORTED for r in got)
+    assert all("written by the host only" in str(r.fault) for r in got[:2]) and got[2].fault == "helper fault"
+    assert got[1].cycles == got[2].cycles
+    assert states[0].dump() == states[1].dump() == states[2].dump()

@@ -192,6 +192,8 @@ class HelperEnv:
         if name in ("map_lookup_elem", "map_update_elem", "map_delete_elem"):
             map_id = self._map(r1, name)
             r = state.layout.region(map_id)
+            if name != "map_lookup_elem" and r.kind in ("cpumap", "xskmap"):  # as sephirot_mapfsm.v
+                raise HelperFault(f"{name}: map {r.name} is a {r.kind}, written by the host only")
             key = mem.read(r2, r.key_size)
             if name == "map_lookup_elem":
                 off = state.lookup_offset(map_id, key, from_program=True)
