@@ -120,10 +120,19 @@ LINUX_MAP_TYPES = {
 LINUX_MAP_TYPE_IDS = {name: num for num, name in LINUX_MAP_TYPES.items()}
 # the subset the hardware maps module implements
 MAP_TYPES = {LINUX_MAP_TYPE_IDS[name]: name for name in (
-    "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash")}
+    "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
+    "xskmap")}
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
 MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1)
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
+# where redirect_map sends a frame (RunResult.host, the RTL's redirect kind): a port (devmap), the host queue of a
+# CPU (cpumap) or the host queue an AF_XDP socket is bound to (xskmap); docs/helpers.md
+REDIRECT_PORT, REDIRECT_CPU, REDIRECT_XSK, REDIRECT_BROADCAST = 0, 1, 2, 3
+# BPF_F_BROADCAST: the devmap's ports as a mask (bit i: ifindex i + 1, the board's ports are ifindex 1..); devmap
+# entries naming a higher ifindex name no port of the NIC and get no copy. Bit 31: BPF_F_EXCLUDE_INGRESS
+BCAST_PORTS = 31
+BCAST_EXCLUDE_INGRESS = 1 << 31
+CPUMAP_QSIZE_MAX = 16384  # the kernel's sanity limit on a cpumap entry's qsize (larger: -EOVERFLOW)
 MAP_WINDOW_BYTES = 32  # the map FSM reads a slot through a window this wide, one window per cycle (8-byte aligned)
 
 # --- cycle model (docs/execution_contract.md, section "Cycles") --------------------------------------------------
@@ -174,3 +183,15 @@ AXI_TRACE_DEPTH = 0x8004_000C  # PRINTK_FIFO_DEPTH
 AXI_TRACE_FMT_MAX = 0x8004_0010  # PRINTK_FMT_MAX
 AXI_TRACE_HEAD = 0x8004_0100  # + 4w: word w of the head record (docs/board.md)
 AXI_TRACE_WORDS = 2 + PRINTK_FMT_MAX // 4 + 6  # length, packet number, format words, r3 r4 r5 (lo, hi)
+# host queues (sephirot_hostq.v): the NIC's DMA path to the host, HOSTQ_PER_KIND queues of each kind: queue q < 8 is
+# CPU q's (cpumap), queue 8 + i the AF_XDP queue i's (xskmap). A frame redirected into a queue the board lacks, or
+# into a full queue (frames delivered - frames the host took >= the queue's size: a cpumap entry's qsize, an xskmap
+# entry's ring size), is dropped and counted. Counters and queues are cleared by AXI_CNT_CLEAR.
+HOSTQ_PER_KIND = 8
+XSK_RING_FRAMES = 2048  # receive ring of an AF_XDP socket as the host tools bind it (the xskmap slot's second word)
+AXI_HOSTQ_PER_KIND = 0x8005_0000  # reads HOSTQ_PER_KIND
+AXI_HOSTQ_DELIVERED = 0x8005_0004  # frames delivered into a host queue (every queue)
+AXI_HOSTQ_FULL = 0x8005_0008  # frames dropped because their queue was full
+AXI_HOSTQ_NOQUEUE = 0x8005_000C  # frames dropped because the board has no such queue (CPU or queue id >= 8)
+AXI_HOSTQ_BASE = 0x8005_0100  # + 16 q: +0 frames delivered, +4 frames the host took, +8 dropped (full), +12 size
+AXI_HOSTQ_STRIDE = 16

@@ -59,6 +59,9 @@ def test_suite_is_complete() -> None:
         "xdp_drop",
         "xdp_tx",
         "xdp_redirect",
+        "xdp_redirect_cpu",
+        "xdp_sock_steer",
+        "xdp_flood",
         *(f"map_access_k{n}" for n in (1, 2, 4, 8, 16)),
         *(f"csum_diff_x{n}" for n in (1, 10, 20, 40)),
         "xdp_sized_counter",
@@ -153,6 +156,18 @@ class TestBehaviour:
         assert results[2].packet[0:6] == bytes.fromhex("020000000103")  # directly connected host
         per_port = {struct.unpack("<I", k)[0]: struct.unpack("<Q", v)[0] for k, v in maps["stats"].items()}
         assert per_port == {0: 2, 1: 2, 2: 1, 3: 1}
+
+    def test_host_queue_programs_count(self, built: Path) -> None:
+        # the kernel redirects into a cpumap entry with a qsize and into an xskmap slot holding an AF_XDP socket,
+        # and returns the flags' action for an empty slot (CPU 3 of xdp_redirect_cpu, queue 1 of xdp_sock_steer)
+        _, maps = run_suite("xdp_redirect_cpu", built)
+        per_slot = [struct.unpack("<Q", maps["rx_cnt"][struct.pack("<I", i)])[0] for i in range(3)]
+        assert per_slot == [6, 11, 7]  # CPUs 0, 1 and 3 (no entry: its 7 frames PASS, expect/xdp_redirect_cpu.json)
+        _, maps = run_suite("xdp_sock_steer", built)
+        assert "xsks_map" not in maps  # user space cannot read an xskmap back
+        assert maps["xsk_cnt"][bytes(4)] == struct.pack("<Q", 8)
+        _, maps = run_suite("xdp_flood", built)
+        assert [struct.unpack("<Q", maps["flood_cnt"][struct.pack("<I", i)])[0] for i in range(3)] == [4, 5, 3]
 
     def test_rxq_info_drop_configuration(self, built: Path) -> None:
         with KernelProgram(built / "xdp_rxq_info.o") as kp:

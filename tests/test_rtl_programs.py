@@ -1,4 +1,4 @@
-"""Bundled XDP programs: the RTL agrees with the VLIW model packet for packet (action, bytes, redirect, cycles,
+"""Bundled XDP programs: the RTL agrees with the VLIW model packet for packet (action, bytes, redirect target, cycles,
 metadata, trace_printk records) and leaves the same map memory, for every program whose helpers the hardware
 implements."""
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.rtl
 # lru_hash eviction is not in the hardware map FSM (sephirot/README.md); the suite stays below capacity
 NEEDS_MAP_UPDATE: set[str] = set()
 FAST = {"simple_firewall", "xdp1", "xdp_router_ipv4", "xdp_redirect_map", "csum_diff_x10", "xdp_adjust_tail",
-        "map_access_k16"}
+        "map_access_k16", "xdp_redirect_cpu", "xdp_sock_steer", "xdp_flood"}
 SUITE = [p if p.name in FAST else pytest.param(p, marks=pytest.mark.slow)
          for p in programs() if p.name not in NEEDS_MAP_UPDATE]
 MAX_PACKETS = 40
@@ -41,6 +41,8 @@ def test_program_rtl_equals_vliw_model(prog) -> None:
         want = vm.run(pkt)
         div = first_divergence(got[i].trace, want.trace)
         assert div is None, f"{prog.name} packet {i}: {div}"
-        assert (got[i].action, got[i].packet, got[i].redirect, got[i].cycles, got[i].meta, got[i].printk) == \
-            (want.action, want.packet, want.redirect, want.cycles, want.meta, want.printk), f"{prog.name} packet {i}"
+        assert (got[i].action, got[i].packet, got[i].redirect, got[i].host, got[i].broadcast, got[i].cycles,
+                got[i].meta, got[i].printk) == \
+            (want.action, want.packet, want.redirect, want.host, want.broadcast, want.cycles, want.meta,
+             want.printk), f"{prog.name} packet {i}"
     assert s_rtl.dump() == s_vm.dump(), f"{prog.name}: map contents differ"

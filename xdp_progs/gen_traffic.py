@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_EOL, IPOption_NOP
-from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
+from scapy.layers.inet6 import ICMPv6EchoRequest, ICMPv6ND_NS, IPv6
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Packet, Raw
 
@@ -224,6 +224,41 @@ def g_router() -> tuple[list[bytes], Config]:
     return frames, cfg
 
 
+def flows(n: int, dport: int = 2000) -> list[bytes]:
+    """n UDP and TCP flows of distinct 5-tuples (host-queue steering: spread over CPUs by their hash)."""
+    out = []
+    for i in range(n):
+        src, dst = f"10.1.{i}.1", f"10.2.{i % 3}.1"
+        out.append(udp4(src, dst, 3000 + i, dport) if i % 2 else tcp4(src, dst, 3000 + i, 443))
+    return out
+
+
+def g_redirect_cpu() -> tuple[list[bytes], Config]:
+    qsize = u32(192) + u32(0)  # struct bpf_cpumap_val: qsize, no cpumap program
+    cfg = {"cpu_map": [entry(u32(0), qsize), entry(u32(1), qsize)],
+           "cpus_available": [entry(u32(0), u32(0)), entry(u32(1), u32(1)), entry(u32(2), u32(3))],
+           "cpus_count": [entry(u32(0), u32(3))]}
+    return mixed() + flows(12), cfg
+
+
+def g_sock_steer() -> tuple[list[bytes], Config]:
+    discard = [udp4("10.0.0.9", "10.0.1.9", 1009, 9), udp6("fd00::7", "fd00::8", 1010, 9)]  # UDP port 9: DROP
+    frames = mixed() + flows(6, dport=4791) + discard
+    return frames, {"xsks_map": [entry(u32(0), u32(0))]}
+
+
+def g_flood() -> tuple[list[bytes], Config]:
+    group = [
+        frame(Ether(src=CLIENT_MAC, dst="ff:ff:ff:ff:ff:ff") / ip4("10.0.0.8", "10.0.1.255") / UDP(sport=68, dport=67)),
+        frame(Ether(src=CLIENT_MAC, dst="01:00:5e:00:00:fb") / ip4("10.0.0.8", "224.0.0.251") / UDP(sport=5353,
+                                                                                                   dport=5353)),
+        frame(Ether(src=CLIENT_MAC, dst="33:33:ff:00:00:02") / IPv6(src="fd00::1", dst="ff02::1:ff00:2")
+              / ICMPv6ND_NS(tgt="fd00::2"), 86),
+    ]
+    return mixed() + group, {"flood_ports": [entry(u32(0), u32(1)), entry(u32(1), u32(1))],
+                             "mirror_ports": [entry(u32(7), u32(1))]}
+
+
 def g_rxq_info() -> tuple[list[bytes], Config]:
     action_tx, ifindex_lo, opt_swap_mac = 3, 1, 1
     return mixed(), {"config": [entry(u32(0), u32(action_tx) + u32(ifindex_lo) + u32(opt_swap_mac))]}
@@ -395,6 +430,9 @@ PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     "xdp_adjust_tail": g_adjust_tail,
     "xdp_router_ipv4": g_router,
     "xdp_rxq_info": g_rxq_info,
+    "xdp_redirect_cpu": g_redirect_cpu,
+    "xdp_sock_steer": g_sock_steer,
+    "xdp_flood": g_flood,
     "xdp_tx_iptunnel": g_iptunnel,
     "simple_firewall": g_firewall,
     "l4_load_balancer": g_load_balancer,

@@ -9,9 +9,11 @@ import socket
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hxdp import params
 from hxdp.errors import HxdpError
+from hxdp.result import RunResult
 
 SUME_IOCTL_WRITE = 0x89F1  # SIOCDEVPRIVATE + 1
 SUME_IOCTL_READ = 0x89F2  # SIOCDEVPRIVATE + 2
@@ -148,6 +150,32 @@ class SimOutput:
     cycles: int
     redirect: int | None
     data: bytes
+    host: tuple[str, int] | None = None  # a host queue (cpu, xsk) the frame was redirected into
+    host_dropped: bool = False  # ... and dropped there (queue full, or no such queue on the board)
+    broadcast: int | None = None  # a broadcast's port mask (params.BCAST_PORTS bits, bit 31 exclude the ingress)
+
+    @property
+    def dest(self) -> str | None:
+        """Where a redirect went, as `hxdp board out` prints it."""
+        if self.host is not None:
+            return f"{self.host[0]} {self.host[1]}" + (" (dropped)" if self.host_dropped else "")
+        if self.broadcast is not None:
+            ports = RunResult.broadcast_ports(self.broadcast, self.port + 1)
+            return "ports " + (",".join(map(str, ports)) or "none")
+        return None if self.redirect is None else f"port {self.redirect}"
+
+
+def parse_redirect_field(text: str) -> dict[str, Any]:
+    """The OUT line's redirect field: `-`, an ifindex, `cpu:N` / `xsk:N` (`:dropped`), `bcast:MASK`."""
+    if text == "-":
+        return {"redirect": None}
+    kind, _, rest = text.partition(":")
+    if not rest:
+        return {"redirect": int(text)}
+    if kind == "bcast":
+        return {"redirect": None, "broadcast": int(rest)}
+    num, _, dropped = rest.partition(":")
+    return {"redirect": None, "host": (kind, int(num)), "host_dropped": dropped == "dropped"}
 
 
 class SimBoard(Board):
@@ -266,8 +294,9 @@ class SimBoard(Board):
         out = []
         for _ in range(int(head)):
             f = self._line().split()
+            red = parse_redirect_field(f[5])
             out.append(SimOutput(int(f[0]), int(f[1]), int(f[2]), int(f[3]), int(f[4]),
-                                 None if f[5] == "-" else int(f[5]), b"" if f[6] == "-" else bytes.fromhex(f[6])))
+                                 data=b"" if f[6] == "-" else bytes.fromhex(f[6]), **red))
         return out
 
     def stat(self) -> dict[str, int]:

@@ -41,7 +41,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     taps = args.tap.split(",") if args.tap else None
     ports = max(args.ports, len(taps or []))
-    argv = server_args(args.socket, ports, args.pcap, args.loop, args.out, args.step, args.keep, args.pcap_port, taps)
+    argv = server_args(args.socket, ports, args.pcap, args.loop, args.out, args.step, args.keep, args.pcap_port, taps,
+                       args.host_pcap, args.host_hold)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(argv[0], argv)  # the daemon replaces this process (signals and exit code go to it)
@@ -94,7 +95,7 @@ def cmd_out(args: argparse.Namespace) -> int:
     if args.pcap:
         write_pcap(args.pcap, [o.data for o in outs if o.action in (params.XDP_TX, params.XDP_REDIRECT)])
     for o in outs if not args.pcap else []:
-        red = "" if o.redirect is None else f" -> port {o.redirect}"
+        red = "" if o.dest is None else f" -> {o.dest}"
         print(f"{o.seq} port {o.port} {params.ACTION_NAMES.get(o.action, o.action)}{red} cycles {o.cycles} "
               f"{len(o.data)} bytes")
     return 0
@@ -266,7 +267,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     """hxdp load and hxdp prog load: compile, configure the maps, inject; noted on this host for `prog show`."""
     from hxdp.atomic_write import check_writable
     from hxdp.board.tools import compile_object, configure_and_inject, load_config, remember_load, save_rom_and_layout
-    from hxdp.frontend.elf import load_program
+    from hxdp.frontend.elf import host_notes, load_program
 
     cfg = load_config(args.config)
     if args.output:
@@ -287,6 +288,9 @@ def cmd_load(args: argparse.Namespace) -> int:
         return 0
     print(f"loaded {Path(args.object).name}: {rep.inject.rows} rows, {len(rep.layout.regions)} maps "
           f"({rep.map_lines} map lines written) in {rep.inject.seconds:.3f} s")
+    if args.section is None and args.prog is None:
+        for note in host_notes(args.object):
+            print(note)
     return 0
 
 
@@ -316,7 +320,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--pcap", help="replay this pcap into an input port at full speed")
     s.add_argument("--pcap-port", type=int, default=0, help="port the pcap is replayed on (default 0)")
     s.add_argument("--loop", action="store_true", help="replay the pcap in a loop")
-    s.add_argument("--out", help="write TX and REDIRECT frames to this pcap")
+    s.add_argument("--out", help="write TX and REDIRECT frames leaving by a port to this pcap")
+    s.add_argument("--host-pcap", metavar="DIR",
+                   help="write the frames delivered into host queues to DIR/cpuN.pcap (cpumap) and DIR/xskN.pcap "
+                        "(xskmap), one file per queue")
+    s.add_argument("--host-hold", action="store_true",
+                   help="the simulated host takes no frame from its queues: they fill up to their size (cpumap "
+                        "qsize, AF_XDP ring) and further frames are dropped and counted")
     s.add_argument("--step", action="store_true", help="the clock advances only on requests (RUN/WAIT, AXI)")
     s.add_argument("--keep", type=int, default=None, help="outputs kept for retrieval (default 100000)")
     s.add_argument("--tap", metavar="NAME[,NAME..]",

@@ -72,7 +72,7 @@ def options_from_args(args: argparse.Namespace) -> CompileOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hxdp.frontend.elf import load_program
+    from hxdp.frontend.elf import host_notes, load_program
     from hxdp.models.mapconfig import load_map_config
 
     if args.lanes < 1 or args.lanes > 16:
@@ -107,4 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if rep["unused_maps"]:
         print(f"maps the program never references (not placed): {', '.join(rep['unused_maps'])}")
     print(f"wrote {rom_path} and {maps_path}")
+    if args.section is None and args.prog is None:
+        for note in host_notes(args.object):
+            print(note)
     return 0

@@ -59,7 +59,10 @@ def run_pcap(args: argparse.Namespace) -> dict:
     rows = []
     for i, (r, st) in enumerate(zip(results, sim.stamps, strict=True)):
         rows.append({"packet": i, "action": r.action, "action_name": r.action_name, "cycles": r.cycles,
-                     "redirect": r.redirect, "fault": r.fault, "len_in": len(packets[i]), "len_out": len(r.packet),
+                     "redirect": r.redirect, "host": list(r.host) if r.host else None,
+                     "broadcast": list(r.broadcast) if r.broadcast is not None else None,
+                     "destination": r.destination, "fault": r.fault, "len_in": len(packets[i]),
+                     "len_out": len(r.packet),
                      "start_cycle": st.start, "end_cycle": st.end, "out_cycle": st.out})
     n = len(results)
     span = (sim.stamps[-1].out - sim.stamps[0].out) if n > 1 else max(1, sim.stamps[0].out - sim.stamps[0].in_cycle)
@@ -83,7 +86,7 @@ def _cmd(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1))
         return 0
     for row in doc["packets"]:
-        extra = f" redirect {row['redirect']}" if row["redirect"] is not None else ""
+        extra = f" redirect {row['destination']}" if row["destination"] is not None else ""
         extra += f" fault: {row['fault']}" if row["fault"] else ""
         print(f"{row['packet']:6d} {row['action_name']:<9} {row['cycles']:6d} cycles{extra}")
     s = doc["summary"]

@@ -321,8 +321,9 @@ _REDIRECT_MAP = params.HELPER_IDS["redirect_map"]
 def call_footprint(op: Op, st: State | None, spans: dict[int, tuple[int, int, int]]) -> list[Access] | None:
     """The memory a helper call may read or write, when the analysis bounds it; None means any memory.
 
-    redirect_map reads one devmap slot (its key is a register); map_lookup_elem reads its key on the stack and
-    the map's region (LRU maps also refresh a stamp there): both stay inside the region of the map r1 names.
+    redirect_map reads one slot of its map (its key is a register), every slot for a broadcast; map_lookup_elem
+    reads its key on the stack and the map's region (LRU maps also refresh a stamp there): both stay inside the
+    region of the map r1 names.
     """
     if st is None or op.imm not in (_LOOKUP, _REDIRECT_MAP):
         return None

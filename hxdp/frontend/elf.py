@@ -94,6 +94,29 @@ def _is_xdp_section(name: str) -> bool:
     return name.startswith("xdp")
 
 
+def attach_kind(section: str) -> str | None:
+    """`cpumap` or `devmap` for the sections libbpf attaches behind a map entry (SEC("xdp/cpumap"),
+    SEC("xdp.frags/devmap"), ...), None for a program of the NIC's own input."""
+    for kind in ("cpumap", "devmap"):
+        if section in (f"xdp/{kind}", f"xdp.frags/{kind}") or section.startswith((f"xdp/{kind}/",
+                                                                                  f"xdp.frags/{kind}/")):
+            return kind
+    return None
+
+
+def not_on_nic(section: str, name: str) -> str | None:
+    """Why a program of this section does not run on the NIC, one line (None when it does)."""
+    kind = attach_kind(section)
+    if kind == "cpumap":
+        return (f"program {name} (SEC(\"{section}\")) runs on the host after the cpumap hand-over, not on the NIC: "
+                "load it on the host with the cpumap entry")
+    if kind == "devmap":
+        return (f"not supported yet: devmap egress programs (program {name}, SEC(\"{section}\")), because the NIC "
+                "runs the one program of its instruction memory and has no second program for the frames leaving "
+                "through a devmap entry")
+    return None
+
+
 class BpfObject:
     """A parsed BPF ELF object: sections, symbols, functions and maps (programs are linked on demand)."""
 
@@ -324,9 +347,14 @@ class BpfObject:
         return [f for idx, fs in self.functions.items() if self.sections[idx].name != ".text" for f in fs]
 
     def xdp_programs(self) -> list[_Func]:
-        progs = self.all_programs()
+        """The NIC's candidate programs: xdp* sections but those run behind a cpumap or devmap entry."""
+        progs = [f for f in self.all_programs() if attach_kind(f.section.name) is None]
         xdp = [f for f in progs if _is_xdp_section(f.section.name)]
         return xdp or progs  # no xdp* section: legacy names such as "prog"
+
+    def behind_maps(self) -> list[_Func]:
+        """Programs of the object that run behind a cpumap or devmap entry (attach_kind), not as the NIC's."""
+        return [f for f in self.all_programs() if attach_kind(f.section.name) is not None]
 
     def select(self, section: str | None, prog: str | None) -> _Func:
         if section is not None:
@@ -347,10 +375,16 @@ class BpfObject:
                 raise self._err(f"no program '{prog}'{where} (programs: {names})")
             cands = named
         if not cands:
+            behind = self.behind_maps()
+            if behind:  # only programs for map entries
+                raise self._err(not_on_nic(behind[0].section.name, behind[0].name) or "")
             raise self._err("no XDP program (no executable section other than .text)")
         if len(cands) > 1:
             names = ", ".join(f"{f.section.name}:{f.name}" for f in cands)
             raise self._err(f"{len(cands)} programs ({names}): choose one with --section or --prog")
+        why = not_on_nic(cands[0].section.name, cands[0].name)
+        if why is not None:
+            raise self._err(why)
         return cands[0]
 
     def _func_at(self, sec: _Section, offset: int, where: str) -> _Func:
@@ -437,6 +471,12 @@ def load_program(path: str | os.PathLike[str], section: str | None = None, prog:
     except (struct.error, ValueError, IndexError, ArithmeticError) as exc:
         raise ElfError(f"{path}: malformed code in {entry.section.name}: {exc}") from None
     return drop_unused(apply_sizes(program, sizes or {}))
+
+
+def host_notes(path: str | os.PathLike[str]) -> list[str]:
+    """One line for each program of the object that runs behind a cpumap or devmap entry rather than on the NIC
+    (compile and load print them: the object is not refused for them)."""
+    return [f"note: {not_on_nic(f.section.name, f.name)}" for f in BpfObject(path).behind_maps()]
 
 
 def list_programs(path: str | os.PathLike[str]) -> list[tuple[str, str]]:

@@ -36,6 +36,10 @@ struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 4); __type
 	__type(value, struct val); } pca SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_DEVMAP); __uint(max_entries, 4); __type(key, __u32);
 	__type(value, __u32); } devs SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_CPUMAP); __uint(max_entries, 4); __type(key, __u32);
+	__type(value, __u32); } cpus SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_XSKMAP); __uint(max_entries, 4); __type(key, __u32);
+	__type(value, __u32); } xsks SEC(".maps");
 
 union stk { __u8 b[32]; __u16 h[16]; __u32 w[8]; __u64 d[4]; };
 
@@ -283,6 +287,16 @@ class Generator:
             b = self.const(32 if "32" in w else 64)
         return f"({ty}){a} {op} ({ty}){b}"
 
+    def redirect_map(self) -> str:
+        """A devmap port, a host queue (cpumap, xskmap) or a broadcast, with a fallback action and now and then a
+        flag the map does not take (the kernel's XDP_ABORTED)."""
+        r = self.r
+        fallback = r.choice(("XDP_DROP", "XDP_PASS", "XDP_TX", "0"))
+        m, flags = r.choice((("devs", ""), ("devs", ""), ("cpus", ""), ("xsks", ""), ("devs", "BPF_F_BROADCAST"),
+                             ("devs", "BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS"), ("cpus", "BPF_F_BROADCAST"),
+                             ("xsks", "BPF_F_EXCLUDE_INGRESS")))
+        return f"bpf_redirect_map(&{m}, {self.var()} & 3, {' | '.join(f for f in (flags, fallback) if f)})"
+
     def action_expr(self, ctx: _Ctx) -> str:
         r = self.r
         x = r.random()
@@ -293,7 +307,7 @@ class Generator:
         if x < 0.8:
             return f"{self.var()} & 3"
         if x < 0.85 and "redirect_map" not in self.exclude:
-            return f"bpf_redirect_map(&devs, {self.var()} & 3, {r.choice(('XDP_DROP', 'XDP_PASS', 'XDP_TX', 0))})"
+            return self.redirect_map()
         if x < 0.9 and "redirect" not in self.exclude:
             return f"bpf_redirect({self.var()} & 7, 0)"
         return f"({self.cond(ctx)}) ? {r.randrange(5)} : {r.randrange(5)}"

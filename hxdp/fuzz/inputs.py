@@ -58,7 +58,8 @@ def gen_packets(seed: int, index: int, count: int) -> list[bytes]:
 
 
 def gen_config(seed: int, index: int) -> dict[str, Any]:
-    """Initial maps: some array and per-CPU array entries, a few hash entries, devmap entries 0 and 2 -> lo."""
+    """Initial maps: some array and per-CPU array entries, a few hash entries, devmap entries 0 and 2 -> lo, CPU 0's
+    cpumap entry (the one CPU every kernel has), xskmap entries 0 (queue 0) and 2 (queue 1)."""
     rng = random.Random(f"hxdp-fuzz:{seed}:{index}:maps")
 
     def val() -> str:
@@ -70,6 +71,8 @@ def gen_config(seed: int, index: int) -> dict[str, Any]:
         "hmap": [{"key": struct.pack("<I", k).hex(), "value": val()}
                  for k in sorted(rng.sample(range(16), rng.randrange(0, 7)))],
         "devs": [{"key": struct.pack("<I", i).hex(), "value": struct.pack("<I", 1).hex()} for i in (0, 2)],
+        "cpus": [{"key": struct.pack("<I", 0).hex(), "value": struct.pack("<I", 64).hex()}],
+        "xsks": [{"key": struct.pack("<I", i).hex(), "value": struct.pack("<I", q).hex()} for i, q in ((0, 0), (2, 1))],
     }
     return {"maps": cfg}
 

@@ -10,7 +10,12 @@ kernel requires the ifindex to exist in the caller's network namespace and the q
 (lo) with rx_queue_index 0 always works and is what the kernel uses without a context; other queues of lo fail
 with EINVAL (lo has one rx queue). The process is pinned to one CPU (CPU 0 when allowed) while it runs, and
 `dump()` reads that CPU's slot of per-CPU maps. The kernel does not report where a redirect goes:
-`RunResult.redirect` is always None here (compare redirect targets through maps or the models only).
+`RunResult.redirect` and `RunResult.host` are always None here (compare redirect targets through maps or the models
+only). Host queues: a cpumap entry is created with its qsize (only on a CPU the kernel calls possible); an xskmap
+entry needs an AF_XDP socket, so `update()` of an xskmap opens one (unbound: test runs deliver nothing) and stores its
+fd, whatever queue id the configuration names; the kernel then returns XDP_REDIRECT for that slot and the flags'
+action for an empty one, which is what the comparison checks. The kernel cannot read xskmap entries back (lookup from
+user space is EOPNOTSUPP), so `dump()` leaves xskmaps out and `hxdp diff` compares them on the engines only.
 A program's verifier failure raises `KernelError` with one line naming the program and the path of the full
 verifier log (written to the temporary directory).
 
@@ -46,12 +51,14 @@ from __future__ import annotations
 import ctypes
 import errno as errno_mod
 import os
+import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from hxdp import params
 from hxdp.errors import HxdpError, KernelUnavailable
+from hxdp.frontend.elf import attach_kind
 from hxdp.frontend.program import Program
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
@@ -84,7 +91,10 @@ PERCPU_MAP_TYPES = frozenset(_ids[n] for n in ("percpu_hash", "percpu_array", "l
 # map types libbpf sizes itself when the object says 0 (a PERF_EVENT_ARRAY: one slot per possible CPU)
 AUTOSIZED_MAP_TYPES = frozenset({_ids["perf_event_array"]})
 CREATABLE_MAP_TYPES = frozenset(_ids[n] for n in ("hash", "array", "percpu_hash", "percpu_array", "lru_hash",
-                                                  "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash"))
+                                                  "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
+                                                  "xskmap"))
+XSKMAP = _ids["xskmap"]
+AF_XDP = 44  # socket family of AF_XDP sockets (linux/socket.h)
 
 _available: tuple[bool, str] | None = None
 
@@ -226,6 +236,7 @@ class KernelProgram:
         self._select = (section, prog)
         self._program: Program | None = None
         self._fds: list[int] = []
+        self._xsks: dict[tuple[str, bytes], socket.socket] = {}  # xskmap entries' AF_XDP sockets
         self._open = False
         _check_object_file(self.path)
         take_messages()
@@ -259,6 +270,7 @@ class KernelProgram:
         self._select = (program.section, program.name)
         self._program = program
         self._fds = []
+        self._xsks = {}
         self._open = True
         self.section, self.name = program.section, program.name
         self.ncpus = self.lib.libbpf_num_possible_cpus()
@@ -318,6 +330,8 @@ class KernelProgram:
         lib = self.lib
         progs = self._programs()
         chosen = [p for p in progs if (section is None or p[1] == section) and (prog is None or p[2] == prog)]
+        if section is None and prog is None:  # the NIC's program, as the ELF loader picks it (not a map entry's)
+            chosen = [p for p in chosen if attach_kind(p[1]) is None] or chosen
         if not chosen:
             if not progs:
                 raise KernelError(f"{self.path}: no program in the object (an XDP program is a function in a "
@@ -399,6 +413,9 @@ class KernelProgram:
         for fd in getattr(self, "_fds", []):
             os.close(fd)
         self._fds = []
+        for sock in getattr(self, "_xsks", {}).values():
+            sock.close()
+        self._xsks = {}
         self.maps = {}
         self._open = False
 
@@ -434,11 +451,24 @@ class KernelProgram:
         if m.percpu:
             slot = (m.value_size + 7) // 8 * 8
             value = (value + bytes(slot - len(value))) * self.ncpus
+        if m.type == XSKMAP:
+            value = self._xsk_socket(name, key).to_bytes(4, "little")
         kbuf = ctypes.create_string_buffer(key, len(key))
         vbuf = ctypes.create_string_buffer(value, len(value))
         ret = self.lib.bpf_map_update_elem(m.fd, kbuf, vbuf, flags)
         if ret < 0:
             raise KernelError(f"map {name}: update of key {key.hex()} refused ({err_text(ret)})")
+
+    def _xsk_socket(self, name: str, key: bytes) -> int:
+        """The fd of an AF_XDP socket for xskmap entry `key` (opened once, closed with the program)."""
+        sockets = self._xsks
+        if (name, key) not in sockets:
+            try:
+                sockets[(name, key)] = socket.socket(AF_XDP, socket.SOCK_RAW, 0)
+            except OSError as exc:
+                raise KernelError(f"map {name}: cannot open an AF_XDP socket for entry {key.hex()} "
+                                  f"({exc.strerror})") from None
+        return sockets[(name, key)].fileno()
 
     def lookup(self, name: str, key: bytes, cpu: int = 0) -> bytes | None:
         m = self.map(name)
@@ -509,6 +539,8 @@ class KernelProgram:
         cpu = self._run_cpu()
         out: dict[str, dict[bytes, bytes]] = {}
         for name in self.maps:
+            if self.maps[name].type == XSKMAP:
+                continue  # user space cannot read xskmap entries (EOPNOTSUPP)
             entries: dict[bytes, bytes] = {}
             for k in self.keys(name):
                 v = self.lookup(name, k, cpu)

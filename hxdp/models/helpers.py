@@ -136,12 +136,16 @@ class HelperEnv:
     mem: DataMemory
     state: MapState
     redirect: int | None = None
+    host: tuple[str, int] | None = None  # a redirect into a host queue (RunResult.host)
+    broadcast: int | None = None  # a broadcast's port mask (RunResult.broadcast_ports)
     printk: list[tuple[bytes, tuple[int, ...]]] = field(default_factory=list)
     prandom: int = PRANDOM_SEED
     cycles: int = 0  # board cycles so far (ktime_get_ns = cycles * 6.4 ns)
 
     def new_packet(self) -> None:
         self.redirect = None
+        self.host = None
+        self.broadcast = None
         self.printk = []
 
     def _map(self, handle: int, helper: str) -> int:
@@ -150,6 +154,38 @@ class HelperEnv:
             raise HelperFault(f"{helper}: r1 = 0x{handle:x} is not a map handle")
         return map_id
 
+    def _redirect_map(self, r1: int, r2: int, r3: int) -> tuple[int, int]:
+        """bpf_redirect_map (kernel __bpf_xdp_redirect_map): a devmap entry names a port, a cpumap entry the host
+        queue of its CPU, an xskmap entry the host queue its AF_XDP socket is bound to. Broadcast and
+        exclude-ingress are devmap flags only; an empty entry returns the flags' action bits."""
+        helper_id = params.HELPER_IDS["redirect_map"]
+        map_id = self._map(r1, "redirect_map")
+        state = self.state
+        r = state.layout.region(map_id)
+        if r.kind not in ("devmap", "devmap_hash", "cpumap", "xskmap"):
+            raise HelperFault(f"redirect_map: map {r.name} is a {r.kind}, not a devmap, cpumap or xskmap")
+        allowed = XDP_ACTION_MASK | (BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS if r.kind.startswith("devmap") else 0)
+        if r3 & ~allowed:
+            return params.XDP_ABORTED, helper_latency(helper_id)
+        self.redirect = self.host = self.broadcast = None
+        if r3 & BPF_F_BROADCAST:
+            self.broadcast = broadcast_mask(state, map_id) | (params.BCAST_EXCLUDE_INGRESS
+                                                              if r3 & BPF_F_EXCLUDE_INGRESS else 0)
+            return params.XDP_REDIRECT, helper_latency(helper_id, r.slots)
+        index = r2 & M32
+        off = state.lookup_offset(map_id, index.to_bytes(4, "little"), from_program=False)
+        lat = helper_latency(helper_id, state.last_probes)
+        if off is None:
+            return r3 & XDP_ACTION_MASK, lat
+        word = int.from_bytes(state.mem[off : off + 4], "little")
+        if r.kind == "cpumap":
+            self.host = ("cpu", index)
+        elif r.kind == "xskmap":
+            self.host = ("xsk", word)
+        else:
+            self.redirect = word
+        return params.XDP_REDIRECT, lat
+
     def call(self, helper_id: int, r1: int, r2: int, r3: int, r4: int, r5: int) -> tuple[int, int]:
         """Run a helper; returns (r0, latency in extra cycles). Raises HelperFault or AccessFault."""
         name = params.HELPERS.get(helper_id)
@@ -157,6 +193,8 @@ class HelperEnv:
         if name in ("map_lookup_elem", "map_update_elem", "map_delete_elem"):
             map_id = self._map(r1, name)
             r = state.layout.region(map_id)
+            if name != "map_lookup_elem" and r.kind in ("cpumap", "xskmap"):  # as sephirot_mapfsm.v
+                raise HelperFault(f"{name}: map {r.name} is a {r.kind}, written by the host only")
             key = mem.read(r2, r.key_size)
             if name == "map_lookup_elem":
                 off = state.lookup_offset(map_id, key, from_program=True)
@@ -172,24 +210,11 @@ class HelperEnv:
         if name == "redirect":
             if r2:
                 return params.XDP_ABORTED, helper_latency(helper_id)
+            self.host = self.broadcast = None
             self.redirect = r1 & M32
             return params.XDP_REDIRECT, helper_latency(helper_id)
         if name == "redirect_map":
-            map_id = self._map(r1, name)
-            r = state.layout.region(map_id)
-            if r.kind not in ("devmap", "devmap_hash"):
-                raise HelperFault(f"redirect_map: map {r.name} is a {r.kind}, not a devmap")
-            if r3 & ~(XDP_ACTION_MASK | BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS):
-                return params.XDP_ABORTED, helper_latency(helper_id)
-            if r3 & BPF_F_BROADCAST:
-                raise HelperFault(f"redirect_map: map {r.name}: BPF_F_BROADCAST is not supported")
-            off = state.lookup_offset(map_id, (r2 & M32).to_bytes(4, "little"), from_program=False)
-            lat = helper_latency(helper_id, state.last_probes)
-            if off is None:
-                self.redirect = None
-                return r3 & XDP_ACTION_MASK, lat
-            self.redirect = int.from_bytes(state.mem[off : off + 4], "little")
-            return params.XDP_REDIRECT, lat
+            return self._redirect_map(r1, r2, r3)
         if name == "csum_diff":
             fsz, tsz = r2 & M32, r4 & M32
             lat = helper_latency(helper_id, size=fsz + tsz)
@@ -244,6 +269,17 @@ class HelperEnv:
             self.printk.append((fmt.split(b"\0", 1)[0], (r3, r4, r5)))
             return 0, helper_latency(helper_id, size=size)
         raise HelperFault(f"helper {helper_id} is not implemented in hardware")
+
+
+def broadcast_mask(state: MapState, map_id: int) -> int:
+    """The ports a broadcast through a devmap reaches: bit i for every entry naming ifindex i + 1 (i below
+    params.BCAST_PORTS; another ifindex is no port of the NIC). The hardware scans every slot for it."""
+    mask = 0
+    for value in state.dump_map(map_id).values():
+        ifindex = int.from_bytes(value[:4], "little")
+        if 1 <= ifindex <= params.BCAST_PORTS:
+            mask |= 1 << (ifindex - 1)
+    return mask
 
 
 def helper_name(helper_id: int) -> str:

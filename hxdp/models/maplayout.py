@@ -20,7 +20,9 @@ REGION_ALIGN = 64  # every map region starts on a 64-byte boundary (four 128-bit
 HEADER_BYTES = 16  # hash/LPM regions: u32 count, u32 lru clock, u32 high-water mark, u32 reserved
 SLOT_HEADER = 8  # hash/LPM slots: u8 state, 3 bytes pad, u32 LRU stamp (hash) or prefixlen (LPM)
 
-ARRAY_KINDS = {"array", "percpu_array", "devmap"}
+ARRAY_KINDS = {"array", "percpu_array", "devmap", "cpumap", "xskmap"}
+# array maps whose entries can be absent (docs/maps.md): devmap ifindex 0, cpumap qsize 0, xskmap no socket bound
+SPARSE_KINDS = {"devmap", "cpumap", "xskmap"}
 HASH_KINDS = {"hash", "percpu_hash", "lru_hash", "devmap_hash"}
 
 
@@ -98,6 +100,10 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
         slot_size, data_off = value_off + round8(m.value_size), HEADER_BYTES
     if kind in ("devmap", "devmap_hash") and m.value_size not in (4, 8):
         raise MapError(f"map {m.name}: devmap value must be 4 (ifindex) or 8 bytes (struct bpf_devmap_val)")
+    if kind == "cpumap" and m.value_size not in (4, 8):
+        raise MapError(f"map {m.name}: cpumap value must be 4 (qsize) or 8 bytes (struct bpf_cpumap_val)")
+    if kind == "xskmap" and m.value_size != 4:
+        raise MapError(f"map {m.name}: xskmap value must be 4 bytes (the kernel's socket fd; here the queue id)")
     if kind in ("devmap", "devmap_hash") and m.key_size != 4:
         raise MapError(f"map {m.name}: {kind} needs a 4-byte key, not {m.key_size}")
     size = data_off + slots * slot_size

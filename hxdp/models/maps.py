@@ -21,6 +21,7 @@ from hxdp.models.maplayout import (
     LAYOUT_VERSION,
     REGION_ALIGN,
     SLOT_HEADER,
+    SPARSE_KINDS,
     MapError,
     MapLayout,
     MapRegion,
@@ -35,12 +36,16 @@ __all__ = ["ARRAY_KINDS", "BPF_ANY", "BPF_EXIST", "BPF_NOEXIST", "CONFIG_SHAPE",
            "windows"]
 
 
+DEVMAP_PROG_REFUSAL = ("not supported yet: devmap entries with a program (bpf_prog, an egress program), because "
+                       "the NIC runs the one program of its instruction memory and has no second program for the "
+                       "frames leaving through the entry")
+
 # slot states
 EMPTY, USED, DELETED = 0, 1, 2
 
 # update flags and kernel return codes
 BPF_ANY, BPF_NOEXIST, BPF_EXIST = 0, 1, 2
-ENOENT, E2BIG, EEXIST, EINVAL, ENOSPC = 2, 7, 17, 22, 28
+ENOENT, E2BIG, EEXIST, EINVAL, ENOSPC, EOVERFLOW = 2, 7, 17, 22, 28, 75
 
 
 HASH_MULT = 0x9E3779B1
@@ -218,6 +223,25 @@ class MapState:
         self._set_u32(r.offset + 8, high)
 
     # --- the operations --------------------------------------------------------------------------------------------
+    def present(self, r: MapRegion, off: int) -> bool:
+        """Whether the array slot at `off` holds an entry: always for plain arrays; a devmap entry has an ifindex, a
+        cpumap entry a qsize, an xskmap entry the bound word (the slot's second u32) set (docs/maps.md)."""
+        if r.kind == "xskmap":
+            return any(self.mem[off + 4 : off + 8])
+        return r.kind not in SPARSE_KINDS or any(self.mem[off : off + 4])
+
+    def _xsk_update(self, r: MapRegion, idx: int, value: bytes, flags: int) -> int:
+        """An xskmap entry from the host: the queue id its AF_XDP socket is bound to, and the socket's receive ring
+        size as the slot's second word (nonzero: bound); the kernel's xsk_map_update_elem flag checks."""
+        off = r.slot_addr(idx)
+        if self.present(r, off) and flags == BPF_NOEXIST:
+            return -EEXIST
+        if not self.present(r, off) and flags == BPF_EXIST:
+            return -ENOENT
+        self.mem[off : off + 8] = value + params.XSK_RING_FRAMES.to_bytes(4, "little")
+        self.last_writes = 1
+        return 0
+
     def lookup_offset(self, map_id: int, key: bytes, from_program: bool = True) -> int | None:
         """Byte offset (in map memory) of the value for key, or None. Program lookups refresh LRU stamps."""
         r = self.layout.region(map_id)
@@ -229,8 +253,8 @@ class MapState:
             if idx >= r.max_entries:
                 return None
             off = r.slot_addr(idx)
-            if r.kind == "devmap" and not any(self.mem[off : off + 4]):
-                return None  # empty devmap slot (ifindex 0)
+            if not self.present(r, off):
+                return None  # an empty devmap, cpumap or xskmap entry
             return off
         if r.kind in HASH_KINDS:
             slot, _ = self._hash_find(r, key)
@@ -273,17 +297,23 @@ class MapState:
             idx = int.from_bytes(key, "little")
             if idx >= r.max_entries:
                 return -E2BIG
+            if r.kind == "xskmap":
+                return self._xsk_update(r, idx, value, flags)
             if flags == BPF_NOEXIST:
                 return -EEXIST
             if r.kind == "devmap" and r.value_size == 8 and value[4:] != bytes(4):
-                raise MapError(f"map {r.name}: devmap entries with a program are not supported")
+                raise MapError(f"map {r.name}: {DEVMAP_PROG_REFUSAL}")
             off = r.slot_addr(idx)
+            if r.kind == "cpumap" and int.from_bytes(value[:4], "little") > params.CPUMAP_QSIZE_MAX:
+                return -EOVERFLOW
+            if r.kind == "cpumap" and not any(value[:4]):
+                value = bytes(r.value_size)  # qsize 0 removes the entry, as in the kernel
             self.mem[off : off + r.value_size] = value
             self.last_writes = windows(r.value_size)
             return 0
         if r.kind in HASH_KINDS:
             if r.kind == "devmap_hash" and r.value_size == 8 and value[4:] != bytes(4):
-                raise MapError(f"map {r.name}: devmap entries with a program are not supported")
+                raise MapError(f"map {r.name}: {DEVMAP_PROG_REFUSAL}")
             slot, free = self._hash_find(r, key)
             if slot is not None and flags == BPF_NOEXIST:
                 return -EEXIST
@@ -344,7 +374,7 @@ class MapState:
         self.last_writes = 0
         if r.kind in ("array", "percpu_array"):
             return -EINVAL
-        if r.kind == "devmap":
+        if r.kind in SPARSE_KINDS:
             idx = int.from_bytes(key, "little")
             if idx >= r.max_entries:
                 return -EINVAL
@@ -378,7 +408,7 @@ class MapState:
             for i in range(r.max_entries):
                 off = r.slot_addr(i)
                 value = bytes(self.mem[off : off + r.value_size])
-                if r.kind == "devmap" and not any(value[:4]):
+                if not self.present(r, off):
                     continue
                 out[i.to_bytes(4, "little")] = value
         elif r.kind in HASH_KINDS:

@@ -297,8 +297,11 @@ class VliwModel:
         self.regs = regs
         action = params.XDP_ABORTED if r0 is None else r0 & 0xFFFFFFFF
         redirect = self.env.redirect if action == params.XDP_REDIRECT else None
+        host = self.env.host if action == params.XDP_REDIRECT else None
+        bcast = self.env.broadcast if action == params.XDP_REDIRECT else None
+        ports = None if bcast is None else RunResult.broadcast_ports(bcast, ingress_ifindex)
         return RunResult(action, self.mem.packet_bytes(), redirect, fault, cycles, trace, self.mem.meta_bytes(),
-                         list(self.env.printk))
+                         list(self.env.printk), host, ports)
 
     def run_raw(self, mem: bytes) -> int:
         """ISA tests: r1 = address of a buffer holding `mem` (packet region), r2 = len(mem); returns r0 (u64)."""

@@ -132,6 +132,9 @@ def gen_params() -> str:
         dec(f"HELPER_{name}", num)
     for num, name in sorted(P.MAP_TYPES.items()):
         dec(f"MAP_TYPE_{name}", num)
+    for name in ("PORT", "CPU", "XSK", "BROADCAST"):
+        dec(f"REDIRECT_{name}", getattr(P, f"REDIRECT_{name}"))
+    dec("CPUMAP_QSIZE_MAX", P.CPUMAP_QSIZE_MAX)
     for region in ("map", "pkt"):  # one bit per helper id (ids below 128)
         ids = [num for num, name in P.HELPERS.items() if P.HELPER_WRITE_REGIONS.get(name) == region]
         assert all(num < 128 for num in ids)
@@ -158,9 +161,12 @@ def gen_params() -> str:
     lines.append("// AXI-Lite register map")
     for name in ("AXI_IMEM_BASE", "AXI_IMEM_COMMIT", "AXI_MAPS_BASE", "AXI_MAPS_COMMIT", "AXI_CNT_RX",
                  "AXI_CNT_TX", "AXI_CNT_DROP", "AXI_TRACE_COUNT", "AXI_TRACE_DROPPED", "AXI_TRACE_POP",
-                 "AXI_TRACE_DEPTH", "AXI_TRACE_FMT_MAX", "AXI_TRACE_HEAD"):
+                 "AXI_TRACE_DEPTH", "AXI_TRACE_FMT_MAX", "AXI_TRACE_HEAD", "AXI_HOSTQ_PER_KIND",
+                 "AXI_HOSTQ_DELIVERED", "AXI_HOSTQ_FULL", "AXI_HOSTQ_NOQUEUE", "AXI_HOSTQ_BASE"):
         hexd(name, getattr(P, name))
     dec("AXI_TRACE_WORDS", P.AXI_TRACE_WORDS)
+    dec("HOSTQ_PER_KIND", P.HOSTQ_PER_KIND)
+    dec("AXI_HOSTQ_STRIDE", P.AXI_HOSTQ_STRIDE)
     lines.append("")
     lines.append("`endif")
     return "\n".join(lines) + "\n"

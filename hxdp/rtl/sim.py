@@ -262,6 +262,20 @@ def map_config_lines(layout: object) -> list[str]:
     return lines
 
 
+def parse_redirect(text: str, ingress_ifindex: int) -> tuple[int | None, tuple[str, int] | None,
+                                                              tuple[int, ...] | None]:
+    """The harness's `redirect` field as (redirect, host, broadcast) of RunResult: `-`, `port:N` (an ifindex),
+    `cpu:N` / `xsk:N` (a host queue) or `bcast:MASK` (the ports of a broadcast, params.BCAST_PORTS)."""
+    if text == "-":
+        return None, None, None
+    kind, _, num = text.partition(":")
+    if kind == "port":
+        return int(num), None, None
+    if kind == "bcast":
+        return None, None, RunResult.broadcast_ports(int(num), ingress_ifindex)
+    return None, (kind, int(num)), None
+
+
 def parse_trace_line(line: str) -> tuple[int, object]:
     """One harness trace line -> (packet index, vliwmodel.TraceRecord)."""
     from hxdp.models.vliw import TraceRecord
@@ -364,12 +378,16 @@ class RtlSim:
                 kv = dict(zip(f[0::2], f[1::2], strict=True))
                 action = int(kv["action"])
                 fault = int(kv["fault"])
-                redirect = None if kv["redirect"] == "-" else int(kv["redirect"])
+                pkt = packets[len(results)]
+                ingress = 1 if isinstance(pkt, (bytes, bytearray)) else pkt[1]
+                redirect, host, bcast = parse_redirect(kv["redirect"], ingress)
                 data = b"" if kv["data"] == "-" else bytes.fromhex(kv["data"])
                 meta = b"" if kv["meta"] == "-" else bytes.fromhex(kv["meta"])
                 results.append(RunResult(
                     action=action, packet=data,
                     redirect=redirect if action == params.XDP_REDIRECT else None,
+                    host=host if action == params.XDP_REDIRECT else None,
+                    broadcast=bcast if action == params.XDP_REDIRECT else None,
                     fault=params.FAULT_NAMES.get(fault, f"fault {fault}") if fault else None,
                     cycles=int(kv["cycles"]), meta=meta,
                 ))

@@ -240,6 +240,7 @@ void SephirotSim::sample() {
     r.end_cycle = cycle_;
     r.redirect = top_->res_redir_valid_o;
     r.port = top_->res_redir_port_o;
+    r.kind = top_->res_redir_kind_o;
     done_++;
   }
   if (top_->out_valid_o && emitted_ < core_order_.size()) {
@@ -293,7 +294,8 @@ bool SephirotSim::finish(const std::string& out_path, const std::string& dump_pa
     fprintf(f, "pkt %zu action %u fault %u r0 %016" PRIx64 " cycles %" PRIu64 " in %" PRIu64 " start %" PRIu64
             " end %" PRIu64 " out %" PRIu64 " redirect ", i, r.action, r.fault, r.r0, r.cycles, r.in_cycle,
             r.start_cycle, r.end_cycle, r.out_cycle);
-    if (r.redirect) fprintf(f, "%u", r.port); else fprintf(f, "-");
+    static const char* kinds[] = {"port", "cpu", "xsk", "bcast"};
+    if (r.redirect) fprintf(f, "%s:%u", kinds[r.kind & 3], r.port); else fprintf(f, "-");
     fprintf(f, " runt %d data ", r.runt ? 1 : 0);
     if (r.out.empty()) fprintf(f, "-");
     for (uint8_t b : r.out) fprintf(f, "%02x", b);

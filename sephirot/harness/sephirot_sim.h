@@ -29,6 +29,7 @@ struct SimResult {
   uint64_t out_cycle = 0;    // last output frame
   bool redirect = false;
   uint32_t port = 0;
+  uint32_t kind = 0;         // redirect kind: 0 port (ifindex), 1 cpu host queue, 2 xsk host queue, 3 broadcast
   bool runt = false;         // dropped by the MAC, never reached the core
   std::vector<uint8_t> out;
   std::vector<uint8_t> meta;  // XDP metadata (data_meta..data) emitted in front of the frame

@@ -20,6 +20,8 @@
 //   0x8003_0014 instruction memory rows; 0x8003_0018 map lines.
 //   0x8004_0000 trace FIFO records; 0x8004_0004 records dropped (FIFO full); 0x8004_0008 write: pop the head;
 //   0x8004_000C FIFO depth; 0x8004_0010 format bytes per record; 0x8004_0100 + 4w word w of the head record.
+//   0x8005_xxxx host queues (sephirot_hostq: queues per kind, delivered, dropped full, dropped no queue; per queue
+//   at 0x8005_0100 + 16q: delivered, taken by the host, dropped full, size).
 // Any other address answers SLVERR. Row and line commits are single-cycle writes: a packet never sees half of one.
 module sephirot_axil #(
   parameter integer LANES = `SEPH_LANES,
@@ -75,11 +77,16 @@ module sephirot_axil #(
   input  wire [31:0]          trc_dropped_i,
   input  wire [32*`SEPH_AXI_TRACE_WORDS-1:0] trc_head_i,
   output wire                 trc_pop_o,
+  // host queue registers (sephirot_hostq, decoding the read address itself)
+  input  wire [31:0]          hq_rdata_i,
+  input  wire                 hq_rok_i,
   output wire                 cnt_clr_o
 );
   localparam integer ROWS = 1 << AW;
   localparam [31:0] ID = 32'h68584450;  // "hXDP"
   localparam [15:0] PAGE_IMEM = 16'h8000, PAGE_MAPS = 16'h8001, PAGE_CNT = 16'h8002, PAGE_CTRL = 16'h8003;
+  localparam [31:0] HQ_BASE = `SEPH_AXI_HOSTQ_BASE;
+  localparam [15:0] PAGE_HOSTQ = HQ_BASE[31:16];
   localparam [31:0] TR_COUNT = `SEPH_AXI_TRACE_COUNT, TR_DROPPED = `SEPH_AXI_TRACE_DROPPED;
   localparam [31:0] TR_POP = `SEPH_AXI_TRACE_POP, TR_DEPTH = `SEPH_AXI_TRACE_DEPTH;
   localparam [31:0] TR_FMT_MAX = `SEPH_AXI_TRACE_FMT_MAX, TR_HEAD = `SEPH_AXI_TRACE_HEAD;
@@ -295,6 +302,7 @@ module sephirot_axil #(
         else if (s_araddr_i == TR_DEPTH) rdata_q <= `SEPH_PRINTK_FIFO_DEPTH;
         else if (s_araddr_i == TR_FMT_MAX) rdata_q <= `SEPH_PRINTK_FMT_MAX;
         else if (tr_word) rdata_q <= trc_head_i[32*tr_idx[4:0] +: 32];
+        else if (s_araddr_i[31:16] == PAGE_HOSTQ && hq_rok_i) rdata_q <= hq_rdata_i;
         else s_rresp_o <= SLVERR;
       end
     end

@@ -54,7 +54,12 @@ module sephirot_board #(
   output wire [2:0]           res_fault_o,
   output wire [31:0]          res_cycles_o,
   output wire                 res_redir_valid_o,
-  output wire [31:0]          res_redir_port_o
+  output wire [1:0]           res_redir_kind_o,
+  output wire [31:0]          res_redir_port_o,
+  output wire                 res_host_ok_o,    // a frame redirected to a host queue was delivered (not dropped)
+  // the host's DMA engine took the oldest frame of host queue host_pop_q_i (sephirot_hostq)
+  input  wire                 host_pop_i,
+  input  wire [31:0]          host_pop_q_i
 );
   wire                imem_we;
   wire [AW-1:0]       imem_waddr;
@@ -92,7 +97,20 @@ module sephirot_board #(
     .hold_o(hold), .held_i(held), .inflight_i(inflight_q),
     .pkt_done_i(pkt_done_o), .res_action_i(res_action_o), .res_fault_i(res_fault_o),
     .trc_count_i(trc_count), .trc_dropped_i(trc_dropped), .trc_head_i(trc_head), .trc_pop_o(trc_pop),
+    .hq_rdata_i(hq_rdata), .hq_rok_i(hq_rok),
     .cnt_clr_o(cnt_clr)
+  );
+
+  // host queues: frames redirected to a CPU (cpumap) or an AF_XDP socket (xskmap)
+  wire        hq_rok;
+  wire [31:0] hq_rdata;
+  wire [15:0] res_redir_size;
+  wire        hq_done = pkt_done_o && res_action_o == 32'd`SEPH_XDP_REDIRECT && res_redir_valid_o &&
+                        (res_redir_kind_o == 2'd`SEPH_REDIRECT_CPU || res_redir_kind_o == 2'd`SEPH_REDIRECT_XSK);
+  sephirot_hostq u_hostq (
+    .clk_i, .rst_ni, .done_i(hq_done), .xsk_i(res_redir_kind_o == 2'd`SEPH_REDIRECT_XSK), .id_i(res_redir_port_o),
+    .size_i(res_redir_size), .deliver_o(res_host_ok_o), .pop_i(host_pop_i), .pop_q_i(host_pop_q_i),
+    .clr_i(cnt_clr), .raddr_i(s_araddr_i[15:0]), .rdata_o(hq_rdata), .rok_o(hq_rok)
   );
 
   // trace_printk records of the packet in the core (pkt_num_q - 1: the count includes it)
@@ -176,7 +194,7 @@ module sephirot_board #(
     .in_rxq_i(32'd0),
     .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o,
     .pkt_start_o(pkt_start), .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o(res_r0), .res_cycles_o,
-    .res_redir_valid_o, .res_redir_port_o,
+    .res_redir_valid_o, .res_redir_kind_o, .res_redir_port_o, .res_redir_size_o(res_redir_size),
     .prk_valid_o(prk_valid), .prk_len_o(prk_len), .prk_fmt_o(prk_fmt), .prk_args_o(prk_args),
     .trc_valid_o(trc_valid), .trc_pc_o(trc_pc), .trc_wr_en_o(trc_wr_en), .trc_wr_idx_o(trc_wr_idx),
     .trc_wr_val_o(trc_wr_val), .trc_st_en_o(trc_st_en), .trc_st_addr_o(trc_st_addr), .trc_st_size_o(trc_st_size),

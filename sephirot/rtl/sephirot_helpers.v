@@ -52,7 +52,9 @@ module sephirot_helpers (
   input  wire            adj_busy_i,      // adjust_head with metadata: its stall cycles (1 per 16 bytes) are not over
   // redirect target of the current packet, as it is after this cycle
   output wire            redir_valid_o,
+  output wire [1:0]      redir_kind_o,    // REDIRECT_PORT (port = ifindex), _CPU or _XSK (port = host queue)
   output wire [31:0]     redir_port_o,
+  output wire [15:0]     redir_size_o,    // a host queue's size (sephirot_hostq)
   // trace_printk record, valid for one cycle when its row commits
   output wire            pk_valid_o,
   output reg  [7:0]      pk_len_o,        // format bytes before the first NUL (or all bytes read)
@@ -102,6 +104,8 @@ module sephirot_helpers (
   // the map FSM (u_mapfsm, below): its key and value reads, its outcome
   wire        mf_rd_en, m_fault, ufault, mf_done, mf_redir, mf_redir_valid;
   wire [31:0] mf_rd_base, mf_rd_off, mf_rd_left, mf_redir_port;
+  wire [1:0]  mf_redir_kind;
+  wire [15:0] mf_redir_size;
   wire [32:0] mf_lat;
   wire [63:0] mf_ret;
   // the read port's address is a base argument plus the bytes read so far: one adder for the four readers
@@ -194,11 +198,14 @@ module sephirot_helpers (
     .mid_o, .mcfg_i, .mcount_i, .mw_en_o, .mw_off_o, .mw_rdata_i,
     .mww_en_o, .mww_off_o, .mww_data_o, .mww_mask_o,
     .fault_o(m_fault), .ufault_o(ufault), .done_o(mf_done), .lat_o(mf_lat), .ret_o(mf_ret),
-    .redir_o(mf_redir), .redir_valid_o(mf_redir_valid), .redir_port_o(mf_redir_port)
+    .redir_o(mf_redir), .redir_valid_o(mf_redir_valid), .redir_kind_o(mf_redir_kind),
+    .redir_port_o(mf_redir_port), .redir_size_o(mf_redir_size)
   );
 
   reg         redir_valid_q, redir_valid_d;
   reg [31:0]  redir_port_q, redir_port_d;
+  reg [1:0]   redir_kind_q, redir_kind_d;
+  reg [15:0]  redir_size_q, redir_size_d;
   reg [31:0]  rnd_q;
   reg [32:0]  lat;
   reg         known;
@@ -282,16 +289,21 @@ module sephirot_helpers (
   always @(*) begin
     redir_valid_d = pkt_start_i ? 1'b0 : redir_valid_q;
     redir_port_d = redir_port_q;
+    redir_kind_d = redir_kind_q;
+    redir_size_d = redir_size_q;
     if (finish && known && id_i == H_REDIRECT && r2 == 64'd0) begin
-      redir_valid_d = 1'b1; redir_port_d = r1[31:0];
+      redir_valid_d = 1'b1; redir_port_d = r1[31:0]; redir_kind_d = 2'd`SEPH_REDIRECT_PORT;
     end
     if (finish && mf_redir) begin
-      redir_valid_d = mf_redir_valid; redir_port_d = mf_redir_port;
+      redir_valid_d = mf_redir_valid; redir_port_d = mf_redir_port; redir_kind_d = mf_redir_kind;
+      redir_size_d = mf_redir_size;
     end
   end
   assign pk_valid_o = finish && known && id_i == H_PRINTK && !cs_bad_q;
   assign redir_valid_o = redir_valid_d;
   assign redir_port_o = redir_port_d;
+  assign redir_kind_o = redir_kind_d;
+  assign redir_size_o = redir_size_d;
 
   // (fmt_q has no asynchronous reset, so that its clear uses the flip-flops' synchronous reset pins; fmt_clr_q
   // clears it in the first cycle out of reset)
@@ -310,10 +322,11 @@ module sephirot_helpers (
     if (!rst_ni) begin
       busy_q <= 1'b0; cnt_q <= 33'd0; rnd_q <= 32'h2545F491;
       cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
-      redir_valid_q <= 1'b0; redir_port_q <= 32'd0;
+      redir_valid_q <= 1'b0; redir_port_q <= 32'd0; redir_kind_q <= 2'd0; redir_size_q <= 16'd0;
       pk_off_q <= 32'd0; pk_nul_q <= 1'b0; pk_len_q <= 8'd0;
     end else begin
-      redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d;
+      redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d; redir_kind_q <= redir_kind_d;
+      redir_size_q <= redir_size_d;
       if (mf_rd_en && hm_fault_i) cs_bad_q <= 1'b1;   // the map FSM's key or value read
       if (pk_go) begin
         pk_off_q <= pk_off_q + {28'd0, hm_size_o};

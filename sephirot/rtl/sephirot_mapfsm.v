@@ -5,7 +5,7 @@
 // map_lookup_elem (array, percpu_array, devmap, hash, percpu_hash, lru_hash with the LRU refresh, devmap_hash,
 // lpm_trie), map_update_elem (arrays, hash maps; a full lru_hash evicts the oldest stamp after a scan of all slots
 // for the victim, as docs/maps.md), map_delete_elem (hash maps, devmap; arrays -EINVAL) and redirect_map (devmap,
-// devmap_hash), probing as MapState (docs/maps.md). The key and an update's value are read 8 bytes a cycle through
+// devmap_hash; cpumap and xskmap: a host queue, the maps the host alone writes), probing as MapState (docs/maps.md). The key and an update's value are read 8 bytes a cycle through
 // the helper unit's memory read port (shared with csum_diff and trace_printk), the map one MAP_WINDOW_BYTES window
 // a cycle; an update's or delete's writes leave one window a cycle in the last cycles of the call. sephirot_helpers
 // owns the call (its cycle count, its end) and the read faults.
@@ -50,13 +50,19 @@ module sephirot_mapfsm (
   output wire [32:0]     lat_o,
   output reg  [63:0]     ret_o,           // r0 of a map call
   output wire            redir_o,         // redirect_map: its end sets the packet's redirect target to
-  output wire            redir_valid_o,   // this validity
-  output wire [31:0]     redir_port_o     // and port
+  output wire            redir_valid_o,   // this validity,
+  output wire [1:0]      redir_kind_o,    // kind (REDIRECT_PORT, _CPU, _XSK: a port or a host queue)
+  output wire [31:0]     redir_port_o,    // and port (ifindex) or host queue (cpu, xsk queue id)
+  output wire [15:0]     redir_size_o     // host queue: its size (cpumap qsize, xskmap ring size)
 );
   localparam [31:0] H_LOOKUP = `SEPH_HELPER_MAP_LOOKUP_ELEM;
   localparam [31:0] H_REDIRMAP = `SEPH_HELPER_REDIRECT_MAP;
   localparam [31:0] H_UPDATE = `SEPH_HELPER_MAP_UPDATE_ELEM;
   localparam [31:0] H_DELETE = `SEPH_HELPER_MAP_DELETE_ELEM;
+  localparam [1:0]  RK_PORT = `SEPH_REDIRECT_PORT;
+  localparam [1:0]  RK_CPU = `SEPH_REDIRECT_CPU;
+  localparam [1:0]  RK_XSK = `SEPH_REDIRECT_XSK;
+  localparam [1:0]  RK_BCAST = `SEPH_REDIRECT_BROADCAST;
 
   localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
   localparam integer KMAX = `SEPH_MAP_KEY_MAX_HW;
@@ -80,8 +86,10 @@ module sephirot_mapfsm (
   wire [31:0] m_ssz    = {16'd0, mcfg_i[159:144]};
   wire [31:0] m_voff   = {16'd0, mcfg_i[191:176]};
   wire [MA-1:0] m_doff = {{(MA-16){1'b0}}, mcfg_i[207:192]};
+  wire        m_cpu    = m_type == `SEPH_MAP_TYPE_CPUMAP;
+  wire        m_xsk    = m_type == `SEPH_MAP_TYPE_XSKMAP;
   wire        m_array  = m_type == `SEPH_MAP_TYPE_ARRAY || m_type == `SEPH_MAP_TYPE_PERCPU_ARRAY ||
-                         m_type == `SEPH_MAP_TYPE_DEVMAP;
+                         m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu || m_xsk;
   wire        m_hash   = m_type == `SEPH_MAP_TYPE_HASH || m_type == `SEPH_MAP_TYPE_PERCPU_HASH ||
                          m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
   wire        m_dev    = m_type == `SEPH_MAP_TYPE_DEVMAP || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
@@ -94,16 +102,23 @@ module sephirot_mapfsm (
                          (is_del && m_ssz > 32'd80);
   wire        handle_ok = r1_i[63:32] == 32'd0 && r1_i[31:0] >= HBASE && mid_o < mcount_i && mcfg_i[15:8] != 8'd0;
   wire [31:0] rflags   = r3_i[31:0];
-  wire        rm_badflags = id_i == H_REDIRMAP && (r3_i[63:32] != 32'd0 || (rflags & ~32'h1B) != 32'd0);
-  // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long, broadcast
+  // (broadcast and exclude-ingress are devmap flags: a cpumap or xskmap takes the action bits alone)
+  wire        rm_badflags = id_i == H_REDIRMAP && (r3_i[63:32] != 32'd0 ||
+                                                   (rflags & ~(m_dev ? 32'h1B : 32'h03)) != 32'd0);
+  // BPF_F_BROADCAST: a scan of every slot (devmap: max_entries, devmap_hash: buckets), one window each, collecting
+  // the ports its entries name (ifindex 1..31, params.BCAST_PORTS) in bcmask_q
+  wire        bc       = id_i == H_REDIRMAP && m_dev && rflags[3] && !rm_badflags;
+  // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long
   wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash || m_lpm || m_lpmu) || m_ks > KMAX || upd_bad ||
-                         (id_i == H_REDIRMAP && (!m_dev || (!rm_badflags && rflags[3]))));
+                         (id_i == H_REDIRMAP && !(m_dev || m_cpu || m_xsk)) ||
+                         ((is_upd || is_del) && (m_cpu || m_xsk)));   // the host's entries (docs/maps.md)
 
   reg  [8*KMAX-1:0] key_q;
   reg  [7:0]  kcnt_q;          // key bytes read (at most KMAX: a longer key faults)
   reg         mdone_q, mhit_q, mprob_q;
   reg  [MA-1:0] pidx_q, pn_q, mres_q;
   reg  [31:0] mval_q;
+  reg  [15:0] msize_q;
   wire        k_go     = req_i && (id_i == H_LOOKUP || is_upd || is_del) && !m_fault && {24'd0, kcnt_q} < m_ks;
   // The slot an update writes, built as its key and value arrive (8 bytes a cycle through the helper port): the value
   // at its offset (arrays at 0), a hash map's key at SH (key word w is slot word w + 1), an LPM key's data at SH
@@ -189,7 +204,9 @@ module sephirot_mapfsm (
   function automatic [MA-1:0] slot_at(input [MA-1:0] idx);
     slot_at = m_off + m_doff + idx * m_ssz[MA-1:0];
   endfunction
-  wire [MA-1:0] slot_off = slot_at(m_array ? a_idx[MA-1:0] : cur);
+  wire [MA-1:0] slot_off = slot_at(bc ? pidx_q : (m_array ? a_idx[MA-1:0] : cur));
+  wire [MA-1:0] bc_n    = m_array ? m_max : m_slots;   // the slots a broadcast scans
+  reg  [30:0]   bcmask_q;                              // ports 1..31 (params.BCAST_PORTS)
 
   // LPM trie: scan the slots below the high-water mark (header word 2, read with the key), keep the longest
   // matching prefix
@@ -206,7 +223,7 @@ module sephirot_mapfsm (
   wire [8:0]  dbits    = {m_ks[5:0] - 6'd4, 3'd0};          // (4 < m_ks <= KMAX, else the call faults)
   wire [8:0]  want     = (kplen < {23'd0, dbits}) ? kplen[8:0] : dbits;
   // (the probe's windows: declared here, after the LPM scan's state they depend on)
-  wire        ml_hash  = m_hash && !uev_q && !uhdr_q && !(is_upd && ubadfl);
+  wire        ml_hash  = m_hash && !uev_q && !uhdr_q && !(is_upd && ubadfl) && !bc;
   wire        ml_lpm   = m_lpm || (m_lpmu && !ldec_q && pidx_q < uhigh_q && !(is_upd && kplen > dbits));
   wire [1:0]  p_lmax   = ml_hash ? hl_n[1:0] - 2'd1 : (ml_lpm ? ll_n[1:0] - 2'd1 : 2'd0);
   wire        p_last   = lc_q == p_lmax;
@@ -457,15 +474,18 @@ module sephirot_mapfsm (
   end
   assign redir_o = id_i == H_REDIRMAP && !m_fault && !rm_badflags;
   assign redir_valid_o = mhit_q;
-  assign redir_port_o = mval_q;
+  // (a broadcast: the ports, and bit 31 for BPF_F_EXCLUDE_INGRESS, which the output stage applies)
+  assign redir_port_o = bc ? {rflags[4], bcmask_q} : mval_q;
+  assign redir_size_o = msize_q;
+  assign redir_kind_o = bc ? RK_BCAST : m_cpu ? RK_CPU : m_xsk ? RK_XSK : RK_PORT;
 
   integer bw;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       key_q <= {8*KMAX{1'b0}}; kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
-      pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; mres_q <= {MA{1'b0}}; mval_q <= 32'd0;
+      pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; mres_q <= {MA{1'b0}}; mval_q <= 32'd0; msize_q <= 16'd0;
       lbest_q <= 9'd0; lfound_q <= 1'b0;
-      vimg_q <= {8*80{1'b0}}; kmask_q <= 80'd0; vmask_q <= 80'd0; vcnt_q <= 8'd0;
+      vimg_q <= {8*80{1'b0}}; kmask_q <= 80'd0; vmask_q <= 80'd0; vcnt_q <= 8'd0; bcmask_q <= 31'd0;
       ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;
       ufree_q <= {MA{1'b0}}; ucount_q <= {MA{1'b0}}; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0;
       uslot_q <= {MA{1'b0}}; uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= {MA{1'b0}}; ufidx_q <= {MA{1'b0}};
@@ -584,12 +604,24 @@ module sephirot_mapfsm (
             mdone_q <= 1'b1; mhit_q <= lfound_q || l_better; pn_q <= uhigh_q;
           end
         end
+      end else if (p_do && bc) begin                                      // broadcast: scan every slot
+        pn_q <= pn_next[MA-1:0];
+        for (bw = 0; bw < 31; bw = bw + 1)
+          if ((m_array ? s_val != 32'd0 : s_state == 8'd1) && s_val == bw + 1) bcmask_q[bw] <= 1'b1;
+        if ({1'b0, pidx_q} + 1'b1 >= {1'b0, bc_n}) begin
+          mdone_q <= 1'b1; mhit_q <= 1'b1;
+        end else begin
+          pidx_q <= pidx_q + ONE;
+        end
       end else if (p_do && !is_upd) begin
         pn_q <= pn_next[MA-1:0];
         if (m_array) begin
           mdone_q <= 1'b1;
-          mhit_q <= a_idx < m_max && !(m_type == `SEPH_MAP_TYPE_DEVMAP && s_val == 32'd0);
-          mres_q <= slot_off; mval_q <= s_val;
+          // an empty entry: devmap ifindex 0, cpumap qsize 0, xskmap bound word 0 (the slot's second word)
+          mhit_q <= a_idx < m_max && !((m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu) && s_val == 32'd0) &&
+                    !(m_xsk && mw_rdata_i[63:32] == 32'd0);
+          mres_q <= slot_off; mval_q <= m_cpu ? a_idx : s_val;
+          msize_q <= m_xsk ? mw_rdata_i[47:32] : s_val[15:0];
         end else if (s_state == 8'd1 && keq) begin
           mhit_q <= 1'b1; mres_q <= slot_off + m_voff[MA-1:0]; mval_q <= s_val; uslot_q <= slot_off;
           mdone_q <= 1'b1;
@@ -610,7 +642,7 @@ module sephirot_mapfsm (
       // of which it reads itself, in whole aligned words with zeros above the size; clearing them cost about 400
       // LUTs, as their flip-flops' reset pins serve the asynchronous reset)
       if (finish_i) begin
-        kmask_q <= 80'd0; vmask_q <= 80'd0;
+        kmask_q <= 80'd0; vmask_q <= 80'd0; bcmask_q <= 31'd0;
         kcnt_q <= 8'd0; mdone_q <= 1'b0; mhit_q <= 1'b0; mprob_q <= 1'b0;
         pidx_q <= {MA{1'b0}}; pn_q <= {MA{1'b0}}; lfound_q <= 1'b0;
         vcnt_q <= 8'd0; ufree_v_q <= 1'b0; uhdr_q <= 1'b0; ufound_q <= 1'b0;

@@ -84,7 +84,14 @@
 `define SEPH_MAP_TYPE_LRU_HASH           9
 `define SEPH_MAP_TYPE_LPM_TRIE           11
 `define SEPH_MAP_TYPE_DEVMAP             14
+`define SEPH_MAP_TYPE_CPUMAP             16
+`define SEPH_MAP_TYPE_XSKMAP             17
 `define SEPH_MAP_TYPE_DEVMAP_HASH        25
+`define SEPH_REDIRECT_PORT               0
+`define SEPH_REDIRECT_CPU                1
+`define SEPH_REDIRECT_XSK                2
+`define SEPH_REDIRECT_BROADCAST          3
+`define SEPH_CPUMAP_QSIZE_MAX            16384
 `define SEPH_HELPERS_WRITING_MAP         128'h0000000000000000000000000000000e
 `define SEPH_HELPERS_WRITING_PKT         128'h00000000000000000000100000000000
 `define SEPH_MAPS_MAX                    16
@@ -117,6 +124,13 @@
 `define SEPH_AXI_TRACE_DEPTH             32'h8004000c
 `define SEPH_AXI_TRACE_FMT_MAX           32'h80040010
 `define SEPH_AXI_TRACE_HEAD              32'h80040100
+`define SEPH_AXI_HOSTQ_PER_KIND          32'h80050000
+`define SEPH_AXI_HOSTQ_DELIVERED         32'h80050004
+`define SEPH_AXI_HOSTQ_FULL              32'h80050008
+`define SEPH_AXI_HOSTQ_NOQUEUE           32'h8005000c
+`define SEPH_AXI_HOSTQ_BASE              32'h80050100
 `define SEPH_AXI_TRACE_WORDS             24
+`define SEPH_HOSTQ_PER_KIND              8
+`define SEPH_AXI_HOSTQ_STRIDE            16
 
 `endif

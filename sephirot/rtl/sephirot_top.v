@@ -53,7 +53,9 @@ module sephirot_top #(
   output wire [63:0]          res_r0_o,
   output wire [31:0]          res_cycles_o,
   output wire                 res_redir_valid_o,
+  output wire [1:0]           res_redir_kind_o,   // REDIRECT_PORT: port is an ifindex; _CPU, _XSK: a host queue
   output wire [31:0]          res_redir_port_o,
+  output wire [15:0]          res_redir_size_o,   // _CPU, _XSK: the host queue's size (sephirot_hostq)
   // trace_printk records (sephirot_helpers: one per committed call; the board queues them for the host)
   output wire                 prk_valid_o,
   output wire [7:0]           prk_len_o,
@@ -219,7 +221,8 @@ module sephirot_top #(
     .mww_en_o(mww_en), .mww_off_o(mww_off), .mww_data_o(mww_data), .mww_mask_o(mww_mask), .mw_rdata_i(mw_rdata),
     .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_step_o(adj_step),
     .adj_err_i(adj_err), .adj_metalen_i(adj_metalen), .adj_busy_i(adj_busy),
-    .redir_valid_o(res_redir_valid_o), .redir_port_o(res_redir_port_o),
+    .redir_valid_o(res_redir_valid_o), .redir_kind_o(res_redir_kind_o), .redir_port_o(res_redir_port_o),
+    .redir_size_o(res_redir_size_o),
     .pk_valid_o(prk_valid_o), .pk_len_o(prk_len_o), .pk_fmt_o(prk_fmt_o), .pk_args_o(prk_args_o)
   );
 endmodule

@@ -24,7 +24,8 @@ void on_signal(int) { g_stop = 1; }
 struct Options {
   std::string socket = "/tmp/hxdp-board.sock";
   int ports = 1;
-  std::string pcap, out;
+  std::string pcap, out, host_dir;
+  bool host_hold = false;
   std::vector<std::string> taps;
   int pcap_port = 0;
   bool loop = false;
@@ -41,6 +42,15 @@ bool parse_u64(const std::string& s, uint64_t* v) {
   if (errno || *end) return false;
   *v = x;
   return true;
+}
+
+// the OUT line's redirect field: -, an ifindex, cpu:N / xsk:N (a host queue; `:dropped` when its queue was full or
+// missing) or bcast:MASK (the ports of a broadcast, bit 31 exclude the ingress port)
+std::string redirect_text(const BoardOutput& o) {
+  if (!o.redirect) return "-";
+  if (o.redir_kind == 0) return std::to_string(o.redir_port);
+  if (o.redir_kind == 3) return "bcast:" + std::to_string(o.redir_port);
+  return std::string(o.redir_kind == 2 ? "xsk:" : "cpu:") + std::to_string(o.redir_port) + (o.host_ok ? "" : ":dropped");
 }
 
 bool parse_hex(const std::string& s, std::vector<uint8_t>& out) {
@@ -124,7 +134,7 @@ std::string Server::handle(const std::string& line, bool* quit) {
       const BoardOutput& o = q.front();
       char h[160];
       snprintf(h, sizeof h, "\n%" PRIu64 " %d %u %u %u %s ", o.seq, o.port, o.action, o.fault, o.cycles,
-               o.redirect ? std::to_string(o.redir_port).c_str() : "-");
+               redirect_text(o).c_str());
       r += h;
       r += hex(o.data);
       q.pop_front();
@@ -159,6 +169,7 @@ int Server::run() {
     std::string err;
     if (!sim_.open_tap(int(p), opt_.taps[p], &err)) { fprintf(stderr, "%s\n", err.c_str()); return 1; }
   }
+  sim_.set_host(opt_.host_dir, opt_.host_hold);
   if (!opt_.out.empty() && !sim_.open_out_pcap(opt_.out)) {
     fprintf(stderr, "cannot write %s\n", opt_.out.c_str());
     return 1;
@@ -240,7 +251,7 @@ int Server::run() {
 
 void usage(const char* argv0) {
   fprintf(stderr, "usage: %s [--socket PATH] [--ports N] [--pcap IN.pcap [--pcap-port P] [--loop]] [--out OUT.pcap] "
-          "[--step] [--keep N] [--tap NAME[,NAME...]]\n", argv0);
+          "[--step] [--keep N] [--tap NAME[,NAME...]] [--host-pcap DIR] [--host-hold]\n", argv0);
 }
 }  // namespace
 
@@ -260,6 +271,8 @@ int main(int argc, char** argv) {
     else if (a == "--pcap-port") { if (!parse_u64(next(), &v)) { usage(argv[0]); return 2; } o.pcap_port = int(v); }
     else if (a == "--loop") o.loop = true;
     else if (a == "--out") o.out = next();
+    else if (a == "--host-pcap") o.host_dir = next();
+    else if (a == "--host-hold") o.host_hold = true;
     else if (a == "--step") o.step = true;
     else if (a == "--tap") {
       std::string list = next();

@@ -25,6 +25,29 @@ using seph::kRunt;
 constexpr uint64_t kAxiTimeout = 100000;
 
 void put32(FILE* f, uint32_t v) { fwrite(&v, 4, 1, f); }
+
+void pcap_header(FILE* f) {
+  put32(f, 0xa1b2c3d4);
+  uint16_t v[2] = {2, 4};
+  fwrite(v, 2, 2, f);
+  put32(f, 0);
+  put32(f, 0);
+  put32(f, 65535);
+  put32(f, 1);
+  fflush(f);
+}
+
+void pcap_record(FILE* f, uint64_t cycle, const std::vector<uint8_t>& d) {
+  double us = cycle / kClockMhz;
+  put32(f, uint32_t(us / 1e6));
+  put32(f, uint32_t(uint64_t(us) % 1000000));
+  put32(f, uint32_t(d.size()));
+  put32(f, uint32_t(d.size()));
+  fwrite(d.data(), 1, d.size(), f);
+}
+
+constexpr uint32_t kKindCpu = 1, kKindXsk = 2, kKindBcast = 3;  // params.REDIRECT_*
+constexpr uint32_t kHostqPerKind = 8;                           // params.HOSTQ_PER_KIND
 }  // namespace
 
 bool read_pcap(const std::string& path, std::vector<std::vector<uint8_t>>& out, std::string* err) {
@@ -72,12 +95,15 @@ BoardSim::BoardSim(int ports, size_t keep) : ctx_(new VerilatedContext), ports_(
 
 BoardSim::~BoardSim() {
   if (out_pcap_) fclose(out_pcap_);
+  for (auto& kv : host_pcap_) fclose(kv.second);
   for (int fd : tap_)
     if (fd >= 0) close(fd);
   top_->final();
 }
 
 void BoardSim::drive() {
+  top_->host_pop_i = !host_pops_.empty();
+  top_->host_pop_q_i = host_pops_.empty() ? 0 : host_pops_.front();
   uint32_t valid = 0, sop = 0, eop = 0;
   uint64_t len = 0;
   for (int p = 0; p < kMaxPorts; p++) {
@@ -106,6 +132,7 @@ void BoardSim::drive() {
 }
 
 void BoardSim::sample() {
+  if (top_->host_pop_i) host_pops_.pop_front();  // taken at this clock edge
   uint32_t fire = top_->in_valid_i & top_->in_ready_o;
   for (int p = 0; p < kMaxPorts; p++) {
     if (!((fire >> p) & 1)) continue;
@@ -124,6 +151,8 @@ void BoardSim::sample() {
     r.cycles = top_->res_cycles_o;
     r.redirect = top_->res_redir_valid_o;
     r.redir_port = top_->res_redir_port_o;
+    r.redir_kind = top_->res_redir_kind_o;
+    r.host_ok = top_->res_host_ok_o;
     results_.push_back(r);
   }
   if (top_->out_valid_o) {
@@ -137,22 +166,34 @@ void BoardSim::sample() {
       r.data.assign(cur_out_.begin() + m, cur_out_.end());
       r.cycle = cycle_;
       finished_++;
-      if (out_pcap_ && (r.action == 3 || r.action == 4)) {
-        double us = cycle_ / kClockMhz;
-        put32(out_pcap_, uint32_t(us / 1e6));
-        put32(out_pcap_, uint32_t(uint64_t(us) % 1000000));
-        put32(out_pcap_, uint32_t(r.data.size()));
-        put32(out_pcap_, uint32_t(r.data.size()));
-        fwrite(r.data.data(), 1, r.data.size(), out_pcap_);
+      bool host = r.action == 4 && r.redirect && (r.redir_kind == kKindCpu || r.redir_kind == kKindXsk);
+      if (out_pcap_ && (r.action == 3 || r.action == 4) && !host) {
+        pcap_record(out_pcap_, cycle_, r.data);
         out_pcap_count_++;
       }
-      emit_tap(r);
+      if (host) to_host(r);
+      else emit_tap(r);
       if (keep_) {
         outputs_.push_back(std::move(r));
         if (outputs_.size() > keep_) { outputs_.pop_front(); dropped_outputs_++; }
       }
     }
   }
+}
+
+void BoardSim::to_host(const BoardOutput& r) {
+  if (!r.host_ok || host_hold_) return;
+  host_frames_++;
+  host_pops_.push_back((r.redir_kind == kKindXsk ? kHostqPerKind : 0) + r.redir_port);
+  if (host_dir_.empty()) return;
+  std::string name = (r.redir_kind == kKindXsk ? "xsk" : "cpu") + std::to_string(r.redir_port);
+  FILE*& f = host_pcap_[name];
+  if (!f) {
+    f = fopen((host_dir_ + "/" + name + ".pcap").c_str(), "wb");
+    if (!f) { fprintf(stderr, "cannot write %s/%s.pcap\n", host_dir_.c_str(), name.c_str()); return; }
+    pcap_header(f);
+  }
+  pcap_record(f, cycle_, r.data);
 }
 
 void BoardSim::feed_replay() {
@@ -273,14 +314,7 @@ bool BoardSim::open_out_pcap(const std::string& path) {
   if (out_pcap_) fclose(out_pcap_);
   out_pcap_ = fopen(path.c_str(), "wb");
   if (!out_pcap_) return false;
-  put32(out_pcap_, 0xa1b2c3d4);
-  uint16_t v[2] = {2, 4};
-  fwrite(v, 2, 2, out_pcap_);
-  put32(out_pcap_, 0);
-  put32(out_pcap_, 0);
-  put32(out_pcap_, 65535);
-  put32(out_pcap_, 1);
-  fflush(out_pcap_);
+  pcap_header(out_pcap_);
   return true;
 }
 
@@ -291,8 +325,10 @@ std::string BoardSim::stats() const {
   s << "cycle=" << cycle_ << " ports=" << ports_ << " queued=" << queued << " accepted=" << accepted_
     << " finished=" << finished_ << " runts=" << runts_ << " outputs=" << outputs_.size()
     << " outputs_dropped=" << dropped_outputs_ << " replaying=" << (replay_.empty() ? 0 : 1)
-    << " replayed=" << replayed_ << " out_pcap=" << out_pcap_count_ << " tap_in=" << tap_in_ << " tap_out=" << tap_out_;
+    << " replayed=" << replayed_ << " out_pcap=" << out_pcap_count_ << " tap_in=" << tap_in_ << " tap_out=" << tap_out_
+    << " host_frames=" << host_frames_;
   if (out_pcap_) fflush(out_pcap_);
+  for (auto& kv : host_pcap_) fflush(kv.second);
   return s.str();
 }
 
@@ -329,6 +365,14 @@ void BoardSim::read_tap(int port) {
 
 void BoardSim::emit_tap(const BoardOutput& r) {
   int port = -1;
+  if (r.action == 4 && r.redirect && r.redir_kind == kKindBcast) {  // a copy to every port of the mask
+    for (int p = 0; p < ports_; p++) {
+      bool excluded = (r.redir_port >> 31) && p == r.port;
+      if (!((r.redir_port >> p) & 1) || excluded || tap_[p] < 0 || r.data.empty()) continue;
+      if (write(tap_[p], r.data.data(), r.data.size()) > 0) tap_out_++;
+    }
+    return;
+  }
   if (r.action == 3) port = r.port;
   else if (r.action == 4 && r.redirect && r.redir_port >= 1 && r.redir_port <= uint32_t(ports_)) port = int(r.redir_port) - 1;
   else if (r.action == 2) port = (r.port + 1) % ports_;

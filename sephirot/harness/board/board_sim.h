@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,7 +24,9 @@ struct BoardOutput {
   uint32_t fault = 0;
   uint32_t cycles = 0;
   bool redirect = false;
-  uint32_t redir_port = 0;
+  uint32_t redir_port = 0;  // kind 0: ifindex; 1, 2: CPU or AF_XDP queue id; 3: broadcast port mask (bit 31 exclude)
+  uint32_t redir_kind = 0;  // params.REDIRECT_PORT, _CPU, _XSK, _BROADCAST
+  bool host_ok = false;     // a host-queue frame was delivered (else its queue was full or missing)
   uint64_t cycle = 0;     // cycle of the last output frame
   std::vector<uint8_t> data;
 };
@@ -46,6 +49,10 @@ class BoardSim {
   bool replay(const std::string& path, int port, bool loop, std::string* err);
   void stop_replay() { replay_.clear(); replay_loop_ = false; }
   bool open_out_pcap(const std::string& path);
+  // host queues: frames delivered into a CPU's or an AF_XDP socket's queue are written to DIR/cpuN.pcap or
+  // DIR/xskN.pcap and taken at once by the simulated host (its DMA completion); with hold the host takes nothing,
+  // so a queue fills up to its size and further frames are dropped (counted by the board's host-queue registers)
+  void set_host(const std::string& dir, bool hold) { host_dir_ = dir; host_hold_ = hold; }
   // TAP interfaces (bump in the wire): frames read from port k's TAP enter port k; TX leaves by the same TAP,
   // REDIRECT to ifindex i by port i-1's TAP, PASS by the next port's TAP (to the other side of the wire)
   bool open_tap(int port, const std::string& name, std::string* err);
@@ -85,6 +92,12 @@ class BoardSim {
   bool replay_loop_ = false;
   uint64_t replayed_ = 0;
   void emit_tap(const BoardOutput& r);
+  void to_host(const BoardOutput& r);
+  std::string host_dir_;
+  bool host_hold_ = false;
+  std::map<std::string, FILE*> host_pcap_;  // per host queue (cpuN, xskN)
+  std::deque<uint32_t> host_pops_;          // frames the host took, one pop a cycle
+  uint64_t host_frames_ = 0;
   int tap_[kMaxPorts] = {-1, -1, -1, -1};
   uint64_t tap_in_ = 0, tap_out_ = 0;
   FILE* out_pcap_ = nullptr;
