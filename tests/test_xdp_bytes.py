@@ -148,3 +148,42 @@ def test_refused_with_the_reason(tmp_path: Path, source: str, message: str) -> N
     obj = build_bpf(tmp_path, source, "refused")
     with pytest.raises(CompileError, match=message):
         compile_program(load_program(obj))
+
+
+
+def _calling_rom(helper: int):
+    from hxdp.isa.insn import NOP, Insn
+    from hxdp.isa.rom import Rom
+
+    return Rom([[Insn(0xB7, 4, 0, 0, 8), NOP, NOP, NOP], [Insn(0x85, 0, 0, 0, helper), NOP, NOP, NOP],
+                [Insn(0x96, 0, 0, 0, 2), NOP, NOP, NOP]])
+
+
+@pytest.mark.parametrize("helper", [189, 190])
+def test_rom_calling_a_lowered_helper_is_refused(helper: int) -> None:
+    """They never reach the core: the schedule verifier refuses such a ROM, the VLIW model faults on it."""
+    from hxdp.compiler.verify import verify_rom
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
+
+    with pytest.raises(CompileError, match=f"helper {helper} is not implemented in hardware"):
+        verify_rom(_calling_rom(helper))
+    res = VliwModel(_calling_rom(helper), MapState.from_maps([])).run(bytes(range(64)))
+    assert res.action == 0 and "helper" in (res.fault or "")
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("helper", [189, 190])
+def test_rom_calling_a_lowered_helper_faults_on_rtl(helper: int) -> None:
+    from rtl_support import require_rtl
+
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
+    from hxdp.rtl.sim import RtlSim
+
+    require_rtl()
+    packet = bytes(range(64))
+    want = VliwModel(_calling_rom(helper), MapState.from_maps([])).run(packet)
+    got = RtlSim(_calling_rom(helper), state=MapState.from_maps([])).run_packets([packet])[0]
+    assert (got.action, got.packet, got.cycles) == (want.action, want.packet, want.cycles) == \
+        (0, packet, want.cycles)
