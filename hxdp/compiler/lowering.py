@@ -13,7 +13,7 @@ M32 = 0xFFFFFFFF
 EFAULT, EINVAL = 14, 22
 BYTES_MAX = 0xFFFF  # bpf_xdp_pointer: an offset or a length above it is -EFAULT
 OFF_MAX = 0x7FFF  # the largest byte a copy may reach through the s16 offset field of one base register
-LOAD_BYTES, STORE_BYTES = params.LOWERED_HELPER_IDS["xdp_load_bytes"], params.LOWERED_HELPER_IDS["xdp_store_bytes"]
+LOAD_BYTES = params.LOWERED_HELPER_IDS["xdp_load_bytes"]  # (the other one, xdp_store_bytes, copies the other way)
 _WIDTHS = ((8, "dw"), (4, "w"), (2, "h"), (1, "b"))
 
 
