@@ -13,6 +13,9 @@ from hxdp.models.maps import MapLayout
 LANE_WIDTH = 34
 
 
+# helper names an object may call (the lowered ones never reach a ROM)
+_OBJECT_HELPERS = {**params.HELPERS, **params.LOWERED_HELPERS}
+
 def _hex(insns: list[Insn]) -> str:
     return " ".join(f"{b:02x}" for ins in insns for b in ins.to_bytes())
 
@@ -72,8 +75,8 @@ def disasm_linked_lines(path: str, section: str | None = None, prog: str | None 
             (ins.opcode == 0x85 and ins.src == T.CALL_LOCAL) or (ins.opcode == 0x18 and ins.src == T.PSEUDO_FUNC)
         ):
             line += f" <{program.functions[target]}>"
-        elif line and ins.opcode == 0x85 and ins.src == T.CALL_HELPER and ins.imm in params.HELPERS:
-            line += f" <{params.HELPERS[ins.imm]}>"
+        elif line and ins.opcode == 0x85 and ins.src == T.CALL_HELPER and ins.imm in _OBJECT_HELPERS:
+            line += f" <{_OBJECT_HELPERS[ins.imm]}>"
         if line:
             width = 2 if program.insns[slot].opcode == 0x18 else 1
             lines.append(f"{slot:8d}:\t{_hex(program.insns[slot : slot + width])}\t{line}")

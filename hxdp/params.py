@@ -103,6 +103,14 @@ HELPERS = {
 }
 HELPER_IDS = {name: num for num, name in HELPERS.items()}
 
+# Linux helpers the compiler lowers into the lanes' own loads and stores (hxdp.compiler.lowering): they never reach
+# the core (a ROM that calls one is refused like any helper outside HELPERS), the sequential model runs them as calls
+LOWERED_HELPERS = {
+    189: "xdp_load_bytes",
+    190: "xdp_store_bytes",
+}
+LOWERED_HELPER_IDS = {name: num for num, name in LOWERED_HELPERS.items()}
+
 # Linux helpers the hardware lacks that are refused with a message of their own (a tail call needs a program array).
 UNSUPPORTED_HELPERS = {12: "tail_call"}
 UNSUPPORTED_HELPER_IDS = {name: num for num, name in UNSUPPORTED_HELPERS.items()}

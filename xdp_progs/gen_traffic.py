@@ -417,6 +417,23 @@ def g_flow_meter() -> tuple[list[bytes], Config]:
     return frames, {}
 
 
+def g_bytes_swap() -> tuple[list[bytes], Config]:
+    # UDP is sent back unless to port 9; VLAN-tagged frames put the IP header at 18; the IPv6 frames cut to 60 and
+    # 61 bytes (as a snap length leaves them) are too short for the 62 bytes of headers: -EINVAL, counted
+    frames = []
+    for i in range(4):
+        frames.append(udp4(f"192.0.2.{i + 1}", "10.0.0.9", 5000 + i, 9 if i == 3 else 7000 + i, size=64 + 16 * i))
+        frames.append(udp6(f"2001:db8::{i + 1}", "2001:db8::99", 5000 + i, 9 if i == 2 else 53, size=86 + 8 * i))
+    frames.append(frame(eth() / Dot1Q(vlan=10) / ip4("192.0.2.7", "10.0.0.9") / UDP(sport=1, dport=53), 70, 3))
+    frames.append(frame(eth() / Dot1Q(vlan=11) / IPv6(src="2001:db8::7", dst="2001:db8::99", hlim=64) /
+                        UDP(sport=1, dport=9), 90, 4))
+    frames.append(frame(eth() / Dot1Q(vlan=12) / IPv6(src="2001:db8::8", dst="2001:db8::99", hlim=64) /
+                        UDP(sport=1, dport=53), 90, 5)[:64])
+    frames += [udp6("2001:db8::5", "2001:db8::99", 9000, 53)[:n] for n in (60, 61, 62)]
+    frames += [tcp4("192.0.2.1", "10.0.0.9", 1, 80), tcp6("2001:db8::1", "2001:db8::99", 1, 80), arp()]
+    return frames, {}
+
+
 # maps a program leaves unsized in its object (max_entries 0): the size its loader gives them
 SIZES: dict[str, dict[str, int]] = {"xdp_sized_counter": {"src_stats": 16}}
 
@@ -440,6 +457,7 @@ PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     **{f"csum_diff_x{n}": g_plain for n in (1, 10, 20, 40)},
     "xdp_sized_counter": g_sized_counter,
     "xdp_flow_meter": g_flow_meter,
+    "xdp_bytes_swap": g_bytes_swap,
 }
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from hxdp import params
-from hxdp.compiler import atomics, boundscheck, constmaps, copyprop, extend, masks, reduce, taildup, wideloads
+from hxdp.compiler import atomics, boundscheck, constmaps, copyprop, extend, lowering, masks, reduce, taildup, wideloads
 from hxdp.compiler.cfg import Cfg, build_cfg
 from hxdp.compiler.emit import emit
 from hxdp.compiler.regalloc import allocate
@@ -82,8 +82,9 @@ def _on_cfg(fn: Callable[[Cfg], int]) -> Callable[[Cfg, MapLayout], int]:
 
 # The order is part of the output: roms/ and the evaluation were produced with it (any change of order changes
 # ROMs). Reduction comes first so every later pass sees fewer ops; the bounds-check rewrite matches `add64_3`, so
-# it runs after alu3 and only with it.
+# it runs after alu3 and only with it. Lowered helpers come before everything: every pass sees their loads and stores.
 PIPELINE: tuple[Pass, ...] = (
+    Pass("lower_helpers", (), _on_cfg(lowering.lower_helpers)),
     Pass("remove_bounds_checks", ("bounds",), _on_cfg(reduce.remove_bounds_checks)),
     Pass("remove_zeroing", ("zeroing",), _on_cfg(reduce.remove_zeroing)),
     Pass("inline_array_lookups", ("const_lookup",), constmaps.inline_array_lookups),

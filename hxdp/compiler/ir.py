@@ -29,9 +29,13 @@ HELPER_ARGS: dict[int, int] = {_H[name]: n for name, n in (
     ("xdp_adjust_meta", 2),  # (ctx, delta)
     ("xdp_adjust_tail", 2),  # (ctx, delta)
 )}
+HELPER_ARGS.update({num: 4 for num in params.LOWERED_HELPERS})  # (ctx, offset, buf, len), until they are lowered
 ADJUST_HELPERS = frozenset({_H["xdp_adjust_head"], _H["xdp_adjust_meta"], _H["xdp_adjust_tail"]})
 # Helpers whose only memory effect is on maps (they read key/value buffers); others may move packet bytes.
 MAP_HELPERS = frozenset({_H["map_lookup_elem"], _H["map_update_elem"], _H["map_delete_elem"]})
+# The tag of a lowered helper's branches (hxdp.compiler.lowering): they compute its result, they guard no access,
+# so the packet bounds-check reduction leaves them
+HELPER_RESULT = "helper_result"
 FP = 10
 CALL_CLOBBERS = (0, 1, 2, 3, 4, 5)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hxdp import params
 from hxdp.compiler.cfg import Cfg
 from hxdp.compiler.dataflow import is_zero_store, live_after, liveness, provenance, stack_bits
-from hxdp.compiler.ir import ja
+from hxdp.compiler.ir import HELPER_RESULT, ja
 
 # (condition, pointer on the left) -> "never" | "always" | "never<" | "always<" (the last two need K < 60)
 _BOUNDS = {
@@ -27,8 +27,8 @@ def remove_bounds_checks(cfg: Cfg) -> int:
     for bid in cfg.order:
         b = cfg.blocks[bid]
         t = b.term
-        if t is None or not t.is_cond or not t.info.src_reg or id(t) not in states:
-            continue
+        if t is None or not t.is_cond or not t.info.src_reg or id(t) not in states or HELPER_RESULT in t.tags:
+            continue  # (a lowered helper's check computes its result: it guards no access)
         st = states[id(t)]
         if st.adjusted:
             continue

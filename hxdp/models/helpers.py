@@ -15,7 +15,8 @@ from hxdp.models.memory import ETH_HLEN, PKT_HARD_END, XDP_FRAME_RESERVED, DataM
 
 M64 = (1 << 64) - 1
 M32 = 0xFFFFFFFF
-EINVAL, EACCES = 22, 13
+EINVAL, EACCES, EFAULT = 22, 13, 14
+XDP_BYTES_MAX = 0xFFFF  # bpf_xdp_pointer: an offset or a length above it is -EFAULT
 META_MAX = 255  # type_max(skb_shared_info.meta_len): metadata up to 252 bytes (multiple of 4)
 BPF_F_BROADCAST, BPF_F_EXCLUDE_INGRESS = 1 << 3, 1 << 4
 XDP_ACTION_MASK = 0x3
@@ -129,6 +130,16 @@ def xorshift32(x: int) -> int:
     return x & M32
 
 
+def xdp_bytes_status(offset: int, length: int, size: int) -> int:
+    """The kernel's bpf_xdp_pointer checks for a linear frame of `size` bytes (u32 offset and length): 0, -EFAULT
+    or -EINVAL (then nothing is copied)."""
+    if offset > XDP_BYTES_MAX or length > XDP_BYTES_MAX:
+        return -EFAULT
+    if offset + length > size:
+        return -EINVAL
+    return 0
+
+
 @dataclass
 class HelperEnv:
     """The state helpers act on: memory, maps, the redirect target, the trace FIFO and the counters."""
@@ -185,6 +196,19 @@ class HelperEnv:
         else:
             self.redirect = word
         return params.XDP_REDIRECT, lat
+
+    def call_lowered(self, helper_id: int, r2: int, r3: int, r4: int) -> int:
+        """A helper of params.LOWERED_HELPERS (the sequential model runs them as calls; the compiler lowers them
+        into lane loads and stores): bpf_xdp_load_bytes/store_bytes(ctx, offset, buf, len) on a linear frame."""
+        status = xdp_bytes_status(r2 & M32, r4 & M32, self.mem.data_end - self.mem.data)
+        if status:
+            return status & M64
+        pkt, length = self.mem.data + (r2 & M32), r4 & M32
+        if params.LOWERED_HELPERS[helper_id] == "xdp_load_bytes":
+            self.mem.write(r3, self.mem.read(pkt, length))
+        else:
+            self.mem.write(pkt, self.mem.read(r3, length))
+        return 0
 
     def call(self, helper_id: int, r1: int, r2: int, r3: int, r4: int, r5: int) -> tuple[int, int]:
         """Run a helper; returns (r0, latency in extra cycles). Raises HelperFault or AccessFault."""

@@ -122,7 +122,10 @@ class SeqModel:
                     pc += control[1]
                 elif kind == "call":
                     env.cycles = self.total + count
-                    regs[0], _lat = env.call(control[1], regs[1], regs[2], regs[3], regs[4], regs[5])
+                    if control[1] in params.LOWERED_HELPERS:
+                        regs[0] = env.call_lowered(control[1], regs[2], regs[3], regs[4])
+                    else:
+                        regs[0], _lat = env.call(control[1], regs[1], regs[2], regs[3], regs[4], regs[5])
                     if self.trace_enabled:
                         trace[-1][1].append((0, regs[0]))
                 elif kind == "local_call":
