@@ -55,6 +55,9 @@ HELPER_WRITE_REGIONS = {
     "map_update_elem": "map",
     "map_delete_elem": "map",
     "xdp_adjust_head": "pkt",  # the metadata moves with data
+    "ringbuf_reserve": "map",  # the record header in the ring's region
+    "ringbuf_submit": "map",  # the record header: busy bit cleared
+    "ringbuf_discard": "map",  # the record header: busy bit cleared, discard bit set
 }
 
 # xdp_md field offsets (u32 each), as in linux/bpf.h.
@@ -92,11 +95,16 @@ HELPERS = {
     7: "get_prandom_u32",
     8: "get_smp_processor_id",
     23: "redirect",
+    25: "perf_event_output",
     28: "csum_diff",
     44: "xdp_adjust_head",
     51: "redirect_map",
     54: "xdp_adjust_meta",
     65: "xdp_adjust_tail",
+    130: "ringbuf_output",
+    131: "ringbuf_reserve",
+    132: "ringbuf_submit",
+    133: "ringbuf_discard",
 }
 HELPER_IDS = {name: num for num, name in HELPERS.items()}
 
@@ -117,7 +125,8 @@ LINUX_MAP_TYPES = {
 LINUX_MAP_TYPE_IDS = {name: num for num, name in LINUX_MAP_TYPES.items()}
 # the subset the hardware maps module implements
 MAP_TYPES = {LINUX_MAP_TYPE_IDS[name]: name for name in (
-    "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash")}
+    "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash",
+    "perf_event_array", "ringbuf")}
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
 MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1)
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
@@ -171,3 +180,20 @@ AXI_TRACE_DEPTH = 0x8004_000C  # PRINTK_FIFO_DEPTH
 AXI_TRACE_FMT_MAX = 0x8004_0010  # PRINTK_FMT_MAX
 AXI_TRACE_HEAD = 0x8004_0100  # + 4w: word w of the head record (docs/board.md)
 AXI_TRACE_WORDS = 2 + PRINTK_FMT_MAX // 4 + 6  # length, packet number, format words, r3 r4 r5 (lo, hi)
+# event ring (sephirot_eventring.v, docs/board.md): the records of perf_event_output, ringbuf_output and
+# ringbuf_submit, read at the head and popped by the host; the sample bytes of a record are read in 32-bit words
+EVENT_CPUS = 1  # CPUs of the NIC: slots of a PERF_EVENT_ARRAY sized 0 in the object (libbpf: possible CPUs)
+EVENT_FIFO_DEPTH = 16  # records; a record finding the ring full is refused (perf -ENOSPC, ringbuf -EAGAIN) or,
+# for ringbuf_submit, which cannot fail, dropped and counted
+EVENT_DATA_MAX = 256  # sample bytes a record holds (perf: data and packet bytes; ringbuf: the record)
+EVENT_BYTES_PER_CYCLE = 8  # the event unit copies a sample through the helper memory port, 8 bytes a cycle
+RINGBUF_HEADER = 8  # bytes in front of every ring record (u32 length | busy/discard bits, u32 map id), as Linux's
+RINGBUF_BUSY, RINGBUF_DISCARD = 1 << 31, 1 << 30  # the header's length bits (Linux's BPF_RINGBUF_*_BIT)
+AXI_EVENT_COUNT = 0x8005_0000  # records in the event ring
+AXI_EVENT_DROPPED = 0x8005_0004  # ringbuf_submit records dropped because the ring was full (cleared by AXI_CNT_CLEAR)
+AXI_EVENT_POP = 0x8005_0008  # write: drop the head record (no-op when empty)
+AXI_EVENT_DEPTH = 0x8005_000C  # EVENT_FIFO_DEPTH
+AXI_EVENT_DATA_MAX = 0x8005_0010  # EVENT_DATA_MAX
+AXI_EVENT_REFUSED = 0x8005_0014  # perf_event_output/ringbuf_output calls refused because the ring was full
+AXI_EVENT_HEAD = 0x8005_0100  # + 4w: word w of the head record (docs/board.md)
+AXI_EVENT_WORDS = 4 + EVENT_DATA_MAX // 4  # info (kind, map, cpu), size, ctx length, packet number, sample words

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hxdp import params
+from hxdp.events import Event
 
 
 @dataclass
@@ -20,6 +21,7 @@ class RunResult:
     trace:    optional per-row (VLIW) or per-instruction (sequential) records.
     meta:     the XDP metadata in front of data (data_meta..data), empty unless adjust_meta was used.
     printk:   trace_printk records of this packet: (format bytes, (r3, r4, r5)).
+    events:   records this packet sent to the host (perf_event_output, ring buffer), in order.
     """
 
     action: int
@@ -30,6 +32,7 @@ class RunResult:
     trace: list[Any] = field(default_factory=list)
     meta: bytes = b""
     printk: list[tuple[bytes, tuple[int, ...]]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
 
     @property
     def action_name(self) -> str:

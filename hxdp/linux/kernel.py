@@ -55,6 +55,7 @@ from hxdp.errors import HxdpError, KernelUnavailable
 from hxdp.frontend.program import Program
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
+from hxdp.linux.eventreader import EVENT_MAP_TYPES, EventReaders
 from hxdp.linux.libbpf import (
     BPF_ANY,
     BPF_F_RDONLY_PROG,
@@ -84,7 +85,8 @@ PERCPU_MAP_TYPES = frozenset(_ids[n] for n in ("percpu_hash", "percpu_array", "l
 # map types libbpf sizes itself when the object says 0 (a PERF_EVENT_ARRAY: one slot per possible CPU)
 AUTOSIZED_MAP_TYPES = frozenset({_ids["perf_event_array"]})
 CREATABLE_MAP_TYPES = frozenset(_ids[n] for n in ("hash", "array", "percpu_hash", "percpu_array", "lru_hash",
-                                                  "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash"))
+                                                  "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash",
+                                                  "perf_event_array", "ringbuf"))
 
 _available: tuple[bool, str] | None = None
 
@@ -227,6 +229,7 @@ class KernelProgram:
         self._program: Program | None = None
         self._fds: list[int] = []
         self._open = False
+        self.events: EventReaders | None = None
         _check_object_file(self.path)
         take_messages()
         obj = self.lib.bpf_object__open_file(self.path.encode(), None)
@@ -238,6 +241,7 @@ class KernelProgram:
         self._open = True
         try:
             self._load(section, prog)
+            self._open_events()
         except BaseException:
             self.close()
             raise
@@ -260,10 +264,12 @@ class KernelProgram:
         self._program = program
         self._fds = []
         self._open = True
+        self.events = None
         self.section, self.name = program.section, program.name
         self.ncpus = self.lib.libbpf_num_possible_cpus()
         try:
             self._load_program(program)
+            self._open_events()
         except BaseException:
             self.close()
             raise
@@ -280,12 +286,13 @@ class KernelProgram:
                 flags |= BPF_F_RDONLY_PROG
             opts = MapCreateOpts(sz=ctypes.sizeof(MapCreateOpts), map_flags=flags)
             kname = "".join(c if c.isalnum() or c in "._" else "_" for c in m.name)[:15].encode()
-            fd = lib.bpf_map_create(m.type, kname, m.key_size, m.value_size, m.max_entries, ctypes.byref(opts))
+            entries = m.max_entries or (self.ncpus if m.type in AUTOSIZED_MAP_TYPES else 0)
+            fd = lib.bpf_map_create(m.type, kname, m.key_size, m.value_size, entries, ctypes.byref(opts))
             if fd < 0:
                 raise KernelError(f"{self.path}: kernel refused map {m.name} ({err_text(fd)})")
             self._fds.append(fd)
             fds.append(fd)
-            km = KernelMap(m.name, fd, m.type, m.key_size, m.value_size, m.max_entries)
+            km = KernelMap(m.name, fd, m.type, m.key_size, m.value_size, entries)
             self.maps[m.name] = km
             if m.initial is not None:
                 self.update(m.name, bytes(4), m.initial.ljust(m.value_size, b"\0")[: m.value_size])
@@ -389,7 +396,16 @@ class KernelProgram:
             raise KernelError(f"{self.path}: --map {missing[0]}.max_entries: no map named {missing[0]!r} "
                               f"(maps: {', '.join(known) or 'none'})")
 
+    def _open_events(self) -> None:
+        """Readers of the program's PERF_EVENT_ARRAY and RINGBUF maps (libbpf's perf_buffer and ring_buffer)."""
+        event_maps = [(m.name, m.fd, m.type) for m in self.maps.values() if m.type in EVENT_MAP_TYPES]
+        if event_maps:
+            self.events = EventReaders(self.lib, event_maps, f"{self.path}: {self.name}")
+
     def close(self) -> None:
+        if getattr(self, "events", None) is not None:
+            self.events.close()
+            self.events = None
         if self.obj is not None:
             self.lib.bpf_object__close(self.obj)
             self.obj = None
@@ -506,6 +522,8 @@ class KernelProgram:
         cpu = self._run_cpu()
         out: dict[str, dict[bytes, bytes]] = {}
         for name in self.maps:
+            if self.maps[name].type in EVENT_MAP_TYPES:
+                continue  # their records go to the host as events (RunResult.events), not entries
             entries: dict[bytes, bytes] = {}
             for k in self.keys(name):
                 v = self.lookup(name, k, cpu)
@@ -531,7 +549,9 @@ class KernelProgram:
         if not self._open:
             raise KernelError(f"{self.path}: program is closed")
         opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True)
-        return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[], meta=meta)
+        events = self.events.take() if self.events is not None else []
+        return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[], meta=meta,
+                         events=events)
 
     def timing(
         self, packet: bytes, repeat: int = 5_000_000, ingress_ifindex: int = 1, rx_queue_index: int = 0

@@ -170,7 +170,7 @@ class SeqModel:
         action = params.XDP_ABORTED if r0 is None else r0 & 0xFFFFFFFF
         redirect = self.env.redirect if action == params.XDP_REDIRECT else None
         return RunResult(action, self.mem.packet_bytes(), redirect, fault, self.count, trace,
-                         self.mem.meta_bytes(), list(self.env.printk))
+                         self.mem.meta_bytes(), list(self.env.printk), self.env.packet_events())
 
     def run_raw(self, mem: bytes) -> int:
         """ISA tests: r1 = address of a buffer holding `mem` (in the packet region), r2 = len(mem); returns r0.

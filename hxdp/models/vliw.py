@@ -298,7 +298,7 @@ class VliwModel:
         action = params.XDP_ABORTED if r0 is None else r0 & 0xFFFFFFFF
         redirect = self.env.redirect if action == params.XDP_REDIRECT else None
         return RunResult(action, self.mem.packet_bytes(), redirect, fault, cycles, trace, self.mem.meta_bytes(),
-                         list(self.env.printk))
+                         list(self.env.printk), self.env.packet_events())
 
     def run_raw(self, mem: bytes) -> int:
         """ISA tests: r1 = address of a buffer holding `mem` (packet region), r2 = len(mem); returns r0 (u64)."""
