@@ -30,8 +30,8 @@ from hxdp.models.maplayout import (
 )
 
 __all__ = ["ARRAY_KINDS", "BPF_ANY", "BPF_EXIST", "BPF_NOEXIST", "CONFIG_SHAPE", "DELETED", "E2BIG", "EEXIST",
-           "EINVAL", "EVENT_KINDS", "EMPTY", "ENOENT", "ENOSPC", "HASH_KINDS", "HASH_MULT", "HEADER_BYTES", "LAYOUT_VERSION",
-           "REGION_ALIGN", "SLOT_HEADER", "USED", "MapError", "MapLayout", "MapRegion", "MapState",
+           "EINVAL", "EMPTY", "ENOENT", "ENOSPC", "EVENT_KINDS", "HASH_KINDS", "HASH_MULT", "HEADER_BYTES",
+           "LAYOUT_VERSION", "REGION_ALIGN", "SLOT_HEADER", "USED", "MapError", "MapLayout", "MapRegion", "MapState",
            "check_map_config", "errno_text", "key_hash", "load_map_config", "next_pow2", "rotl32", "round8",
            "windows"]
 
