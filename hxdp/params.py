@@ -180,20 +180,22 @@ AXI_TRACE_DEPTH = 0x8004_000C  # PRINTK_FIFO_DEPTH
 AXI_TRACE_FMT_MAX = 0x8004_0010  # PRINTK_FMT_MAX
 AXI_TRACE_HEAD = 0x8004_0100  # + 4w: word w of the head record (docs/board.md)
 AXI_TRACE_WORDS = 2 + PRINTK_FMT_MAX // 4 + 6  # length, packet number, format words, r3 r4 r5 (lo, hi)
-# event ring (sephirot_eventring.v, docs/board.md): the records of perf_event_output, ringbuf_output and
-# ringbuf_submit, read at the head and popped by the host; the sample bytes of a record are read in 32-bit words
+# events to the host (sephirot_events.v in the helper unit, sephirot_eventring.v on the board, docs/helpers.md and
+# docs/board.md): the records of perf_event_output, ringbuf_output and ringbuf_submit
 EVENT_CPUS = 1  # CPUs of the NIC: slots of a PERF_EVENT_ARRAY sized 0 in the object (libbpf: possible CPUs)
-EVENT_FIFO_DEPTH = 16  # records; a record finding the ring full is refused (perf -ENOSPC, ringbuf -EAGAIN) or,
-# for ringbuf_submit, which cannot fail, dropped and counted
+EVENT_PACKET_MAX = 16  # records one packet may send: past them perf_event_output is -ENOSPC, ringbuf_output
+# -EAGAIN (the kernel's full buffer) and a submitted record is dropped (submit cannot fail)
 EVENT_DATA_MAX = 256  # sample bytes a record holds (perf: data and packet bytes; ringbuf: the record)
+EVENT_RECORD_WORDS = EVENT_DATA_MAX // 8 + 1  # 64-bit words of a record: the program's bytes from word 0, a perf
+# record's packet bytes from the next whole word (hence the one word more)
 EVENT_BYTES_PER_CYCLE = 8  # the event unit copies a sample through the helper memory port, 8 bytes a cycle
+EVENT_FIFO_DEPTH = 16  # records the board's event ring holds for the host; a record finding it full is dropped
 RINGBUF_HEADER = 8  # bytes in front of every ring record (u32 length | busy/discard bits, u32 map id), as Linux's
 RINGBUF_BUSY, RINGBUF_DISCARD = 1 << 31, 1 << 30  # the header's length bits (Linux's BPF_RINGBUF_*_BIT)
 AXI_EVENT_COUNT = 0x8005_0000  # records in the event ring
-AXI_EVENT_DROPPED = 0x8005_0004  # ringbuf_submit records dropped because the ring was full (cleared by AXI_CNT_CLEAR)
+AXI_EVENT_DROPPED = 0x8005_0004  # records dropped because the event ring was full (cleared by AXI_CNT_CLEAR)
 AXI_EVENT_POP = 0x8005_0008  # write: drop the head record (no-op when empty)
 AXI_EVENT_DEPTH = 0x8005_000C  # EVENT_FIFO_DEPTH
 AXI_EVENT_DATA_MAX = 0x8005_0010  # EVENT_DATA_MAX
-AXI_EVENT_REFUSED = 0x8005_0014  # perf_event_output/ringbuf_output calls refused because the ring was full
 AXI_EVENT_HEAD = 0x8005_0100  # + 4w: word w of the head record (docs/board.md)
-AXI_EVENT_WORDS = 4 + EVENT_DATA_MAX // 4  # info (kind, map, cpu), size, ctx length, packet number, sample words
+AXI_EVENT_WORDS = 4 + 2 * EVENT_RECORD_WORDS  # kind and map, cpu, size and ctx length, packet number, the words

@@ -2,9 +2,9 @@
 
 Semantics and return codes are Linux's (kernel/bpf/ringbuf.c, kernel/trace/bpf_trace.c, net/core/filter.c
 bpf_xdp_event_output); the hardware's limits are docs/helpers.md's: a record holds at most EVENT_DATA_MAX sample
-bytes, the event ring EVENT_FIFO_DEPTH records, and the host takes the records after every packet, so a ring's
-space is the running packet's (its producer position starts at 0 when a packet starts, as the kernel's ring is
-empty again when its reader keeps up).
+bytes, a packet sends at most EVENT_PACKET_MAX records, and a ring's space is the running packet's (its producer
+position starts at 0 when a packet starts: the hardware hands every record to the event ring at once, as the
+kernel's ring is empty again when its reader keeps up). Latencies (extra cycles of the calling row) are here too.
 """
 
 from __future__ import annotations
@@ -50,8 +50,7 @@ class EventUnit:
     state: MapState
     records: list[Event] = field(default_factory=list)
     producer: dict[int, int] = field(default_factory=dict)  # map id -> ring bytes reserved by this packet
-    dropped: int = 0  # submitted records the full ring could not take
-    refused: int = 0  # output calls refused because the ring was full
+    dropped: int = 0  # submitted records past the packet's EVENT_PACKET_MAX
 
     def new_packet(self) -> None:
         self.records = []
@@ -63,11 +62,8 @@ class EventUnit:
             raise EventFault(f"{helper}: map {r.name} is a {r.kind}, not a {kind}")
         return r
 
-    def _push(self, event: Event) -> bool:
-        if len(self.records) >= params.EVENT_FIFO_DEPTH:
-            return False
-        self.records.append(event)
-        return True
+    def _full(self) -> bool:
+        return len(self.records) >= params.EVENT_PACKET_MAX
 
     def perf_event_output(self, map_id: int, flags: int, data: int, size: int) -> tuple[int, int]:
         """bpf_perf_event_output(ctx, map, flags, data, size) of XDP: (r0, extra cycles)."""
@@ -84,12 +80,11 @@ class EventUnit:
             return -E2BIG & M64, 1
         if size + ctxlen > params.EVENT_DATA_MAX:
             return -E2BIG & M64, 1
+        if self._full():
+            return -ENOSPC & M64, 1
         sample = self.mem.read(data, size) + self.mem.read(self.mem.data, ctxlen)
-        lat = 1 + copy_cycles(size) + copy_cycles(ctxlen)
-        if not self._push(Event("perf", r.name, index, sample, ctxlen)):
-            self.refused += 1
-            return -ENOSPC & M64, lat
-        return 0, lat
+        self.records.append(Event("perf", r.name, index, sample, ctxlen))
+        return 0, 1 + copy_cycles(size) + copy_cycles(ctxlen)
 
     def _reserve(self, r: MapRegion, size: int) -> int | None:
         """Ring offset of a new record of `size` bytes (its header's), or None when the ring has no room."""
@@ -106,13 +101,10 @@ class EventUnit:
         r = self._region(map_id, "ringbuf", "ringbuf_output")
         if flags & ~BPF_RB_WAKEUP_FLAGS:
             return -EINVAL & M64, 1
-        if self._reserve(r, size) is None:
+        if self._full() or self._reserve(r, size) is None:
             return -EAGAIN & M64, 1
-        lat = 1 + copy_cycles(size)
-        if not self._push(Event("ringbuf", r.name, 0, self.mem.read(data, size))):
-            self.refused += 1
-            return -EAGAIN & M64, lat
-        return 0, lat
+        self.records.append(Event("ringbuf", r.name, 0, self.mem.read(data, size)))
+        return 0, 1 + copy_cycles(size)
 
     def ringbuf_reserve(self, map_id: int, size: int, flags: int) -> tuple[int, int]:
         """A pointer to `size` bytes of the ring (behind the record's header, written now), or 0 (NULL)."""
@@ -145,14 +137,18 @@ class EventUnit:
 
     def ringbuf_commit(self, ptr: int, discard: bool) -> tuple[int, int]:
         """bpf_ringbuf_submit / bpf_ringbuf_discard (flags are wake-up hints): the record leaves for the host, or
-        not; its header's busy bit is cleared either way (void helpers: r0 is 0)."""
+        not; its header's busy bit is cleared either way (void helpers: r0 is 0). The header is read in the first
+        cycle, the record copied from the second, the header written in the last."""
         helper = "ringbuf_discard" if discard else "ringbuf_submit"
+        self.mem.check(ptr - params.RINGBUF_HEADER, params.RINGBUF_HEADER)  # faults as the port's read would
         r, header, size = self._record(ptr, helper)
         word = size | (params.RINGBUF_DISCARD if discard else 0)
         self.state.mem[header : header + 4] = word.to_bytes(4, "little")
         if discard:
-            return 0, 1
-        data = bytes(self.state.mem[header + 8 : header + 8 + size])
-        if not self._push(Event("ringbuf", r.name, 0, data)):
+            return 0, 2
+        if self._full():
             self.dropped += 1
-        return 0, 1 + copy_cycles(size)
+            return 0, 2
+        data = self.mem.read(ptr, size)
+        self.records.append(Event("ringbuf", r.name, 0, data))
+        return 0, 2 + copy_cycles(size)

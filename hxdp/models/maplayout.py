@@ -128,7 +128,7 @@ def _event_region(map_id: int, m: MapDef, kind: str, offset: int) -> MapRegion:
     if size < RINGBUF_PAGE or size & (size - 1):
         raise MapError(f"map {m.name}: ringbuf size (max_entries) {size} must be a power of two multiple of "
                        f"{RINGBUF_PAGE} bytes")
-    return MapRegion(map_id, m.name, m.type, kind, 0, 0, size, m.flags, m.section, offset, size, 1, size, 0, 0, 0)
+    return MapRegion(map_id, m.name, m.type, kind, 0, 0, size, m.flags, m.section, offset, size, 1, 0, 0, 0, 0)
 
 
 class MapLayout:

@@ -20,6 +20,8 @@
 //   0x8003_0014 instruction memory rows; 0x8003_0018 map lines.
 //   0x8004_0000 trace FIFO records; 0x8004_0004 records dropped (FIFO full); 0x8004_0008 write: pop the head;
 //   0x8004_000C FIFO depth; 0x8004_0010 format bytes per record; 0x8004_0100 + 4w word w of the head record.
+//   0x8005_0000 event ring records; 0x8005_0004 records dropped; 0x8005_0008 write: pop the head;
+//   0x8005_000C ring depth; 0x8005_0010 sample bytes per record; 0x8005_0100 + 4w word w of the head record.
 // Any other address answers SLVERR. Row and line commits are single-cycle writes: a packet never sees half of one.
 module sephirot_axil #(
   parameter integer LANES = `SEPH_LANES,
@@ -75,6 +77,12 @@ module sephirot_axil #(
   input  wire [31:0]          trc_dropped_i,
   input  wire [32*`SEPH_AXI_TRACE_WORDS-1:0] trc_head_i,
   output wire                 trc_pop_o,
+  // event ring (sephirot_eventring)
+  input  wire [31:0]          ev_count_i,
+  input  wire [31:0]          ev_dropped_i,
+  output wire [6:0]           ev_word_o,      // the head record's word a read asks for
+  input  wire [31:0]          ev_rdata_i,
+  output wire                 ev_pop_o,
   output wire                 cnt_clr_o
 );
   localparam integer ROWS = 1 << AW;
@@ -84,6 +92,10 @@ module sephirot_axil #(
   localparam [31:0] TR_POP = `SEPH_AXI_TRACE_POP, TR_DEPTH = `SEPH_AXI_TRACE_DEPTH;
   localparam [31:0] TR_FMT_MAX = `SEPH_AXI_TRACE_FMT_MAX, TR_HEAD = `SEPH_AXI_TRACE_HEAD;
   localparam integer TRW = `SEPH_AXI_TRACE_WORDS;
+  localparam [31:0] EV_COUNT = `SEPH_AXI_EVENT_COUNT, EV_DROPPED = `SEPH_AXI_EVENT_DROPPED;
+  localparam [31:0] EV_POP = `SEPH_AXI_EVENT_POP, EV_DEPTH = `SEPH_AXI_EVENT_DEPTH;
+  localparam [31:0] EV_DATA_MAX = `SEPH_AXI_EVENT_DATA_MAX, EV_HEAD = `SEPH_AXI_EVENT_HEAD;
+  localparam integer EVW = `SEPH_AXI_EVENT_WORDS;
   localparam [1:0] OKAY = 2'b00, SLVERR = 2'b10;
   localparam integer NCNT = 10;  // rx tx drop | aborted drop pass tx redirect other | faults
 
@@ -124,9 +136,10 @@ module sephirot_axil #(
   wire        rows_reg  = wa_ctrl && wa[15:0] == 16'h0008;
   wire        rows_ok   = wd <= ROWS;
   wire        trc_pop   = wa == TR_POP;
+  wire        ev_pop    = wa == EV_POP;
   wire        wr_ok     = imem_word || imem_cmt || maps_word || maps_addr || (maps_cmt && line_ok) || cnt_clr ||
                           mcfg_word || mcfg_addr || (mcfg_cmt && mcfg_ok) ||
-                          ctrl_reg || (rows_reg && rows_ok) || trc_pop;
+                          ctrl_reg || (rows_reg && rows_ok) || trc_pop || ev_pop;
 
   function automatic [31:0] merge(input [31:0] old, input [31:0] val, input [3:0] strb);
     integer b;
@@ -203,6 +216,7 @@ module sephirot_axil #(
   wire        clr = wr_go && cnt_clr;
   assign cnt_clr_o = clr;
   assign trc_pop_o = wr_go && trc_pop;
+  assign ev_pop_o = wr_go && ev_pop;
   wire [2:0]  act = res_action_i[2:0];
   wire        act_std = res_action_i <= 32'd4;
   // one increment per counter and cycle, computed first (a single write per counter)
@@ -247,6 +261,9 @@ module sephirot_axil #(
   wire        r_row_ok = {24'd0, ro[15:8]} < ROWS;
   wire [31:0] tr_idx   = (s_araddr_i - TR_HEAD) >> 2;
   wire        tr_word  = s_araddr_i >= TR_HEAD && s_araddr_i[1:0] == 2'b00 && tr_idx < TRW;
+  wire [31:0] ev_idx   = (s_araddr_i - EV_HEAD) >> 2;
+  wire        ev_word  = s_araddr_i >= EV_HEAD && s_araddr_i[1:0] == 2'b00 && ev_idx < EVW;
+  assign ev_word_o = ev_idx[6:0];
   // the row shadow is read synchronously (block RAM); the word is selected after the register
   reg  [64*LANES-1:0] srow_q;
   reg                 imem_rd_q;
@@ -295,6 +312,11 @@ module sephirot_axil #(
         else if (s_araddr_i == TR_DEPTH) rdata_q <= `SEPH_PRINTK_FIFO_DEPTH;
         else if (s_araddr_i == TR_FMT_MAX) rdata_q <= `SEPH_PRINTK_FMT_MAX;
         else if (tr_word) rdata_q <= trc_head_i[32*tr_idx[4:0] +: 32];
+        else if (s_araddr_i == EV_COUNT) rdata_q <= ev_count_i;
+        else if (s_araddr_i == EV_DROPPED) rdata_q <= ev_dropped_i;
+        else if (s_araddr_i == EV_DEPTH) rdata_q <= `SEPH_EVENT_FIFO_DEPTH;
+        else if (s_araddr_i == EV_DATA_MAX) rdata_q <= `SEPH_EVENT_DATA_MAX;
+        else if (ev_word) rdata_q <= ev_rdata_i;
         else s_rresp_o <= SLVERR;
       end
     end
