@@ -157,3 +157,26 @@ def test_event_lines_and_samples() -> None:
                         "ctxlen": 2}
     assert lines[1]["kind"] == "ringbuf" and "ctxlen" not in lines[1]
     assert samples(evs) == [b"\x01\x02"]
+
+
+@pytest.mark.rtl
+def test_event_helpers_rtl_equal_vliw_model(events_obj: Path) -> None:
+    """Every case on the RTL: r0s, records, cycles and the ring headers in map memory are the VLIW model's."""
+    from rtl_support import require_rtl
+
+    from hxdp.rtl.sim import RtlSim
+
+    require_rtl()
+    result = compile_program(load_program(events_obj))
+    for case in CASES + [(1, 8, 18, 0), (2, 0, 20, 0)]:  # past EVENT_PACKET_MAX: refused, dropped
+        s_rtl, s_vm = MapState(result.layout), MapState(result.layout)
+        for s in (s_rtl, s_vm):
+            s.apply_config(args_config(*case))
+        packets = [PACKET, bytes(range(100, 200))]
+        got = RtlSim(result.rom, result.layout, s_rtl).run_packets(packets)
+        vm = VliwModel(result.rom, s_vm)
+        for i, pkt in enumerate(packets):
+            want = vm.run(pkt)
+            assert (got[i].action, got[i].fault, got[i].cycles, got[i].events) == \
+                (want.action, want.fault, want.cycles, want.events), (case, i)
+        assert s_rtl.mem == s_vm.mem, case
