@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from hxdp.errors import HxdpError
+
 KINDS = ("perf", "ringbuf")
 
 
@@ -70,6 +72,24 @@ def same_event(kernel: Event, ours: Event) -> bool:
 def event_lines(events: Iterable[Event]) -> str:
     """JSON lines, one per event (the output of `hxdp events`)."""
     return "".join(e.line() + "\n" for e in events)
+
+
+def read_event_lines(text: str, source: str = "events") -> list[Event]:
+    """Events from JSON lines (event_lines' output); HxdpError names the line that is not an event."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+            kind = doc["kind"]
+            if kind not in KINDS:
+                raise ValueError(f"kind {kind!r}")
+            out.append(Event(kind, str(doc["map"]), int(doc["cpu"]), bytes.fromhex(doc["data"]),
+                             int(doc.get("ctxlen", 0)), int(doc.get("packet", -1))))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise HxdpError(f"{source}:{n}: not an event record ({exc})") from None
+    return out
 
 
 def samples(events: Iterable[Event]) -> list[bytes]:

@@ -180,3 +180,34 @@ def test_event_helpers_rtl_equal_vliw_model(events_obj: Path) -> None:
             assert (got[i].action, got[i].fault, got[i].cycles, got[i].events) == \
                 (want.action, want.fault, want.cycles, want.events), (case, i)
         assert s_rtl.mem == s_vm.mem, case
+
+
+@pytest.mark.rtl
+def test_run_events_and_the_events_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """hxdp run --events FILE writes the records numbered by packet; hxdp events FILE prints them and writes the
+    capture program's packet samples as a pcap."""
+    from rtl_support import require_rtl
+
+    from hxdp.cli import main as cli_main
+    from hxdp.events import read_event_lines
+    from hxdp.suite import programs
+    from hxdp.traffic.pcap import read_pcap
+
+    require_rtl()
+    prog = {p.name: p for p in programs()}["xdp_pktcap"]
+    if not prog.obj.exists():
+        pytest.skip(f"{prog.obj} not built (make -C xdp_progs)")
+    rom, events, cap = tmp_path / "cap.rom", tmp_path / "ev.jsonl", tmp_path / "cap.pcap"
+    assert cli_main(["compile", str(prog.obj), "-o", str(rom)]) == 0
+    assert cli_main(["run", str(rom), "--pcap", str(prog.traffic), "--events", str(events)]) == 0
+    frames = read_pcap(prog.traffic)
+    recs = read_event_lines(events.read_text())
+    assert [e.packet for e in recs] == list(range(len(frames)))
+    assert [e.sample() for e in recs] == [f[:96] for f in frames]
+    capsys.readouterr()
+    assert cli_main(["events", str(events), "--pcap", str(cap)]) == 0
+    assert capsys.readouterr().out == events.read_text()
+    assert read_pcap(cap) == [f[:96] for f in frames]
+    events.write_text('{"kind": "perf"}\n')
+    assert cli_main(["events", str(events)]) == 1
+    assert "ev.jsonl:1: not an event record" in capsys.readouterr().err

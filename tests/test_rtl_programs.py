@@ -1,6 +1,6 @@
 """Bundled XDP programs: the RTL agrees with the VLIW model packet for packet (action, bytes, redirect, cycles,
-metadata, trace_printk records, events to the host) and leaves the same map memory, for every program whose helpers the hardware
-implements."""
+metadata, trace_printk records, events to the host) and leaves the same map memory, for every program whose helpers
+the hardware implements."""
 
 from __future__ import annotations
 
