@@ -9,7 +9,9 @@ data_meta..data, split with the output context) and an `xdp_md` context naming t
 kernel requires the ifindex to exist in the caller's network namespace and the queue to be registered: ifindex 1
 (lo) with rx_queue_index 0 always works and is what the kernel uses without a context; other queues of lo fail
 with EINVAL (lo has one rx queue). The process is pinned to one CPU (CPU 0 when allowed) while it runs, and
-`dump()` reads that CPU's slot of per-CPU maps. The kernel does not report where a redirect goes:
+`dump()` reads that CPU's slot of per-CPU maps (PERF_EVENT_ARRAY and RINGBUF maps have no entries: left out).
+The program's perf event arrays and ring buffers get libbpf's readers (hxdp.linux.eventreader), and `run()`
+returns the records the packet wrote (`RunResult.events`). The kernel does not report where a redirect goes:
 `RunResult.redirect` is always None here (compare redirect targets through maps or the models only).
 A program's verifier failure raises `KernelError` with one line naming the program and the path of the full
 verifier log (written to the temporary directory).
