@@ -954,6 +954,7 @@ def test_event_ring(board: SimBoard, server, tmp_path: Path, capsys) -> None:  #
     """xdp_pktcap and xdp_flowevents on the simulated board: the event ring holds the VLIW model's records, with
     the packet numbers of the board; past its depth records are dropped and counted; hxdp events prints them and
     writes the packet samples as pcap."""
+    from hxdp.board.events import read_events
     from hxdp.events import read_event_lines
     from hxdp.models.vliw import VliwModel
     from hxdp.suite import programs
@@ -965,7 +966,7 @@ def test_event_ring(board: SimBoard, server, tmp_path: Path, capsys) -> None:  #
             pytest.skip(f"{prog.obj} not built (make -C xdp_progs)")
         res = compile_program(prog.load(), CompileOptions())
         H.configure_and_inject(board, res.rom, res.layout)
-        H.read_events(board)
+        read_events(board)
         board.write32(params.AXI_CNT_CLEAR, 1)
         assert board.read_many([params.AXI_EVENT_COUNT, params.AXI_EVENT_DROPPED, params.AXI_EVENT_DEPTH,
                                 params.AXI_EVENT_DATA_MAX]) == [0, 0, params.EVENT_FIFO_DEPTH, params.EVENT_DATA_MAX]
@@ -974,7 +975,7 @@ def test_event_ring(board: SimBoard, server, tmp_path: Path, capsys) -> None:  #
         want = [(i, e) for i, p in enumerate(pkts) for e in vm.run(p).events]
         board.inject(pkts)
         board.wait()
-        got, dropped = H.read_events(board, res.layout)
+        got, dropped = read_events(board, res.layout)
         start = got[0].packet - want[0][0]  # the board numbers packets from its reset
         assert dropped == max(0, len(want) - params.EVENT_FIFO_DEPTH)
         assert dropped == (4 if name == "xdp_pktcap" else 0)

@@ -12,7 +12,8 @@ from hxdp.events import Event, event_lines, read_event_lines, samples
 
 
 def _board_events(args: argparse.Namespace) -> tuple[list[Event], int]:
-    from hxdp.board.tools import dump_imem, program_tag, read_events, recall_load, recalled_layout
+    from hxdp.board.events import read_events
+    from hxdp.board.tools import dump_imem, program_tag, recall_load, recalled_layout
     from hxdp.cli.board import board_from_args
     from hxdp.models.maps import MapLayout
 
