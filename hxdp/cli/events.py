@@ -64,8 +64,8 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("events", help="print the perf and ring buffer records of a run or the board (JSON lines)",
-                              description=__doc__)
+    p = subparsers.add_parser("events", description=__doc__,
+                              help="print the perf and ring buffer records of a run or the board (JSON lines)")
     p.add_argument("file", nargs="?", help="events of a run (JSON lines written by hxdp run --events FILE)")
     p.add_argument("--board", "-b", metavar="BOARD", help="without a file: pop this board's event ring, "
                    "sume[:IFACE] or sim[:SOCKET] (default $HXDP_BOARD, else sume:nf0)")
