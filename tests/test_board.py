@@ -126,8 +126,9 @@ def test_register_map(board: SimBoard) -> None:
     assert H.read_line(board, 59999) == bytes(16)
     H.write_line(board, 60000, bytes(16))
     # unknown addresses and out-of-range values answer SLVERR
-    for addr in (0x8000_0020, 0x8001_0020, 0x8002_0000, 0x8005_0000, 0x9000_0000, 0x8000_0001, params.AXI_TRACE_POP,
-                 params.AXI_TRACE_HEAD + 4 * params.AXI_TRACE_WORDS):
+    for addr in (0x8000_0020, 0x8001_0020, 0x8002_0000, 0x8006_0000, 0x9000_0000, 0x8000_0001, params.AXI_TRACE_POP,
+                 params.AXI_TRACE_HEAD + 4 * params.AXI_TRACE_WORDS, params.AXI_EVENT_POP,
+                 params.AXI_EVENT_HEAD + 4 * params.AXI_EVENT_WORDS):
         with pytest.raises(BoardAddressError, match=f"0x{addr:08x}"):
             board.read32(addr)
     with pytest.raises(BoardAddressError):
