@@ -185,7 +185,8 @@ AXI_TRACE_WORDS = 2 + PRINTK_FMT_MAX // 4 + 6  # length, packet number, format w
 EVENT_CPUS = 1  # CPUs of the NIC: slots of a PERF_EVENT_ARRAY sized 0 in the object (libbpf: possible CPUs)
 EVENT_PACKET_MAX = 16  # records one packet may send: past them perf_event_output is -ENOSPC, ringbuf_output
 # -EAGAIN (the kernel's full buffer) and a submitted record is dropped (submit cannot fail)
-EVENT_DATA_MAX = 256  # sample bytes a record holds (perf: data and packet bytes; ringbuf: the record)
+EVENT_DATA_MAX = PKT_MAX_LEN + 256  # sample bytes a record holds (perf: data and packet bytes; ringbuf: the record):
+# a whole frame behind a header of up to 256 bytes, what packet-capture programs send
 EVENT_RECORD_WORDS = EVENT_DATA_MAX // 8 + 1  # 64-bit words of a record: the program's bytes from word 0, a perf
 # record's packet bytes from the next whole word (hence the one word more)
 EVENT_BYTES_PER_CYCLE = 8  # the event unit copies a sample through the helper memory port, 8 bytes a cycle

@@ -992,5 +992,5 @@ def test_event_ring(board: SimBoard, server, tmp_path: Path, capsys) -> None:  #
     assert cli("events", "--board", server.spec, "--pcap", str(tmp_path / "cap.pcap")) == 0
     events = read_event_lines(capsys.readouterr().out)
     assert [e.map for e in events] == ["capture"] * 5
-    assert read_pcap(tmp_path / "cap.pcap") == [p[:96] for p in pkts]
+    assert read_pcap(tmp_path / "cap.pcap") == [p[:256] for p in pkts]
     assert board.read32(params.AXI_EVENT_COUNT) == 0

@@ -104,12 +104,14 @@ def test_perf_sample_appends_packet_bytes(events_obj: Path) -> None:
     assert ev.sample() == PACKET[:20] and ev.data[:8] == bytes([1] * 8)
 
 
-def test_records_beyond_the_hardware_limit_are_refused(events_obj: Path) -> None:
-    """A perf record longer than EVENT_DATA_MAX is -E2BIG on the NIC (a documented limit of the event ring)."""
-    model = engines(events_obj)["seq-model"]
-    model.state.apply_config(args_config(0, CUR, params.EVENT_DATA_MAX - 16 + 1, 0))
-    res = model.run(bytes(300))
-    assert rets_of(model.state.dump())[0] == -E2BIG and not res.events
+def test_a_whole_frame_fits_a_record(events_obj: Path) -> None:
+    """A perf record holds the program's bytes and a whole frame of PKT_MAX_LEN bytes (packet-capture programs)."""
+    model = engines(events_obj)["vliw-model"]
+    frame = bytes(range(256)) * (params.PKT_MAX_LEN // 256)
+    model.state.apply_config(args_config(0, CUR, len(frame), 0))
+    res = model.run(frame)
+    assert rets_of(model.state.dump())[0] == 0 and res.events[0].sample() == frame
+    assert res.events[0].size == 16 + params.PKT_MAX_LEN <= params.EVENT_DATA_MAX
 
 
 def test_a_ring_is_one_per_packet(events_obj: Path) -> None:
@@ -203,11 +205,11 @@ def test_run_events_and_the_events_command(tmp_path: Path, capsys: pytest.Captur
     frames = read_pcap(prog.traffic)
     recs = read_event_lines(events.read_text())
     assert [e.packet for e in recs] == list(range(len(frames)))
-    assert [e.sample() for e in recs] == [f[:96] for f in frames]
+    assert [e.sample() for e in recs] == [f[:256] for f in frames]
     capsys.readouterr()
     assert cli_main(["events", str(events), "--pcap", str(cap)]) == 0
     assert capsys.readouterr().out == events.read_text()
-    assert read_pcap(cap) == [f[:96] for f in frames]
+    assert read_pcap(cap) == [f[:256] for f in frames]
     events.write_text('{"kind": "perf"}\n')
     assert cli_main(["events", str(events)]) == 1
     assert "ev.jsonl:1: not an event record" in capsys.readouterr().err

@@ -7,7 +7,7 @@
  */
 #include "common.h"
 
-#define CAPLEN 96
+#define CAPLEN 256
 
 struct capture_hdr {
 	__u32 ifindex;

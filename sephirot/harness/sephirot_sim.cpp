@@ -231,7 +231,7 @@ void SephirotSim::sample() {
     for (int a = 0; a < 3; a++) p.args[a] = get64(top_->prk_args_o, 64 * a);
     results_[core_order_[done_]].printk.push_back(p);
   }
-  if (top_->evw_en_o) ev_words_[top_->evw_idx_o & 63] = top_->evw_data_o;
+  if (top_->evw_en_o) ev_words_[top_->evw_idx_o & 511] = top_->evw_data_o;
   if (top_->evp_valid_o && !top_->evp_drop_o && done_ < core_order_.size()) {
     // the program's bytes from word 0, a perf record's packet bytes from the next whole word
     SimResult::Event e{top_->evp_kind_o, top_->evp_map_o, top_->evp_cpu_o, top_->evp_ctxlen_o, {}};

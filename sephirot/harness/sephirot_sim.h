@@ -75,5 +75,5 @@ class SephirotSim {
   size_t started_ = 0;
   std::vector<uint8_t> cur_out_;
   unsigned cur_meta_ = 0;
-  uint64_t ev_words_[64] = {};  // the words of the event record being read (sephirot_events evw_*)
+  uint64_t ev_words_[512] = {};  // the words of the event record being read (sephirot_events evw_*)
 };

@@ -80,7 +80,8 @@ module sephirot_axil #(
   // event ring (sephirot_eventring)
   input  wire [31:0]          ev_count_i,
   input  wire [31:0]          ev_dropped_i,
-  output wire [6:0]           ev_word_o,      // the head record's word a read asks for
+  output wire                 ev_rd_o,        // a read of the head record's word ev_word_o (block RAM: its
+  output wire [9:0]           ev_word_o,      // word is ev_rdata_i in the next cycle)
   input  wire [31:0]          ev_rdata_i,
   output wire                 ev_pop_o,
   output wire                 cnt_clr_o
@@ -263,13 +264,15 @@ module sephirot_axil #(
   wire        tr_word  = s_araddr_i >= TR_HEAD && s_araddr_i[1:0] == 2'b00 && tr_idx < TRW;
   wire [31:0] ev_idx   = (s_araddr_i - EV_HEAD) >> 2;
   wire        ev_word  = s_araddr_i >= EV_HEAD && s_araddr_i[1:0] == 2'b00 && ev_idx < EVW;
-  assign ev_word_o = ev_idx[6:0];
+  assign ev_word_o = ev_idx[9:0];
+  assign ev_rd_o = s_arvalid_i && s_arready_o && ev_word;
   // the row shadow is read synchronously (block RAM); the word is selected after the register
   reg  [64*LANES-1:0] srow_q;
   reg                 imem_rd_q;
   reg  [$clog2(2*LANES)-1:0] rword_q;
   reg  [31:0]         rdata_q;
-  assign s_rdata_o = imem_rd_q ? srow_q[32*rword_q +: 32] : rdata_q;
+  reg                 ev_rd_q;   // the data is the event ring's registered word
+  assign s_rdata_o = imem_rd_q ? srow_q[32*rword_q +: 32] : ev_rd_q ? ev_rdata_i : rdata_q;
   wire        imem_rd = ra_imem && r_row_ok && {24'd0, ro[7:0]} < 8 * LANES && ro[1:0] == 2'b00;
   always @(posedge clk_i) begin
     if (s_arvalid_i && s_arready_o) srow_q <= shadow_q[ro[AW+7:8]];
@@ -279,7 +282,7 @@ module sephirot_axil #(
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       s_rvalid_o <= 1'b0; rdata_q <= 32'd0; s_rresp_o <= OKAY; cyc_hi_q <= 32'd0;
-      imem_rd_q <= 1'b0; rword_q <= {$clog2(2*LANES){1'b0}};
+      imem_rd_q <= 1'b0; rword_q <= {$clog2(2*LANES){1'b0}}; ev_rd_q <= 1'b0;
     end else begin
       if (s_rvalid_o && s_rready_i) s_rvalid_o <= 1'b0;
       if (s_arvalid_i && s_arready_o) begin
@@ -288,6 +291,7 @@ module sephirot_axil #(
         s_rresp_o <= OKAY;
         imem_rd_q <= imem_rd;
         rword_q <= rword;
+        ev_rd_q <= 1'b0;
         if (imem_rd) rdata_q <= 32'd0;
         else if (ra_imem && r_row_ok && ro[7:0] == 8'hFF) rdata_q <= 32'd0;
         else if (ra_maps && ro[15:4] == 12'd0 && ro[1:0] == 2'b00) rdata_q <= map_rdata_i[32*ro[3:2] +: 32];
@@ -316,7 +320,7 @@ module sephirot_axil #(
         else if (s_araddr_i == EV_DROPPED) rdata_q <= ev_dropped_i;
         else if (s_araddr_i == EV_DEPTH) rdata_q <= `SEPH_EVENT_FIFO_DEPTH;
         else if (s_araddr_i == EV_DATA_MAX) rdata_q <= `SEPH_EVENT_DATA_MAX;
-        else if (ev_word) rdata_q <= ev_rdata_i;
+        else if (ev_word) ev_rd_q <= 1'b1;
         else s_rresp_o <= SLVERR;
       end
     end

@@ -75,11 +75,11 @@ module sephirot_board #(
   wire [7:0]          prk_len;
   wire [8*`SEPH_PRINTK_FMT_MAX-1:0] prk_fmt;
   wire [191:0]        prk_args;
-  wire                ev_pop;
+  wire                ev_pop, ev_rd;
   wire [31:0]         ev_count, ev_dropped, ev_rdata;
-  wire [6:0]          ev_word;
+  wire [9:0]          ev_word;
   wire                evw_en, evp_valid, evp_drop, evp_kind;
-  wire [5:0]          evw_idx;
+  wire [8:0]          evw_idx;
   wire [63:0]         evw_data;
   wire [7:0]          evp_map;
   wire [31:0]         evp_cpu;
@@ -101,7 +101,8 @@ module sephirot_board #(
     .hold_o(hold), .held_i(held), .inflight_i(inflight_q),
     .pkt_done_i(pkt_done_o), .res_action_i(res_action_o), .res_fault_i(res_fault_o),
     .trc_count_i(trc_count), .trc_dropped_i(trc_dropped), .trc_head_i(trc_head), .trc_pop_o(trc_pop),
-    .ev_count_i(ev_count), .ev_dropped_i(ev_dropped), .ev_word_o(ev_word), .ev_rdata_i(ev_rdata), .ev_pop_o(ev_pop),
+    .ev_count_i(ev_count), .ev_dropped_i(ev_dropped), .ev_rd_o(ev_rd), .ev_word_o(ev_word), .ev_rdata_i(ev_rdata),
+    .ev_pop_o(ev_pop),
     .cnt_clr_o(cnt_clr)
   );
 
@@ -117,7 +118,7 @@ module sephirot_board #(
     .clk_i, .rst_ni, .wr_i(evw_en), .wr_idx_i(evw_idx), .wr_data_i(evw_data),
     .push_i(evp_valid), .push_drop_i(evp_drop), .push_kind_i(evp_kind), .push_map_i(evp_map), .push_cpu_i(evp_cpu),
     .push_size_i(evp_size), .push_ctxlen_i(evp_ctxlen), .push_pkt_i(pkt_num_q - 32'd1),
-    .pop_i(ev_pop), .clr_i(cnt_clr), .count_o(ev_count), .dropped_o(ev_dropped), .rd_word_i(ev_word),
+    .pop_i(ev_pop), .clr_i(cnt_clr), .count_o(ev_count), .dropped_o(ev_dropped), .rd_i(ev_rd), .rd_word_i(ev_word),
     .rd_data_o(ev_rdata)
   );
 

@@ -14,7 +14,7 @@ module sephirot_eventring #(
   input  wire        clk_i,
   input  wire        rst_ni,
   input  wire        wr_i,            // a word of the record being read
-  input  wire [5:0]  wr_idx_i,
+  input  wire [8:0]  wr_idx_i,
   input  wire [63:0] wr_data_i,
   input  wire        push_i,          // the record, when its call ends
   input  wire        push_drop_i,
@@ -28,8 +28,9 @@ module sephirot_eventring #(
   input  wire        clr_i,           // clear the drop counter
   output wire [31:0] count_o,
   output reg  [31:0] dropped_o,
-  input  wire [6:0]  rd_word_i,       // 32-bit word of the head record
-  output reg  [31:0] rd_data_o        // zero when empty
+  input  wire        rd_i,            // read word rd_word_i of the head record
+  input  wire [9:0]  rd_word_i,       // (32-bit words)
+  output wire [31:0] rd_data_o        // the word read in the cycle before (zero when the ring was empty)
 );
   localparam integer SLOTS = DEPTH + 1;
   localparam integer PW = $clog2(SLOTS);
@@ -47,19 +48,24 @@ module sephirot_eventring #(
   wire [AW-1:0] rslot = rd_q * RW[AW-1:0];
 
   assign count_o = {{(31-PW){1'b0}}, cnt_q};
-  wire [6:0]  dw = rd_word_i - 7'd4;
-  wire [63:0] dword = data_q[rslot + {{(AW-6){1'b0}}, dw[6:1]}];
-  wire [127:0] info = info_q[rd_q];
-  always @(*) begin
-    rd_data_o = 32'd0;
-    if (!empty) begin
-      if (rd_word_i < 7'd4) rd_data_o = info[32*rd_word_i[1:0] +: 32];
-      else if ({1'b0, dw[6:1]} < RW[6:0]) rd_data_o = dw[0] ? dword[63:32] : dword[31:0];
+  wire [9:0]  dw = rd_word_i - 10'd4;
+  wire        rd_data = rd_word_i >= 10'd4 && {1'b0, dw[9:1]} < RW[9:0];
+  // the read: the sample word (block RAM, registered) and which half of it, or the header word, or zero
+  reg  [63:0] dword_q;
+  reg  [31:0] info_q_word;
+  reg  [1:0]  sel_q;             // 0 zero, 1 header word, 2 low half, 3 high half of the sample word
+  always @(posedge clk_i) begin
+    if (rd_i) begin
+      dword_q <= data_q[rslot + {{(AW-9){1'b0}}, dw[9:1]}];
+      info_q_word <= info_q[rd_q][32*rd_word_i[1:0] +: 32];
+      sel_q <= empty ? 2'd0 : (rd_word_i < 10'd4) ? 2'd1 : rd_data ? {1'b1, dw[0]} : 2'd0;
     end
   end
+  assign rd_data_o = (sel_q == 2'd1) ? info_q_word : (sel_q == 2'd2) ? dword_q[31:0] :
+                     (sel_q == 2'd3) ? dword_q[63:32] : 32'd0;
 
   always @(posedge clk_i) begin
-    if (wr_i && {1'b0, wr_idx_i} < RW[6:0]) data_q[wslot + {{(AW-6){1'b0}}, wr_idx_i}] <= wr_data_i;
+    if (wr_i && {1'b0, wr_idx_i} < RW[9:0]) data_q[wslot + {{(AW-9){1'b0}}, wr_idx_i}] <= wr_data_i;
     if (do_push)
       info_q[wr_q] <= {push_pkt_i, push_ctxlen_i, push_size_i, push_cpu_i, 16'd0, push_map_i, 7'd0, push_kind_i};
   end

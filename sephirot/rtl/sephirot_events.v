@@ -45,7 +45,7 @@ module sephirot_events (
   output wire [63:0]     ret_o,
   // the record: its words as they are read, then the record when the call ends
   output wire            evw_en_o,
-  output wire [5:0]      evw_idx_o,
+  output wire [8:0]      evw_idx_o,
   output wire [63:0]     evw_data_o,
   output wire            evp_valid_o,
   output wire            evp_drop_o,      // a submitted record past the packet's EVENT_PACKET_MAX: counted, dropped
@@ -82,7 +82,7 @@ module sephirot_events (
 
   // the packet's state: records sent, each ring's producer position
   reg  [4:0]  sent_q;
-  reg  [15:0] pos_q [0:NM-1];
+  reg  [23:0] pos_q [0:NM-1];   // (rings are at most the 1 MiB map memory)
   wire        full = sent_q >= PMAX;
 
   // the map: a handle (perf: r2, ringbuf output/reserve: r1), or a reserved record's header (submit/discard)
@@ -100,7 +100,7 @@ module sephirot_events (
   wire        want_ring = m_type == `SEPH_MAP_TYPE_RINGBUF;
   assign fault_o = req_i && ((is_perf && !(handle_ok && want_perf)) || ((is_out || is_resv) && !(handle_ok && want_ring)));
   wire [3:0]  mi = mid_o[3:0];
-  wire [15:0] pos = pos_q[mi];
+  wire [23:0] pos = pos_q[mi];
 
   // perf_event_output(ctx, map, flags, data, size)
   wire [31:0] p_size = r5[31:0];
@@ -116,7 +116,7 @@ module sephirot_events (
   wire [63:0] r_size = is_out ? r3 : r2;
   wire        r_fits = r_size <= {32'd0, DMAX};
   wire [15:0] r_len = (r_size[15:0] + 16'd15) & ~16'd7;      // header and record rounded up to 8
-  wire        r_room = r_fits && {16'd0, pos} + {16'd0, r_len} <= m_max - 32'd1;
+  wire        r_room = r_fits && {8'd0, pos} + {16'd0, r_len} <= m_max - 32'd1;
   wire        o_inval = r4[63:2] != 62'd0;
   wire        o_ok = !o_inval && !full && r_room;
   wire        v_ok = r3 == 64'd0 && r_room;
@@ -137,8 +137,8 @@ module sephirot_events (
   wire        hdr_go = req_i && is_com && !busy_i;
   wire        d_go = copy && {16'd0, d_off_q} < d_size;
   wire        q_go = copy && is_perf && {16'd0, d_off_q} >= d_size && {16'd0, q_off_q} < p_ctx;
-  wire [5:0]  d_words = d_size[8:3] + {5'd0, d_size[2:0] != 3'd0};
-  wire [5:0]  q_words = p_ctx[8:3] + {5'd0, p_ctx[2:0] != 3'd0};
+  wire [8:0]  d_words = d_size[11:3] + {8'd0, d_size[2:0] != 3'd0};
+  wire [8:0]  q_words = p_ctx[11:3] + {8'd0, p_ctx[2:0] != 3'd0};
   assign rd_en_o = hdr_go || d_go || q_go;
   assign rd_base_o = hdr_go ? c_hdr : d_go ? d_base : pkt_data_i;
   assign rd_off_o = {16'd0, hdr_go ? 16'd0 : d_go ? d_off_q : q_off_q};
@@ -147,7 +147,7 @@ module sephirot_events (
   integer bi;
   always @(*) for (bi = 0; bi < 8; bi = bi + 1) rd_mask[8*bi +: 8] = {8{bi[3:0] < rd_size_i}};
   assign evw_en_o = d_go || q_go;
-  assign evw_idx_o = d_go ? d_off_q[8:3] : d_words + q_off_q[8:3];
+  assign evw_idx_o = d_go ? d_off_q[11:3] : d_words + q_off_q[11:3];
   assign evw_data_o = rd_data_i & rd_mask;
 
   // latency and result
@@ -158,14 +158,14 @@ module sephirot_events (
     ret = 64'd0;
     if (is_perf) begin
       ret = p_ret;
-      if (p_ok) lat = 33'd1 + {27'd0, d_words} + {27'd0, q_words};
+      if (p_ok) lat = 33'd1 + {24'd0, d_words} + {24'd0, q_words};
     end else if (is_out) begin
       ret = o_inval ? -EINVAL : o_ok ? 64'd0 : -EAGAIN;
-      if (o_ok) lat = 33'd1 + {27'd0, d_words};
+      if (o_ok) lat = 33'd1 + {24'd0, d_words};
     end else if (is_resv) begin
-      ret = v_ok ? {32'd0, MBASE + m_off + {16'd0, pos} + 32'd8} : 64'd0;
+      ret = v_ok ? {32'd0, MBASE + m_off + {8'd0, pos} + 32'd8} : 64'd0;
     end else if (is_com) begin
-      lat = (busy_i && c_send) ? 33'd2 + {27'd0, d_words} : 33'd2;
+      lat = (busy_i && c_send) ? 33'd2 + {24'd0, d_words} : 33'd2;
     end
   end
   assign lat_o = lat;
@@ -177,7 +177,7 @@ module sephirot_events (
   wire [63:0] hdr_w = w_resv ? {mid_o, 1'b1, 1'b0, 14'd0, r_size[15:0]} :
                       {hdr_mid, 1'b0, is_dis, hdr_q[29:0]};
   assign mww_en_o = finish_i && !bad_i && (w_resv || w_com);
-  assign mww_off_o = w_resv ? m_off + {16'd0, pos} : c_off;
+  assign mww_off_o = w_resv ? m_off + {8'd0, pos} : c_off;
   assign mww_data_o = {{(8*`SEPH_MAP_WINDOW_BYTES-64){1'b0}}, hdr_w};
   assign mww_mask_o = {{(`SEPH_MAP_WINDOW_BYTES-8){1'b0}}, 8'hFF};
 
@@ -194,7 +194,7 @@ module sephirot_events (
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       sent_q <= 5'd0; hdr_q <= 64'd0; d_off_q <= 16'd0; q_off_q <= 16'd0;
-      for (pi = 0; pi < NM; pi = pi + 1) pos_q[pi] <= 16'd0;
+      for (pi = 0; pi < NM; pi = pi + 1) pos_q[pi] <= 24'd0;
     end else begin
       if (hdr_go) hdr_q <= rd_data_i;
       if (d_go) d_off_q <= d_off_q + {12'd0, rd_size_i};
@@ -204,10 +204,10 @@ module sephirot_events (
       end
       if (pkt_start_i) begin
         sent_q <= 5'd0;
-        for (pi = 0; pi < NM; pi = pi + 1) pos_q[pi] <= 16'd0;
+        for (pi = 0; pi < NM; pi = pi + 1) pos_q[pi] <= 24'd0;
       end else if (finish_i && !bad_i) begin
         if (evp_valid_o && !evp_drop_o) sent_q <= sent_q + 5'd1;
-        if ((is_out && o_ok) || w_resv) pos_q[mi] <= pos + r_len;
+        if ((is_out && o_ok) || w_resv) pos_q[mi] <= pos + {8'd0, r_len};
       end
     end
   end

@@ -63,7 +63,7 @@ module sephirot_helpers (
   output wire [64*3-1:0] pk_args_o,       // r3, r4, r5 (r3 in the low bits)
   // event records (sephirot_events): the words of a record as they are read, then the record
   output wire            evw_en_o,
-  output wire [5:0]      evw_idx_o,
+  output wire [8:0]      evw_idx_o,
   output wire [63:0]     evw_data_o,
   output wire            evp_valid_o,
   output wire            evp_drop_o,

@@ -107,8 +107,8 @@
 `define SEPH_PRINTK_FMT_MAX              64
 `define SEPH_PRINTK_FIFO_DEPTH           16
 `define SEPH_EVENT_PACKET_MAX            16
-`define SEPH_EVENT_DATA_MAX              256
-`define SEPH_EVENT_RECORD_WORDS          33
+`define SEPH_EVENT_DATA_MAX              2304
+`define SEPH_EVENT_RECORD_WORDS          289
 `define SEPH_EVENT_FIFO_DEPTH            16
 
 // AXI-Lite register map
@@ -132,6 +132,6 @@
 `define SEPH_AXI_EVENT_DATA_MAX          32'h80050010
 `define SEPH_AXI_EVENT_HEAD              32'h80050100
 `define SEPH_AXI_TRACE_WORDS             24
-`define SEPH_AXI_EVENT_WORDS             70
+`define SEPH_AXI_EVENT_WORDS             582
 
 `endif

@@ -61,7 +61,7 @@ module sephirot_top #(
   output wire [191:0]         prk_args_o,
   // event records (sephirot_events: a record's words as they are read, then the record; the board queues them)
   output wire                 evw_en_o,
-  output wire [5:0]           evw_idx_o,
+  output wire [8:0]           evw_idx_o,
   output wire [63:0]          evw_data_o,
   output wire                 evp_valid_o,
   output wire                 evp_drop_o,
