@@ -74,6 +74,16 @@ def event_lines(events: Iterable[Event]) -> str:
     return "".join(e.line() + "\n" for e in events)
 
 
+def run_events(results: Iterable[Any]) -> list[Event]:
+    """The events of a run's results (RunResult), numbered by packet (the index in the run)."""
+    out = []
+    for i, r in enumerate(results):
+        for e in r.events:
+            e.packet = i
+            out.append(e)
+    return out
+
+
 def read_event_lines(text: str, source: str = "events") -> list[Event]:
     """Events from JSON lines (event_lines' output); HxdpError names the line that is not an event."""
     out = []

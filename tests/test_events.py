@@ -213,3 +213,23 @@ def test_run_events_and_the_events_command(tmp_path: Path, capsys: pytest.Captur
     events.write_text('{"kind": "perf"}\n')
     assert cli_main(["events", str(events)]) == 1
     assert "ev.jsonl:1: not an event record" in capsys.readouterr().err
+
+
+@requires_kernel
+@pytest.mark.kernel
+def test_kernel_run_events_equal_the_models(tmp_path: Path) -> None:
+    """hxdp kernel-run --events writes the kernel's ring buffer records: those of the VLIW model, line for line."""
+    from hxdp.cli import main as cli_main
+    from hxdp.events import run_events
+    from hxdp.suite import programs
+    from hxdp.traffic.pcap import read_pcap
+
+    prog = {p.name: p for p in programs()}["xdp_flowevents"]
+    if not prog.obj.exists():
+        pytest.skip(f"{prog.obj} not built (make -C xdp_progs)")
+    out = tmp_path / "k.jsonl"
+    assert cli_main(["kernel-run", str(prog.obj), "--pcap", str(prog.traffic), "--events", str(out)]) == 0
+    result = compile_program(prog.load())
+    vm = VliwModel(result.rom, MapState(result.layout))
+    want = event_lines(run_events(vm.run(p) for p in read_pcap(prog.traffic)))
+    assert out.read_text() == want and want.count("\n") == 12

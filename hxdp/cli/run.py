@@ -73,12 +73,9 @@ def run_pcap(args: argparse.Namespace) -> dict:
                               if r.action in (params.XDP_TX, params.XDP_PASS, params.XDP_REDIRECT)])
     if args.events:
         from hxdp.atomic_write import write_atomic
-        from hxdp.events import event_lines
+        from hxdp.events import event_lines, run_events
 
-        for i, r in enumerate(results):
-            for e in r.events:
-                e.packet = i
-        write_atomic(args.events, event_lines(e for r in results for e in r.events))
+        write_atomic(args.events, event_lines(run_events(results)))
         summary["events"] = sum(len(r.events) for r in results)
     return {"packets": rows, "summary": summary, "maps": state.dump() if state is not None else None}
 
