@@ -140,25 +140,19 @@ class HelperEnv:
     printk: list[tuple[bytes, tuple[int, ...]]] = field(default_factory=list)
     prandom: int = PRANDOM_SEED
     cycles: int = 0  # board cycles so far (ktime_get_ns = cycles * 6.4 ns)
-    events: EventUnit | None = None
+    events: EventUnit = field(init=False)  # perf_event_output and the ring buffer helpers
 
     def __post_init__(self) -> None:
-        if self.events is None:
-            self.events = EventUnit(self.mem, self.state)
+        self.events = EventUnit(self.mem, self.state)
 
     def new_packet(self) -> None:
         self.redirect = None
         self.printk = []
-        self.unit.new_packet()
-
-    @property
-    def unit(self) -> EventUnit:
-        assert self.events is not None
-        return self.events
+        self.events.new_packet()
 
     def packet_events(self) -> list[Event]:
         """The records the running packet sent to the host."""
-        return list(self.unit.records)
+        return list(self.events.records)
 
     def _map(self, handle: int, helper: str) -> int:
         map_id = self.state.layout.map_of_handle(handle)
@@ -263,13 +257,12 @@ class HelperEnv:
             return 0, helper_latency(helper_id, size=size)
         raise HelperFault(f"helper {helper_id} is not implemented in hardware")
 
-
     def _event(self, name: str, r1: int, r2: int, r3: int, r4: int, r5: int) -> tuple[int, int]:
-        unit = self.unit
-        if name == "perf_event_output":  # (ctx, map, flags, data, size)
+        unit = self.events
+        if name == "perf_event_output":  # (ctx, map, flags, data, size): a u32 size, as the hardware reads it
             return unit.perf_event_output(self._map(r2, name), r3 & M64, r4, r5 & M32)
         if name == "ringbuf_output":  # (map, data, size, flags)
-            return unit.ringbuf_output(self._map(r1, name), r2, r3 & M32, r4 & M64)
+            return unit.ringbuf_output(self._map(r1, name), r2, r3 & M64, r4 & M64)
         if name == "ringbuf_reserve":  # (map, size, flags)
             return unit.ringbuf_reserve(self._map(r1, name), r2 & M64, r3 & M64)
         return unit.ringbuf_commit(r1, discard=name == "ringbuf_discard")  # (data, flags)
