@@ -40,6 +40,7 @@ class DiffReport:
     packets: int = 0
     divergence: Divergence | None = None
     actions: dict[int, int] = field(default_factory=dict)
+    events: int = 0  # records to the host (perf, ring buffer) the kernel sent and the engine matched
     repro: str | None = None
 
     @property
@@ -52,6 +53,7 @@ class DiffReport:
             "packets": self.packets,
             "ok": self.ok,
             "actions": {str(k): v for k, v in sorted(self.actions.items())},
+            "events": self.events,
             "divergence": None if self.divergence is None else self.divergence.__dict__,
             "repro": self.repro,
         }
@@ -249,6 +251,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
             report.packets += 1
             report.actions[kres.action] = report.actions.get(kres.action, 0) + 1
             div = compare(i, kres, eres)
+            report.events += len(kres.events) if div is None else 0
             kmaps: MapDump | None = None
             if div is None and batch is None:
                 kmaps, emaps = kernel.dump(), runner.dump()

@@ -233,3 +233,17 @@ def test_kernel_run_events_equal_the_models(tmp_path: Path) -> None:
     vm = VliwModel(result.rom, MapState(result.layout))
     want = event_lines(run_events(vm.run(p) for p in read_pcap(prog.traffic)))
     assert out.read_text() == want and want.count("\n") == 12
+
+
+@requires_kernel
+@pytest.mark.kernel
+def test_diff_counts_the_events_it_compared() -> None:
+    from hxdp.diff import run_diff
+    from hxdp.suite import programs
+    from hxdp.traffic.pcap import read_pcap
+
+    prog = {p.name: p for p in programs()}["xdp_flowevents"]
+    if not prog.obj.exists():
+        pytest.skip(f"{prog.obj} not built (make -C xdp_progs)")
+    report = run_diff(prog.obj, read_pcap(prog.traffic), prog.map_config(), engine="seq-model")
+    assert report.ok and report.events == 12 and report.to_json()["events"] == 12
