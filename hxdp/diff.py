@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hxdp.errors import HxdpError
+from hxdp.events import Event, same_event
 from hxdp.result import RunResult
 
 ENGINES = ("seq-model", "vliw-model", "rtl")
@@ -22,7 +23,7 @@ class Divergence:
     """The first point where the engine and the kernel part."""
 
     packet: int
-    what: str  # "action", "bytes", "meta", "map"
+    what: str  # "action", "bytes", "meta", "events", "map"
     expected: str
     got: str
     detail: list[str] = field(default_factory=list)
@@ -39,6 +40,7 @@ class DiffReport:
     packets: int = 0
     divergence: Divergence | None = None
     actions: dict[int, int] = field(default_factory=dict)
+    events: int = 0  # records to the host (perf, ring buffer) the kernel sent and the engine matched
     repro: str | None = None
 
     @property
@@ -51,6 +53,7 @@ class DiffReport:
             "packets": self.packets,
             "ok": self.ok,
             "actions": {str(k): v for k, v in sorted(self.actions.items())},
+            "events": self.events,
             "divergence": None if self.divergence is None else self.divergence.__dict__,
             "repro": self.repro,
         }
@@ -88,8 +91,9 @@ def map_diff(expected: MapDump, got: MapDump, limit: int = 8) -> list[str]:
 
 
 def compare(index: int, kernel: RunResult, engine: RunResult, meta: bool = True) -> Divergence | None:
-    """The first field of one packet's result where the engine and the kernel differ: action, bytes, then XDP
-    metadata (data_meta..data; `meta` False when one side does not report it). The single comparison of
+    """The first field of one packet's result where the engine and the kernel differ: action, bytes, XDP
+    metadata (data_meta..data; `meta` False when one side does not report it), then the records the packet sent
+    to the host (perf_event_output, ring buffer: hxdp.events). The single comparison of
     `hxdp diff` and `hxdp fuzz`, so that a fuzz reproducer shows its divergence when run alone."""
     fault = [f"engine fault: {engine.fault}"] if engine.fault else []
     if (kernel.action & 0xFFFFFFFF) != (engine.action & 0xFFFFFFFF):
@@ -99,7 +103,38 @@ def compare(index: int, kernel: RunResult, engine: RunResult, meta: bool = True)
                           byte_diff(kernel.packet, engine.packet) + fault)
     if meta and kernel.meta != engine.meta:
         return Divergence(index, "meta", kernel.meta.hex() or "-", engine.meta.hex() or "-", fault)
+    lines = event_diff(kernel.events, engine.events)
+    if lines:
+        return Divergence(index, "events", f"{len(kernel.events)} events", f"{len(engine.events)} events",
+                          lines + fault)
     return None
+
+
+def _by_output(events: list[Event]) -> list[Event]:
+    # the kernel's readers give each map's records in order, not the interleaving of several maps
+    return sorted(events, key=lambda e: (e.kind, e.map))
+
+
+def event_diff(expected: list[Event], got: list[Event], limit: int = 4) -> list[str]:
+    """Lines naming the records (perf_event_output, ring buffer) of one packet where the two sides differ."""
+    out: list[str] = []
+    exp, eng = _by_output(expected), _by_output(got)
+    for i in range(max(len(exp), len(eng))):
+        e = exp[i] if i < len(exp) else None
+        g = eng[i] if i < len(eng) else None
+        if e is not None and g is not None and same_event(e, g):
+            continue
+        out.append(f"event {i}: kernel {_show(e)}, engine {_show(g)}")
+        if len(out) >= limit:
+            return out + ["..."]
+    return out
+
+
+def _show(e: Event | None) -> str:
+    if e is None:
+        return "none"
+    data = e.data.hex()
+    return f"{e.kind} {e.map} cpu {e.cpu} {e.size} bytes {data[:64]}{'...' if len(data) > 64 else ''}"
 
 
 def dump_to_config(dump: MapDump) -> dict[str, Any]:
@@ -216,6 +251,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
             report.packets += 1
             report.actions[kres.action] = report.actions.get(kres.action, 0) + 1
             div = compare(i, kres, eres)
+            report.events += len(kres.events) if div is None else 0
             kmaps: MapDump | None = None
             if div is None and batch is None:
                 kmaps, emaps = kernel.dump(), runner.dump()

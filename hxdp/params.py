@@ -55,6 +55,9 @@ HELPER_WRITE_REGIONS = {
     "map_update_elem": "map",
     "map_delete_elem": "map",
     "xdp_adjust_head": "pkt",  # the metadata moves with data
+    "ringbuf_reserve": "map",  # the record header in the ring's region
+    "ringbuf_submit": "map",  # the record header: busy bit cleared
+    "ringbuf_discard": "map",  # the record header: busy bit cleared, discard bit set
 }
 
 # xdp_md field offsets (u32 each), as in linux/bpf.h.
@@ -92,6 +95,7 @@ HELPERS = {
     7: "get_prandom_u32",
     8: "get_smp_processor_id",
     23: "redirect",
+    25: "perf_event_output",
     28: "csum_diff",
     44: "xdp_adjust_head",
     51: "redirect_map",
@@ -100,6 +104,10 @@ HELPERS = {
     93: "spin_lock",
     94: "spin_unlock",
     160: "ktime_get_coarse_ns",
+    130: "ringbuf_output",
+    131: "ringbuf_reserve",
+    132: "ringbuf_submit",
+    133: "ringbuf_discard",
 }
 HELPER_IDS = {name: num for num, name in HELPERS.items()}
 
@@ -129,7 +137,7 @@ LINUX_MAP_TYPE_IDS = {name: num for num, name in LINUX_MAP_TYPES.items()}
 # the subset the hardware maps module implements
 MAP_TYPES = {LINUX_MAP_TYPE_IDS[name]: name for name in (
     "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
-    "xskmap")}
+    "xskmap", "perf_event_array", "ringbuf")}
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
 MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1)
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
@@ -203,3 +211,23 @@ AXI_HOSTQ_FULL = 0x8005_0008  # frames dropped because their queue was full
 AXI_HOSTQ_NOQUEUE = 0x8005_000C  # frames dropped because the board has no such queue (CPU or queue id >= 8)
 AXI_HOSTQ_BASE = 0x8005_0100  # + 16 q: +0 frames delivered, +4 frames the host took, +8 dropped (full), +12 size
 AXI_HOSTQ_STRIDE = 16
+# events to the host (sephirot_events.v in the helper unit, sephirot_eventring.v on the board, docs/helpers.md and
+# docs/board.md): the records of perf_event_output, ringbuf_output and ringbuf_submit
+EVENT_CPUS = 1  # CPUs of the NIC: slots of a PERF_EVENT_ARRAY sized 0 in the object (libbpf: possible CPUs)
+EVENT_PACKET_MAX = 16  # records one packet may send: past them perf_event_output is -ENOSPC, ringbuf_output
+# -EAGAIN (the kernel's full buffer) and a submitted record is dropped (submit cannot fail)
+EVENT_DATA_MAX = PKT_MAX_LEN + 256  # sample bytes a record holds (perf: data and packet bytes; ringbuf: the record):
+# a whole frame behind a header of up to 256 bytes, what packet-capture programs send
+EVENT_RECORD_WORDS = EVENT_DATA_MAX // 8 + 1  # 64-bit words of a record: the program's bytes from word 0, a perf
+# record's packet bytes from the next whole word (hence the one word more)
+EVENT_BYTES_PER_CYCLE = 8  # the event unit copies a sample through the helper memory port, 8 bytes a cycle
+EVENT_FIFO_DEPTH = 16  # records the board's event ring holds for the host; a record finding it full is dropped
+RINGBUF_HEADER = 8  # bytes in front of every ring record (u32 length | busy/discard bits, u32 map id), as Linux's
+RINGBUF_BUSY, RINGBUF_DISCARD = 1 << 31, 1 << 30  # the header's length bits (Linux's BPF_RINGBUF_*_BIT)
+AXI_EVENT_COUNT = 0x8006_0000  # records in the event ring
+AXI_EVENT_DROPPED = 0x8006_0004  # records dropped because the event ring was full (cleared by AXI_CNT_CLEAR)
+AXI_EVENT_POP = 0x8006_0008  # write: drop the head record (no-op when empty)
+AXI_EVENT_DEPTH = 0x8006_000C  # EVENT_FIFO_DEPTH
+AXI_EVENT_DATA_MAX = 0x8006_0010  # EVENT_DATA_MAX
+AXI_EVENT_HEAD = 0x8006_0100  # + 4w: word w of the head record (docs/board.md)
+AXI_EVENT_WORDS = 4 + 2 * EVENT_RECORD_WORDS  # kind and map, cpu, size and ctx length, packet number, the words

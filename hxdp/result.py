@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hxdp import params
+from hxdp.events import Event
 
 
 @dataclass
@@ -24,6 +25,7 @@ class RunResult:
               from an xskmap entry (redirect is None then); None otherwise.
     broadcast: the ports (ifindexes, ascending) an XDP_REDIRECT with BPF_F_BROADCAST copies the frame to (the
               ingress port left out with BPF_F_EXCLUDE_INGRESS; possibly none); None otherwise.
+    events:   records this packet sent to the host (perf_event_output, ring buffer), in order.
     """
 
     action: int
@@ -36,6 +38,7 @@ class RunResult:
     printk: list[tuple[bytes, tuple[int, ...]]] = field(default_factory=list)
     host: tuple[str, int] | None = None
     broadcast: tuple[int, ...] | None = None
+    events: list[Event] = field(default_factory=list)
 
     @staticmethod
     def broadcast_ports(word: int, ingress_ifindex: int) -> tuple[int, ...]:

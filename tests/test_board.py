@@ -128,8 +128,9 @@ def test_register_map(board: SimBoard) -> None:
     # unknown addresses and out-of-range values answer SLVERR
     assert board.read32(params.AXI_HOSTQ_PER_KIND) == params.HOSTQ_PER_KIND
     last_queue = params.AXI_HOSTQ_BASE + params.AXI_HOSTQ_STRIDE * 2 * params.HOSTQ_PER_KIND
-    for addr in (0x8000_0020, 0x8001_0020, 0x8002_0000, 0x8005_0010, 0x8006_0000, 0x9000_0000, 0x8000_0001,
-                 params.AXI_TRACE_POP, params.AXI_TRACE_HEAD + 4 * params.AXI_TRACE_WORDS, last_queue):
+    for addr in (0x8000_0020, 0x8001_0020, 0x8002_0000, 0x8005_0010, 0x8006_0014, 0x8007_0000, 0x9000_0000,
+                 0x8000_0001, params.AXI_TRACE_POP, params.AXI_TRACE_HEAD + 4 * params.AXI_TRACE_WORDS, last_queue,
+                 params.AXI_EVENT_POP, params.AXI_EVENT_HEAD + 4 * params.AXI_EVENT_WORDS):
         with pytest.raises(BoardAddressError, match=f"0x{addr:08x}"):
             board.read32(addr)
     with pytest.raises(BoardAddressError):
@@ -949,3 +950,49 @@ def test_fresh_board_prandom_equals_model() -> None:
     want = [vm.run(p).packet for p in pkts]
     assert int.from_bytes(want[0][:8], "little") != 0
     assert [o.data for o in outs] == want
+
+
+@needs_sim
+def test_event_ring(board: SimBoard, server, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """xdp_pktcap and xdp_flowevents on the simulated board: the event ring holds the VLIW model's records, with
+    the packet numbers of the board; past its depth records are dropped and counted; hxdp events prints them and
+    writes the packet samples as pcap."""
+    from hxdp.board.events import read_events
+    from hxdp.events import read_event_lines
+    from hxdp.models.vliw import VliwModel
+    from hxdp.suite import programs
+
+    suite = {p.name: p for p in programs()}
+    for name in ("xdp_pktcap", "xdp_flowevents"):
+        prog = suite[name]
+        if not prog.obj.exists():
+            pytest.skip(f"{prog.obj} not built (make -C xdp_progs)")
+        res = compile_program(prog.load(), CompileOptions())
+        H.configure_and_inject(board, res.rom, res.layout)
+        read_events(board)
+        board.write32(params.AXI_CNT_CLEAR, 1)
+        assert board.read_many([params.AXI_EVENT_COUNT, params.AXI_EVENT_DROPPED, params.AXI_EVENT_DEPTH,
+                                params.AXI_EVENT_DATA_MAX]) == [0, 0, params.EVENT_FIFO_DEPTH, params.EVENT_DATA_MAX]
+        pkts = (read_pcap(prog.traffic) * 2)[: params.EVENT_FIFO_DEPTH + 4]  # pktcap: 4 records past the depth
+        vm = VliwModel(res.rom, MapState(res.layout))
+        want = [(i, e) for i, p in enumerate(pkts) for e in vm.run(p).events]
+        board.inject(pkts)
+        board.wait()
+        got, dropped = read_events(board, res.layout)
+        start = got[0].packet - want[0][0]  # the board numbers packets from its reset
+        assert dropped == max(0, len(want) - params.EVENT_FIFO_DEPTH)
+        assert dropped == (4 if name == "xdp_pktcap" else 0)
+        assert [(e.packet - start, e.kind, e.map, e.cpu, e.data, e.ctxlen) for e in got] == \
+            [(i, e.kind, e.map, e.cpu, e.data, e.ctxlen) for i, e in want][: params.EVENT_FIFO_DEPTH]
+    # the command: JSON lines and the packet samples of the capture program, maps named from the load note
+    prog = suite["xdp_pktcap"]
+    assert cli("load", str(prog.obj), "--board", server.spec) == 0
+    pkts = read_pcap(prog.traffic)[:5]
+    board.inject(pkts)
+    board.wait()
+    capsys.readouterr()
+    assert cli("events", "--board", server.spec, "--pcap", str(tmp_path / "cap.pcap")) == 0
+    events = read_event_lines(capsys.readouterr().out)
+    assert [e.map for e in events] == ["capture"] * 5
+    assert read_pcap(tmp_path / "cap.pcap") == [p[:256] for p in pkts]
+    assert board.read32(params.AXI_EVENT_COUNT) == 0

@@ -59,17 +59,18 @@ int prog(struct xdp_md *ctx)
 char _license[] SEC("license") = "GPL";
 """
 
-RINGBUF_SRC = """#include <linux/bpf.h>
+QUEUE_SRC = """#include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} rb SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 16);
+	__uint(value_size, sizeof(__u32));
+} q SEC(".maps");
 SEC("xdp")
 int prog(struct xdp_md *ctx)
 {
 	__u32 v = 1;
-	bpf_ringbuf_output(&rb, &v, sizeof(v), 0);
+	bpf_map_push_elem(&q, &v, 0);
 	return XDP_PASS;
 }
 char _license[] SEC("license") = "GPL";
@@ -117,7 +118,7 @@ def bad_inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     drop = compile_bpf(XDP_PROGS / "xdp_drop.c", d, [XDP_PROGS])
     fw = compile_bpf(XDP_PROGS / "simple_firewall.c", d, [XDP_PROGS])
     shutil.copyfile(fw, d / "fw.o")
-    for name, src in {"boot_ns": HELPER_SRC, "tailcall": TAILCALL_SRC, "ringbuf": RINGBUF_SRC,
+    for name, src in {"boot_ns": HELPER_SRC, "tailcall": TAILCALL_SRC, "queue": QUEUE_SRC,
                       "big": big_source()}.items():
         (d / f"{name}.c").write_text(src)
         compile_bpf(d / f"{name}.c", d)
@@ -223,7 +224,7 @@ CASES = [
     case("compile in/drop.rom -o out.rom", 1, "in/drop.rom: not an ELF file", ("out.rom",)),
     case("compile in/boot_ns.o -o out.rom", 1, "helper 125 is not implemented in hardware",
          ("out.rom", "out.maps.json")),
-    case("compile in/ringbuf.o -o out.rom", 1, "map rb (id 0): map type 27 (ringbuf) is not supported",
+    case("compile in/queue.o -o out.rom", 1, "map q (id 0): map type 22 (queue) is not supported",
          ("out.rom", "out.maps.json")),
     case("compile in/big.o -o out.rom", 1, "instruction memory holds 256", ("out.rom", "out.maps.json")),
     case("compile in/tailcall.o -o out.rom", 1, "in/tailcall.o: prog: slot 3 (call 12): tail calls (bpf_tail_call)",
@@ -275,7 +276,7 @@ CASES = [
          "--section/--prog", (), (KERNEL,)),
     case(f"kernel-run in/two_progs.o {PCAP} --section nosuch", 1, "in/two_progs.o: no program matches --section "
          "nosuch (have: xdp/first_drop", (), (KERNEL,)),
-    case(f"kernel-run --loader hxdp in/ringbuf.o {PCAP}", 1, "map rb of type 27 cannot be created without libbpf",
+    case(f"kernel-run --loader hxdp in/queue.o {PCAP}", 1, "map q of type 22 cannot be created without libbpf",
          (), (KERNEL,)),
     case("kernel-run in/xdp_drop.o --pcap in/trunc.pcap", 1, "in/trunc.pcap: truncated pcap", (), (KERNEL,)),
     case(f"kernel-run in/xdp_drop.o {PCAP} --out nodir/o.pcap", 1, "nodir/o.pcap: cannot write the output pcap",

@@ -267,8 +267,8 @@ def test_unsupported_programs_name_the_instruction(insns, pattern) -> None:
 
 
 def test_unsupported_map_type() -> None:
-    p = prog([mov(0, 1), exit_()], [MapDef("ring", 27, 0, 0, 4096)])
-    with pytest.raises(CompileError, match="map ring .*type 27"):
+    p = prog([mov(0, 1), exit_()], [MapDef("queue", 22, 0, 4, 16)])
+    with pytest.raises(CompileError, match="map queue .*type 22"):
         compile_program(p)
 
 

@@ -1,6 +1,6 @@
 """Bundled XDP programs: the RTL agrees with the VLIW model packet for packet (action, bytes, redirect target, cycles,
-metadata, trace_printk records) and leaves the same map memory, for every program whose helpers the hardware
-implements."""
+metadata, trace_printk records, events to the host) and leaves the same map memory, for every program whose helpers
+the hardware implements."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ def test_program_rtl_equals_vliw_model(prog) -> None:
         div = first_divergence(got[i].trace, want.trace)
         assert div is None, f"{prog.name} packet {i}: {div}"
         assert (got[i].action, got[i].packet, got[i].redirect, got[i].host, got[i].broadcast, got[i].cycles,
-                got[i].meta, got[i].printk) == \
+                got[i].meta, got[i].printk, got[i].events) == \
             (want.action, want.packet, want.redirect, want.host, want.broadcast, want.cycles, want.meta,
-             want.printk), f"{prog.name} packet {i}"
+             want.printk, want.events), f"{prog.name} packet {i}"
     assert s_rtl.dump() == s_vm.dump(), f"{prog.name}: map contents differ"
+    assert s_rtl.mem == s_vm.mem, f"{prog.name}: map memory differs (ring record headers included)"

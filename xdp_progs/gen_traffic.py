@@ -434,6 +434,29 @@ def g_bytes_swap() -> tuple[list[bytes], Config]:
     return frames, {}
 
 
+def g_pktcap() -> tuple[list[bytes], Config]:
+    # frames shorter and longer than the 96 captured bytes, up to a full Ethernet frame
+    frames = [udp4("192.0.2.1", "10.0.0.1", 1000 + i, 53, size=size) for i, size in
+              enumerate((60, 64, 95, 96, 97, 128, 512, 1514))]
+    frames += [tcp4("192.0.2.2", "10.0.0.1", 2000, 80, size=200), icmp4("192.0.2.3", "10.0.0.1"),
+               udp6("2001:db8::1", "2001:db8::2", 1, 2), arp()]
+    return frames, {}
+
+
+def g_flowevents() -> tuple[list[bytes], Config]:
+    # 10 new flows for a table of 8 (the last 2 are discarded), repeats, then FIN and RST end flows and make room
+    frames = [udp4(f"198.51.100.{i + 1}", "10.0.0.1", 4000 + i, 53) if i % 2 else
+              tcp4(f"198.51.100.{i + 1}", "10.0.0.1", 4000 + i, 80) for i in range(10)]
+    frames += [udp4("198.51.100.2", "10.0.0.1", 4001, 53, size=300), tcp4("198.51.100.1", "10.0.0.1", 4000, 80,
+               flags="A", size=400)]
+    frames += [tcp4("198.51.100.1", "10.0.0.1", 4000, 80, flags="FA"), tcp4("198.51.100.3", "10.0.0.1", 4002, 80,
+               flags="R"), tcp4("198.51.100.5", "10.0.0.1", 4004, 80, flags="A")]
+    frames += [tcp4("198.51.100.9", "10.0.0.1", 4008, 80), udp4("198.51.100.11", "10.0.0.1", 4010, 53),
+               tcp4("198.51.100.12", "10.0.0.1", 4011, 80, flags="R"), icmp4("198.51.100.1", "10.0.0.1"), arp(),
+               udp6("2001:db8::1", "2001:db8::2", 1, 2)]
+    return frames, {}
+
+
 # maps a program leaves unsized in its object (max_entries 0): the size its loader gives them
 SIZES: dict[str, dict[str, int]] = {"xdp_sized_counter": {"src_stats": 16}}
 
@@ -458,6 +481,8 @@ PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     "xdp_sized_counter": g_sized_counter,
     "xdp_flow_meter": g_flow_meter,
     "xdp_bytes_swap": g_bytes_swap,
+    "xdp_pktcap": g_pktcap,
+    "xdp_flowevents": g_flowevents,
 }
 
 

@@ -22,7 +22,7 @@ from hxdp.atomic_write import write_atomic
 from hxdp.board.transport import Board, BoardAddressError, BoardError, imem_commit_addr, imem_word_addr
 from hxdp.isa.insn import Insn
 from hxdp.isa.rom import Rom, RomError
-from hxdp.models.maps import BPF_ANY, MapError, MapLayout, MapRegion, MapState
+from hxdp.models.maps import BPF_ANY, EVENT_KINDS, MapError, MapLayout, MapRegion, MapState
 
 LINE = params.AXI_LINE_BYTES
 MASK32 = 0xFFFFFFFF
@@ -373,7 +373,8 @@ class BoardMaps:
         return self.state.dump_map(r.id)
 
     def dump_all(self) -> dict[str, dict[bytes, bytes]]:
-        return {r.name: self.dump(r.name) for r in self.layout.regions}
+        """Every map with entries, as MapState.dump() (perf event arrays and ring buffers have none)."""
+        return {r.name: self.dump(r.name) for r in self.layout.regions if r.kind not in EVENT_KINDS}
 
     def count(self, name: str | int) -> int:
         r = self.region(name)

@@ -58,7 +58,9 @@ def _run(args: argparse.Namespace) -> int:
         print()
     elif report.ok:
         counts = ", ".join(f"{k}: {v}" for k, v in sorted(report.actions.items()))
-        print(f"{args.obj}: {report.packets} packets identical to the kernel on {args.engine} (actions {counts})")
+        events = f", {report.events} events to the host" if report.events else ""
+        print(f"{args.obj}: {report.packets} packets identical to the kernel on {args.engine} "
+              f"(actions {counts}{events})")
     else:
         assert report.divergence is not None
         print(report.divergence.render())

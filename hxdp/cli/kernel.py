@@ -83,6 +83,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.out:
         check_writable(args.out, "output pcap")
+    if args.events:
+        check_writable(args.events, "events")
     packets = _read_pcap(args.pcap)
     if not packets:
         raise PcapError(f"{args.pcap}: no packets")
@@ -106,6 +108,11 @@ def _run(args: argparse.Namespace) -> int:
     counts = Counter(params.ACTION_NAMES.get(r.action, f"ABORTED({r.action})") for r in results)
     if args.out:
         _write_pcap(args.out, [r.packet for r in results if r.action in (params.XDP_TX, params.XDP_REDIRECT)])
+    if args.events:
+        from hxdp.atomic_write import write_atomic
+        from hxdp.events import event_lines, run_events
+
+        write_atomic(args.events, event_lines(run_events(results)))
     if args.json:
         doc: dict = {
             "object": str(args.obj),
@@ -160,6 +167,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document (actions, output bytes, maps)")
     p.add_argument("--out", help="write the transmitted/redirected frames (TX, REDIRECT) to this pcap")
     p.add_argument("--dump-maps", action="store_true", help="print the map contents after the run (hex JSON)")
+    p.add_argument("--events", metavar="FILE", help="write the records of the kernel's perf and ring buffers as JSON "
+                   "lines (perf samples as the kernel pads them)")
     p.add_argument("--ifindex", type=int, default=1, help="ingress ifindex in xdp_md (must exist; default 1 = lo)")
     p.add_argument("--rxq", type=int, default=0, help="rx_queue_index in xdp_md (default 0)")
     p.add_argument(

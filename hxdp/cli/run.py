@@ -35,7 +35,7 @@ def run_pcap(args: argparse.Namespace) -> dict:
     from hxdp.rtl.sim import RtlSim
 
     rom = Rom.load(args.rom)
-    for path, what in ((args.vcd, "waveform"), (args.trace, "trace")):
+    for path, what in ((args.vcd, "waveform"), (args.trace, "trace"), (args.events, "events")):
         if path:
             check_writable(path, what)  # refused before the simulation, not after it
     layout = layout_for(args.rom, args.layout)
@@ -74,6 +74,12 @@ def run_pcap(args: argparse.Namespace) -> dict:
     if args.out:
         write_pcap(args.out, [r.packet for r in results
                               if r.action in (params.XDP_TX, params.XDP_PASS, params.XDP_REDIRECT)])
+    if args.events:
+        from hxdp.atomic_write import write_atomic
+        from hxdp.events import event_lines, run_events
+
+        write_atomic(args.events, event_lines(run_events(results)))
+        summary["events"] = sum(len(r.events) for r in results)
     return {"packets": rows, "summary": summary, "maps": state.dump() if state is not None else None}
 
 
@@ -107,4 +113,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_map_option(p)
     p.add_argument("--vcd", help="write a VCD waveform")
     p.add_argument("--trace", help="write the per-row trace of the four lanes")
+    p.add_argument("--events", metavar="FILE", help="write the perf_event_output and ring buffer records as JSON "
+                   "lines (read them with hxdp events FILE)")
     p.set_defaults(func=_cmd)

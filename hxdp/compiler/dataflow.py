@@ -12,6 +12,7 @@ from hxdp.models.alu import alu, imm64
 
 M64 = (1 << 64) - 1
 LOOKUP = params.HELPER_IDS["map_lookup_elem"]
+RESERVE = params.HELPER_IDS["ringbuf_reserve"]  # returns a pointer into the ring's region of map memory
 
 # --- liveness ---------------------------------------------------------------------------------------------
 
@@ -341,6 +342,8 @@ def transfer(op: Op, st: State, spans: dict[int, tuple[int, int, int]] | None = 
             regs[r] = None
         if op.imm == LOOKUP:
             regs[0] = ("map", None, span) if span is not None else ("map", None)
+        elif op.imm == RESERVE:
+            regs[0] = ("map", None)
         else:
             regs[0] = ("scalar", None)
 

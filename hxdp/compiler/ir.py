@@ -28,6 +28,11 @@ HELPER_ARGS: dict[int, int] = {_H[name]: n for name, n in (
     ("redirect_map", 3),  # (map, key, flags)
     ("xdp_adjust_meta", 2),  # (ctx, delta)
     ("xdp_adjust_tail", 2),  # (ctx, delta)
+    ("perf_event_output", 5),  # (ctx, map, flags, data, size)
+    ("ringbuf_output", 4),  # (map, data, size, flags)
+    ("ringbuf_reserve", 3),  # (map, size, flags)
+    ("ringbuf_submit", 2),  # (data, flags)
+    ("ringbuf_discard", 2),  # (data, flags)
 )}
 HELPER_ARGS.update({num: 4 for num in params.LOWERED_HELPERS})  # (ctx, offset, buf, len), until they are lowered
 ADJUST_HELPERS = frozenset({_H["xdp_adjust_head"], _H["xdp_adjust_meta"], _H["xdp_adjust_tail"]})

@@ -9,7 +9,9 @@ data_meta..data, split with the output context) and an `xdp_md` context naming t
 kernel requires the ifindex to exist in the caller's network namespace and the queue to be registered: ifindex 1
 (lo) with rx_queue_index 0 always works and is what the kernel uses without a context; other queues of lo fail
 with EINVAL (lo has one rx queue). The process is pinned to one CPU (CPU 0 when allowed) while it runs, and
-`dump()` reads that CPU's slot of per-CPU maps. The kernel does not report where a redirect goes:
+`dump()` reads that CPU's slot of per-CPU maps (PERF_EVENT_ARRAY and RINGBUF maps have no entries: left out).
+The program's perf event arrays and ring buffers get libbpf's readers (hxdp.linux.eventreader), and `run()`
+returns the records the packet wrote (`RunResult.events`). The kernel does not report where a redirect goes:
 `RunResult.redirect` and `RunResult.host` are always None here (compare redirect targets through maps or the models
 only). Host queues: a cpumap entry is created with its qsize (only on a CPU the kernel calls possible); an xskmap
 entry needs an AF_XDP socket, so `update()` of an xskmap opens one (unbound: test runs deliver nothing) and stores its
@@ -62,6 +64,7 @@ from hxdp.frontend.elf import attach_kind
 from hxdp.frontend.program import Program
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
+from hxdp.linux.eventreader import EVENT_MAP_TYPES, EventReaders
 from hxdp.linux.libbpf import (
     BPF_ANY,
     BPF_F_RDONLY_PROG,
@@ -92,7 +95,7 @@ PERCPU_MAP_TYPES = frozenset(_ids[n] for n in ("percpu_hash", "percpu_array", "l
 AUTOSIZED_MAP_TYPES = frozenset({_ids["perf_event_array"]})
 CREATABLE_MAP_TYPES = frozenset(_ids[n] for n in ("hash", "array", "percpu_hash", "percpu_array", "lru_hash",
                                                   "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
-                                                  "xskmap"))
+                                                  "xskmap", "perf_event_array", "ringbuf"))
 XSKMAP = _ids["xskmap"]
 AF_XDP = 44  # socket family of AF_XDP sockets (linux/socket.h)
 
@@ -238,6 +241,7 @@ class KernelProgram:
         self._fds: list[int] = []
         self._xsks: dict[tuple[str, bytes], socket.socket] = {}  # xskmap entries' AF_XDP sockets
         self._open = False
+        self.events: EventReaders | None = None
         _check_object_file(self.path)
         take_messages()
         obj = self.lib.bpf_object__open_file(self.path.encode(), None)
@@ -249,6 +253,7 @@ class KernelProgram:
         self._open = True
         try:
             self._load(section, prog)
+            self._open_events()
         except BaseException:
             self.close()
             raise
@@ -272,10 +277,12 @@ class KernelProgram:
         self._fds = []
         self._xsks = {}
         self._open = True
+        self.events = None
         self.section, self.name = program.section, program.name
         self.ncpus = self.lib.libbpf_num_possible_cpus()
         try:
             self._load_program(program)
+            self._open_events()
         except BaseException:
             self.close()
             raise
@@ -295,12 +302,13 @@ class KernelProgram:
                 flags |= BPF_F_RDONLY_PROG
             opts = MapCreateOpts(sz=ctypes.sizeof(MapCreateOpts), map_flags=flags)
             kname = "".join(c if c.isalnum() or c in "._" else "_" for c in m.name)[:15].encode()
-            fd = lib.bpf_map_create(m.type, kname, m.key_size, m.value_size, m.max_entries, ctypes.byref(opts))
+            entries = m.max_entries or (self.ncpus if m.type in AUTOSIZED_MAP_TYPES else 0)
+            fd = lib.bpf_map_create(m.type, kname, m.key_size, m.value_size, entries, ctypes.byref(opts))
             if fd < 0:
                 raise KernelError(f"{self.path}: kernel refused map {m.name} ({err_text(fd)})")
             self._fds.append(fd)
             fds.append(fd)
-            km = KernelMap(m.name, fd, m.type, m.key_size, m.value_size, m.max_entries)
+            km = KernelMap(m.name, fd, m.type, m.key_size, m.value_size, entries)
             self.maps[m.name] = km
             if m.initial is not None:
                 self.update(m.name, bytes(4), m.initial.ljust(m.value_size, b"\0")[: m.value_size])
@@ -406,7 +414,16 @@ class KernelProgram:
             raise KernelError(f"{self.path}: --map {missing[0]}.max_entries: no map named {missing[0]!r} "
                               f"(maps: {', '.join(known) or 'none'})")
 
+    def _open_events(self) -> None:
+        """Readers of the program's PERF_EVENT_ARRAY and RINGBUF maps (libbpf's perf_buffer and ring_buffer)."""
+        event_maps = [(m.name, m.fd, m.type) for m in self.maps.values() if m.type in EVENT_MAP_TYPES]
+        if event_maps:
+            self.events = EventReaders(self.lib, event_maps, f"{self.path}: {self.name}")
+
     def close(self) -> None:
+        if getattr(self, "events", None) is not None:
+            self.events.close()
+            self.events = None
         if self.obj is not None:
             self.lib.bpf_object__close(self.obj)
             self.obj = None
@@ -541,6 +558,8 @@ class KernelProgram:
         for name in self.maps:
             if self.maps[name].type == XSKMAP:
                 continue  # user space cannot read xskmap entries (EOPNOTSUPP)
+            if self.maps[name].type in EVENT_MAP_TYPES:
+                continue  # their records go to the host as events (RunResult.events), not entries
             entries: dict[bytes, bytes] = {}
             for k in self.keys(name):
                 v = self.lookup(name, k, cpu)
@@ -566,7 +585,9 @@ class KernelProgram:
         if not self._open:
             raise KernelError(f"{self.path}: program is closed")
         opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True)
-        return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[], meta=meta)
+        events = self.events.take() if self.events is not None else []
+        return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[], meta=meta,
+                         events=events)
 
     def timing(
         self, packet: bytes, repeat: int = 5_000_000, ingress_ifindex: int = 1, rx_queue_index: int = 0

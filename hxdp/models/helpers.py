@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 from hxdp import params
 from hxdp.errors import HxdpError
+from hxdp.events import Event
+from hxdp.models.eventring import EventFault, EventUnit
 from hxdp.models.maps import SLOT_HEADER, MapState, windows
 from hxdp.models.memory import ETH_HLEN, PKT_HARD_END, XDP_FRAME_RESERVED, DataMemory
 
@@ -152,12 +154,21 @@ class HelperEnv:
     printk: list[tuple[bytes, tuple[int, ...]]] = field(default_factory=list)
     prandom: int = PRANDOM_SEED
     cycles: int = 0  # board cycles so far (ktime_get_ns = cycles * 6.4 ns)
+    events: EventUnit = field(init=False)  # perf_event_output and the ring buffer helpers
+
+    def __post_init__(self) -> None:
+        self.events = EventUnit(self.mem, self.state)
 
     def new_packet(self) -> None:
         self.redirect = None
         self.host = None
         self.broadcast = None
         self.printk = []
+        self.events.new_packet()
+
+    def packet_events(self) -> list[Event]:
+        """The records the running packet sent to the host."""
+        return list(self.events.records)
 
     def _map(self, handle: int, helper: str) -> int:
         map_id = self.state.layout.map_of_handle(handle)
@@ -287,12 +298,31 @@ class HelperEnv:
             return self.prandom, helper_latency(helper_id)
         if name == "get_smp_processor_id":
             return 0, helper_latency(helper_id)
+        if name in EVENT_HELPERS:
+            try:
+                return self._event(name, r1, r2, r3, r4, r5)
+            except EventFault as exc:
+                raise HelperFault(str(exc)) from None
         if name == "trace_printk":
             size = min(r2 & M32, params.PRINTK_FMT_MAX)
             fmt = mem.read(r1, size)
             self.printk.append((fmt.split(b"\0", 1)[0], (r3, r4, r5)))
             return 0, helper_latency(helper_id, size=size)
         raise HelperFault(f"helper {helper_id} is not implemented in hardware")
+
+    def _event(self, name: str, r1: int, r2: int, r3: int, r4: int, r5: int) -> tuple[int, int]:
+        unit = self.events
+        if name == "perf_event_output":  # (ctx, map, flags, data, size): a u32 size, as the hardware reads it
+            return unit.perf_event_output(self._map(r2, name), r3 & M64, r4, r5 & M32)
+        if name == "ringbuf_output":  # (map, data, size, flags)
+            return unit.ringbuf_output(self._map(r1, name), r2, r3 & M64, r4 & M64)
+        if name == "ringbuf_reserve":  # (map, size, flags)
+            return unit.ringbuf_reserve(self._map(r1, name), r2 & M64, r3 & M64)
+        return unit.ringbuf_commit(r1, discard=name == "ringbuf_discard")  # (data, flags)
+
+
+EVENT_HELPERS = frozenset({"perf_event_output", "ringbuf_output", "ringbuf_reserve", "ringbuf_submit",
+                           "ringbuf_discard"})
 
 
 def broadcast_mask(state: MapState, map_id: int) -> int:

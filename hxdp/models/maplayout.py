@@ -24,6 +24,9 @@ ARRAY_KINDS = {"array", "percpu_array", "devmap", "cpumap", "xskmap"}
 # array maps whose entries can be absent (docs/maps.md): devmap ifindex 0, cpumap qsize 0, xskmap no socket bound
 SPARSE_KINDS = {"devmap", "cpumap", "xskmap"}
 HASH_KINDS = {"hash", "percpu_hash", "lru_hash", "devmap_hash"}
+# maps that hold no entries: their helpers send records to the host through the event ring (docs/maps.md)
+EVENT_KINDS = {"perf_event_array", "ringbuf"}
+RINGBUF_PAGE = 4096  # a ring's size is a power of two multiple of the page size, as Linux requires
 
 
 class MapError(HxdpError):
@@ -75,6 +78,8 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
     if kind is None:
         raise MapError(f"map {m.name}: map type {m.type} is not supported by the hardware maps "
                        f"(supported: {', '.join(params.MAP_TYPES.values())})")
+    if kind in EVENT_KINDS:
+        return _event_region(map_id, m, kind, offset)
     if m.max_entries == 0:
         raise MapError(f"map {m.name}: max_entries is 0 in the object, its loader sizes it at load time: give "
                        f"--map {m.name}.max_entries=N (or \"max_entries\": {{\"{m.name}\": N}} in the map "
@@ -110,6 +115,26 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
     initial = (m.initial or b"").hex()
     return MapRegion(map_id, m.name, m.type, kind, m.key_size, m.value_size, m.max_entries, m.flags, m.section,
                      offset, size, slots, slot_size, key_off, value_off, data_off, initial)
+
+
+def _event_region(map_id: int, m: MapDef, kind: str, offset: int) -> MapRegion:
+    """A PERF_EVENT_ARRAY has no bytes in map memory: its slots are the NIC's CPUs (max_entries 0 means one per
+    CPU, as libbpf sizes it). A RINGBUF region is its ring: the records the running packet reserved, each behind
+    its 8-byte header (the producer position is a register of the event unit, docs/maps.md)."""
+    if kind == "perf_event_array":
+        if m.key_size != 4 or m.value_size != 4:
+            raise MapError(f"map {m.name}: perf_event_array needs 4-byte keys and values, not {m.key_size}/"
+                           f"{m.value_size}")
+        entries = m.max_entries or params.EVENT_CPUS
+        return MapRegion(map_id, m.name, m.type, kind, 4, 4, entries, m.flags, m.section, offset, 0, entries, 0,
+                         0, 0, 0)
+    size = m.max_entries
+    if m.key_size or m.value_size:
+        raise MapError(f"map {m.name}: ringbuf has no keys or values (key_size and value_size 0)")
+    if size < RINGBUF_PAGE or size & (size - 1):
+        raise MapError(f"map {m.name}: ringbuf size (max_entries) {size} must be a power of two multiple of "
+                       f"{RINGBUF_PAGE} bytes")
+    return MapRegion(map_id, m.name, m.type, kind, 0, 0, size, m.flags, m.section, offset, size, 1, 0, 0, 0, 0)
 
 
 class MapLayout:

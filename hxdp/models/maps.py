@@ -16,6 +16,7 @@ from hxdp.frontend.program import MapDef, Program
 from hxdp.models.mapconfig import CONFIG_SHAPE, check_map_config, load_map_config
 from hxdp.models.maplayout import (
     ARRAY_KINDS,
+    EVENT_KINDS,
     HASH_KINDS,
     HEADER_BYTES,
     LAYOUT_VERSION,
@@ -30,8 +31,8 @@ from hxdp.models.maplayout import (
 )
 
 __all__ = ["ARRAY_KINDS", "BPF_ANY", "BPF_EXIST", "BPF_NOEXIST", "CONFIG_SHAPE", "DELETED", "E2BIG", "EEXIST",
-           "EINVAL", "EMPTY", "ENOENT", "ENOSPC", "HASH_KINDS", "HASH_MULT", "HEADER_BYTES", "LAYOUT_VERSION",
-           "REGION_ALIGN", "SLOT_HEADER", "USED", "MapError", "MapLayout", "MapRegion", "MapState",
+           "EINVAL", "EMPTY", "ENOENT", "ENOSPC", "EVENT_KINDS", "HASH_KINDS", "HASH_MULT", "HEADER_BYTES",
+           "LAYOUT_VERSION", "REGION_ALIGN", "SLOT_HEADER", "USED", "MapError", "MapLayout", "MapRegion", "MapState",
            "check_map_config", "errno_text", "key_hash", "load_map_config", "next_pow2", "rotl32", "round8",
            "windows"]
 
@@ -132,12 +133,16 @@ class MapState:
         struct.pack_into("<I", self.mem, off, v & 0xFFFFFFFF)
 
     def _check_key(self, r: MapRegion, key: bytes) -> bytes:
+        if r.kind in EVENT_KINDS:
+            raise MapError(f"map {r.name}: a {r.kind} has no entries (its records go to the host as events)")
         if len(key) != r.key_size:
             raise MapError(f"map {r.name}: key of {len(key)} bytes, the map's key size is {r.key_size}")
         return bytes(key)
 
     def count(self, map_id: int) -> int:
         r = self.layout.region(map_id)
+        if r.kind in EVENT_KINDS:
+            return 0
         if r.kind in ARRAY_KINDS:
             return r.max_entries
         return self._u32(r.offset)
@@ -404,6 +409,8 @@ class MapState:
     def dump_map(self, map_id: int) -> dict[bytes, bytes]:
         r = self.layout.region(map_id)
         out: dict[bytes, bytes] = {}
+        if r.kind in EVENT_KINDS:
+            return out
         if r.kind in ARRAY_KINDS:
             for i in range(r.max_entries):
                 off = r.slot_addr(i)
@@ -426,7 +433,7 @@ class MapState:
 
     def dump(self) -> dict[str, dict[bytes, bytes]]:
         """Map name -> {key: value}; arrays list every index, devmaps their non-empty entries."""
-        return {r.name: self.dump_map(r.id) for r in self.layout.regions}
+        return {r.name: self.dump_map(r.id) for r in self.layout.regions if r.kind not in EVENT_KINDS}
 
     def apply_config(self, cfg: dict | str | os.PathLike[str], source: str | None = None) -> None:
         """Load {"maps": {name: [{"key": hex, "value": hex}, ...]}} (or the JSON file at that path) with BPF_ANY

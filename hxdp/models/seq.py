@@ -176,7 +176,7 @@ class SeqModel:
         bcast = self.env.broadcast if action == params.XDP_REDIRECT else None
         ports = None if bcast is None else RunResult.broadcast_ports(bcast, ingress_ifindex)
         return RunResult(action, self.mem.packet_bytes(), redirect, fault, self.count, trace,
-                         self.mem.meta_bytes(), list(self.env.printk), host, ports)
+                         self.mem.meta_bytes(), list(self.env.printk), host, ports, self.env.packet_events())
 
     def run_raw(self, mem: bytes) -> int:
         """ISA tests: r1 = address of a buffer holding `mem` (in the packet region), r2 = len(mem); returns r0.

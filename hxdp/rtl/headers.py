@@ -135,11 +135,11 @@ def gen_params() -> str:
     for name in ("PORT", "CPU", "XSK", "BROADCAST"):
         dec(f"REDIRECT_{name}", getattr(P, f"REDIRECT_{name}"))
     dec("CPUMAP_QSIZE_MAX", P.CPUMAP_QSIZE_MAX)
-    for region in ("map", "pkt"):  # one bit per helper id (ids below 128)
+    for region in ("map", "pkt"):  # one bit per helper id (ids below 256)
         ids = [num for num, name in P.HELPERS.items() if P.HELPER_WRITE_REGIONS.get(name) == region]
-        assert all(num < 128 for num in ids)
+        assert all(num < 256 for num in ids)
         mask = sum(1 << num for num in ids)
-        hexd(f"HELPERS_WRITING_{region.upper()}", mask, 128)
+        hexd(f"HELPERS_WRITING_{region.upper()}", mask, 256)
     dec("MAPS_MAX", P.MAPS_MAX)
     dec("MAP_KEY_MAX_HW", P.MAP_KEY_MAX_HW)
     dec("MAP_WINDOW_BYTES", P.MAP_WINDOW_BYTES)
@@ -157,16 +157,20 @@ def gen_params() -> str:
     dec("INPUT_BYTES_PER_CYCLE", P.INPUT_BYTES_PER_CYCLE)
     dec("PRINTK_FMT_MAX", P.PRINTK_FMT_MAX)
     dec("PRINTK_FIFO_DEPTH", P.PRINTK_FIFO_DEPTH)
+    for name in ("EVENT_PACKET_MAX", "EVENT_DATA_MAX", "EVENT_RECORD_WORDS", "EVENT_FIFO_DEPTH"):
+        dec(name, getattr(P, name))
     lines.append("")
     lines.append("// AXI-Lite register map")
     for name in ("AXI_IMEM_BASE", "AXI_IMEM_COMMIT", "AXI_MAPS_BASE", "AXI_MAPS_COMMIT", "AXI_CNT_RX",
                  "AXI_CNT_TX", "AXI_CNT_DROP", "AXI_TRACE_COUNT", "AXI_TRACE_DROPPED", "AXI_TRACE_POP",
                  "AXI_TRACE_DEPTH", "AXI_TRACE_FMT_MAX", "AXI_TRACE_HEAD", "AXI_HOSTQ_PER_KIND",
-                 "AXI_HOSTQ_DELIVERED", "AXI_HOSTQ_FULL", "AXI_HOSTQ_NOQUEUE", "AXI_HOSTQ_BASE"):
+                 "AXI_HOSTQ_DELIVERED", "AXI_HOSTQ_FULL", "AXI_HOSTQ_NOQUEUE", "AXI_HOSTQ_BASE", "AXI_EVENT_COUNT",
+                 "AXI_EVENT_DROPPED", "AXI_EVENT_POP", "AXI_EVENT_DEPTH", "AXI_EVENT_DATA_MAX", "AXI_EVENT_HEAD"):
         hexd(name, getattr(P, name))
     dec("AXI_TRACE_WORDS", P.AXI_TRACE_WORDS)
     dec("HOSTQ_PER_KIND", P.HOSTQ_PER_KIND)
     dec("AXI_HOSTQ_STRIDE", P.AXI_HOSTQ_STRIDE)
+    dec("AXI_EVENT_WORDS", P.AXI_EVENT_WORDS)
     lines.append("")
     lines.append("`endif")
     return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from hxdp import params
 from hxdp.errors import HxdpError
+from hxdp.events import Event
 from hxdp.isa.rom import Rom
 from hxdp.paths import SEPHIROT
 from hxdp.result import RunResult
@@ -375,6 +376,9 @@ class RtlSim:
                     fmt = b"" if f[3] == "-" else bytes.fromhex(f[3])
                     results[int(f[1])].printk.append((fmt, tuple(int(x, 16) for x in f[5:8])))
                     continue
+                if f[0] == "event":  # event PKT kind K map M cpu C ctxlen L data HEX|- (follows its packet's line)
+                    results[int(f[1])].events.append(self._event(f))
+                    continue
                 kv = dict(zip(f[0::2], f[1::2], strict=True))
                 action = int(kv["action"])
                 fault = int(kv["fault"])
@@ -406,6 +410,14 @@ class RtlSim:
                     chunk = bytes.fromhex(hexdata)[: max(0, len(mem) - off)]
                     mem[off : off + len(chunk)] = chunk
         return results
+
+    def _event(self, f: list[str]) -> Event:
+        kv = dict(zip(f[2::2], f[3::2], strict=True))
+        map_id = int(kv["map"])
+        regions = self.layout.regions if self.layout is not None else []
+        name = regions[map_id].name if map_id < len(regions) else f"map#{map_id}"
+        data = b"" if kv["data"] == "-" else bytes.fromhex(kv["data"])
+        return Event(("perf", "ringbuf")[int(kv["kind"])], name, int(kv["cpu"]), data, int(kv["ctxlen"]))
 
     def run_packets(self, packets: list[Packet]) -> list[RunResult]:
         """Packets (bytes, or (bytes, ingress_ifindex, rx_queue_index)) back to back; one RunResult each."""

@@ -231,6 +231,16 @@ void SephirotSim::sample() {
     for (int a = 0; a < 3; a++) p.args[a] = get64(top_->prk_args_o, 64 * a);
     results_[core_order_[done_]].printk.push_back(p);
   }
+  if (top_->evw_en_o) ev_words_[top_->evw_idx_o & 511] = top_->evw_data_o;
+  if (top_->evp_valid_o && !top_->evp_drop_o && done_ < core_order_.size()) {
+    // the program's bytes from word 0, a perf record's packet bytes from the next whole word
+    SimResult::Event e{top_->evp_kind_o, top_->evp_map_o, top_->evp_cpu_o, top_->evp_ctxlen_o, {}};
+    unsigned own = top_->evp_size_o - top_->evp_ctxlen_o;
+    unsigned at = (own + 7) / 8 * 8;
+    for (unsigned b = 0; b < own; b++) e.data.push_back((ev_words_[b / 8] >> (8 * (b % 8))) & 0xff);
+    for (unsigned b = 0; b < e.ctxlen; b++) e.data.push_back((ev_words_[(at + b) / 8] >> (8 * ((at + b) % 8))) & 0xff);
+    results_[core_order_[done_]].events.push_back(e);
+  }
   if (top_->pkt_done_o && done_ < core_order_.size()) {
     SimResult& r = results_[core_order_[done_]];
     r.action = top_->res_action_o;
@@ -308,6 +318,12 @@ bool SephirotSim::finish(const std::string& out_path, const std::string& dump_pa
       if (p.fmt.empty()) fprintf(f, "-");
       for (uint8_t b : p.fmt) fprintf(f, "%02x", b);
       fprintf(f, " args %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\n", p.args[0], p.args[1], p.args[2]);
+    }
+    for (const SimResult::Event& e : r.events) {
+      fprintf(f, "event %zu kind %u map %u cpu %u ctxlen %u data ", i, e.kind, e.map, e.cpu, e.ctxlen);
+      if (e.data.empty()) fprintf(f, "-");
+      for (uint8_t b : e.data) fprintf(f, "%02x", b);
+      fprintf(f, "\n");
     }
   }
   fprintf(f, "total_cycles %" PRIu64 "\n", cycle_);

@@ -35,6 +35,8 @@ struct SimResult {
   std::vector<uint8_t> meta;  // XDP metadata (data_meta..data) emitted in front of the frame
   struct Printk { std::vector<uint8_t> fmt; uint64_t args[3]; };
   std::vector<Printk> printk;  // trace_printk records, in call order
+  struct Event { unsigned kind, map, cpu, ctxlen; std::vector<uint8_t> data; };
+  std::vector<Event> events;  // perf_event_output and ring buffer records, in call order
 };
 
 class SephirotSim {
@@ -74,4 +76,5 @@ class SephirotSim {
   size_t started_ = 0;
   std::vector<uint8_t> cur_out_;
   unsigned cur_meta_ = 0;
+  uint64_t ev_words_[512] = {};  // the words of the event record being read (sephirot_events evw_*)
 };

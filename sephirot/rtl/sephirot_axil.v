@@ -22,6 +22,8 @@
 //   0x8004_000C FIFO depth; 0x8004_0010 format bytes per record; 0x8004_0100 + 4w word w of the head record.
 //   0x8005_xxxx host queues (sephirot_hostq: queues per kind, delivered, dropped full, dropped no queue; per queue
 //   at 0x8005_0100 + 16q: delivered, taken by the host, dropped full, size).
+//   0x8006_0000 event ring records; 0x8006_0004 records dropped; 0x8006_0008 write: pop the head;
+//   0x8006_000C ring depth; 0x8006_0010 sample bytes per record; 0x8006_0100 + 4w word w of the head record.
 // Any other address answers SLVERR. Row and line commits are single-cycle writes: a packet never sees half of one.
 module sephirot_axil #(
   parameter integer LANES = `SEPH_LANES,
@@ -80,6 +82,13 @@ module sephirot_axil #(
   // host queue registers (sephirot_hostq, decoding the read address itself)
   input  wire [31:0]          hq_rdata_i,
   input  wire                 hq_rok_i,
+  // event ring (sephirot_eventring)
+  input  wire [31:0]          ev_count_i,
+  input  wire [31:0]          ev_dropped_i,
+  output wire                 ev_rd_o,        // a read of the head record's word ev_word_o (block RAM: its
+  output wire [9:0]           ev_word_o,      // word is ev_rdata_i in the next cycle)
+  input  wire [31:0]          ev_rdata_i,
+  output wire                 ev_pop_o,
   output wire                 cnt_clr_o
 );
   localparam integer ROWS = 1 << AW;
@@ -91,6 +100,10 @@ module sephirot_axil #(
   localparam [31:0] TR_POP = `SEPH_AXI_TRACE_POP, TR_DEPTH = `SEPH_AXI_TRACE_DEPTH;
   localparam [31:0] TR_FMT_MAX = `SEPH_AXI_TRACE_FMT_MAX, TR_HEAD = `SEPH_AXI_TRACE_HEAD;
   localparam integer TRW = `SEPH_AXI_TRACE_WORDS;
+  localparam [31:0] EV_COUNT = `SEPH_AXI_EVENT_COUNT, EV_DROPPED = `SEPH_AXI_EVENT_DROPPED;
+  localparam [31:0] EV_POP = `SEPH_AXI_EVENT_POP, EV_DEPTH = `SEPH_AXI_EVENT_DEPTH;
+  localparam [31:0] EV_DATA_MAX = `SEPH_AXI_EVENT_DATA_MAX, EV_HEAD = `SEPH_AXI_EVENT_HEAD;
+  localparam integer EVW = `SEPH_AXI_EVENT_WORDS;
   localparam [1:0] OKAY = 2'b00, SLVERR = 2'b10;
   localparam integer NCNT = 10;  // rx tx drop | aborted drop pass tx redirect other | faults
 
@@ -131,9 +144,10 @@ module sephirot_axil #(
   wire        rows_reg  = wa_ctrl && wa[15:0] == 16'h0008;
   wire        rows_ok   = wd <= ROWS;
   wire        trc_pop   = wa == TR_POP;
+  wire        ev_pop    = wa == EV_POP;
   wire        wr_ok     = imem_word || imem_cmt || maps_word || maps_addr || (maps_cmt && line_ok) || cnt_clr ||
                           mcfg_word || mcfg_addr || (mcfg_cmt && mcfg_ok) ||
-                          ctrl_reg || (rows_reg && rows_ok) || trc_pop;
+                          ctrl_reg || (rows_reg && rows_ok) || trc_pop || ev_pop;
 
   function automatic [31:0] merge(input [31:0] old, input [31:0] val, input [3:0] strb);
     integer b;
@@ -210,6 +224,7 @@ module sephirot_axil #(
   wire        clr = wr_go && cnt_clr;
   assign cnt_clr_o = clr;
   assign trc_pop_o = wr_go && trc_pop;
+  assign ev_pop_o = wr_go && ev_pop;
   wire [2:0]  act = res_action_i[2:0];
   wire        act_std = res_action_i <= 32'd4;
   // one increment per counter and cycle, computed first (a single write per counter)
@@ -254,12 +269,17 @@ module sephirot_axil #(
   wire        r_row_ok = {24'd0, ro[15:8]} < ROWS;
   wire [31:0] tr_idx   = (s_araddr_i - TR_HEAD) >> 2;
   wire        tr_word  = s_araddr_i >= TR_HEAD && s_araddr_i[1:0] == 2'b00 && tr_idx < TRW;
+  wire [31:0] ev_idx   = (s_araddr_i - EV_HEAD) >> 2;
+  wire        ev_word  = s_araddr_i >= EV_HEAD && s_araddr_i[1:0] == 2'b00 && ev_idx < EVW;
+  assign ev_word_o = ev_idx[9:0];
+  assign ev_rd_o = s_arvalid_i && s_arready_o && ev_word;
   // the row shadow is read synchronously (block RAM); the word is selected after the register
   reg  [64*LANES-1:0] srow_q;
   reg                 imem_rd_q;
   reg  [$clog2(2*LANES)-1:0] rword_q;
   reg  [31:0]         rdata_q;
-  assign s_rdata_o = imem_rd_q ? srow_q[32*rword_q +: 32] : rdata_q;
+  reg                 ev_rd_q;   // the data is the event ring's registered word
+  assign s_rdata_o = imem_rd_q ? srow_q[32*rword_q +: 32] : ev_rd_q ? ev_rdata_i : rdata_q;
   wire        imem_rd = ra_imem && r_row_ok && {24'd0, ro[7:0]} < 8 * LANES && ro[1:0] == 2'b00;
   always @(posedge clk_i) begin
     if (s_arvalid_i && s_arready_o) srow_q <= shadow_q[ro[AW+7:8]];
@@ -269,7 +289,7 @@ module sephirot_axil #(
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       s_rvalid_o <= 1'b0; rdata_q <= 32'd0; s_rresp_o <= OKAY; cyc_hi_q <= 32'd0;
-      imem_rd_q <= 1'b0; rword_q <= {$clog2(2*LANES){1'b0}};
+      imem_rd_q <= 1'b0; rword_q <= {$clog2(2*LANES){1'b0}}; ev_rd_q <= 1'b0;
     end else begin
       if (s_rvalid_o && s_rready_i) s_rvalid_o <= 1'b0;
       if (s_arvalid_i && s_arready_o) begin
@@ -278,6 +298,7 @@ module sephirot_axil #(
         s_rresp_o <= OKAY;
         imem_rd_q <= imem_rd;
         rword_q <= rword;
+        ev_rd_q <= 1'b0;
         if (imem_rd) rdata_q <= 32'd0;
         else if (ra_imem && r_row_ok && ro[7:0] == 8'hFF) rdata_q <= 32'd0;
         else if (ra_maps && ro[15:4] == 12'd0 && ro[1:0] == 2'b00) rdata_q <= map_rdata_i[32*ro[3:2] +: 32];
@@ -303,6 +324,11 @@ module sephirot_axil #(
         else if (s_araddr_i == TR_FMT_MAX) rdata_q <= `SEPH_PRINTK_FMT_MAX;
         else if (tr_word) rdata_q <= trc_head_i[32*tr_idx[4:0] +: 32];
         else if (s_araddr_i[31:16] == PAGE_HOSTQ && hq_rok_i) rdata_q <= hq_rdata_i;
+        else if (s_araddr_i == EV_COUNT) rdata_q <= ev_count_i;
+        else if (s_araddr_i == EV_DROPPED) rdata_q <= ev_dropped_i;
+        else if (s_araddr_i == EV_DEPTH) rdata_q <= `SEPH_EVENT_FIFO_DEPTH;
+        else if (s_araddr_i == EV_DATA_MAX) rdata_q <= `SEPH_EVENT_DATA_MAX;
+        else if (ev_word) ev_rd_q <= 1'b1;
         else s_rresp_o <= SLVERR;
       end
     end

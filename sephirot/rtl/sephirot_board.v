@@ -80,6 +80,15 @@ module sephirot_board #(
   wire [7:0]          prk_len;
   wire [8*`SEPH_PRINTK_FMT_MAX-1:0] prk_fmt;
   wire [191:0]        prk_args;
+  wire                ev_pop, ev_rd;
+  wire [31:0]         ev_count, ev_dropped, ev_rdata;
+  wire [9:0]          ev_word;
+  wire                evw_en, evp_valid, evp_drop, evp_kind;
+  wire [8:0]          evw_idx;
+  wire [63:0]         evw_data;
+  wire [7:0]          evp_map;
+  wire [31:0]         evp_cpu;
+  wire [15:0]         evp_size, evp_ctxlen;
   reg  [31:0]         pkt_num_q;   // packets the core started since reset (the record's packet number)
   reg  [15:0]         inflight_q;
   reg                 locked_q;
@@ -98,6 +107,8 @@ module sephirot_board #(
     .pkt_done_i(pkt_done_o), .res_action_i(res_action_o), .res_fault_i(res_fault_o),
     .trc_count_i(trc_count), .trc_dropped_i(trc_dropped), .trc_head_i(trc_head), .trc_pop_o(trc_pop),
     .hq_rdata_i(hq_rdata), .hq_rok_i(hq_rok),
+    .ev_count_i(ev_count), .ev_dropped_i(ev_dropped), .ev_rd_o(ev_rd), .ev_word_o(ev_word), .ev_rdata_i(ev_rdata),
+    .ev_pop_o(ev_pop),
     .cnt_clr_o(cnt_clr)
   );
 
@@ -118,6 +129,15 @@ module sephirot_board #(
     .clk_i, .rst_ni, .push_i(prk_valid), .push_len_i(prk_len), .push_pkt_i(pkt_num_q - 32'd1), .push_fmt_i(prk_fmt),
     .push_args_i(prk_args), .pop_i(trc_pop), .clr_i(cnt_clr), .count_o(trc_count), .dropped_o(trc_dropped),
     .head_o(trc_head)
+  );
+
+  // the records of perf_event_output and the ring buffer helpers, of the packet in the core
+  sephirot_eventring u_eventring (
+    .clk_i, .rst_ni, .wr_i(evw_en), .wr_idx_i(evw_idx), .wr_data_i(evw_data),
+    .push_i(evp_valid), .push_drop_i(evp_drop), .push_kind_i(evp_kind), .push_map_i(evp_map), .push_cpu_i(evp_cpu),
+    .push_size_i(evp_size), .push_ctxlen_i(evp_ctxlen), .push_pkt_i(pkt_num_q - 32'd1),
+    .pop_i(ev_pop), .clr_i(cnt_clr), .count_o(ev_count), .dropped_o(ev_dropped), .rd_i(ev_rd), .rd_word_i(ev_word),
+    .rd_data_o(ev_rdata)
   );
 
   // ---------------------------------------------------------------------------------------------------------
@@ -196,6 +216,9 @@ module sephirot_board #(
     .pkt_start_o(pkt_start), .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o(res_r0), .res_cycles_o,
     .res_redir_valid_o, .res_redir_kind_o, .res_redir_port_o, .res_redir_size_o(res_redir_size),
     .prk_valid_o(prk_valid), .prk_len_o(prk_len), .prk_fmt_o(prk_fmt), .prk_args_o(prk_args),
+    .evw_en_o(evw_en), .evw_idx_o(evw_idx), .evw_data_o(evw_data), .evp_valid_o(evp_valid), .evp_drop_o(evp_drop),
+    .evp_kind_o(evp_kind), .evp_map_o(evp_map), .evp_cpu_o(evp_cpu), .evp_size_o(evp_size),
+    .evp_ctxlen_o(evp_ctxlen),
     .trc_valid_o(trc_valid), .trc_pc_o(trc_pc), .trc_wr_en_o(trc_wr_en), .trc_wr_idx_o(trc_wr_idx),
     .trc_wr_val_o(trc_wr_val), .trc_st_en_o(trc_st_en), .trc_st_addr_o(trc_st_addr), .trc_st_size_o(trc_st_size),
     .trc_st_data_o(trc_st_data), .trc_call_o(trc_call), .trc_ret_o(trc_ret), .trc_call_lane_o(trc_call_lane),

@@ -380,10 +380,10 @@ module sephirot_core #(
   wire        illegal    = exec && ((|l_illegal) || two_calls || many_muls || pc_outside);
   // a row calling a helper that writes the map memory (or the packet) through its own port stores nothing else
   // there (execution contract): the helper unit may then write it in any of its stall cycles
-  localparam [127:0] HW_MAP = `SEPH_HELPERS_WRITING_MAP;
-  localparam [127:0] HW_PKT = `SEPH_HELPERS_WRITING_PKT;
-  wire        call_lo    = call_any && call_imm < 32'd128;
-  wire        hw_store   = call_lo && ((HW_MAP[call_imm[6:0]] && |m_mst) || (HW_PKT[call_imm[6:0]] && |m_pst));
+  localparam [255:0] HW_MAP = `SEPH_HELPERS_WRITING_MAP;
+  localparam [255:0] HW_PKT = `SEPH_HELPERS_WRITING_PKT;
+  wire        call_lo    = call_any && call_imm < 32'd256;
+  wire        hw_store   = call_lo && ((HW_MAP[call_imm[7:0]] && |m_mst) || (HW_PKT[call_imm[7:0]] && |m_pst));
   wire        afault     = exec && ((|l_fault) || hw_store);
   // a helper that reads memory through its own port (map keys and values, csum_diff buffers, printk formats)
   // from the packet starts once the whole packet is in, so that it never reads bytes that have not arrived;
@@ -395,7 +395,9 @@ module sephirot_core #(
                             a2_pkt) ||
                            (call_imm == `SEPH_HELPER_MAP_UPDATE_ELEM && (a2_pkt || a3_pkt)) ||
                            (call_imm == `SEPH_HELPER_CSUM_DIFF && (a1_pkt || a3_pkt)) ||
-                           (call_imm == `SEPH_HELPER_TRACE_PRINTK && a1_pkt);
+                           (call_imm == `SEPH_HELPER_TRACE_PRINTK && a1_pkt) ||
+                           (call_imm == `SEPH_HELPER_RINGBUF_OUTPUT && a2_pkt) ||
+                           call_imm == `SEPH_HELPER_PERF_EVENT_OUTPUT;   // (its packet bytes, and r4's data)
   // the packet adjustments start once the whole packet is in too: the bytes they expose are zeroed, and a later
   // input frame would write over them (sephirot_pktbuf.v); while the packet buffer writes a zeroing, a moved
   // metadata or a deferred store, the row waits (pkt_hold_i). Neither wait is a core cycle.

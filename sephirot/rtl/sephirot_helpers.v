@@ -9,7 +9,8 @@
 // 1 + ceil(metadata bytes moved / 16) (the contract's latency: sephirot_pktbuf copies the metadata after the row,
 // while the next row waits; 1 on -EINVAL); csum_diff 1 + ceil((from_size + to_size) / 8), reading 8 bytes per
 // cycle through the helper memory port; the map helpers as docs/helpers.md, their map memory writes one 32-byte
-// window a cycle in their last cycles. Helpers not implemented here end the packet with a helper fault.
+// window a cycle in their last cycles; the event calls (perf_event_output, ringbuf_*) as docs/helpers.md, in
+// sephirot_events. Helpers not implemented here end the packet with a helper fault.
 module sephirot_helpers (
   input  wire            clk_i,
   input  wire            rst_ni,
@@ -18,6 +19,8 @@ module sephirot_helpers (
   input  wire [31:0]     id_i,
   input  wire [64*5-1:0] args_i,          // r1..r5
   input  wire [63:0]     cycles_i,        // packet cycles so far (ktime_get_ns)
+  input  wire [31:0]     pkt_data_i,      // ctx->data and ctx->data_end of the packet in the core (events)
+  input  wire [31:0]     pkt_end_i,
   output reg             done_o,
   output reg  [63:0]     ret_o,
   output reg             illegal_o,
@@ -59,7 +62,18 @@ module sephirot_helpers (
   output wire            pk_valid_o,
   output reg  [7:0]      pk_len_o,        // format bytes before the first NUL (or all bytes read)
   output reg  [8*`SEPH_PRINTK_FMT_MAX-1:0] pk_fmt_o,   // those bytes, byte 0 in bits 7:0, the rest zero
-  output wire [64*3-1:0] pk_args_o        // r3, r4, r5 (r3 in the low bits)
+  output wire [64*3-1:0] pk_args_o,       // r3, r4, r5 (r3 in the low bits)
+  // event records (sephirot_events): the words of a record as they are read, then the record
+  output wire            evw_en_o,
+  output wire [8:0]      evw_idx_o,
+  output wire [63:0]     evw_data_o,
+  output wire            evp_valid_o,
+  output wire            evp_drop_o,
+  output wire            evp_kind_o,
+  output wire [7:0]      evp_map_o,
+  output wire [31:0]     evp_cpu_o,
+  output wire [15:0]     evp_size_o,
+  output wire [15:0]     evp_ctxlen_o
 );
   localparam [31:0] H_KTIME = `SEPH_HELPER_KTIME_GET_NS;
   localparam [31:0] H_KCOARSE = `SEPH_HELPER_KTIME_GET_COARSE_NS;
@@ -77,6 +91,11 @@ module sephirot_helpers (
   localparam [31:0] H_REDIRMAP = `SEPH_HELPER_REDIRECT_MAP;
   localparam [31:0] H_UPDATE = `SEPH_HELPER_MAP_UPDATE_ELEM;
   localparam [31:0] H_DELETE = `SEPH_HELPER_MAP_DELETE_ELEM;
+  localparam [31:0] H_PERF = `SEPH_HELPER_PERF_EVENT_OUTPUT;
+  localparam [31:0] H_RBOUT = `SEPH_HELPER_RINGBUF_OUTPUT;
+  localparam [31:0] H_RESV = `SEPH_HELPER_RINGBUF_RESERVE;
+  localparam [31:0] H_SUBMIT = `SEPH_HELPER_RINGBUF_SUBMIT;
+  localparam [31:0] H_DISCARD = `SEPH_HELPER_RINGBUF_DISCARD;
 
   wire [63:0] r1 = args_i[63:0];
   wire [63:0] r2 = args_i[127:64];
@@ -102,7 +121,7 @@ module sephirot_helpers (
   wire [31:0] pk_left = pk_n - pk_off_q;
   wire [32:0] pk_lat  = 33'd1 + {4'd0, pk_n[31:3]} + {32'd0, pk_n[2:0] != 3'd0};
   // the map FSM (u_mapfsm, below): its key and value reads, its outcome
-  wire        mf_rd_en, m_fault, ufault, mf_done, mf_redir, mf_redir_valid;
+  wire        mf_rd_en, m_fault, mf_ufault, mf_done, mf_redir, mf_redir_valid;
   wire [31:0] mf_rd_base, mf_rd_off, mf_rd_left, mf_redir_port;
   wire [1:0]  mf_redir_kind;
   wire [15:0] mf_redir_size;
@@ -111,13 +130,24 @@ module sephirot_helpers (
   // the read port's address is a base argument plus the bytes read so far: one adder for the four readers
   reg  [31:0] hm_base, hm_off;
   reg  [31:0] hm_left;
+  // the event calls (u_events, below): their reads, map id, header writes and outcome
+  wire        ev_sel, ev_rd_en, ev_fault, ev_ufault, ev_mww_en;
+  wire [31:0] ev_rd_base, ev_rd_off, ev_rd_left, ev_mid, mf_mid, ev_mww_off, mf_mww_off;
+  wire [32:0] ev_lat;
+  wire [63:0] ev_ret;
+  wire        mf_mww_en;
+  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] ev_mww_data, mf_mww_data;
+  wire [`SEPH_MAP_WINDOW_BYTES-1:0]   ev_mww_mask, mf_mww_mask;
+  wire        ufault = mf_ufault || ev_ufault;
   always @(*) begin
-    hm_en_o = cs_go || mf_rd_en || pk_go;
+    hm_en_o = cs_go || mf_rd_en || pk_go || ev_rd_en;
     hm_base = (cs_off_q < {1'b0, fsz}) ? r1[31:0] : r3[31:0];
     hm_off = (cs_off_q < {1'b0, fsz}) ? cs_off_q[31:0] : cs_off_q[31:0] - fsz;
     hm_left = (cs_left >= 33'd8) ? 32'd8 : cs_left[31:0];
     if (mf_rd_en) begin
       hm_base = mf_rd_base; hm_off = mf_rd_off; hm_left = mf_rd_left;
+    end else if (ev_rd_en) begin
+      hm_base = ev_rd_base; hm_off = ev_rd_off; hm_left = ev_rd_left;
     end else if (pk_go) begin
       hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left;
     end
@@ -195,12 +225,30 @@ module sephirot_helpers (
     .busy_i(busy_q), .cnt_i(cnt_q), .finish_i(finish),
     .rd_en_o(mf_rd_en), .rd_base_o(mf_rd_base), .rd_off_o(mf_rd_off), .rd_left_o(mf_rd_left),
     .rd_size_i(hm_size_o), .rd_data_i(hm_rdata_i), .rd_bad_i(cs_bad_q),
-    .mid_o, .mcfg_i, .mcount_i, .mw_en_o, .mw_off_o, .mw_rdata_i,
-    .mww_en_o, .mww_off_o, .mww_data_o, .mww_mask_o,
-    .fault_o(m_fault), .ufault_o(ufault), .done_o(mf_done), .lat_o(mf_lat), .ret_o(mf_ret),
+    .mid_o(mf_mid), .mcfg_i, .mcount_i, .mw_en_o, .mw_off_o, .mw_rdata_i,
+    .mww_en_o(mf_mww_en), .mww_off_o(mf_mww_off), .mww_data_o(mf_mww_data), .mww_mask_o(mf_mww_mask),
+    .fault_o(m_fault), .ufault_o(mf_ufault), .done_o(mf_done), .lat_o(mf_lat), .ret_o(mf_ret),
     .redir_o(mf_redir), .redir_valid_o(mf_redir_valid), .redir_kind_o(mf_redir_kind),
     .redir_port_o(mf_redir_port), .redir_size_o(mf_redir_size)
   );
+
+  sephirot_events u_events (
+    .clk_i, .rst_ni, .pkt_start_i, .req_i, .id_i, .args_i, .busy_i(busy_q), .finish_i(finish), .bad_i(cs_bad_q),
+    .pkt_data_i, .pkt_end_i, .sel_o(ev_sel),
+    .rd_en_o(ev_rd_en), .rd_base_o(ev_rd_base), .rd_off_o(ev_rd_off), .rd_left_o(ev_rd_left),
+    .rd_size_i(hm_size_o), .rd_data_i(hm_rdata_i),
+    .mid_o(ev_mid), .mcfg_i, .mcount_i,
+    .mww_en_o(ev_mww_en), .mww_off_o(ev_mww_off), .mww_data_o(ev_mww_data), .mww_mask_o(ev_mww_mask),
+    .fault_o(ev_fault), .ufault_o(ev_ufault), .lat_o(ev_lat), .ret_o(ev_ret),
+    .evw_en_o, .evw_idx_o, .evw_data_o, .evp_valid_o, .evp_drop_o, .evp_kind_o, .evp_map_o, .evp_cpu_o,
+    .evp_size_o, .evp_ctxlen_o
+  );
+  // one map id, one map memory write port: the event calls' or the map FSM's (one helper call at a time)
+  assign mid_o = ev_sel ? ev_mid : mf_mid;
+  assign mww_en_o = ev_sel ? ev_mww_en : mf_mww_en;
+  assign mww_off_o = ev_sel ? ev_mww_off : mf_mww_off;
+  assign mww_data_o = ev_sel ? ev_mww_data : mf_mww_data;
+  assign mww_mask_o = ev_sel ? ev_mww_mask : mf_mww_mask;
 
   reg         redir_valid_q, redir_valid_d;
   reg [31:0]  redir_port_q, redir_port_d;
@@ -227,6 +275,7 @@ module sephirot_helpers (
                     {32'd0, adj_metalen_i[3:0] != 4'd0};
       H_TAIL: adj_kind_o = 2'd1;
       H_META: adj_kind_o = 2'd2;
+      H_PERF, H_RBOUT, H_RESV, H_SUBMIT, H_DISCARD: lat = ev_lat;
       default: known = 1'b0;
     endcase
   end
@@ -262,7 +311,7 @@ module sephirot_helpers (
     if (req_i && (id_i == H_KTIME || id_i == H_KCOARSE)) ktime_ns = div5({cycles_i[58:0], 5'd0});
   end
 
-  assign finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
+  assign finish = req_i && (m_fault || ev_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
                 !(id_i == H_HEAD && adj_busy_i);
   wire is_adj = (id_i == H_HEAD) || (id_i == H_TAIL) || (id_i == H_META);
   assign adj_commit_o = finish && known && is_adj;
@@ -271,14 +320,15 @@ module sephirot_helpers (
   always @(*) begin
     done_o = finish;
     illegal_o = 1'b0;
-    fault_o = finish && (!known || m_fault || ufault);
-    access_o = finish && known && !ufault && (id_i == H_CSUM || id_i == H_LOOKUP || id_i == H_UPDATE ||
-               id_i == H_DELETE || id_i == H_PRINTK) && cs_bad_q;
+    fault_o = finish && (!known || m_fault || ev_fault || ufault);
+    access_o = finish && known && !ufault && !ev_fault && (id_i == H_CSUM || id_i == H_LOOKUP || id_i == H_UPDATE ||
+               id_i == H_DELETE || id_i == H_PRINTK || ev_sel) && cs_bad_q;
     ret_o = 64'd0;
     case (id_i)
       H_KTIME, H_KCOARSE: ret_o = ktime_ns;
       H_CSUM:     ret_o = {48'd0, csum};
       H_LOOKUP, H_UPDATE, H_DELETE, H_REDIRMAP: ret_o = mf_ret;
+      H_PERF, H_RBOUT, H_RESV, H_SUBMIT, H_DISCARD: ret_o = ev_ret;
       H_PRANDOM:  ret_o = {32'd0, rnd_next};
       H_REDIRECT: ret_o = (r2 != 64'd0) ? 64'd`SEPH_XDP_ABORTED : 64'd`SEPH_XDP_REDIRECT;
       H_HEAD, H_TAIL, H_META: ret_o = (adj_err_i == 8'd0) ? 64'd0 : -{56'd0, adj_err_i};
@@ -328,6 +378,7 @@ module sephirot_helpers (
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d; redir_kind_q <= redir_kind_d;
       redir_size_q <= redir_size_d;
       if (mf_rd_en && hm_fault_i) cs_bad_q <= 1'b1;   // the map FSM's key or value read
+      if (ev_rd_en && hm_fault_i) cs_bad_q <= 1'b1;   // an event call's header or record read
       if (pk_go) begin
         pk_off_q <= pk_off_q + {28'd0, hm_size_o};
         if (!pk_nul_q && pk_hit) begin pk_nul_q <= 1'b1; pk_len_q <= {pk_off_q[7:3], pk_at}; end

@@ -61,6 +61,17 @@ module sephirot_top #(
   output wire [7:0]           prk_len_o,
   output wire [8*`SEPH_PRINTK_FMT_MAX-1:0] prk_fmt_o,
   output wire [191:0]         prk_args_o,
+  // event records (sephirot_events: a record's words as they are read, then the record; the board queues them)
+  output wire                 evw_en_o,
+  output wire [8:0]           evw_idx_o,
+  output wire [63:0]          evw_data_o,
+  output wire                 evp_valid_o,
+  output wire                 evp_drop_o,
+  output wire                 evp_kind_o,
+  output wire [7:0]           evp_map_o,
+  output wire [31:0]          evp_cpu_o,
+  output wire [15:0]          evp_size_o,
+  output wire [15:0]          evp_ctxlen_o,
   // trace
   output wire                 trc_valid_o,
   output wire [AW-1:0]        trc_pc_o,
@@ -215,6 +226,7 @@ module sephirot_top #(
   sephirot_helpers u_helpers (
     .clk_i, .rst_ni, .pkt_start_i(pkt_start_o),
     .req_i(hlp_req), .id_i(hlp_id), .args_i(hlp_args), .cycles_i(hlp_cycles),
+    .pkt_data_i(ctx_data), .pkt_end_i(ctx_end),
     .done_o(hlp_done), .ret_o(hlp_ret), .illegal_o(hlp_illegal), .fault_o(hlp_fault), .access_o(hlp_access),
     .hm_en_o(hm_en), .hm_addr_o(hm_addr), .hm_size_o(hm_size), .hm_rdata_i(hm_rdata), .hm_fault_i(hm_fault),
     .mid_o(m_id), .mcfg_i(m_entry), .mcount_i(m_count), .mw_en_o(mw_en), .mw_off_o(mw_off),
@@ -223,7 +235,9 @@ module sephirot_top #(
     .adj_err_i(adj_err), .adj_metalen_i(adj_metalen), .adj_busy_i(adj_busy),
     .redir_valid_o(res_redir_valid_o), .redir_kind_o(res_redir_kind_o), .redir_port_o(res_redir_port_o),
     .redir_size_o(res_redir_size_o),
-    .pk_valid_o(prk_valid_o), .pk_len_o(prk_len_o), .pk_fmt_o(prk_fmt_o), .pk_args_o(prk_args_o)
+    .pk_valid_o(prk_valid_o), .pk_len_o(prk_len_o), .pk_fmt_o(prk_fmt_o), .pk_args_o(prk_args_o),
+    .evw_en_o, .evw_idx_o, .evw_data_o, .evp_valid_o, .evp_drop_o, .evp_kind_o, .evp_map_o, .evp_cpu_o,
+    .evp_size_o, .evp_ctxlen_o
   );
 endmodule
 `default_nettype wire

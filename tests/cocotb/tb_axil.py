@@ -75,6 +75,8 @@ class Bench:
         self.mcfg_writes: list[tuple[int, int]] = []
         self.clears = 0
         self.pops = 0
+        self.ev_pops = 0
+        self.ev_head: list[int] = []  # the event ring's head record, as 32-bit words
         self.protocol_errors: list[str] = []
         # cycles a response waited for the master's ready, and a request for the slave's ready
         self.waits = {"b": 0, "r": 0, "aw": 0, "w": 0, "ar": 0}
@@ -83,7 +85,8 @@ class Bench:
         dut = self.dut
         cocotb.start_soon(Clock(dut.clk_i, 10, units="ns").start())
         for sig in (dut.map_rdata_i, dut.held_i, dut.inflight_i, dut.pkt_done_i, dut.res_action_i, dut.res_fault_i,
-                    dut.trc_count_i, dut.trc_dropped_i, dut.trc_head_i):
+                    dut.trc_count_i, dut.trc_dropped_i, dut.trc_head_i, dut.ev_count_i, dut.ev_dropped_i,
+                    dut.ev_rdata_i):
             sig.value = 0
         dut.map_wready_i.value = 1
         bus = AxiLiteBus(AxiLiteWriteBus.from_channels(_channel(AW, dut), _channel(W, dut), _channel(B, dut)),
@@ -115,6 +118,11 @@ class Bench:
                 self.mcfg_writes.append((int(dut.mcfg_idx_o.value), int(dut.mcfg_wdata_o.value)))
             self.clears += int(dut.cnt_clr_o.value)
             self.pops += int(dut.trc_pop_o.value)
+            self.ev_pops += int(dut.ev_pop_o.value)
+            # the event ring's word read: block RAM, its word is there in the cycle after the read's address
+            if int(dut.ev_rd_o.value):
+                word = int(dut.ev_word_o.value)
+                dut.ev_rdata_i.value = self.ev_head[word] if word < len(self.ev_head) else 0
 
     async def _axi_checker(self):
         """AXI rules on the response channels, and responses only for requests (sampled once a cycle)."""
@@ -277,6 +285,27 @@ async def identity_and_read_only_registers(dut):
     assert await tb.rd(P.AXI_TRACE_DROPPED) == 0xDEADBEEF
     for i, v in enumerate(head):
         assert await tb.rd(P.AXI_TRACE_HEAD + 4 * i) == v, f"trace head word {i}"
+    tb.check_protocol()
+
+
+@cocotb.test(timeout_time=200, timeout_unit="us")
+async def event_ring_registers(dut):
+    """The event ring's count, drops and constants; its head record's words (read a cycle after their address, the
+    ring's block RAM); a pop is one pulse."""
+    tb = await bench(dut, 11)
+    assert await tb.rd(P.AXI_EVENT_DEPTH) == P.EVENT_FIFO_DEPTH
+    assert await tb.rd(P.AXI_EVENT_DATA_MAX) == P.EVENT_DATA_MAX
+    dut.ev_count_i.value = 3
+    dut.ev_dropped_i.value = 0xFEEDF00D
+    assert await tb.rd(P.AXI_EVENT_COUNT) == 3
+    assert await tb.rd(P.AXI_EVENT_DROPPED) == 0xFEEDF00D
+    tb.ev_head = [tb.rng.getrandbits(32) for _ in range(P.AXI_EVENT_WORDS)]
+    for i in list(range(12)) + [P.AXI_EVENT_WORDS // 2, P.AXI_EVENT_WORDS - 1]:
+        assert await tb.rd(P.AXI_EVENT_HEAD + 4 * i) == tb.ev_head[i], f"event head word {i}"
+    assert await tb.rd(P.AXI_EVENT_COUNT) == 3, "a register read after a ring read"
+    await tb.wr(P.AXI_EVENT_POP, 1)
+    await tb.cycles(2)
+    assert (tb.ev_pops, tb.pops) == (1, 0)
     tb.check_protocol()
 
 
@@ -493,11 +522,13 @@ BAD_READS = [0x0, 0x7FFF_FFFC, 0x8000_0000 + 8 * LANES, 0x8000_0001, 0x8000_0002
              0x8001_0014, 0x8001_0020, 0x8001_00FF, 0x8001_1001, 0x8001_1024, 0x8001_10FF, 0x8002_0000, 0x8002_0001,
              0x8002_0005, 0x8002_0008, 0x8002_0012, 0x8002_002C, 0x8002_0038, 0x8002_0040, 0x8003_0001,
              0x8003_001C, 0x8003_0100, P.AXI_TRACE_POP, 0x8004_0014, 0x8004_00FC,
-             P.AXI_TRACE_HEAD + 4 * TRACE_WORDS, P.AXI_TRACE_HEAD + 1, 0x8005_0000, 0x9000_0000, 0xFFFF_FFFC]
+             P.AXI_TRACE_HEAD + 4 * TRACE_WORDS, P.AXI_TRACE_HEAD + 1, P.AXI_EVENT_POP, 0x8006_0014,
+             P.AXI_EVENT_HEAD + 4 * P.AXI_EVENT_WORDS, P.AXI_EVENT_HEAD + 2, 0x8007_0000, 0x9000_0000, 0xFFFF_FFFC]
 BAD_WRITES = [0x0, 0x8000_0000 + 8 * LANES, 0x8000_0002, 0x8000_00FE, 0x8001_0001, 0x8001_0014, 0x8001_1024,
               P.AXI_CNT_RX, P.AXI_CNT_TX, P.AXI_CNT_DROP, P.AXI_CNT_ACTION_BASE, P.AXI_CNT_CYCLES_LO, P.AXI_STATUS,
               P.AXI_ID, P.AXI_INFLIGHT, P.AXI_IMEM_CAPACITY, P.AXI_MAP_LINES, P.AXI_TRACE_COUNT,
-              P.AXI_TRACE_DEPTH, P.AXI_TRACE_HEAD, 0x8005_0000, 0xFFFF_FFFC]
+              P.AXI_TRACE_DEPTH, P.AXI_TRACE_HEAD, P.AXI_EVENT_COUNT, P.AXI_EVENT_DEPTH, P.AXI_EVENT_HEAD, 0x8007_0000,
+              0xFFFF_FFFC]
 
 
 @cocotb.test(timeout_time=200, timeout_unit="us")
@@ -513,7 +544,7 @@ async def unknown_addresses_answer_slverr(dut):
     for addr in BAD_WRITES:
         assert await tb.raw_write(addr, 0xFFFFFFFF) == SLVERR, f"write to {addr:#010x}"
     await tb.cycles(2)
-    assert (tb.imem_writes, tb.mcfg_writes, tb.clears, tb.pops, tb.mem) == ([], [], 0, 0, {})
+    assert (tb.imem_writes, tb.mcfg_writes, tb.clears, tb.pops, tb.ev_pops, tb.mem) == ([], [], 0, 0, 0, {})
     assert await tb.rd(P.AXI_ROWS) == 9 and await tb.rd(P.AXI_CTRL) == 0
     await tb.wr(P.AXI_IMEM_BASE + (3 << 8) + P.AXI_IMEM_COMMIT, 1)
     await tb.cycles(2)
@@ -530,7 +561,7 @@ async def address_and_data_in_either_order(dut):
         assert int(dut.hold_o.value) == 1
         assert await tb.raw_write(P.AXI_CTRL, 0, aw_first=gap) == OKAY
         assert int(dut.hold_o.value) == 0
-    assert await tb.raw_write(0x8005_0000, 1, w_first=3) == SLVERR
+    assert await tb.raw_write(0x8007_0000, 1, w_first=3) == SLVERR
     tb.check_protocol()
 
 
@@ -541,7 +572,8 @@ def pattern(rng: random.Random, p: float):
 
 
 CONSTANTS = [(P.AXI_ID, P.AXI_ID_VALUE, OKAY), (P.AXI_IMEM_CAPACITY, ROWS, OKAY), (P.AXI_MAP_LINES, LINES, OKAY),
-             (P.AXI_TRACE_DEPTH, P.PRINTK_FIFO_DEPTH, OKAY), (0x8005_0004, 0, SLVERR),
+             (P.AXI_TRACE_DEPTH, P.PRINTK_FIFO_DEPTH, OKAY), (0x8007_0004, 0, SLVERR),
+             (P.AXI_EVENT_DATA_MAX, P.EVENT_DATA_MAX, OKAY),
              (P.AXI_TRACE_FMT_MAX, P.PRINTK_FMT_MAX, OKAY)]
 PRESSURE = [(0, 0, 0, 0, 0, 0), (0.5, 0.5, 0, 0, 0, 0), (0.7, 0.3, 0.5, 0.2, 0.4, 0.5), (0.2, 0.8, 0.3, 0.6, 0, 0.3)]
 
@@ -588,7 +620,7 @@ async def back_to_back_with_backpressure(dut):
             writes += [(P.AXI_IMEM_BASE + (row << 8) + 4 * i, w) for i, w in enumerate(words)]
             writes.append((P.AXI_IMEM_BASE + (row << 8) + P.AXI_IMEM_COMMIT, 1))
             rows[row] = words
-            writes.append((0x8005_0000 + 4 * r, r))
+            writes.append((0x8007_0000 + 4 * r, r))
             line = 100 * rnd + r
             lw = [rng.getrandbits(32) for _ in range(4)]
             writes += [(P.AXI_MAPS_BASE + 4 * i, w) for i, w in enumerate(lw)]
