@@ -211,6 +211,16 @@ def _referenced_maps(path: str, section: str, prog: str) -> set[str] | None:
         return None
 
 
+def _resident_programs(path: str, section: str, prog: str) -> set[str]:
+    """Names of the object's other XDP programs our loader places beside this one (it makes tail calls)."""
+    from hxdp.frontend.elf import load_program
+
+    try:
+        return {p.name for p in load_program(path, section, prog).resident}
+    except HxdpError:
+        return set()
+
+
 class KernelProgram:
     """One XDP program of an object, loaded in the kernel; a context manager that closes every fd it created."""
 
@@ -261,6 +271,7 @@ class KernelProgram:
         self._fds = []
         self._open = True
         self.section, self.name = program.section, program.name
+        self.prog_fds: dict[str, int] = {}
         self.ncpus = self.lib.libbpf_num_possible_cpus()
         try:
             self._load_program(program)
@@ -303,6 +314,7 @@ class KernelProgram:
                     raise KernelError(f"{self.path}: slot {i} refers to map {ins.imm}, the program has {len(fds)}")
                 insns[i] = ins.with_(imm=fds[ins.imm])
         self.prog_fd = prog_load(lib, insns, self.name, (program.license or "GPL").encode())
+        self.prog_fds = {program.name: self.prog_fd}
         self._fds.append(self.prog_fd)
 
     # --- loading ----------------------------------------------------------------------------------------------
@@ -330,9 +342,13 @@ class KernelProgram:
             have = ", ".join(f"{s}/{n}" for _, s, n in chosen)
             raise KernelError(f"{self.path}: several programs match, choose with --section/--prog: {have}")
         handle, self.section, self.name = chosen[0]
+        # a program with tail calls: the object's other XDP programs are loaded too, for its PROG_ARRAY entries
+        resident = _resident_programs(self.path, self.section, self.name)
+        loaded = [p for p in progs if p[0] == handle or p[2] in resident]
         for p, _, _ in progs:
-            lib.bpf_program__set_autoload(p, p == handle)
-        lib.bpf_program__set_type(handle, BPF_PROG_TYPE_XDP)
+            lib.bpf_program__set_autoload(p, any(p == q[0] for q in loaded))
+        for p, _, _ in loaded:
+            lib.bpf_program__set_type(p, BPF_PROG_TYPE_XDP)
         self._log = ctypes.create_string_buffer(LOG_SIZE)
         lib.bpf_program__set_log_buf(handle, self._log, LOG_SIZE)
         self._size_maps()
@@ -348,6 +364,7 @@ class KernelProgram:
             raise KernelError(f"{self.path}: kernel refused program {self.name} ({err_text(ret)}): {why} "
                               f"[log: {log_path}]")
         self.prog_fd = lib.bpf_program__fd(handle)
+        self.prog_fds = {name: lib.bpf_program__fd(p) for p, _, name in loaded}
         m = lib.bpf_object__next_map(self.obj, None)
         while m:
             if lib.bpf_map__fd(m) < 0:  # left uncreated (self.unused)
@@ -498,6 +515,11 @@ class KernelProgram:
                                   f"(maps: {', '.join(self.maps) or 'none'})")
             for i, (key, value) in enumerate(pairs):
                 where = f"{source}: maps.{name}[{i}]"
+                if isinstance(value, str):  # a PROG_ARRAY entry naming a program: its fd
+                    if value not in self.prog_fds:
+                        raise KernelError(f"{where}.prog: no program {value!r} loaded with {self.name} (programs: "
+                                          f"{', '.join(self.prog_fds)})")
+                    value = self.prog_fds[value].to_bytes(4, "little")
                 try:
                     self.update(name, key, value)
                 except KernelError as exc:
@@ -509,6 +531,8 @@ class KernelProgram:
         cpu = self._run_cpu()
         out: dict[str, dict[bytes, bytes]] = {}
         for name in self.maps:
+            if self.maps[name].type == _ids["prog_array"]:
+                continue  # program ids: they mean nothing outside this kernel (the NIC holds entry rows)
             entries: dict[bytes, bytes] = {}
             for k in self.keys(name):
                 v = self.lookup(name, k, cpu)

@@ -71,7 +71,7 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
         return 1 + (size + LINE_BYTES - 1) // LINE_BYTES
     if name == "trace_printk":
         return 1 + (size + PRINTK_BYTES_PER_CYCLE - 1) // PRINTK_BYTES_PER_CYCLE
-    if name in ("redirect", "xdp_adjust_tail", "xdp_adjust_meta"):
+    if name in ("redirect", "xdp_adjust_tail", "xdp_adjust_meta", "tail_call"):
         return 1
     if name in ("ktime_get_ns", "ktime_get_coarse_ns", "get_prandom_u32", "get_smp_processor_id", "spin_lock",
                 "spin_unlock"):
@@ -139,10 +139,13 @@ class HelperEnv:
     printk: list[tuple[bytes, tuple[int, ...]]] = field(default_factory=list)
     prandom: int = PRANDOM_SEED
     cycles: int = 0  # board cycles so far (ktime_get_ns = cycles * 6.4 ns)
+    tail_calls: int = 0  # tail calls of the packet so far (at most MAX_TAIL_CALL_CNT)
+    tail_row: int | None = None  # the entry row the last tail_call jumps to (None: it fell through)
 
     def new_packet(self) -> None:
         self.redirect = None
         self.printk = []
+        self.tail_calls = 0
 
     def _map(self, handle: int, helper: str) -> int:
         map_id = self.state.layout.map_of_handle(handle)
@@ -169,6 +172,8 @@ class HelperEnv:
                                                  writes=state.last_writes)
             ret = state.delete(map_id, key)
             return ret & M64, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
+        if name == "tail_call":
+            return self._tail_call(r2, r3), helper_latency(helper_id)
         if name == "redirect":
             if r2:
                 return params.XDP_ABORTED, helper_latency(helper_id)
@@ -244,6 +249,26 @@ class HelperEnv:
             self.printk.append((fmt.split(b"\0", 1)[0], (r3, r4, r5)))
             return 0, helper_latency(helper_id, size=size)
         raise HelperFault(f"helper {helper_id} is not implemented in hardware")
+
+
+    def _tail_call(self, r2: int, r3: int) -> int:
+        """bpf_tail_call(ctx, r2 = prog_array, r3 = index) as the kernel's JIT: an index past max_entries, or a
+        chain already MAX_TAIL_CALL_CNT calls long, falls through; otherwise the call counts, and an empty entry
+        falls through too. tail_row is where the core jumps (its r0 is the verifier's unreadable value: 0)."""
+        self.tail_row = None
+        map_id = self._map(r2, "tail_call")
+        r = self.state.layout.region(map_id)
+        if r.kind != "prog_array":
+            raise HelperFault(f"tail_call: map {r.name} is a {r.kind}, not a prog_array")
+        index = r3 & M32
+        if index >= r.max_entries or self.tail_calls >= params.MAX_TAIL_CALL_CNT:
+            return 0
+        self.tail_calls += 1
+        off = r.slot_addr(index)
+        value = int.from_bytes(self.state.mem[off : off + 4], "little")
+        if value:
+            self.tail_row = value - 1
+        return 0
 
 
 def helper_name(helper_id: int) -> str:

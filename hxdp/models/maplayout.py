@@ -20,7 +20,9 @@ REGION_ALIGN = 64  # every map region starts on a 64-byte boundary (four 128-bit
 HEADER_BYTES = 16  # hash/LPM regions: u32 count, u32 lru clock, u32 high-water mark, u32 reserved
 SLOT_HEADER = 8  # hash/LPM slots: u8 state, 3 bytes pad, u32 LRU stamp (hash) or prefixlen (LPM)
 
-ARRAY_KINDS = {"array", "percpu_array", "devmap"}
+ARRAY_KINDS = {"array", "percpu_array", "devmap", "prog_array"}
+# array kinds whose entry is empty when its first u32 is 0: a devmap's ifindex, a prog_array's entry row + 1
+EMPTY_ZERO_KINDS = {"devmap", "prog_array"}
 HASH_KINDS = {"hash", "percpu_hash", "lru_hash", "devmap_hash"}
 
 
@@ -98,6 +100,8 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
         slot_size, data_off = value_off + round8(m.value_size), HEADER_BYTES
     if kind in ("devmap", "devmap_hash") and m.value_size not in (4, 8):
         raise MapError(f"map {m.name}: devmap value must be 4 (ifindex) or 8 bytes (struct bpf_devmap_val)")
+    if kind == "prog_array" and (m.key_size, m.value_size) != (4, 4):
+        raise MapError(f"map {m.name}: prog_array needs 4-byte keys and values, not {m.key_size}/{m.value_size}")
     if kind in ("devmap", "devmap_hash") and m.key_size != 4:
         raise MapError(f"map {m.name}: {kind} needs a 4-byte key, not {m.key_size}")
     size = data_off + slots * slot_size
@@ -115,6 +119,9 @@ class MapLayout:
         self.mem_bytes = mem_bytes
         self.by_name = {r.name: r for r in regions}
         self.unused = list(unused or [])  # maps of the object the program never references: not placed
+        # the programs resident in instruction memory and their entry rows (tail calls; the main one at row 0):
+        # a PROG_ARRAY entry holds the row + 1 of its program, 0 when empty (docs/maps.md)
+        self.programs: dict[str, int] = {}
 
     @classmethod
     def from_maps(cls, maps: list[MapDef], mem_bytes: int = params.MAP_MEM_BYTES,
@@ -132,8 +139,13 @@ class MapLayout:
 
     @classmethod
     def for_program(cls, program: Program, mem_bytes: int = params.MAP_MEM_BYTES) -> MapLayout:
-        """The layout of a loaded program's maps, the maps it never references named as unused."""
-        return cls.from_maps(program.maps, mem_bytes, [m.name for m in program.unused_maps])
+        """The layout of a loaded program's maps, the maps it never references named as unused. Its resident
+        programs (tail calls) are numbered in order, the main one 0: the sequential model's entry "rows"; the
+        compiler replaces them with the ROM's entry rows."""
+        layout = cls.from_maps(program.maps, mem_bytes, [m.name for m in program.unused_maps])
+        if program.resident or any(r.kind == "prog_array" for r in layout.regions):
+            layout.programs = {p.name: i for i, p in enumerate((program, *program.resident))}
+        return layout
 
     def region(self, map_id: int) -> MapRegion:
         if not 0 <= map_id < len(self.regions):
@@ -164,13 +176,21 @@ class MapLayout:
             raise MapError(f"map {r.name}: direct value access needs an array map, not {r.kind}")
         return params.MAP_BASE + r.offset + off
 
+    def prog_value(self, name: str) -> bytes:
+        """The PROG_ARRAY value that names program `name`: its entry row + 1 (u32, little-endian)."""
+        if name not in self.programs:
+            raise MapError(f"no program named {name!r} in instruction memory (programs: "
+                           f"{', '.join(self.programs) or 'none: the ROM holds one program with no PROG_ARRAY'})")
+        return (self.programs[name] + 1).to_bytes(4, "little")
+
     def used_bytes(self) -> int:
         return max((r.offset + r.size for r in self.regions), default=0)
 
     def to_json(self) -> str:
         doc = {"format": "hxdp-map-layout", "version": LAYOUT_VERSION, "map_base": params.MAP_BASE,
                "handle_base": params.MAP_HANDLE_BASE, "mem_bytes": self.mem_bytes,
-               "maps": [asdict(r) for r in self.regions], "unused": self.unused}
+               "maps": [asdict(r) for r in self.regions], "unused": self.unused,
+               "programs": [{"name": n, "row": row} for n, row in self.programs.items()]}
         return json.dumps(doc, indent=1) + "\n"
 
     @classmethod
@@ -195,7 +215,13 @@ class MapLayout:
         unused = doc.get("unused", [])
         if not isinstance(unused, list) or not all(isinstance(n, str) for n in unused):
             raise MapError("map layout: \"unused\" must be a list of map names")
-        return cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES), unused)
+        layout = cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES), unused)
+        progs = doc.get("programs", [])
+        if not isinstance(progs, list) or not all(isinstance(p, dict) and isinstance(p.get("name"), str) and
+                                                  isinstance(p.get("row"), int) for p in progs):
+            raise MapError('map layout: "programs" must be a list of {"name": program, "row": entry row}')
+        layout.programs = {p["name"]: p["row"] for p in progs}
+        return layout
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> MapLayout:

@@ -16,6 +16,7 @@ from hxdp.frontend.program import MapDef, Program
 from hxdp.models.mapconfig import CONFIG_SHAPE, check_map_config, load_map_config
 from hxdp.models.maplayout import (
     ARRAY_KINDS,
+    EMPTY_ZERO_KINDS,
     HASH_KINDS,
     HEADER_BYTES,
     LAYOUT_VERSION,
@@ -229,8 +230,8 @@ class MapState:
             if idx >= r.max_entries:
                 return None
             off = r.slot_addr(idx)
-            if r.kind == "devmap" and not any(self.mem[off : off + 4]):
-                return None  # empty devmap slot (ifindex 0)
+            if r.kind in EMPTY_ZERO_KINDS and not any(self.mem[off : off + 4]):
+                return None  # empty devmap slot (ifindex 0) or prog_array slot
             return off
         if r.kind in HASH_KINDS:
             slot, _ = self._hash_find(r, key)
@@ -344,7 +345,7 @@ class MapState:
         self.last_writes = 0
         if r.kind in ("array", "percpu_array"):
             return -EINVAL
-        if r.kind == "devmap":
+        if r.kind in EMPTY_ZERO_KINDS:
             idx = int.from_bytes(key, "little")
             if idx >= r.max_entries:
                 return -EINVAL
@@ -378,7 +379,7 @@ class MapState:
             for i in range(r.max_entries):
                 off = r.slot_addr(i)
                 value = bytes(self.mem[off : off + r.value_size])
-                if r.kind == "devmap" and not any(value[:4]):
+                if r.kind in EMPTY_ZERO_KINDS and not any(value[:4]):
                     continue
                 out[i.to_bytes(4, "little")] = value
         elif r.kind in HASH_KINDS:
@@ -416,6 +417,14 @@ class MapState:
             r = self.layout.region(map_id)
             for i, (key, value) in enumerate(pairs):
                 where = f"{source}: maps.{name}[{i}]"
+                if isinstance(value, str):  # a PROG_ARRAY entry naming a program
+                    if r.kind != "prog_array":
+                        raise MapError(f"{where}.prog: map {name} is a {r.kind}, only a prog_array entry names a "
+                                       "program")
+                    try:
+                        value = self.layout.prog_value(value)
+                    except MapError as exc:
+                        raise MapError(f"{where}.prog: {exc}") from None
                 if len(key) != r.key_size:
                     raise MapError(f"{where}.key: {len(key)} bytes, map {name} has {r.key_size}-byte keys")
                 if len(value) != r.value_size:
