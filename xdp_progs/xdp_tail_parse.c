@@ -49,6 +49,7 @@ int xdp_tail_parse(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
+	__u32 index;
 	__u16 proto;
 
 	count(ST_ETH);
@@ -67,10 +68,12 @@ int xdp_tail_parse(struct xdp_md *ctx)
 			return XDP_ABORTED;
 	}
 	if (proto == bpf_htons(ETH_P_IP))
-		return next_stage(ctx, L3_IPV4);
-	if (proto == bpf_htons(ETH_P_IPV6))
-		return next_stage(ctx, L3_IPV6);
-	return next_stage(ctx, L3_N + bpf_ntohs(proto) % 8);  /* empty entries: falls through */
+		index = L3_IPV4;
+	else if (proto == bpf_htons(ETH_P_IPV6))
+		index = L3_IPV6;
+	else
+		index = L3_N + bpf_ntohs(proto) % 8;  /* empty entries: falls through */
+	return next_stage(ctx, index);
 }
 
 SEC("xdp")

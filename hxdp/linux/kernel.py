@@ -84,7 +84,8 @@ PERCPU_MAP_TYPES = frozenset(_ids[n] for n in ("percpu_hash", "percpu_array", "l
 # map types libbpf sizes itself when the object says 0 (a PERF_EVENT_ARRAY: one slot per possible CPU)
 AUTOSIZED_MAP_TYPES = frozenset({_ids["perf_event_array"]})
 CREATABLE_MAP_TYPES = frozenset(_ids[n] for n in ("hash", "array", "percpu_hash", "percpu_array", "lru_hash",
-                                                  "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash"))
+                                                  "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash",
+                                                  "prog_array"))
 
 _available: tuple[bool, str] | None = None
 
@@ -307,15 +308,18 @@ class KernelProgram:
                     ret = lib.bpf_map_freeze(fd)
                     if ret < 0:
                         raise KernelError(f"{self.path}: cannot freeze {m.name} ({err_text(ret)})")
-        insns = list(program.insns)
-        for i, ins in enumerate(insns):
-            if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE):
-                if not 0 <= ins.imm < len(fds):
-                    raise KernelError(f"{self.path}: slot {i} refers to map {ins.imm}, the program has {len(fds)}")
-                insns[i] = ins.with_(imm=fds[ins.imm])
-        self.prog_fd = prog_load(lib, insns, self.name, (program.license or "GPL").encode())
-        self.prog_fds = {program.name: self.prog_fd}
-        self._fds.append(self.prog_fd)
+        for p in (program, *program.resident):  # the resident programs: for the PROG_ARRAY entries
+            insns = list(p.insns)
+            for i, ins in enumerate(insns):
+                if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE):
+                    if not 0 <= ins.imm < len(fds):
+                        raise KernelError(f"{self.path}: {p.name} slot {i} refers to map {ins.imm}, the program "
+                                          f"has {len(fds)}")
+                    insns[i] = ins.with_(imm=fds[ins.imm])
+            fd = prog_load(lib, insns, p.name, (program.license or "GPL").encode())
+            self._fds.append(fd)
+            self.prog_fds[p.name] = fd
+        self.prog_fd = self.prog_fds[program.name]
 
     # --- loading ----------------------------------------------------------------------------------------------
     def _programs(self) -> list[tuple[int, str, str]]:

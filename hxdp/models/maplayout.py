@@ -189,8 +189,9 @@ class MapLayout:
     def to_json(self) -> str:
         doc = {"format": "hxdp-map-layout", "version": LAYOUT_VERSION, "map_base": params.MAP_BASE,
                "handle_base": params.MAP_HANDLE_BASE, "mem_bytes": self.mem_bytes,
-               "maps": [asdict(r) for r in self.regions], "unused": self.unused,
-               "programs": [{"name": n, "row": row} for n, row in self.programs.items()]}
+               "maps": [asdict(r) for r in self.regions], "unused": self.unused}
+        if self.programs:  # several programs resident (tail calls): their entry rows
+            doc["programs"] = [{"name": n, "row": row} for n, row in self.programs.items()]
         return json.dumps(doc, indent=1) + "\n"
 
     @classmethod

@@ -8,7 +8,8 @@ number of instructions executed; more than `max_insns` ends the packet with XDP_
 Access faults and bad helper calls also end it with XDP_ABORTED and `fault` set (the kernel's verifier
 would have rejected such programs).
 
-Trace records (trace=True): one tuple (pc, [(reg, value), ...], [(addr, bytes), ...]) per executed slot.
+Trace records (trace=True): one tuple (pc, [(reg, value), ...], [(addr, bytes), ...]) per executed slot (the pc
+of the program running: `visited` collects (program name, pc) over every packet, tail calls included).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class SeqModel:
                  trace: bool = False) -> None:
         self.program = program
         self.current = program  # the program running (tail calls change it)
+        self.visited: set[tuple[str, int]] = set()  # (program, slot) executed, with trace=True
         self.state = state
         self.max_insns = max_insns
         self.trace_enabled = trace
@@ -123,6 +125,7 @@ class SeqModel:
                     regs[reg] = value
                 if self.trace_enabled:
                     trace.append((pc, list(writes), list(stores)))
+                    self.visited.add((self.current.name, pc))
                 pc += 2 if d.kind == "lddw" else 1
                 if control is None:
                     continue

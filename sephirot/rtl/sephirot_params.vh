@@ -68,6 +68,7 @@
 `define SEPH_HELPER_TRACE_PRINTK         6
 `define SEPH_HELPER_GET_PRANDOM_U32      7
 `define SEPH_HELPER_GET_SMP_PROCESSOR_ID 8
+`define SEPH_HELPER_TAIL_CALL            12
 `define SEPH_HELPER_REDIRECT             23
 `define SEPH_HELPER_CSUM_DIFF            28
 `define SEPH_HELPER_XDP_ADJUST_HEAD      44
@@ -79,6 +80,7 @@
 `define SEPH_HELPER_KTIME_GET_COARSE_NS  160
 `define SEPH_MAP_TYPE_HASH               1
 `define SEPH_MAP_TYPE_ARRAY              2
+`define SEPH_MAP_TYPE_PROG_ARRAY         3
 `define SEPH_MAP_TYPE_PERCPU_HASH        5
 `define SEPH_MAP_TYPE_PERCPU_ARRAY       6
 `define SEPH_MAP_TYPE_LRU_HASH           9
@@ -87,6 +89,7 @@
 `define SEPH_MAP_TYPE_DEVMAP_HASH        25
 `define SEPH_HELPERS_WRITING_MAP         128'h0000000000000000000000000000000e
 `define SEPH_HELPERS_WRITING_PKT         128'h00000000000000000000100000000000
+`define SEPH_MAX_TAIL_CALL_CNT           33
 `define SEPH_MAPS_MAX                    16
 `define SEPH_MAP_KEY_MAX_HW              64
 `define SEPH_MAP_WINDOW_BYTES            32
