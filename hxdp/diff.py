@@ -108,7 +108,8 @@ def dump_to_config(dump: MapDump) -> dict[str, Any]:
 
 
 def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
-                section: str | None, prog: str | None, sizes: dict[str, int] | None = None) -> None:
+                section: str | None, prog: str | None, sizes: dict[str, int] | None = None,
+                prog_entries: dict[str, list] | None = None) -> None:
     """A self-contained reproducer: the object, the packets, the map contents before the first of them, and the
     command. The models' reproducer is the divergent packet alone (with the maps just before it); the RTL runs a
     trace back to back, where a packet's result may depend on the packets around it in the pipeline, so its
@@ -124,6 +125,7 @@ def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapD
         shutil.copyfile(obj, folder / obj.name)
     write_pcap(folder / "packet.pcap", packets)
     config = dump_to_config(maps_before)
+    config["maps"].update(prog_entries or {})  # PROG_ARRAYs, by program name (no dump shows them: docs/maps.md)
     if sizes:
         config["max_entries"] = dict(sorted(sizes.items()))
     write_atomic(folder / "maps.json", json.dumps(config, indent=1) + "\n")
@@ -206,6 +208,8 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
     with KernelProgram(obj, section=section, prog=prog, sizes=sizes) as kernel:
         kernel.apply_config(cfg, source=cfg_source)
         maps_before = kernel.dump()
+        # the PROG_ARRAY entries the configuration sets: programs never change them (the verifier forbids it)
+        progs = {n: e for n, e in cfg.get("maps", {}).items() if n in kernel.maps and n not in maps_before}
         indices: Iterable[int] = range(len(packets))
         if progress is not None:
             indices = progress(indices)
@@ -227,7 +231,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 if repro_dir is not None:
                     # the RTL's maps_before is the initial state: its reproducer is the whole trace
                     trace = list(packets) if batch is not None else [pkt]
-                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes)
+                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes, progs)
                     report.repro = str(repro_dir)
                 return report
             if kmaps is not None:
@@ -238,6 +242,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 report.divergence = Divergence(len(packets) - 1, "map", "see detail", "see detail",
                                                ["(RTL maps compared after the whole trace)"] + lines)
                 if repro_dir is not None:
-                    write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes)
+                    write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes,
+                                progs)
                     report.repro = str(repro_dir)
     return report

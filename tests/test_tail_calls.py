@@ -159,3 +159,52 @@ def test_layout_without_programs_keeps_its_format() -> None:
     assert "programs" not in json.loads(layout.to_json())
     with pytest.raises(MapError, match="no program named 'x'.*none: the ROM holds one program"):
         layout.prog_value("x")
+
+
+@requires_kernel
+@pytest.mark.kernel
+def test_reproducer_keeps_the_prog_array_entries(tmp_path) -> None:  # noqa: ANN001
+    """A diff reproducer's maps.json comes from the kernel's dump, which has no PROG_ARRAY (program ids): the
+    configuration's entries, by program name, go in beside it, so the reproducer runs the same chain."""
+    from hxdp import diff as diffmod
+    from hxdp.traffic.pcap import read_pcap
+
+    if not PARSE.obj.exists():
+        pytest.skip(f"{PARSE.obj} not built (make -C xdp_progs)")
+    packets = read_pcap(PARSE.traffic)
+    with PARSE.kernel() as kp:
+        kp.apply_config(PARSE.map_config())
+        before = kp.dump()
+    report = diffmod.DiffReport("vliw-model")
+    diffmod.write_repro(tmp_path, PARSE.obj, packets[:1], before, report, None, PARSE.prog,
+                        prog_entries={"stages": PARSE.map_config()["maps"]["stages"]})
+    cfg = json.loads((tmp_path / "maps.json").read_text())
+    assert cfg["maps"]["stages"] == PARSE.map_config()["maps"]["stages"] and "seen" in cfg["maps"]
+    again = diffmod.run_diff(tmp_path / PARSE.obj.name, packets, cfg, engine="vliw-model", prog=PARSE.prog)
+    assert again.ok and again.actions == {1: 8, 2: 9}
+
+
+@pytest.mark.rtl
+def test_board_prog_array_entries_by_name(parse, tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    """hxdp prog load writes a configuration's PROG_ARRAY entries by program name; hxdp map update takes bpftool's
+    `value name PROG` and refuses what names kernel programs."""
+    from hxdp.board import tools as H
+    from hxdp.board.sim import BoardServer
+    from hxdp.cli import main as cli_main
+
+    require_rtl()
+    monkeypatch.setenv(H.STATE_ENV, str(tmp_path / "state"))
+    row_of = {n: (r + 1).to_bytes(4, "little").hex(" ") for n, r in parse.layout.programs.items()}
+    with BoardServer(ports=2) as srv:
+        b = ["--board", srv.spec]
+        assert cli_main(["prog", "load", str(PARSE.obj), "--prog", PARSE.name, "--config", str(PARSE.maps), *b]) == 0
+        capsys.readouterr()
+        assert cli_main(["map", "lookup", "stages", "0", "0", "0", "0", *b]) == 0
+        assert capsys.readouterr().out == f"key: 00 00 00 00  value: {row_of['parse_ipv4']}\n"
+        assert cli_main(["map", "update", "stages", "key", "1", "0", "0", "0", "value", "name", "parse_udp", *b]) == 0
+        assert cli_main(["map", "lookup", "stages", "1", "0", "0", "0", *b]) == 0
+        assert capsys.readouterr().out.endswith(f"value: {row_of['parse_udp']}\n")
+        assert cli_main(["map", "update", "stages", "2", "0", "0", "0", "value", "id", "7", *b]) == 1
+        assert "value id: a PROG_ARRAY entry on the NIC names a program resident" in capsys.readouterr().err
+        assert cli_main(["map", "update", "stages", "2", "0", "0", "0", "value", "name", "nope", *b]) == 1
+        assert "no program named 'nope'" in capsys.readouterr().err
