@@ -104,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
     if rep.get("rows_by_lanes"):
         print("rows by lanes: " + ", ".join(f"{k}: {v if v is not None else '-'}"
                                             for k, v in rep["rows_by_lanes"].items()))
+    if rep.get("programs"):
+        print("programs resident for its tail calls (entry rows): " +
+              ", ".join(f"{p['name']} {p['row']}" for p in rep["programs"]))
     if rep["unused_maps"]:
         print(f"maps the program never references (not placed): {', '.join(rep['unused_maps'])}")
     print(f"wrote {rom_path} and {maps_path}")

@@ -160,10 +160,16 @@ def _pipelines(builds: list[Builder], opts: CompileOptions, lanes: int,
     ROM and each program's entry row. The instruction memory's row limit applies to the total."""
     rows: list = []
     entries: list[int] = []
-    for i, build in enumerate(builds):
-        part, _ = _pipeline(build(), opts, lanes, report if i == 0 else None, layout)
+    for build in builds:
+        sub: dict | None = {} if report is not None else None
+        part, _ = _pipeline(build(), opts, lanes, sub, layout)
         entries.append(len(rows))
         rows.extend(part.rows)
+        if report is not None and sub is not None:  # the op counts of every program, summed
+            counts = report.setdefault("counts", {})
+            for key, n in sub["counts"].items():
+                counts[key] = counts.get(key, 0) + n
+            report["renamed_webs"] = report.get("renamed_webs", 0) + sub["renamed_webs"]
     rom = Rom(rows, lanes)
     if len(builds) > 1 and len(rows) > opts.imem_rows:
         raise CompileError(f"the {len(builds)} resident programs take {len(rows)} rows, the instruction memory "
