@@ -21,6 +21,7 @@ class MapDef:
     section: str = ".maps"  # ".maps", "maps", ".data", ".rodata", ".bss"
     inner: MapDef | None = None
     lock_offset: int | None = None  # byte offset of a struct bpf_spin_lock in the value (BTF), if it holds one
+    prog_entries: dict[int, str] | None = None  # a PROG_ARRAY the loader fills: index -> program name
 
 
 @dataclass

@@ -552,16 +552,18 @@ class KernelProgram:
 
     # --- running ----------------------------------------------------------------------------------------------
     def _test_run(
-        self, prog_fd: int, packet: bytes, ingress_ifindex: int, rx_queue_index: int, repeat: int, out: bool
+        self, prog_fd: int, packet: bytes, ingress_ifindex: int, rx_queue_index: int, repeat: int, out: bool,
+        meta: bytes = b"",
     ) -> tuple[TestRunOpts, bytes, bytes, float]:
         label = f"{self.path}: {self.name}"
-        return prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out)
+        return prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out, meta)
 
-    def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> RunResult:
-        """Run one packet (repeat 1): action = low 32 bits of r0, packet = data..data_end afterwards."""
+    def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0, meta: bytes = b"") -> RunResult:
+        """Run one packet (repeat 1): action = low 32 bits of r0, packet = data..data_end afterwards; `meta`: the
+        metadata in front of it (data_meta..data), as a previous program of a chain leaves it."""
         if not self._open:
             raise KernelError(f"{self.path}: program is closed")
-        opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True)
+        opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True, meta)
         return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[], meta=meta)
 
     def timing(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from hxdp import params
@@ -64,6 +64,7 @@ class MapRegion:
     value_offset: int  # in a slot (hash/lpm), 0 for arrays
     data_offset: int  # first slot, from the region start (HEADER_BYTES for hash/lpm, 0 for arrays)
     initial: str = ""  # hex of the initial bytes (global data)
+    prog_entries: dict[str, str] = field(default_factory=dict)  # a PROG_ARRAY the loader fills: index -> program
 
     def slot_addr(self, i: int) -> int:
         """Byte offset of slot i in map memory."""
@@ -106,8 +107,9 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
         raise MapError(f"map {m.name}: {kind} needs a 4-byte key, not {m.key_size}")
     size = data_off + slots * slot_size
     initial = (m.initial or b"").hex()
+    entries = {str(k): v for k, v in (m.prog_entries or {}).items()}
     return MapRegion(map_id, m.name, m.type, kind, m.key_size, m.value_size, m.max_entries, m.flags, m.section,
-                     offset, size, slots, slot_size, key_off, value_off, data_off, initial)
+                     offset, size, slots, slot_size, key_off, value_off, data_off, initial, entries)
 
 
 class MapLayout:
@@ -210,7 +212,7 @@ class MapLayout:
         if not isinstance(doc.get("maps", []), list):
             raise MapError("map layout: \"maps\" must be a list of map regions")
         for i, r in enumerate(doc.get("maps", [])):
-            if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial"}:
+            if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial", "prog_entries"}:
                 raise MapError(f"map layout: maps[{i}] is malformed (fields: {', '.join(sorted(names))})")
             regions.append(MapRegion(**r))
         unused = doc.get("unused", [])

@@ -110,6 +110,9 @@ class MapState:
             if r.initial:
                 init = bytes.fromhex(r.initial)
                 self.mem[r.offset : r.offset + len(init)] = init
+            for index, name in r.prog_entries.items():  # a PROG_ARRAY of the loader's own (hxdp.frontend.chain)
+                off = r.slot_addr(int(index))
+                self.mem[off : off + 4] = layout.prog_value(name)
 
     @classmethod
     def from_maps(cls, maps: list[MapDef]) -> MapState:
