@@ -55,7 +55,7 @@ def test_host_entries_name_programs(parse) -> None:  # noqa: ANN001
     state.apply_config(PARSE.map_config())
     entries = state.dump()["stages"]
     assert entries == {(i).to_bytes(4, "little"): parse.layout.prog_value(n)
-                       for i, n in ((0, "parse_ipv4"), (1, "parse_ipv6"), (6, "parse_tcp"), (17, "parse_udp"))}
+                       for i, n in ((0, "parse_ipv4"), (1, "parse_ipv6"), (14, "parse_tcp"), (25, "parse_udp"))}
     with pytest.raises(MapError, match=r"maps.stages\[0\].prog: no program named 'nope'.*programs: xdp_tail_parse"):
         state.apply_config({"maps": {"stages": [{"key": "00000000", "prog": "nope"}]}}, source="f.json")
     with pytest.raises(MapError, match=r"maps.seen\[0\].prog: map seen is a array, only a prog_array entry"):

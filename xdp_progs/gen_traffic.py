@@ -389,7 +389,7 @@ def prog_entry(key: bytes, prog: str) -> dict[str, str]:
 
 def g_tail_parse() -> tuple[list[bytes], Config]:
     cfg = {"stages": [prog_entry(u32(0), "parse_ipv4"), prog_entry(u32(1), "parse_ipv6"),
-                      prog_entry(u32(6), "parse_tcp"), prog_entry(u32(17), "parse_udp")]}
+                      prog_entry(u32(8 + 6), "parse_tcp"), prog_entry(u32(8 + 17), "parse_udp")]}
     vlan = [frame(eth() / Dot1Q(vlan=100 + i) / ip4("10.0.0.5", "10.0.1.5") / l4, 64 + 8 * i)
             for i, l4 in enumerate((UDP(sport=1003, dport=53), UDP(sport=1004, dport=9), TCP(sport=1005, dport=23),
                                     TCP(sport=1006, dport=80, flags="S")))]
@@ -400,12 +400,12 @@ def g_tail_parse() -> tuple[list[bytes], Config]:
         tcp4("10.0.0.3", "10.0.1.3", 1002, 80),
         tcp4("10.0.0.3", "10.0.1.3", 1002, 23),  # telnet: DROP
         ip4_options("10.0.0.7", "10.0.1.7", 1007, 9),  # options: the UDP header after them, DROP
-        icmp4("10.0.0.4", "10.0.1.4"),  # ICMP: empty entry 1, falls through
+        icmp4("10.0.0.4", "10.0.1.4"),  # ICMP: empty entry 9, falls through
         udp6("fd00::1", "fd00::2", 1005, 2005),
         udp6("fd00::1", "fd00::2", 1005, 9),
         tcp6("fd00::3", "fd00::4", 1006, 23),
         tcp6("fd00::3", "fd00::4", 1006, 443),
-        icmp6("fd00::5", "fd00::6"),  # ICMPv6 58: past max_entries, falls through
+        icmp6("fd00::5", "fd00::6"),  # ICMPv6 (8 + 58): past max_entries, falls through
         arp(),  # no L3 stage: empty entry, falls through
         *vlan,
     ]

@@ -1,9 +1,9 @@
 /* xdp_tail_parse: a packet parser split into tail-called stages, as the kernel's sockex3 and the XDP tail-call
  * samples split theirs: the entry program reads Ethernet (popping one VLAN tag with bpf_xdp_adjust_head, so the
  * stages see the frame as it is now) and tail-calls the L3 stage of `stages` indexed by the EtherType (0 IPv4,
- * 1 IPv6); the L3 stages tail-call the L4 stage indexed by the IP protocol (TCP 6, UDP 17). The host fills the
- * PROG_ARRAY with the stage programs; ICMP's entry (1) is left empty and ICMPv6 (58) is past max_entries, so
- * those calls fall through. Each stage counts its packets in `seen`; the L4 stages drop telnet (TCP 23) and the
+ * 1 IPv6, 4..11 the others); the L3 stages tail-call the L4 stage indexed by 8 + the IP protocol (TCP 14, UDP 25).
+ * The host fills the PROG_ARRAY with the stage programs; ICMP's entry (9) and the other EtherTypes' are left
+ * empty and ICMPv6's (66) is past max_entries, so those calls fall through. Each stage counts its packets in `seen`; the L4 stages drop telnet (TCP 23) and the
  * discard port (UDP 9), the others pass.
  * Traffic: TCP/UDP over IPv4 and IPv6, tagged and untagged, ICMP, ICMPv6, ARP. Maps: stages set from the host
  * (maps/xdp_tail_parse.json names the programs), seen starts at zero.
@@ -11,7 +11,7 @@
 #include "common.h"
 
 enum { ST_ETH, ST_IPV4, ST_IPV6, ST_TCP, ST_UDP, ST_FALLTHROUGH, ST_N };
-enum { L3_IPV4 = 0, L3_IPV6 = 1, L3_N = 4 };
+enum { L3_IPV4 = 0, L3_IPV6 = 1, L3_N = 4, L4_BASE = 8 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -86,7 +86,7 @@ int parse_ipv4(struct xdp_md *ctx)
 	count(ST_IPV4);
 	if ((void *)(iph + 1) > data_end)
 		return XDP_DROP;
-	return next_stage(ctx, iph->protocol);
+	return next_stage(ctx, L4_BASE + iph->protocol);
 }
 
 SEC("xdp")
@@ -99,7 +99,7 @@ int parse_ipv6(struct xdp_md *ctx)
 	count(ST_IPV6);
 	if ((void *)(ip6h + 1) > data_end)
 		return XDP_DROP;
-	return next_stage(ctx, ip6h->nexthdr);
+	return next_stage(ctx, L4_BASE + ip6h->nexthdr);
 }
 
 /* The L4 header's offset: the stages re-read the L3 header (a tail call keeps no registers). */

@@ -112,6 +112,14 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
                      offset, size, slots, slot_size, key_off, value_off, data_off, initial, entries)
 
 
+def _region_doc(r: MapRegion) -> dict:
+    """A region in the layout file; `prog_entries` only where the loader fills a PROG_ARRAY (older files lack it)."""
+    doc = asdict(r)
+    if not r.prog_entries:
+        del doc["prog_entries"]
+    return doc
+
+
 class MapLayout:
     """Deterministic placement of a program's maps in map memory: map id = index in Program.maps."""
 
@@ -191,7 +199,7 @@ class MapLayout:
     def to_json(self) -> str:
         doc = {"format": "hxdp-map-layout", "version": LAYOUT_VERSION, "map_base": params.MAP_BASE,
                "handle_base": params.MAP_HANDLE_BASE, "mem_bytes": self.mem_bytes,
-               "maps": [asdict(r) for r in self.regions], "unused": self.unused}
+               "maps": [_region_doc(r) for r in self.regions], "unused": self.unused}
         if self.programs:  # several programs resident (tail calls): their entry rows
             doc["programs"] = [{"name": n, "row": row} for n, row in self.programs.items()]
         return json.dumps(doc, indent=1) + "\n"
