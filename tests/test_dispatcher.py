@@ -109,3 +109,34 @@ def test_compile_chain_rom_carries_its_entries(objs, tmp_path: Path) -> None:  #
     bad = _hxdp("compile", str(objs["chain_tag"]), "--chain", str(objs["chain_filter"]), "--chain-actions", "pass",
                 "--chain-actions", "pass", "--chain-actions", "pass", "--no-kernel-verify", "-o", str(rom))
     assert bad.returncode == 1 and "3 --chain-actions for 2 programs" in bad.stderr
+
+
+@requires_kernel
+@pytest.mark.kernel
+@pytest.mark.rtl
+def test_board_loads_a_chain(objs, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    """hxdp prog load A.o --chain B.o: the board runs the chain as the kernel does, program by program."""
+    from rtl_support import require_rtl
+
+    from hxdp.board import tools as H
+    from hxdp.board.sim import BoardServer
+    from hxdp.cli import main as cli_main
+    from hxdp.linux.dispatcher import KernelChain
+
+    require_rtl()
+    monkeypatch.setenv(H.STATE_ENV, str(tmp_path / "state"))
+    packets = _packets()
+    links = [(str(objs["chain_tag"]), None), (str(objs["chain_filter"]), None)]
+    with KernelChain(links, [DROP, PASS]) as kc:
+        want = [kc.run(p) for p in packets]
+    with BoardServer(ports=1) as srv:
+        assert cli_main(["prog", "load", str(objs["chain_tag"]), "--chain", str(objs["chain_filter"]),
+                         "--chain-actions", "pass,drop", "--chain-actions", "pass", "--board", srv.spec]) == 0
+        assert "loaded chain_tag.o" in capsys.readouterr().out
+        board = srv.board()
+        board.inject(packets)
+        board.wait()
+        got = board.outputs()
+        board.close()
+    assert [o.action for o in got] == [w.action for w in want]
+    assert [o.data for o in got if o.action == params.XDP_TX] == [w.packet for w in want if w.action == params.XDP_TX]
