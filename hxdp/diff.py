@@ -143,7 +143,8 @@ def dump_to_config(dump: MapDump) -> dict[str, Any]:
 
 
 def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
-                section: str | None, prog: str | None, sizes: dict[str, int] | None = None) -> None:
+                section: str | None, prog: str | None, sizes: dict[str, int] | None = None,
+                prog_entries: dict[str, list] | None = None) -> None:
     """A self-contained reproducer: the object, the packets, the map contents before the first of them, and the
     command. The models' reproducer is the divergent packet alone (with the maps just before it); the RTL runs a
     trace back to back, where a packet's result may depend on the packets around it in the pipeline, so its
@@ -159,6 +160,7 @@ def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapD
         shutil.copyfile(obj, folder / obj.name)
     write_pcap(folder / "packet.pcap", packets)
     config = dump_to_config(maps_before)
+    config["maps"].update(prog_entries or {})  # PROG_ARRAYs, by program name (no dump shows them: docs/maps.md)
     if sizes:
         config["max_entries"] = dict(sorted(sizes.items()))
     write_atomic(folder / "maps.json", json.dumps(config, indent=1) + "\n")
@@ -173,17 +175,31 @@ def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapD
     )
 
 
+@dataclass(frozen=True)
+class Chain:
+    """The programs after the first of a dispatcher's chain ((object, program or None) each), and every program's
+    chain-call actions, the first program's included."""
+
+    links: list[tuple[str, str | None]]
+    actions: list[frozenset[int]]
+
+
 class _EngineRunner:
     """Runs packets one at a time on an engine and exposes its map contents."""
 
     def __init__(self, engine: str, obj: Path, section: str | None, prog: str | None, cfg: dict[str, Any],
                  compile_options: Any = None, cfg_source: str | None = None,
-                 sizes: dict[str, int] | None = None) -> None:
+                 sizes: dict[str, int] | None = None, chain: Chain | None = None) -> None:
         from hxdp.frontend.elf import load_program
         from hxdp.models.maps import MapState
 
         self.engine = engine
-        program = load_program(obj, section=section, prog=prog, sizes=sizes)
+        if chain is not None:
+            from hxdp.frontend.chain import load_chain
+
+            program = load_chain([(str(obj), prog), *chain.links], chain.actions, sizes)
+        else:
+            program = load_program(obj, section=section, prog=prog, sizes=sizes)
         if engine == "seq-model":
             from hxdp.models.seq import SeqModel
 
@@ -224,23 +240,30 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
              section: str | None = None, prog: str | None = None, ingress_ifindex: int = 1,
              repro_dir: str | Path | None = None, compile_options: Any = None,
              progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
-             cfg_source: str | None = None, sizes: dict[str, int] | None = None) -> DiffReport:
+             cfg_source: str | None = None, sizes: dict[str, int] | None = None,
+             chain: Chain | None = None) -> DiffReport:
     """Compare every packet's action, bytes and (models: after every packet; RTL: at the end) map contents.
 
     cfg_source names the map configuration (its file) in error messages; sizes are the maps' max_entries set at
-    load time (both sides), over the configuration's own "max_entries"."""
+    load time (both sides), over the configuration's own "max_entries". `chain`: the programs that run after this
+    one, as libxdp's dispatcher runs them (one ROM on the engine, program by program in the kernel)."""
     from hxdp.frontend.sizing import config_sizes
+    from hxdp.linux.dispatcher import KernelChain
     from hxdp.linux.kernel import KernelProgram
 
     obj = Path(obj)
     cfg = cfg or {"maps": {}}
     sizes = {**config_sizes(cfg, cfg_source or "map config"), **(sizes or {})}
     report = DiffReport(engine)
-    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes)
+    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes, chain)
     batch = runner.run_all(packets, ingress_ifindex)
-    with KernelProgram(obj, section=section, prog=prog, sizes=sizes) as kernel:
+    oracle: Any = KernelChain([(obj, prog), *chain.links], chain.actions, sizes) if chain is not None else \
+        KernelProgram(obj, section=section, prog=prog, sizes=sizes)
+    with oracle as kernel:
         kernel.apply_config(cfg, source=cfg_source)
         maps_before = kernel.dump()
+        # the PROG_ARRAY entries the configuration sets: programs never change them (the verifier forbids it)
+        progs = {n: e for n, e in cfg.get("maps", {}).items() if n in kernel.maps and n not in maps_before}
         indices: Iterable[int] = range(len(packets))
         if progress is not None:
             indices = progress(indices)
@@ -263,7 +286,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 if repro_dir is not None:
                     # the RTL's maps_before is the initial state: its reproducer is the whole trace
                     trace = list(packets) if batch is not None else [pkt]
-                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes)
+                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes, progs)
                     report.repro = str(repro_dir)
                 return report
             if kmaps is not None:
@@ -274,6 +297,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 report.divergence = Divergence(len(packets) - 1, "map", "see detail", "see detail",
                                                ["(RTL maps compared after the whole trace)"] + lines)
                 if repro_dir is not None:
-                    write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes)
+                    write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes,
+                                progs)
                     report.repro = str(repro_dir)
     return report

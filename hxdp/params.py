@@ -94,6 +94,7 @@ HELPERS = {
     6: "trace_printk",
     7: "get_prandom_u32",
     8: "get_smp_processor_id",
+    12: "tail_call",
     23: "redirect",
     25: "perf_event_output",
     28: "csum_diff",
@@ -119,9 +120,7 @@ LOWERED_HELPERS = {
 }
 LOWERED_HELPER_IDS = {name: num for num, name in LOWERED_HELPERS.items()}
 
-# Linux helpers the hardware lacks that are refused with a message of their own (a tail call needs a program array).
-UNSUPPORTED_HELPERS = {12: "tail_call"}
-UNSUPPORTED_HELPER_IDS = {name: num for num, name in UNSUPPORTED_HELPERS.items()}
+MAX_TAIL_CALL_CNT = 33  # the kernel's limit of tail calls in one packet's chain (a call past it falls through)
 
 # --- map types ----------------------------------------------------------------------------------------------------
 # Linux enum bpf_map_type (uapi/linux/bpf.h): the one table of map type numbers; every other set derives from it.
@@ -137,7 +136,7 @@ LINUX_MAP_TYPE_IDS = {name: num for num, name in LINUX_MAP_TYPES.items()}
 # the subset the hardware maps module implements
 MAP_TYPES = {LINUX_MAP_TYPE_IDS[name]: name for name in (
     "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
-    "xskmap", "perf_event_array", "ringbuf")}
+    "xskmap", "perf_event_array", "ringbuf", "prog_array")}
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
 MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1)
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)

@@ -31,17 +31,25 @@ class SuiteProgram:
 
         return config_sizes(self.map_config(), str(self.maps))
 
+    @property
+    def prog(self) -> str | None:
+        """The program to load: None when the object holds one XDP program; else the one named as the file (the
+        others are the stages it tail-calls), as a loader's --prog names it."""
+        from hxdp.frontend.elf import list_programs
+
+        return self.name if len(list_programs(self.obj)) > 1 else None
+
     def load(self) -> Any:
         """The program as hxdp.frontend.elf.load_program gives it, maps sized."""
         from hxdp.frontend.elf import load_program
 
-        return load_program(self.obj, sizes=self.sizes())
+        return load_program(self.obj, prog=self.prog, sizes=self.sizes())
 
     def kernel(self) -> Any:
         """The program loaded in the kernel oracle (hxdp.linux.kernel.KernelProgram), maps sized."""
         from hxdp.linux.kernel import KernelProgram
 
-        return KernelProgram(self.obj, sizes=self.sizes())
+        return KernelProgram(self.obj, prog=self.prog, sizes=self.sizes())
 
     def expected_actions(self) -> dict[str, int]:
         if self.expect.exists():

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from hxdp.frontend.program import Program
 from hxdp.isa.rom import Rom
-from hxdp.models.maps import MapState
+from hxdp.models.maps import MapLayout, MapState
 from hxdp.result import RunResult
 
 
@@ -36,13 +36,16 @@ def _cmp(i: int, a: RunResult, b: RunResult) -> Mismatch | None:
 
 
 def check(program: Program, rom: Rom, packets: list[bytes], config: dict | None = None,
-          ingress_ifindex: int = 1) -> list[Mismatch]:
-    """Run every packet on both models (map state carried across packets); report every difference."""
+          ingress_ifindex: int = 1, layout: MapLayout | None = None) -> list[Mismatch]:
+    """Run every packet on both models (map state carried across packets); report every difference. `layout` is
+    the ROM's (the compiler's): it places the program's maps as MapState.for_program does, and gives the entry
+    rows of resident programs (tail calls), whose PROG_ARRAY values then differ from the sequential model's."""
     from hxdp.models.seq import SeqModel
     from hxdp.models.vliw import VliwModel
 
     s_state = MapState.for_program(program)
-    v_state = MapState.for_program(program)
+    assert layout is not None or not s_state.layout.programs, "tail calls: give the ROM's layout (entry rows)"
+    v_state = MapState(layout) if layout is not None else MapState.for_program(program)
     if config:
         s_state.apply_config(config)
         v_state.apply_config(config)
@@ -55,7 +58,9 @@ def check(program: Program, rom: Rom, packets: list[bytes], config: dict | None 
         m = _cmp(i, a, b)
         if m is not None:
             out.append(m)
-        sd, vd = s_state.dump(), v_state.dump()
+        progs = {r.name for r in s_state.layout.regions if r.kind == "prog_array"}
+        sd = {n: d for n, d in s_state.dump().items() if n not in progs}
+        vd = {n: d for n, d in v_state.dump().items() if n not in progs}
         if sd != vd:
             for name in sd:
                 if sd[name] != vd.get(name):

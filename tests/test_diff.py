@@ -31,7 +31,8 @@ def test_suite_program_matches_kernel(prog, engine, tmp_path):
     if engine == "rtl" and shutil.which("verilator") is None:
         pytest.skip("verilator not installed")
     packets = read_pcap(prog.traffic)
-    report = diffmod.run_diff(prog.obj, packets, prog.map_config(), engine=engine, repro_dir=tmp_path / "repro")
+    report = diffmod.run_diff(prog.obj, packets, prog.map_config(), engine=engine, prog=prog.prog,
+                              repro_dir=tmp_path / "repro")
     assert report.ok, report.divergence.render()
     assert report.packets == len(packets)
     expected = prog.expected_actions()

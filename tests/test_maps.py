@@ -63,8 +63,10 @@ def test_layout_placement_alignment_and_json() -> None:
 
 
 def test_layout_errors() -> None:
-    with pytest.raises(HxdpError, match="map q: map type 3 is not supported"):
-        MapLayout.from_maps([MapDef("q", 3, 4, 4, 4)])
+    with pytest.raises(HxdpError, match="map q: map type 22 is not supported"):
+        MapLayout.from_maps([MapDef("q", 22, 0, 4, 4)])
+    with pytest.raises(HxdpError, match="map jt: prog_array needs 4-byte keys and values, not 4/8"):
+        MapLayout.from_maps([MapDef("jt", 3, 4, 8, 4)])
     with pytest.raises(HxdpError, match="map big: needs"):
         MapLayout.from_maps([MapDef("big", T["hash"], 8, 64, 100_000)])
     with pytest.raises(HxdpError, match="format"):

@@ -455,6 +455,42 @@ def g_flowevents() -> tuple[list[bytes], Config]:
                tcp4("198.51.100.12", "10.0.0.1", 4011, 80, flags="R"), icmp4("198.51.100.1", "10.0.0.1"), arp(),
                udp6("2001:db8::1", "2001:db8::2", 1, 2)]
     return frames, {}
+def prog_entry(key: bytes, prog: str) -> dict[str, str]:
+    """A PROG_ARRAY entry set from the host: the program of the object it names (bpftool's `value pinned PROG`)."""
+    return {"key": key.hex(), "prog": prog}
+
+
+def g_tail_parse() -> tuple[list[bytes], Config]:
+    cfg = {"stages": [prog_entry(u32(0), "parse_ipv4"), prog_entry(u32(1), "parse_ipv6"),
+                      prog_entry(u32(8 + 6), "parse_tcp"), prog_entry(u32(8 + 17), "parse_udp")]}
+    vlan = [frame(eth() / Dot1Q(vlan=100 + i) / ip4("10.0.0.5", "10.0.1.5") / l4, 64 + 8 * i)
+            for i, l4 in enumerate((UDP(sport=1003, dport=53), UDP(sport=1004, dport=9), TCP(sport=1005, dport=23),
+                                    TCP(sport=1006, dport=80, flags="S")))]
+    vlan.append(frame(eth() / Dot1Q(vlan=7) / IPv6(src="fd00::7", dst="fd00::8", hlim=64) / UDP(sport=1, dport=9), 90))
+    frames = [
+        udp4("10.0.0.1", "10.0.1.1", 1000, 2000),
+        udp4("10.0.0.2", "10.0.1.2", 1001, 9, size=200),  # discard port: DROP
+        tcp4("10.0.0.3", "10.0.1.3", 1002, 80),
+        tcp4("10.0.0.3", "10.0.1.3", 1002, 23),  # telnet: DROP
+        ip4_options("10.0.0.7", "10.0.1.7", 1007, 9),  # options: the UDP header after them, DROP
+        icmp4("10.0.0.4", "10.0.1.4"),  # ICMP: empty entry 9, falls through
+        udp6("fd00::1", "fd00::2", 1005, 2005),
+        udp6("fd00::1", "fd00::2", 1005, 9),
+        tcp6("fd00::3", "fd00::4", 1006, 23),
+        tcp6("fd00::3", "fd00::4", 1006, 443),
+        icmp6("fd00::5", "fd00::6"),  # ICMPv6 (8 + 58): past max_entries, falls through
+        arp(),  # no L3 stage: empty entry, falls through
+        *vlan,
+    ]
+    return frames, cfg
+
+
+def g_tail_chain() -> tuple[list[bytes], Config]:
+    # the source MAC's last byte runs up to the destination's: 1..40 runs asked, 34 at most
+    frames = [frame(eth(src=f"02:00:00:00:00:{0x10:02x}", dst=f"02:00:00:00:00:{0x10 + d:02x}")
+                    / ip4("10.0.0.1", "10.0.0.2") / UDP(sport=1000 + d, dport=2000), 64 + d)
+              for d in (1, 2, 5, 16, 32, 33, 34, 35, 36, 40)]
+    return frames, {"chain": [prog_entry(u32(0), "xdp_tail_chain")]}
 
 
 # maps a program leaves unsized in its object (max_entries 0): the size its loader gives them
@@ -483,6 +519,8 @@ PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     "xdp_bytes_swap": g_bytes_swap,
     "xdp_pktcap": g_pktcap,
     "xdp_flowevents": g_flowevents,
+    "xdp_tail_parse": g_tail_parse,
+    "xdp_tail_chain": g_tail_chain,
 }
 
 

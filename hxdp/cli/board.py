@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING
 
 from hxdp import params
 from hxdp.board.transport import DEFAULT_IFACE, DEFAULT_SOCKET, Board, BoardError, SimBoard, open_board
-from hxdp.cli.loading import add_map_option, add_verify_option, sizes_from_args, verify_in_kernel
+from hxdp.cli.loading import (
+    add_chain_options,
+    add_map_option,
+    add_verify_option,
+    chain_from_args,
+    sizes_from_args,
+    verify_chain_in_kernel,
+    verify_in_kernel,
+)
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapError, MapLayout
@@ -273,9 +281,13 @@ def cmd_load(args: argparse.Namespace) -> int:
     if args.output:
         check_writable(args.output, "ROM")
     sizes = sizes_from_args(args, cfg, args.config)
-    load_program(args.object, args.section, args.prog, sizes)  # our reading of the object's errors come first
-    verify_in_kernel(args, args.object, args.section, args.prog, sizes)
-    rom, layout = compile_object(args.object, args.section, args.prog, sizes)  # refused before the board
+    chain = chain_from_args(args)
+    if chain is not None:  # the dispatcher's chain: one ROM (hxdp.frontend.chain)
+        rom, layout = compile_chain(args, [(args.object, args.prog), *chain.links], chain.actions, sizes)
+    else:
+        load_program(args.object, args.section, args.prog, sizes)  # our reading of the object's errors come first
+        verify_in_kernel(args, args.object, args.section, args.prog, sizes)
+        rom, layout = compile_object(args.object, args.section, args.prog, sizes)  # refused before the board
     with board_from_args(args) as b:
         rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original)
         remember_load(b, rep.rom, rep.layout, args.object)
@@ -294,11 +306,26 @@ def cmd_load(args: argparse.Namespace) -> int:
     return 0
 
 
+def compile_chain(args: argparse.Namespace, links: list, actions: list, sizes: dict[str, int]) -> tuple:
+    """The ROM and layout of a dispatcher's chain, each object through the kernel verifier first."""
+    from hxdp.board.tools import check_rom, map_config_entries
+    from hxdp.compiler import CompileOptions, compile_program
+    from hxdp.frontend.chain import load_chain
+
+    program = load_chain(links, actions, sizes)
+    verify_chain_in_kernel(args, links, sizes)
+    result = compile_program(program, CompileOptions())
+    check_rom(result.rom)
+    map_config_entries(result.layout)
+    return result.rom, result.layout
+
+
 def add_load_arguments(lo: argparse.ArgumentParser) -> None:
     """The operands of hxdp load and hxdp prog load."""
     lo.add_argument("object", help="eBPF ELF object (clang -target bpf)")
     lo.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
     lo.add_argument("--prog", help="function name of the program")
+    add_chain_options(lo)
     lo.add_argument("--config", help="initial map configuration (JSON)")
     add_map_option(lo)
     add_verify_option(lo)

@@ -7,7 +7,15 @@ import json
 from pathlib import Path
 
 from hxdp.atomic_write import check_writable, write_atomic
-from hxdp.cli.loading import add_map_option, add_verify_option, sizes_from_args, verify_in_kernel
+from hxdp.cli.loading import (
+    add_chain_options,
+    add_map_option,
+    add_verify_option,
+    chain_from_args,
+    sizes_from_args,
+    verify_chain_in_kernel,
+    verify_in_kernel,
+)
 from hxdp.compiler import CompileOptions, compile_program
 from hxdp.errors import HxdpError
 
@@ -52,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("object", help="eBPF ELF object (clang -target bpf)")
     p.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
     p.add_argument("--prog", help="function name of the program")
+    add_chain_options(p)
     add_map_option(p)
     add_verify_option(p)
     p.add_argument("--maps", metavar="INIT.json", help="map configuration whose \"max_entries\" sizes the maps "
@@ -87,8 +96,16 @@ def run(args: argparse.Namespace) -> int:
         check_writable(args.report, "report")
     cfg = load_map_config(args.maps) if args.maps else None
     sizes = sizes_from_args(args, cfg, args.maps)
-    program = load_program(args.object, args.section, args.prog, sizes)  # our reading of the object comes first
-    verify_in_kernel(args, args.object, args.section, args.prog, sizes)
+    chain = chain_from_args(args)
+    if chain is not None:
+        from hxdp.frontend.chain import load_chain
+
+        links = [(args.object, args.prog), *chain.links]  # type: ignore[attr-defined]
+        program = load_chain(links, chain.actions, sizes)  # type: ignore[attr-defined]
+        verify_chain_in_kernel(args, links, sizes)
+    else:
+        program = load_program(args.object, args.section, args.prog, sizes)  # our reading of the object first
+        verify_in_kernel(args, args.object, args.section, args.prog, sizes)
     result = compile_program(program, options_from_args(args))
     result.rom.save(rom_path)
     write_atomic(maps_path, result.layout.to_json())
@@ -104,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
     if rep.get("rows_by_lanes"):
         print("rows by lanes: " + ", ".join(f"{k}: {v if v is not None else '-'}"
                                             for k, v in rep["rows_by_lanes"].items()))
+    if rep.get("programs"):
+        print("programs resident (tail calls, a chain; entry rows): " +
+              ", ".join(f"{p['name']} {p['row']}" for p in rep["programs"]))
     if rep["unused_maps"]:
         print(f"maps the program never references (not placed): {', '.join(rep['unused_maps'])}")
     print(f"wrote {rom_path} and {maps_path}")

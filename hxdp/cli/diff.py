@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from hxdp.cli.loading import add_map_option, sizes_from_args
+from hxdp.cli.loading import add_chain_options, add_map_option, chain_from_args, sizes_from_args
 from hxdp.diff import ENGINES, run_diff
 from hxdp.errors import HxdpError
 
@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(default vliw-model)")
     p.add_argument("--section", help="ELF section of the program (default: the only one)")
     p.add_argument("--prog", help="function name of the program")
+    add_chain_options(p)
     p.add_argument("--ingress-ifindex", type=int, default=1, help="ingress ifindex in xdp_md (default 1)")
     p.add_argument("--repro", default="hxdp-repro", help="folder for a reproducer on divergence")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -52,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
                          console=Console(stderr=True))
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
                       ingress_ifindex=args.ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
-                      progress=progress, sizes=sizes_from_args(args))
+                      progress=progress, sizes=sizes_from_args(args), chain=chain_from_args(args))
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1, default=str)
         print()

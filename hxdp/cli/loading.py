@@ -54,3 +54,40 @@ def verify_in_kernel(args: argparse.Namespace, obj: str, section: str | None, pr
     except KernelUnavailable as exc:
         print(f"hxdp: warning: the kernel verifier is not available ({exc}): only the compiler's own checks "
               "apply", file=sys.stderr)
+
+
+def add_chain_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--chain", dest="chain", action="append", default=[], metavar="OBJ[:PROG]",
+                   help="a program to run after this one, as libxdp's dispatcher chains the programs of an "
+                        "interface (repeatable, in order; PROG: the program of an object holding several)")
+    p.add_argument("--chain-actions", dest="chain_actions", action="append", default=[], metavar="ACTIONS",
+                   help="the actions after which the next program runs, e.g. pass,drop (libxdp's chain-call "
+                        "actions; default pass): once for every program, or once per program in order")
+
+
+def chain_from_args(args: argparse.Namespace) -> object | None:
+    """The hxdp.diff.Chain of --chain and --chain-actions (None without --chain)."""
+    from hxdp.diff import Chain
+    from hxdp.frontend.chain import DEFAULT_ACTIONS, ChainError, parse_actions, parse_link
+
+    if not args.chain:
+        if args.chain_actions:
+            raise ChainError("--chain-actions without --chain: the actions after which the next program runs")
+        return None
+    n = 1 + len(args.chain)
+    actions = [parse_actions(a) for a in args.chain_actions] or [DEFAULT_ACTIONS]
+    if len(actions) == 1:
+        actions = actions * n
+    if len(actions) != n:
+        raise ChainError(f"{len(actions)} --chain-actions for {n} programs: give one for all, or one per program")
+    return Chain([parse_link(link) for link in args.chain], actions)
+
+
+def verify_chain_in_kernel(args: argparse.Namespace, links: list[tuple[str, str | None]],
+                           sizes: dict[str, int]) -> None:
+    """Every object of a dispatcher's chain through the kernel verifier, with the sizes of its own maps."""
+    from hxdp.frontend.elf import load_maps
+
+    for obj, prog in links:
+        names = {m.name for m in load_maps(obj)}
+        verify_in_kernel(args, obj, None, prog, {n: v for n, v in sizes.items() if n in names})

@@ -152,8 +152,25 @@ def cmd_map(args: argparse.Namespace) -> int:
             entries = bm.dump(r.id)
             emit(args, [B.entry_json(r, k, v) for k, v in entries.items()], lambda: B.dump_plain(r, entries))
             return 0
+        if args.map_cmd == "update" and r.kind == "prog_array":
+            rest = prog_value(bm.layout, rest)
         elem = B.parse_elem(rest, r.key_size, r.value_size, want_value=args.map_cmd == "update")
         return _map_elem_op(args, bm, r, elem)
+
+
+def prog_value(layout: MapLayout, tokens: list[str]) -> list[str]:
+    """A PROG_ARRAY entry's `value name PROG` (bpftool's PROG operand) as the bytes the NIC holds: the program's
+    entry row + 1 (docs/maps.md). bpftool's `id`, `pinned` and `tag` name kernel programs, which the NIC has not."""
+    for i, word in enumerate(tokens[:-1]):
+        if word == "value" and tokens[i + 1] in ("id", "pinned", "tag"):
+            raise MapError(f"value {tokens[i + 1]}: a PROG_ARRAY entry on the NIC names a program resident in its "
+                           "instruction memory: value name PROG")
+        if word == "value" and tokens[i + 1] == "name":
+            if i + 2 >= len(tokens):
+                raise MapError("value name: missing the program's name")
+            data = layout.prog_value(tokens[i + 2])
+            return [*tokens[:i], "value", "hex", *(f"{b:02x}" for b in data), *tokens[i + 3 :]]
+    return tokens
 
 
 def _map_elem_op(args: argparse.Namespace, bm: BoardMaps, r: MapRegion, elem: B.Elem) -> int:
@@ -227,7 +244,8 @@ def _register_map(subparsers: argparse._SubParsersAction) -> None:
     ms = m.add_subparsers(dest="map_cmd", metavar="COMMAND", required=True)
     for verb, hlp in (("show", "[MAP]: maps with their sizes and entries in use"), ("list", "same as show"),
                       ("dump", "MAP: every entry"), ("lookup", "MAP [key] DATA: one entry"),
-                      ("update", "MAP [key] DATA [value] DATA [any|noexist|exist]: write an entry"),
+                      ("update", "MAP [key] DATA [value] DATA [any|noexist|exist]: write an entry (a PROG_ARRAY "
+                       "entry: value name PROG, a program resident with the one loaded)"),
                       ("delete", "MAP [key] DATA: remove an entry")):
         x = ms.add_parser(verb, parents=[common], help=hlp, description=f"{hlp}. {MAP_HELP}; {ELEM_HELP}.")
         x.add_argument("operands", nargs="*", metavar="ARG", help="MAP and its operands, as bpftool takes them")

@@ -61,6 +61,7 @@ class CompileResult:
 
 
 Clean = Literal["never", "always", "if_changed"]
+Builder = Callable[[], Cfg]
 
 
 @dataclass(frozen=True)
@@ -154,10 +155,38 @@ def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
     return rom, sched.disjoint_stores
 
 
-def _compile(build, original: int, layout: MapLayout, opts: CompileOptions, name: str) -> CompileResult:
+def _pipelines(builds: list[Builder], opts: CompileOptions, lanes: int,
+               report: dict | None, layout: MapLayout) -> tuple[Rom, list[int]]:
+    """Every resident program's ROM, one after the other (branch offsets are relative: no relocation); returns the
+    ROM and each program's entry row. The instruction memory's row limit applies to the total."""
+    rows: list = []
+    entries: list[int] = []
+    for build in builds:
+        sub: dict | None = {} if report is not None else None
+        part, _ = _pipeline(build(), opts, lanes, sub, layout)
+        entries.append(len(rows))
+        rows.extend(part.rows)
+        if report is not None and sub is not None:  # the op counts of every program, summed
+            counts = report.setdefault("counts", {})
+            for key, n in sub["counts"].items():
+                counts[key] = counts.get(key, 0) + n
+            report["renamed_webs"] = report.get("renamed_webs", 0) + sub["renamed_webs"]
+    rom = Rom(rows, lanes)
+    if len(builds) > 1 and len(rows) > opts.imem_rows:
+        raise CompileError(f"the {len(builds)} resident programs take {len(rows)} rows, the instruction memory "
+                           f"holds {opts.imem_rows}")
+    return rom, entries
+
+
+def _compile(builds: list[Builder], names: list[str], original: int, layout: MapLayout, opts: CompileOptions,
+             ) -> CompileResult:
     t0 = time.perf_counter()
-    report: dict = {"program": name, "lanes": opts.lanes, "original_insns": original}
-    rom, _ = _pipeline(build(), opts, opts.lanes, report, layout)
+    report: dict = {"program": names[0], "lanes": opts.lanes, "original_insns": original}
+    rom, entries = _pipelines(builds, opts, opts.lanes, report, layout)
+    if len(builds) > 1:
+        layout.programs = dict(zip(names, entries, strict=True))
+        report["programs"] = [{"name": n, "row": row, "rows": end - row}
+                              for n, row, end in zip(names, entries, [*entries[1:], len(rom.rows)], strict=True)]
     report["counts"] = {"original": original, **report["counts"]}
     report["rows"] = len(rom.rows)
     report["slots"] = rom.slots()
@@ -171,7 +200,7 @@ def _compile(build, original: int, layout: MapLayout, opts: CompileOptions, name
         sweep: dict[str, int | None] = {}
         for n in opts.lanes_sweep:
             try:
-                r, _ = _pipeline(build(), opts, n, None, layout) if n != opts.lanes else (rom, None)
+                r, _ = _pipelines(builds, opts, n, None, layout) if n != opts.lanes else (rom, None)
                 sweep[str(n)] = len(r.rows)
             except CompileError:
                 sweep[str(n)] = None
@@ -191,10 +220,6 @@ def compile_program(program: Program, options: CompileOptions | None = None) -> 
 
 
 def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
-    # Tail calls come first: their prog_array map would otherwise be reported as a mere unsupported map type.
-    for i, ins in enumerate(program.insns):
-        if ins.opcode == 0x85 and ins.src == T.CALL_HELPER and ins.imm == params.UNSUPPORTED_HELPER_IDS["tail_call"]:
-            raise CompileError(f"slot {i} (call 12): tail calls (bpf_tail_call) are not supported")
     for i, m in enumerate(program.maps):
         if m.type not in params.MAP_TYPES:
             kind = params.LINUX_MAP_TYPES.get(m.type, "unknown")
@@ -217,12 +242,43 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
     spans = {layout.handle(r.id): (params.MAP_BASE + r.offset, params.MAP_BASE + r.offset + r.size, r.value_size)
              for r in layout.regions}
 
-    def build() -> Cfg:
-        cfg = build_cfg(program.insns, map_ref, program.functions)
-        cfg.value_spans = spans
-        return cfg
+    def builder(p: Program) -> Builder:
+        _check_tail_calls(p)
 
-    return _compile(build, len(program.insns), layout, opts, program.name)
+        def build() -> Cfg:
+            cfg = build_cfg(p.insns, map_ref, p.functions)
+            cfg.value_spans = spans
+            return cfg
+
+        return build
+
+    progs = [program, *program.resident]
+    builds = []
+    for p in progs:
+        try:
+            builds.append(builder(p))
+        except CompileError as exc:
+            raise CompileError(f"{p.name}: {exc}" if p is not program else str(exc)) from None
+    original = sum(len(p.insns) for p in progs)
+    try:
+        return _compile(builds, [p.name for p in progs], original, layout, opts)
+    except CompileError as exc:
+        if len(progs) > 1 and "resident programs" not in str(exc):
+            raise CompileError(f"{exc} (in one of the resident programs {', '.join(p.name for p in progs)})") \
+                from None
+        raise
+
+
+def _check_tail_calls(p: Program) -> None:
+    """A tail call in a bpf-to-bpf function is refused: the core inlines functions, while the kernel returns to the
+    function's caller when the target program exits."""
+    entry_end = min((slot for slot in p.functions if slot > 0), default=len(p.insns))
+    for i in range(entry_end, len(p.insns)):
+        ins = p.insns[i]
+        if ins.opcode == 0x85 and ins.src == T.CALL_HELPER and ins.imm == params.HELPER_IDS["tail_call"]:
+            raise CompileError(f"slot {i} (call 12): not supported: a tail call inside the bpf-to-bpf function "
+                               f"{p.functions.get(max(s for s in p.functions if s <= i), '?')}, because the core "
+                               "inlines functions and the kernel returns to their caller after the target program")
 
 
 def compile_insns(insns: list[Insn], options: CompileOptions | None = None) -> CompileResult:
@@ -235,4 +291,4 @@ def compile_insns(insns: list[Insn], options: CompileOptions | None = None) -> C
         cfg.raw = True
         return cfg
 
-    return _compile(build, len(insns), layout, opts, "raw")
+    return _compile([build], ["raw"], len(insns), layout, opts)

@@ -202,8 +202,6 @@ def decode(insns: list[Insn], map_ref: MapRef | None) -> dict[int, Op]:
             continue
         if info.kind == "call":
             if ins.src == T.CALL_HELPER:
-                if ins.imm == params.UNSUPPORTED_HELPER_IDS["tail_call"]:
-                    raise CompileError(f"slot {i} ({text}): tail calls (bpf_tail_call) are not supported")
                 if ins.imm not in params.HELPERS and ins.imm not in params.LOWERED_HELPERS:
                     raise CompileError(f"slot {i} ({text}): helper {ins.imm} is not implemented in hardware")
             elif ins.src != T.CALL_LOCAL:

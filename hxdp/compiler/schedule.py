@@ -123,6 +123,7 @@ class _TraceScheduler:
         branches: list[int] = []
         since_branch: list[int] = []
         vn: dict[int, tuple] = {}  # register -> (root, constant): local value numbering of addresses
+        tail: int | None = None  # the last tail call so far
 
         def value(r: int) -> tuple:
             return vn.get(r, (("entry", r), 0))
@@ -200,6 +201,14 @@ class _TraceScheduler:
                         continue
                     self._edge(i, j, 1 if p.acc.store else 0)
                 mem.append(j)
+            # a tail call leaves the program when it succeeds: what comes before it runs no later than its row,
+            # what comes after it runs in a later row (the jump discards that row's lanes, not their stores)
+            if tail is not None:
+                self._edge(tail, j, 1)
+            if op.is_call and op.imm == TAIL_CALL:
+                for i in range(j):
+                    self._edge(i, j, 0)
+                tail = j
             # control
             if op.is_control:
                 for i in since_branch:
@@ -337,6 +346,7 @@ def call_footprint(op: Op, st: State | None, spans: dict[int, tuple[int, int, in
     return [region, Access("stack", None, 1, store=False, load=True)]
 
 
+TAIL_CALL = params.HELPER_IDS["tail_call"]
 # helpers that write no memory a load could read (their result is r0 only; a lookup returns a pointer)
 NO_MEMORY_WRITES = frozenset({"map_lookup_elem", "ktime_get_ns", "ktime_get_coarse_ns", "get_prandom_u32",
                               "get_smp_processor_id",

@@ -13,6 +13,7 @@ from hxdp import params
 from hxdp.errors import HxdpError
 from hxdp.eval.harness import CLOCK_MHZ, NS_PER_CYCLE, Context, NotAvailable, Record
 from hxdp.eval.programs import (
+    all_insns,
     compile_fn,
     compile_switches,
     compile_variant,
@@ -162,11 +163,11 @@ def m_compile(ctx: Context, key: str) -> Record:
         if not variant.startswith("lanes"):
             raise
         # a genuine limit of the target (e.g. an lddw needs two adjacent lanes): a result, not a harness error
-        return {"program": name, "variant": variant, "lanes": lanes, "original": ebpf_count(program.insns),
+        return {"program": name, "variant": variant, "lanes": lanes, "original": ebpf_count(all_insns(program)),
                 "rows": None, "does_not_fit": str(exc)}
     dt = time.perf_counter() - t0
-    return {"program": name, "variant": variant, "lanes": lanes, "original": ebpf_count(program.insns),
-            "slots_original": len(program.insns), "instructions": rom_count(cr.rom), "rows": len(cr.rom),
+    return {"program": name, "variant": variant, "lanes": lanes, "original": ebpf_count(all_insns(program)),
+            "slots_original": len(all_insns(program)), "instructions": rom_count(cr.rom), "rows": len(cr.rom),
             "compile_s": round(dt, 4), "report": small_report(getattr(cr, "report", None))}
 
 
@@ -190,10 +191,10 @@ def m_ipc(ctx: Context, key: str) -> Record:
         rows += len(b.trace)
         cycles += b.cycles
         mismatches += not a.same_outcome(b)
-    original = ebpf_count(program.insns)
+    original = ebpf_count(all_insns(program))
     return {"program": name, "instructions": original, "rows": len(cr.rom),
-            "static_ipc": original / len(cr.rom), "slots": len(program.insns),
-            "static_ipc_slots": len(program.insns) / len(cr.rom), "packets": len(frames),
+            "static_ipc": original / len(cr.rom), "slots": len(all_insns(program)),
+            "static_ipc_slots": len(all_insns(program)) / len(cr.rom), "packets": len(frames),
             "executed_insns": executed, "executed_rows": rows, "model_cycles": cycles,
             "dynamic_ipc": executed / rows if rows else None, "model_mismatches": mismatches}
 
@@ -338,7 +339,7 @@ def m_ctime(ctx: Context, key: str) -> Record:
         cr = fn(program, opts)
         times.append(time.perf_counter() - t0)
     assert cr is not None
-    return {"program": name, "instructions": ebpf_count(program.insns), "rows": len(cr.rom),
+    return {"program": name, "instructions": ebpf_count(all_insns(program)), "rows": len(cr.rom),
             "compile_s": statistics.median(times)}
 
 

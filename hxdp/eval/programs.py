@@ -154,6 +154,11 @@ def compile_variant(ctx: Context, name: str, lanes: int = params.LANES, **switch
     return ctx.cache[key]
 
 
+def all_insns(program: Any) -> list[Any]:
+    """The slots of a program and of the programs resident for its tail calls (one ROM holds them all)."""
+    return [ins for p in (program, *getattr(program, "resident", [])) for ins in p.insns]
+
+
 def ebpf_count(insns: Iterable[Any]) -> int:
     """eBPF instructions as llvm-objdump lists them: a lddw (two slots) counts once."""
     n = 0

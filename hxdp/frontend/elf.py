@@ -466,10 +466,10 @@ def load_program(path: str | os.PathLike[str], section: str | None = None, prog:
     as a loader sizes them (`sizes`: {map name: max_entries}) and the maps it never references set aside."""
     obj = BpfObject(path)
     entry = obj.select(section, prog)
-    try:
-        program = obj.link(entry)
-    except (struct.error, ValueError, IndexError, ArithmeticError) as exc:
-        raise ElfError(f"{path}: malformed code in {entry.section.name}: {exc}") from None
+    program = _link(obj, entry)
+    if _uses_prog_array(program):
+        # its tail calls may reach any XDP program of the object (the host fills the PROG_ARRAY): all resident
+        program.resident = [_link(obj, f) for f in obj.xdp_programs() if f.key != entry.key]
     return drop_unused(apply_sizes(program, sizes or {}))
 
 
@@ -477,6 +477,17 @@ def host_notes(path: str | os.PathLike[str]) -> list[str]:
     """One line for each program of the object that runs behind a cpumap or devmap entry rather than on the NIC
     (compile and load print them: the object is not refused for them)."""
     return [f"note: {not_on_nic(f.section.name, f.name)}" for f in BpfObject(path).behind_maps()]
+def _link(obj: BpfObject, entry: _Func) -> Program:
+    try:
+        return obj.link(entry)
+    except (struct.error, ValueError, IndexError, ArithmeticError) as exc:
+        raise ElfError(f"{obj.path}: malformed code in {entry.section.name}: {exc}") from None
+
+
+def _uses_prog_array(program: Program) -> bool:
+    prog_array = params.LINUX_MAP_TYPE_IDS["prog_array"]
+    return any(ins.opcode == 0x18 and ins.src == T.PSEUDO_MAP_FD and program.maps[ins.imm].type == prog_array
+               for ins in program.insns if 0 <= ins.imm < len(program.maps))
 
 
 def list_programs(path: str | os.PathLike[str]) -> list[tuple[str, str]]:

@@ -21,6 +21,7 @@ class MapDef:
     section: str = ".maps"  # ".maps", "maps", ".data", ".rodata", ".bss"
     inner: MapDef | None = None
     lock_offset: int | None = None  # byte offset of a struct bpf_spin_lock in the value (BTF), if it holds one
+    prog_entries: dict[int, str] | None = None  # a PROG_ARRAY the loader fills: index -> program name
 
 
 @dataclass
@@ -41,6 +42,9 @@ class Program:
     source: str = ""  # path of the object, for messages
     functions: dict[int, str] = field(default_factory=dict)  # slot index -> function name (entry at 0)
     unused_maps: list[MapDef] = field(default_factory=list)  # maps of the object the program never references
+    # the object's other XDP programs, resident beside this one for its tail calls (when a program references a
+    # PROG_ARRAY map): their map indices number this program's `maps` too
+    resident: list[Program] = field(default_factory=list)
 
     def map_index(self, name: str) -> int:
         for i, m in enumerate(self.maps):

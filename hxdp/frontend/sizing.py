@@ -74,26 +74,32 @@ def apply_sizes(program: Program, sizes: dict[str, int]) -> Program:
     if not sizes:
         return program
     maps = [replace(m, max_entries=sizes[m.name]) if m.name in sizes else m for m in program.maps]
-    return replace(program, maps=maps)
+    return replace(program, maps=maps, resident=[replace(p, maps=maps) for p in program.resident])
 
 
 def referenced_maps(program: Program) -> set[int]:
-    """Indices of the maps an lddw of the program names (by fd or by value address)."""
-    return {ins.imm for ins in program.insns
+    """Indices of the maps an lddw of the program or of its resident programs names (by fd or by value address)."""
+    return {ins.imm for p in (program, *program.resident) for ins in p.insns
             if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE)}
 
 
-def drop_unused(program: Program) -> Program:
-    """The program without the maps it never references (a loader creates them, the NIC has no use for them), the
-    lddw map indices renumbered; their definitions move to Program.unused_maps."""
-    used = referenced_maps(program)
-    if len(used) == len(program.maps):
-        return program
-    renumber = {old: new for new, old in enumerate(sorted(used))}
+def _renumber(program: Program, renumber: dict[int, int]) -> Program:
     insns = list(program.insns)
     for i, ins in enumerate(insns):
         if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE):
             insns[i] = ins.with_(imm=renumber[ins.imm])
+    return replace(program, insns=insns)
+
+
+def drop_unused(program: Program) -> Program:
+    """The program without the maps neither it nor its resident programs reference (a loader creates them, the NIC
+    has no use for them), the lddw map indices renumbered; their definitions move to Program.unused_maps."""
+    used = referenced_maps(program)
+    if len(used) == len(program.maps):
+        return program
+    renumber = {old: new for new, old in enumerate(sorted(used))}
     maps: list[MapDef] = [program.maps[i] for i in sorted(used)]
     unused = [m for i, m in enumerate(program.maps) if i not in used]
-    return replace(program, insns=insns, maps=maps, unused_maps=program.unused_maps + unused)
+    resident = [replace(_renumber(p, renumber), maps=maps) for p in program.resident]
+    return replace(_renumber(program, renumber), maps=maps, unused_maps=program.unused_maps + unused,
+                   resident=resident)

@@ -95,7 +95,7 @@ PERCPU_MAP_TYPES = frozenset(_ids[n] for n in ("percpu_hash", "percpu_array", "l
 AUTOSIZED_MAP_TYPES = frozenset({_ids["perf_event_array"]})
 CREATABLE_MAP_TYPES = frozenset(_ids[n] for n in ("hash", "array", "percpu_hash", "percpu_array", "lru_hash",
                                                   "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
-                                                  "xskmap", "perf_event_array", "ringbuf"))
+                                                  "xskmap", "perf_event_array", "ringbuf", "prog_array"))
 XSKMAP = _ids["xskmap"]
 AF_XDP = 44  # socket family of AF_XDP sockets (linux/socket.h)
 
@@ -224,6 +224,16 @@ def _referenced_maps(path: str, section: str, prog: str) -> set[str] | None:
         return None
 
 
+def _resident_programs(path: str, section: str, prog: str) -> set[str]:
+    """Names of the object's other XDP programs our loader places beside this one (it makes tail calls)."""
+    from hxdp.frontend.elf import load_program
+
+    try:
+        return {p.name for p in load_program(path, section, prog).resident}
+    except HxdpError:
+        return set()
+
+
 class KernelProgram:
     """One XDP program of an object, loaded in the kernel; a context manager that closes every fd it created."""
 
@@ -279,6 +289,7 @@ class KernelProgram:
         self._open = True
         self.events = None
         self.section, self.name = program.section, program.name
+        self.prog_fds: dict[str, int] = {}
         self.ncpus = self.lib.libbpf_num_possible_cpus()
         try:
             self._load_program(program)
@@ -316,14 +327,18 @@ class KernelProgram:
                     ret = lib.bpf_map_freeze(fd)
                     if ret < 0:
                         raise KernelError(f"{self.path}: cannot freeze {m.name} ({err_text(ret)})")
-        insns = list(program.insns)
-        for i, ins in enumerate(insns):
-            if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE):
-                if not 0 <= ins.imm < len(fds):
-                    raise KernelError(f"{self.path}: slot {i} refers to map {ins.imm}, the program has {len(fds)}")
-                insns[i] = ins.with_(imm=fds[ins.imm])
-        self.prog_fd = prog_load(lib, insns, self.name, (program.license or "GPL").encode())
-        self._fds.append(self.prog_fd)
+        for p in (program, *program.resident):  # the resident programs: for the PROG_ARRAY entries
+            insns = list(p.insns)
+            for i, ins in enumerate(insns):
+                if ins.opcode == 0x18 and ins.src in (T.PSEUDO_MAP_FD, T.PSEUDO_MAP_VALUE):
+                    if not 0 <= ins.imm < len(fds):
+                        raise KernelError(f"{self.path}: {p.name} slot {i} refers to map {ins.imm}, the program "
+                                          f"has {len(fds)}")
+                    insns[i] = ins.with_(imm=fds[ins.imm])
+            fd = prog_load(lib, insns, p.name, (program.license or "GPL").encode())
+            self._fds.append(fd)
+            self.prog_fds[p.name] = fd
+        self.prog_fd = self.prog_fds[program.name]
 
     # --- loading ----------------------------------------------------------------------------------------------
     def _programs(self) -> list[tuple[int, str, str]]:
@@ -352,9 +367,13 @@ class KernelProgram:
             have = ", ".join(f"{s}/{n}" for _, s, n in chosen)
             raise KernelError(f"{self.path}: several programs match, choose with --section/--prog: {have}")
         handle, self.section, self.name = chosen[0]
+        # a program with tail calls: the object's other XDP programs are loaded too, for its PROG_ARRAY entries
+        resident = _resident_programs(self.path, self.section, self.name)
+        loaded = [p for p in progs if p[0] == handle or p[2] in resident]
         for p, _, _ in progs:
-            lib.bpf_program__set_autoload(p, p == handle)
-        lib.bpf_program__set_type(handle, BPF_PROG_TYPE_XDP)
+            lib.bpf_program__set_autoload(p, any(p == q[0] for q in loaded))
+        for p, _, _ in loaded:
+            lib.bpf_program__set_type(p, BPF_PROG_TYPE_XDP)
         self._log = ctypes.create_string_buffer(LOG_SIZE)
         lib.bpf_program__set_log_buf(handle, self._log, LOG_SIZE)
         self._size_maps()
@@ -370,6 +389,7 @@ class KernelProgram:
             raise KernelError(f"{self.path}: kernel refused program {self.name} ({err_text(ret)}): {why} "
                               f"[log: {log_path}]")
         self.prog_fd = lib.bpf_program__fd(handle)
+        self.prog_fds = {name: lib.bpf_program__fd(p) for p, _, name in loaded}
         m = lib.bpf_object__next_map(self.obj, None)
         while m:
             if lib.bpf_map__fd(m) < 0:  # left uncreated (self.unused)
@@ -545,6 +565,11 @@ class KernelProgram:
                                   f"(maps: {', '.join(self.maps) or 'none'})")
             for i, (key, value) in enumerate(pairs):
                 where = f"{source}: maps.{name}[{i}]"
+                if isinstance(value, str):  # a PROG_ARRAY entry naming a program: its fd
+                    if value not in self.prog_fds:
+                        raise KernelError(f"{where}.prog: no program {value!r} loaded with {self.name} (programs: "
+                                          f"{', '.join(self.prog_fds)})")
+                    value = self.prog_fds[value].to_bytes(4, "little")
                 try:
                     self.update(name, key, value)
                 except KernelError as exc:
@@ -560,6 +585,8 @@ class KernelProgram:
                 continue  # user space cannot read xskmap entries (EOPNOTSUPP)
             if self.maps[name].type in EVENT_MAP_TYPES:
                 continue  # their records go to the host as events (RunResult.events), not entries
+            if self.maps[name].type == _ids["prog_array"]:
+                continue  # program ids: they mean nothing outside this kernel (the NIC holds entry rows)
             entries: dict[bytes, bytes] = {}
             for k in self.keys(name):
                 v = self.lookup(name, k, cpu)
@@ -575,16 +602,18 @@ class KernelProgram:
 
     # --- running ----------------------------------------------------------------------------------------------
     def _test_run(
-        self, prog_fd: int, packet: bytes, ingress_ifindex: int, rx_queue_index: int, repeat: int, out: bool
+        self, prog_fd: int, packet: bytes, ingress_ifindex: int, rx_queue_index: int, repeat: int, out: bool,
+        meta: bytes = b"",
     ) -> tuple[TestRunOpts, bytes, bytes, float]:
         label = f"{self.path}: {self.name}"
-        return prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out)
+        return prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out, meta)
 
-    def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> RunResult:
-        """Run one packet (repeat 1): action = low 32 bits of r0, packet = data..data_end afterwards."""
+    def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0, meta: bytes = b"") -> RunResult:
+        """Run one packet (repeat 1): action = low 32 bits of r0, packet = data..data_end afterwards; `meta`: the
+        metadata in front of it (data_meta..data), as a previous program of a chain leaves it."""
         if not self._open:
             raise KernelError(f"{self.path}: program is closed")
-        opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True)
+        opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True, meta)
         events = self.events.take() if self.events is not None else []
         return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[], meta=meta,
                          events=events)

@@ -229,23 +229,25 @@ def prog_test_run(
     rx_queue_index: int,
     repeat: int,
     out: bool,
+    meta: bytes = b"",
 ) -> tuple[TestRunOpts, bytes, bytes, float]:
     """One BPF_PROG_TEST_RUN: (opts, metadata, frame, wall ns per repeat). The kernel returns the metadata
-    (data_meta..data) in front of the frame in data_out and its length in the output context's `data`."""
+    (data_meta..data) in front of the frame in data_out and its length in the output context's `data`; `meta` goes
+    in the same way (data_in = meta + frame, the input context's `data` its length), as a dispatcher passes it on."""
     if len(packet) < ETH_HLEN:
         raise KernelError(f"packet of {len(packet)} bytes: the kernel's test run needs at least {ETH_HLEN}")
     for what, v in (("ingress ifindex", ingress_ifindex), ("rx_queue_index", rx_queue_index)):
         if not 0 <= v < 2**32:
             raise KernelError(f"{what} {v}: must be a u32 (0 .. {2**32 - 1})")
-    data = ctypes.create_string_buffer(packet, len(packet))
+    data = ctypes.create_string_buffer(meta + packet, len(meta) + len(packet))
     dout = ctypes.create_string_buffer(DATA_OUT_SIZE) if out else None
-    ctx = struct.pack("<6I", 0, len(packet), 0, ingress_ifindex, rx_queue_index, 0)
+    ctx = struct.pack("<6I", len(meta), len(meta) + len(packet), 0, ingress_ifindex, rx_queue_index, 0)
     cbuf = ctypes.create_string_buffer(ctx, len(ctx))
     cout = ctypes.create_string_buffer(len(ctx)) if out else None
     opts = TestRunOpts(
         sz=ctypes.sizeof(TestRunOpts),
         data_in=ctypes.addressof(data),
-        data_size_in=len(packet),
+        data_size_in=len(meta) + len(packet),
         data_out=ctypes.addressof(dout) if dout is not None else None,
         data_size_out=DATA_OUT_SIZE if dout is not None else 0,
         ctx_in=ctypes.addressof(cbuf),

@@ -74,7 +74,7 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
         return 1 + (size + LINE_BYTES - 1) // LINE_BYTES
     if name == "trace_printk":
         return 1 + (size + PRINTK_BYTES_PER_CYCLE - 1) // PRINTK_BYTES_PER_CYCLE
-    if name in ("redirect", "xdp_adjust_tail", "xdp_adjust_meta"):
+    if name in ("redirect", "xdp_adjust_tail", "xdp_adjust_meta", "tail_call"):
         return 1
     if name in ("ktime_get_ns", "ktime_get_coarse_ns", "get_prandom_u32", "get_smp_processor_id", "spin_lock",
                 "spin_unlock"):
@@ -155,6 +155,8 @@ class HelperEnv:
     prandom: int = PRANDOM_SEED
     cycles: int = 0  # board cycles so far (ktime_get_ns = cycles * 6.4 ns)
     events: EventUnit = field(init=False)  # perf_event_output and the ring buffer helpers
+    tail_calls: int = 0  # tail calls of the packet so far (at most MAX_TAIL_CALL_CNT)
+    tail_row: int | None = None  # the entry row the last tail_call jumps to (None: it fell through)
 
     def __post_init__(self) -> None:
         self.events = EventUnit(self.mem, self.state)
@@ -165,6 +167,7 @@ class HelperEnv:
         self.broadcast = None
         self.printk = []
         self.events.new_packet()
+        self.tail_calls = 0
 
     def packet_events(self) -> list[Event]:
         """The records the running packet sent to the host."""
@@ -242,6 +245,8 @@ class HelperEnv:
                                                  writes=state.last_writes)
             ret = state.delete(map_id, key)
             return ret & M64, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
+        if name == "tail_call":
+            return self._tail_call(r2, r3), helper_latency(helper_id)
         if name == "redirect":
             if r2:
                 return params.XDP_ABORTED, helper_latency(helper_id)
@@ -320,6 +325,25 @@ class HelperEnv:
             return unit.ringbuf_reserve(self._map(r1, name), r2 & M64, r3 & M64)
         return unit.ringbuf_commit(r1, discard=name == "ringbuf_discard")  # (data, flags)
 
+    def _tail_call(self, r2: int, r3: int) -> int:
+        """bpf_tail_call(ctx, r2 = prog_array, r3 = index) as the kernel's JIT: an index past max_entries, or a
+        chain already MAX_TAIL_CALL_CNT calls long, falls through; otherwise the call counts, and an empty entry
+        falls through too. tail_row is where the core jumps (its r0 is the verifier's unreadable value: 0)."""
+        self.tail_row = None
+        map_id = self._map(r2, "tail_call")
+        r = self.state.layout.region(map_id)
+        if r.kind != "prog_array":
+            raise HelperFault(f"tail_call: map {r.name} is a {r.kind}, not a prog_array")
+        index = r3 & M32
+        if index >= r.max_entries or self.tail_calls >= params.MAX_TAIL_CALL_CNT:
+            return 0
+        self.tail_calls += 1
+        off = r.slot_addr(index)
+        value = int.from_bytes(self.state.mem[off : off + 4], "little")
+        if value:
+            self.tail_row = value - 1
+        return 0
+
 
 EVENT_HELPERS = frozenset({"perf_event_output", "ringbuf_output", "ringbuf_reserve", "ringbuf_submit",
                            "ringbuf_discard"})
@@ -334,7 +358,6 @@ def broadcast_mask(state: MapState, map_id: int) -> int:
         if 1 <= ifindex <= params.BCAST_PORTS:
             mask |= 1 << (ifindex - 1)
     return mask
-
 
 def helper_name(helper_id: int) -> str:
     return params.HELPERS.get(helper_id, f"helper#{helper_id}")

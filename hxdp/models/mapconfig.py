@@ -1,6 +1,9 @@
 """Initial map configurations ({"maps": {name: [{"key": hex, "value": hex}]}}): shape checks, file reading.
 
 Shared by the models, the board and the kernel oracle; sizes are checked against a program's maps where applied.
+An entry of a PROG_ARRAY names a program of the object instead of a value: {"key": hex, "prog": "NAME"} (as
+`bpftool map update ... value pinned PROG` sets one); check_map_config gives its value as that name (a str),
+which the NIC resolves to the program's entry row and the kernel oracle to the program's fd.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ def _config_hex(text: object, where: str) -> bytes:
         raise MapError(f"{where}: not hex bytes: {text!r}") from None
 
 
-def check_map_config(cfg: object, source: str = "map config") -> dict[str, list[tuple[bytes, bytes]]]:
-    """Validate the shape of an initial map configuration; {map name: [(key, value), ...]} with the hex decoded.
+def check_map_config(cfg: object, source: str = "map config") -> dict[str, list[tuple[bytes, bytes | str]]]:
+    """Validate the shape of an initial map configuration; {map name: [(key, value), ...]} with the hex decoded
+    (a PROG_ARRAY entry's value: the program name it gives).
 
     Every error is a MapError naming `source` (the file) and the entry, e.g. `f.json: maps.tx_port[0].key: ...`.
     Sizes are checked against the program's maps by MapState.apply_config and KernelProgram.apply_config."""
@@ -46,7 +50,7 @@ def check_map_config(cfg: object, source: str = "map config") -> dict[str, list[
         maps = {}
     if not isinstance(maps, dict):
         raise MapError(f"{source}: \"maps\" must be an object {{map name: [entries]}}, not {type(maps).__name__}")
-    out: dict[str, list[tuple[bytes, bytes]]] = {}
+    out: dict[str, list[tuple[bytes, bytes | str]]] = {}
     for name, entries in maps.items():
         if not isinstance(entries, list):
             raise MapError(f"{source}: maps.{name}: must be a list of {{\"key\": hex, \"value\": hex}}, "
@@ -54,11 +58,17 @@ def check_map_config(cfg: object, source: str = "map config") -> dict[str, list[
         pairs = []
         for i, e in enumerate(entries):
             where = f"{source}: maps.{name}[{i}]"
-            if not isinstance(e, dict) or "key" not in e or "value" not in e:
-                raise MapError(f'{where}: an entry needs "key" and "value" (hex strings)')
-            extra = sorted(set(e) - {"key", "value", "comment"})
+            if not isinstance(e, dict) or "key" not in e or ("value" in e) == ("prog" in e):
+                raise MapError(f'{where}: an entry needs "key" and "value" (hex strings), or "key" and "prog" (a '
+                               "program name, for a PROG_ARRAY)")
+            extra = sorted(set(e) - {"key", "value", "prog", "comment"})
             if extra:
                 raise MapError(f"{where}: unknown field {extra[0]!r} (an entry has \"key\" and \"value\")")
+            if "prog" in e:
+                if not isinstance(e["prog"], str) or not e["prog"]:
+                    raise MapError(f"{where}.prog: expected a program name, got {e['prog']!r}")
+                pairs.append((_config_hex(e["key"], where + ".key"), e["prog"]))
+                continue
             pairs.append((_config_hex(e["key"], where + ".key"), _config_hex(e["value"], where + ".value")))
         out[str(name)] = pairs
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from hxdp import params
@@ -20,9 +20,10 @@ REGION_ALIGN = 64  # every map region starts on a 64-byte boundary (four 128-bit
 HEADER_BYTES = 16  # hash/LPM regions: u32 count, u32 lru clock, u32 high-water mark, u32 reserved
 SLOT_HEADER = 8  # hash/LPM slots: u8 state, 3 bytes pad, u32 LRU stamp (hash) or prefixlen (LPM)
 
-ARRAY_KINDS = {"array", "percpu_array", "devmap", "cpumap", "xskmap"}
-# array maps whose entries can be absent (docs/maps.md): devmap ifindex 0, cpumap qsize 0, xskmap no socket bound
-SPARSE_KINDS = {"devmap", "cpumap", "xskmap"}
+ARRAY_KINDS = {"array", "percpu_array", "devmap", "cpumap", "xskmap", "prog_array"}
+# array maps whose entries can be absent (docs/maps.md): devmap ifindex 0, cpumap qsize 0, xskmap no socket bound,
+# prog_array entry row + 1 = 0
+SPARSE_KINDS = {"devmap", "cpumap", "xskmap", "prog_array"}
 HASH_KINDS = {"hash", "percpu_hash", "lru_hash", "devmap_hash"}
 # maps that hold no entries: their helpers send records to the host through the event ring (docs/maps.md)
 EVENT_KINDS = {"perf_event_array", "ringbuf"}
@@ -67,6 +68,7 @@ class MapRegion:
     value_offset: int  # in a slot (hash/lpm), 0 for arrays
     data_offset: int  # first slot, from the region start (HEADER_BYTES for hash/lpm, 0 for arrays)
     initial: str = ""  # hex of the initial bytes (global data)
+    prog_entries: dict[str, str] = field(default_factory=dict)  # a PROG_ARRAY the loader fills: index -> program
 
     def slot_addr(self, i: int) -> int:
         """Byte offset of slot i in map memory."""
@@ -109,12 +111,23 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
         raise MapError(f"map {m.name}: cpumap value must be 4 (qsize) or 8 bytes (struct bpf_cpumap_val)")
     if kind == "xskmap" and m.value_size != 4:
         raise MapError(f"map {m.name}: xskmap value must be 4 bytes (the kernel's socket fd; here the queue id)")
+    if kind == "prog_array" and (m.key_size, m.value_size) != (4, 4):
+        raise MapError(f"map {m.name}: prog_array needs 4-byte keys and values, not {m.key_size}/{m.value_size}")
     if kind in ("devmap", "devmap_hash") and m.key_size != 4:
         raise MapError(f"map {m.name}: {kind} needs a 4-byte key, not {m.key_size}")
     size = data_off + slots * slot_size
     initial = (m.initial or b"").hex()
+    entries = {str(k): v for k, v in (m.prog_entries or {}).items()}
     return MapRegion(map_id, m.name, m.type, kind, m.key_size, m.value_size, m.max_entries, m.flags, m.section,
-                     offset, size, slots, slot_size, key_off, value_off, data_off, initial)
+                     offset, size, slots, slot_size, key_off, value_off, data_off, initial, entries)
+
+
+def _region_doc(r: MapRegion) -> dict:
+    """A region in the layout file; `prog_entries` only where the loader fills a PROG_ARRAY (older files lack it)."""
+    doc = asdict(r)
+    if not r.prog_entries:
+        del doc["prog_entries"]
+    return doc
 
 
 def _event_region(map_id: int, m: MapDef, kind: str, offset: int) -> MapRegion:
@@ -146,6 +159,9 @@ class MapLayout:
         self.mem_bytes = mem_bytes
         self.by_name = {r.name: r for r in regions}
         self.unused = list(unused or [])  # maps of the object the program never references: not placed
+        # the programs resident in instruction memory and their entry rows (tail calls; the main one at row 0):
+        # a PROG_ARRAY entry holds the row + 1 of its program, 0 when empty (docs/maps.md)
+        self.programs: dict[str, int] = {}
 
     @classmethod
     def from_maps(cls, maps: list[MapDef], mem_bytes: int = params.MAP_MEM_BYTES,
@@ -163,8 +179,13 @@ class MapLayout:
 
     @classmethod
     def for_program(cls, program: Program, mem_bytes: int = params.MAP_MEM_BYTES) -> MapLayout:
-        """The layout of a loaded program's maps, the maps it never references named as unused."""
-        return cls.from_maps(program.maps, mem_bytes, [m.name for m in program.unused_maps])
+        """The layout of a loaded program's maps, the maps it never references named as unused. Its resident
+        programs (tail calls) are numbered in order, the main one 0: the sequential model's entry "rows"; the
+        compiler replaces them with the ROM's entry rows."""
+        layout = cls.from_maps(program.maps, mem_bytes, [m.name for m in program.unused_maps])
+        if program.resident or any(r.kind == "prog_array" for r in layout.regions):
+            layout.programs = {p.name: i for i, p in enumerate((program, *program.resident))}
+        return layout
 
     def region(self, map_id: int) -> MapRegion:
         if not 0 <= map_id < len(self.regions):
@@ -195,13 +216,22 @@ class MapLayout:
             raise MapError(f"map {r.name}: direct value access needs an array map, not {r.kind}")
         return params.MAP_BASE + r.offset + off
 
+    def prog_value(self, name: str) -> bytes:
+        """The PROG_ARRAY value that names program `name`: its entry row + 1 (u32, little-endian)."""
+        if name not in self.programs:
+            raise MapError(f"no program named {name!r} in instruction memory (programs: "
+                           f"{', '.join(self.programs) or 'none: the ROM holds one program with no PROG_ARRAY'})")
+        return (self.programs[name] + 1).to_bytes(4, "little")
+
     def used_bytes(self) -> int:
         return max((r.offset + r.size for r in self.regions), default=0)
 
     def to_json(self) -> str:
         doc = {"format": "hxdp-map-layout", "version": LAYOUT_VERSION, "map_base": params.MAP_BASE,
                "handle_base": params.MAP_HANDLE_BASE, "mem_bytes": self.mem_bytes,
-               "maps": [asdict(r) for r in self.regions], "unused": self.unused}
+               "maps": [_region_doc(r) for r in self.regions], "unused": self.unused}
+        if self.programs:  # several programs resident (tail calls): their entry rows
+            doc["programs"] = [{"name": n, "row": row} for n, row in self.programs.items()]
         return json.dumps(doc, indent=1) + "\n"
 
     @classmethod
@@ -220,13 +250,19 @@ class MapLayout:
         if not isinstance(doc.get("maps", []), list):
             raise MapError("map layout: \"maps\" must be a list of map regions")
         for i, r in enumerate(doc.get("maps", [])):
-            if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial"}:
+            if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial", "prog_entries"}:
                 raise MapError(f"map layout: maps[{i}] is malformed (fields: {', '.join(sorted(names))})")
             regions.append(MapRegion(**r))
         unused = doc.get("unused", [])
         if not isinstance(unused, list) or not all(isinstance(n, str) for n in unused):
             raise MapError("map layout: \"unused\" must be a list of map names")
-        return cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES), unused)
+        layout = cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES), unused)
+        progs = doc.get("programs", [])
+        if not isinstance(progs, list) or not all(isinstance(p, dict) and isinstance(p.get("name"), str) and
+                                                  isinstance(p.get("row"), int) for p in progs):
+            raise MapError('map layout: "programs" must be a list of {"name": program, "row": entry row}')
+        layout.programs = {p["name"]: p["row"] for p in progs}
+        return layout
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> MapLayout:

@@ -115,6 +115,9 @@ class MapState:
             if r.initial:
                 init = bytes.fromhex(r.initial)
                 self.mem[r.offset : r.offset + len(init)] = init
+            for index, name in r.prog_entries.items():  # a PROG_ARRAY of the loader's own (hxdp.frontend.chain)
+                off = r.slot_addr(int(index))
+                self.mem[off : off + 4] = layout.prog_value(name)
 
     @classmethod
     def from_maps(cls, maps: list[MapDef]) -> MapState:
@@ -453,6 +456,14 @@ class MapState:
             r = self.layout.region(map_id)
             for i, (key, value) in enumerate(pairs):
                 where = f"{source}: maps.{name}[{i}]"
+                if isinstance(value, str):  # a PROG_ARRAY entry naming a program
+                    if r.kind != "prog_array":
+                        raise MapError(f"{where}.prog: map {name} is a {r.kind}, only a prog_array entry names a "
+                                       "program")
+                    try:
+                        value = self.layout.prog_value(value)
+                    except MapError as exc:
+                        raise MapError(f"{where}.prog: {exc}") from None
                 if len(key) != r.key_size:
                     raise MapError(f"{where}.key: {len(key)} bytes, map {name} has {r.key_size}-byte keys")
                 if len(value) != r.value_size:

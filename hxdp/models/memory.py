@@ -69,6 +69,11 @@ class DataMemory:
         self.ingress_ifindex = ingress_ifindex & 0xFFFFFFFF
         self.rx_queue_index = rx_queue_index & 0xFFFFFFFF
 
+    def fresh_stack(self) -> None:
+        """The stack as at packet start (a tail call's target program starts with it): every byte zero."""
+        self.stack[:] = bytes(len(self.stack))
+        self.stack_limit = params.STACK_SIZE
+
     def packet_bytes(self) -> bytes:
         return bytes(self.pkt[self.data - params.PKT_BASE : self.data_end - params.PKT_BASE])
 

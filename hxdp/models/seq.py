@@ -1,13 +1,15 @@
 """Sequential eBPF interpreter with XDP semantics: the golden model of a Program (before compilation).
 
 Slot by slot like the kernel's interpreter: lddw map references resolved through MapLayout, helpers from
-hxdp.helpers, bpf-to-bpf calls with callee-saved r6-r9 and a new 512-byte stack frame per call level
+hxdp.helpers, tail calls into the program's resident programs (Program.resident, found by the entry rows of
+MapLayout.programs), bpf-to-bpf calls with callee-saved r6-r9 and a new 512-byte stack frame per call level
 (frame k at STACK_BASE + 512 k, r10 = its top), at most MAX_CALL_FRAMES levels. `cycles` of the result is the
 number of instructions executed; more than `max_insns` ends the packet with XDP_ABORTED (fault "cycle limit").
 Access faults and bad helper calls also end it with XDP_ABORTED and `fault` set (the kernel's verifier
 would have rejected such programs).
 
-Trace records (trace=True): one tuple (pc, [(reg, value), ...], [(addr, bytes), ...]) per executed slot.
+Trace records (trace=True): one tuple (pc, [(reg, value), ...], [(addr, bytes), ...]) per executed slot (the pc
+of the program running: `visited` collects (program name, pc) over every packet, tail calls included).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from hxdp.result import RunResult
 
 MAX_CALL_FRAMES = 8  # MAX_CALL_FRAMES of the kernel verifier
 M64 = (1 << 64) - 1
+TAIL_CALL = params.HELPER_IDS["tail_call"]
 
 
 class ModelError(HxdpError):
@@ -72,19 +75,26 @@ class SeqModel:
     def __init__(self, program: Program, state: MapState, max_insns: int = params.CYCLE_LIMIT,
                  trace: bool = False) -> None:
         self.program = program
+        self.current = program  # the program running (tail calls change it)
+        self.visited: set[tuple[str, int]] = set()  # (program, slot) executed, with trace=True
         self.state = state
         self.max_insns = max_insns
         self.trace_enabled = trace
         self.code = decode_program(program.insns, state.layout, program.name)
+        # the programs a tail call reaches, by the entry row a PROG_ARRAY value names (MapLayout.programs)
+        by_name = {p.name: p for p in (program, *program.resident)}
+        self.entries = {row: (by_name[name], decode_program(by_name[name].insns, state.layout, name))
+                        for name, row in state.layout.programs.items() if name in by_name}
         self.mem = DataMemory(state.mem, stack_frames=MAX_CALL_FRAMES)
         self.env = HelperEnv(self.mem, state)
         self.regs = [0] * params.NUM_REGS
 
     def _illegal(self, pc: int) -> str:
-        if not 0 <= pc < len(self.program.insns):
+        insns = self.current.insns
+        if not 0 <= pc < len(insns):
             return f"illegal instruction: pc {pc} outside the program"
-        ins = self.program.insns[pc]
-        nxt = self.program.insns[pc + 1] if pc + 1 < len(self.program.insns) else None
+        ins = insns[pc]
+        nxt = insns[pc + 1] if pc + 1 < len(insns) else None
         try:
             decode(ins, nxt, map_resolver(self.state.layout), f"slot {pc}: ")
         except HxdpError as exc:
@@ -94,6 +104,7 @@ class SeqModel:
     def _execute(self, regs: list[int]) -> tuple[int | None, str | None, list]:
         """Run from pc 0 with regs set up; returns (r0 or None on fault, fault, trace)."""
         code, mem, env = self.code, self.mem, self.env
+        self.current = self.program
         n = len(code)
         frames: list[tuple[int, list[int]]] = []
         trace: list = []
@@ -114,6 +125,7 @@ class SeqModel:
                     regs[reg] = value
                 if self.trace_enabled:
                     trace.append((pc, list(writes), list(stores)))
+                    self.visited.add((self.current.name, pc))
                 pc += 2 if d.kind == "lddw" else 1
                 if control is None:
                     continue
@@ -128,6 +140,16 @@ class SeqModel:
                         regs[0], _lat = env.call(control[1], regs[1], regs[2], regs[3], regs[4], regs[5])
                     if self.trace_enabled:
                         trace[-1][1].append((0, regs[0]))
+                    if control[1] == TAIL_CALL and env.tail_row is not None:
+                        if frames:
+                            return None, "illegal instruction: a tail call inside a bpf-to-bpf function is " \
+                                "not supported (the core inlines functions)", trace
+                        if env.tail_row not in self.entries:
+                            return None, f"illegal instruction: tail call to row {env.tail_row}, no program " \
+                                "starts there", trace
+                        self.current, code = self.entries[env.tail_row]
+                        n, pc = len(code), 0
+                        self._enter(regs)
                 elif kind == "local_call":
                     if len(frames) + 1 >= MAX_CALL_FRAMES:
                         return None, "call depth exceeds 8 frames", trace
@@ -157,10 +179,16 @@ class SeqModel:
 
     total = 0  # instructions executed over the model's life (ktime_get_ns)
 
-    def _start(self) -> list[int]:
-        regs = [0] * params.NUM_REGS
+    def _enter(self, regs: list[int]) -> None:
+        """A program's entry: at packet start and after a tail call (the packet as it is, a zeroed stack)."""
+        regs[:] = [0] * params.NUM_REGS
         regs[1] = params.CTX_BASE
         regs[10] = params.STACK_TOP
+        self.mem.fresh_stack()
+
+    def _start(self) -> list[int]:
+        regs = [0] * params.NUM_REGS
+        self._enter(regs)
         self.env.new_packet()
         return regs
 

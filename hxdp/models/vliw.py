@@ -2,15 +2,18 @@
 
 Per row: every lane reads the state before the row; lane stores commit in lane order at the end, then the
 helper call (which must not read bytes stored by its own row), then register writes (the helper's r0 last).
-The lowest lane whose branch is taken or whose exit is reached decides the next row. `exit` ends the packet
+The lowest lane whose branch is taken or whose exit is reached decides the next row, unless the row's tail call
+jumps: then the next row is the target program's entry, with the registers and the stack as at packet start (r2 =
+ctx->data as the packet is now). `exit` ends the packet
 with the low 32 bits of r0 *after* the row, `exit K` (0x96) with K. Access faults, illegal instructions,
 helper faults and the cycle limit end the packet with XDP_ABORTED and `fault` set; the faulting row's
 effects are discarded. Running off the end of the ROM (or jumping outside it) is an illegal instruction.
 
 Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENALTY when a jump to a row other
-than the next wins, plus CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a branch lane (jmp/ja)
-before it in its row, plus DIV_EXTRA_CYCLES per lane that divides (div/mod, 32 or 64 bit, any operands; the
-core has one divider), plus helpers.helper_latency(...) for a helper call (which starts after the divisions).
+than the next wins (or a tail call jumps), plus CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a
+branch lane (jmp/ja) before it in its row, plus DIV_EXTRA_CYCLES per lane that divides (div/mod, 32 or 64 bit,
+any operands; the core has one divider), plus helpers.helper_latency(...) for a helper call (which starts after
+the divisions).
 Packet arrival (early processor start) is not modelled: cycles are the core's execution cycles once the bytes it
 reads are present.
 
@@ -43,6 +46,7 @@ from hxdp.models.memory import AccessFault, DataMemory
 from hxdp.result import RunResult
 
 M64 = (1 << 64) - 1
+TAIL_CALL = params.HELPER_IDS["tail_call"]
 
 # params.PORT_RULES by the region number of an address (addr >> REGION_SHIFT): (name, load ports, store ports)
 PORTED_REGIONS = {base >> params.REGION_SHIFT: (name, ld, st) for name, base, ld, st in params.PORT_RULES.values()}
@@ -231,7 +235,11 @@ class VliwModel:
             regs[0] = r0
             writes.append((helper[0], 0, r0))
         cost = params.CYCLES_PER_ROW + lat + params.DIV_EXTRA_CYCLES * row.divides
-        if control is not None:
+        if helper is not None and helper[1] == TAIL_CALL and env.tail_row is not None:
+            # a tail call that jumps wins over the row's branches and exits (they come after it in the program)
+            control, control_lane = ("tail", env.tail_row), helper[0]
+            cost += params.TAKEN_BRANCH_PENALTY
+        elif control is not None:
             if control[0] == "jump":
                 if control[1] != 0:  # a jump to the next row finds it already fetched
                     cost += params.TAKEN_BRANCH_PENALTY
@@ -261,6 +269,9 @@ class VliwModel:
                 if control is not None:
                     if control[0] == "jump":
                         nxt = ri + 1 + control[1]
+                    elif control[0] == "tail":
+                        nxt = control[1]
+                        self._enter(regs)
                     elif control[0] == "exit":
                         nxt, result = None, regs[0]
                     else:  # exit_action
@@ -278,11 +289,18 @@ class VliwModel:
         except IllegalInstruction as exc:
             return None, f"illegal instruction: {exc}", cycles, trace
 
+    def _enter(self, regs: list[int]) -> None:
+        """A program's entry state (execution contract section 1): at packet start and after a tail call, which
+        keeps the packet as it is (r2 = ctx->data now) and starts with a zeroed stack."""
+        regs[:] = [0] * params.NUM_REGS
+        regs[1] = params.CTX_BASE
+        regs[2] = self.mem.data
+        regs[10] = params.STACK_TOP
+        self.mem.fresh_stack()
+
     def _start(self) -> list[int]:
         regs = [0] * params.NUM_REGS
-        regs[1] = params.CTX_BASE
-        regs[2] = params.PKT_BASE + params.PKT_HEADROOM  # ctx->data (run_raw overrides r1/r2)
-        regs[10] = params.STACK_TOP
+        self._enter(regs)  # ctx->data at packet start (run_raw overrides r1/r2)
         self.env.new_packet()
         return regs
 

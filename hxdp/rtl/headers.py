@@ -140,6 +140,7 @@ def gen_params() -> str:
         assert all(num < 256 for num in ids)
         mask = sum(1 << num for num in ids)
         hexd(f"HELPERS_WRITING_{region.upper()}", mask, 256)
+    dec("MAX_TAIL_CALL_CNT", P.MAX_TAIL_CALL_CNT)
     dec("MAPS_MAX", P.MAPS_MAX)
     dec("MAP_KEY_MAX_HW", P.MAP_KEY_MAX_HW)
     dec("MAP_WINDOW_BYTES", P.MAP_WINDOW_BYTES)

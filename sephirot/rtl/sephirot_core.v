@@ -54,6 +54,8 @@ module sephirot_core #(
   input  wire                  hlp_illegal_i,
   input  wire                  hlp_fault_i,
   input  wire                  hlp_access_i,    // the helper's memory read faulted (access fault)
+  input  wire                  hlp_tc_jump_i,   // the helper is a tail call that jumps to row hlp_tc_row_i
+  input  wire [31:0]           hlp_tc_row_i,
   // helper memory read port (csum_diff, map keys): any region, read only
   input  wire                  hm_en_i,
   input  wire [31:0]           hm_addr_i,
@@ -319,7 +321,7 @@ module sephirot_core #(
   wire [63:0]         s_hld;
   wire [LANES-1:0]    s_over;
   sephirot_stack #(.LANES(LANES), .SSZ(SSZ)) u_stack (
-    .clk_i(clk_i), .rst_ni(rst_ni), .clear_i(pkt_done_o), .commit_i(commit), .rd_i(l_rd & l_stk),
+    .clk_i(clk_i), .rst_ni(rst_ni), .clear_i(pkt_done_o || tail_jump), .commit_i(commit), .rd_i(l_rd & l_stk),
     .wr_i(l_wr & l_stk), .off_i(l_addr_lo9), .size_i(l_size), .wdata_i(l_wdata), .h_sel_i(|l_call),
     .h_off_i(hm_addr_i[8:0]),
     .h_size_i(hm_size_i), .over_o(s_over), .rdata_o(s_ld), .h_rdata_o(s_hld)
@@ -361,9 +363,12 @@ module sephirot_core #(
     end
   end
 
-  // a jump to the next row finds that row already fetched: it costs nothing more than falling through
-  wire        taken      = ctl_found && !ctl_exit && ctl_target != {{(32-AW){1'b0}}, pc} + 32'd1;
-  wire [31:0] next_row   = taken ? ctl_target : {{(32-AW){1'b0}}, pc} + 32'd1;
+  // a jump to the next row finds that row already fetched: it costs nothing more than falling through. A tail
+  // call that jumps wins over the row's branches and exits (they come after it in the program) and always costs
+  // the bubble; the target program starts with the registers and the stack as at packet start (cleared below)
+  wire        tail       = call_any && hlp_tc_jump_i;
+  wire        taken      = !tail && ctl_found && !ctl_exit && ctl_target != {{(32-AW){1'b0}}, pc} + 32'd1;
+  wire [31:0] next_row   = tail ? hlp_tc_row_i : taken ? ctl_target : {{(32-AW){1'b0}}, pc} + 32'd1;
   wire        next_bad   = next_row >= {{(31-AW){1'b0}}, imem_rows_i};
   wire        pc_outside = start ? (imem_rows_i == {(AW+1){1'b0}}) : pc_bad_q;
   // the row's multiplication: one multiplier (MUL_UNITS, execution contract) takes the first multiplying lane's
@@ -415,7 +420,8 @@ module sephirot_core #(
   assign      stall      = exec && !limit && !row_bad && (ext_wait || div_wait || (call_any && !hlp_done_i));
   wire        commit     = exec && !limit && !row_bad && !stall && !hlp_bad;
   wire        fault_end  = limit || (exec && row_bad) || hlp_bad;
-  wire        early_exit = commit && ctl_exit && !ctl_cond_exit;
+  wire        early_exit = commit && ctl_exit && !ctl_cond_exit && !tail;
+  wire        tail_jump  = commit && tail;
   wire        bubble_end = running_q && bubble_q && end_bubble_q;
   assign pkt_done_o  = fault_end || early_exit || bubble_end;
   assign pkt_start_o = start;
@@ -483,7 +489,9 @@ module sephirot_core #(
       if (!ext_wait) begin cyc_d = cyc_q + 32'd1; stl_d = stl_q + 32'd1; end
     end else if (commit) begin
       running_d = 1'b1; cyc_d = cyc_q + 32'd1; at_row0_d = 1'b0; stl_d = 32'd0; pc_bad_d = next_bad;
-      if (ctl_exit) begin  // conditional exit: one bubble, then the packet ends
+      if (tail) begin  // the bubble fetches the target program's entry row
+        bubble_d = 1'b1; pc_d = hlp_tc_row_i[AW-1:0];
+      end else if (ctl_exit) begin  // conditional exit: one bubble, then the packet ends
         bubble_d = 1'b1; end_bubble_d = 1'b1; pend_action_d = row_action; pend_r0_d = row_r0;
       end else if (taken) begin
         bubble_d = 1'b1; pc_d = ctl_target[AW-1:0];
@@ -507,7 +515,7 @@ module sephirot_core #(
 
   // register file commit (lane order; a helper result lands in r0 last)
   sephirot_regfile #(.LANES(LANES)) u_regfile (
-    .clk_i(clk_i), .rst_ni(rst_ni), .clear_i(pkt_done_o), .commit_i(commit), .wr_en_i(l_wr_en),
+    .clk_i(clk_i), .rst_ni(rst_ni), .clear_i(pkt_done_o || tail_jump), .commit_i(commit), .wr_en_i(l_wr_en),
     .wr_idx_i(l_wr_idx), .wr_val_i(l_wr_val), .h_wr_i(call_any), .h_val_i(hlp_ret_i), .init_r1_i(init_r1_i),
     .init_r2_i(init_r2_i), .rd_idx_i(rf_idx), .rd_val_o(rf_val), .fix_o(rf_fix)
   );
@@ -527,7 +535,7 @@ module sephirot_core #(
     end
   end
   assign trc_valid_o = commit;
-  assign trc_cost_o  = stl_q + 32'd1 + ((taken || ctl_cond_exit) ? 32'd1 : 32'd0);
+  assign trc_cost_o  = stl_q + 32'd1 + ((taken || tail || ctl_cond_exit) ? 32'd1 : 32'd0);
   integer tl;
   always @(*) begin
     trc_call_lane_o = 2'd0;
@@ -537,7 +545,7 @@ module sephirot_core #(
   assign trc_pc_o    = pc;
   assign trc_call_o  = commit && call_any;
   assign trc_ret_o   = hlp_ret_i;
-  assign trc_exit_o  = commit && ctl_exit;
+  assign trc_exit_o  = commit && ctl_exit && !tail;
   assign trc_next_o  = next_row;
   assign trc_fault_o = fault_end ? res_fault_o : F_NONE;
 `ifdef SEPH_ASSERT

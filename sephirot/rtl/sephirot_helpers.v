@@ -4,6 +4,7 @@
 
 // Latencies (extra cycles beyond the row's own cycle) follow hxdp/models/helpers.py helper_latency:
 // ktime_get_ns, get_prandom_u32, get_smp_processor_id 0; redirect, xdp_adjust_tail, xdp_adjust_meta 1;
+// tail_call 1 (the PROG_ARRAY entry read in its second cycle; the core then jumps: sephirot_core.v);
 // trace_printk 1 + ceil(min(size, PRINTK_FMT_MAX) / 8) (the format is read 8 bytes per cycle, then the record
 // (format up to its first NUL, r3..r5) leaves on pk_*_o for the trace FIFO); xdp_adjust_head
 // 1 + ceil(metadata bytes moved / 16) (the contract's latency: sephirot_pktbuf copies the metadata after the row,
@@ -53,6 +54,9 @@ module sephirot_helpers (
   input  wire [7:0]      adj_err_i,
   input  wire [8:0]      adj_metalen_i,
   input  wire            adj_busy_i,      // adjust_head with metadata: its stall cycles (1 per 16 bytes) are not over
+  // tail_call: the call that ends this cycle jumps to the entry row tc_row_o (its PROG_ARRAY entry - 1)
+  output wire            tc_jump_o,
+  output wire [31:0]     tc_row_o,
   // redirect target of the current packet, as it is after this cycle
   output wire            redir_valid_o,
   output wire [1:0]      redir_kind_o,    // REDIRECT_PORT (port = ifindex), _CPU or _XSK (port = host queue)
@@ -96,6 +100,7 @@ module sephirot_helpers (
   localparam [31:0] H_RESV = `SEPH_HELPER_RINGBUF_RESERVE;
   localparam [31:0] H_SUBMIT = `SEPH_HELPER_RINGBUF_SUBMIT;
   localparam [31:0] H_DISCARD = `SEPH_HELPER_RINGBUF_DISCARD;
+  localparam [31:0] H_TAILCALL = `SEPH_HELPER_TAIL_CALL;
 
   wire [63:0] r1 = args_i[63:0];
   wire [63:0] r2 = args_i[127:64];
@@ -127,6 +132,21 @@ module sephirot_helpers (
   wire [15:0] mf_redir_size;
   wire [32:0] mf_lat;
   wire [63:0] mf_ret;
+  // tail_call(ctx, r2 = prog_array, r3 = index): the map FSM's configuration read names r2's map (mid_o); a bad
+  // handle or a map of another kind faults at once. An index below max_entries with fewer than MAX_TAIL_CALL_CNT
+  // calls so far counts a call and reads the entry (u32 at offset + 8 index: a prog_array slot is 8 bytes) through
+  // the read port in the call's second cycle; a non-zero entry is the target's row + 1
+  reg         busy_q;           // a call is past its first cycle
+  reg [32:0]  cnt_q;            // its cycles so far
+  localparam integer MA = $clog2(`SEPH_MAP_MEM_BYTES);
+  localparam [31:0] HBASE = `SEPH_MAP_HANDLE_BASE;
+  wire        is_tc    = id_i == H_TAILCALL;
+  wire        tc_fault = req_i && is_tc && !(r2[63:32] == 32'd0 && r2[31:0] >= HBASE && mid_o < mcount_i &&
+                         mcfg_i[15:8] != 8'd0 && mcfg_i[7:0] == `SEPH_MAP_TYPE_PROG_ARRAY);
+  reg  [5:0]  tc_cnt_q;         // tail calls of the packet so far
+  wire        tc_go    = req_i && is_tc && !tc_fault && busy_q && r3[63:32] == 32'd0 &&
+                         r3[31:0] < {{(32-MA){1'b0}}, mcfg_i[48 +: MA]} && tc_cnt_q < `SEPH_MAX_TAIL_CALL_CNT;
+  wire [31:0] tc_addr  = `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mcfg_i[80 +: MA]} + {r3[28:0], 3'd0};
   // the read port's address is a base argument plus the bytes read so far: one adder for the four readers
   reg  [31:0] hm_base, hm_off;
   reg  [31:0] hm_left;
@@ -140,7 +160,7 @@ module sephirot_helpers (
   wire [`SEPH_MAP_WINDOW_BYTES-1:0]   ev_mww_mask, mf_mww_mask;
   wire        ufault = mf_ufault || ev_ufault;
   always @(*) begin
-    hm_en_o = cs_go || mf_rd_en || pk_go || ev_rd_en;
+    hm_en_o = cs_go || mf_rd_en || pk_go || ev_rd_en || tc_go;
     hm_base = (cs_off_q < {1'b0, fsz}) ? r1[31:0] : r3[31:0];
     hm_off = (cs_off_q < {1'b0, fsz}) ? cs_off_q[31:0] : cs_off_q[31:0] - fsz;
     hm_left = (cs_left >= 33'd8) ? 32'd8 : cs_left[31:0];
@@ -150,6 +170,8 @@ module sephirot_helpers (
       hm_base = ev_rd_base; hm_off = ev_rd_off; hm_left = ev_rd_left;
     end else if (pk_go) begin
       hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left;
+    end else if (tc_go) begin
+      hm_base = tc_addr; hm_off = 32'd0; hm_left = 32'd4;
     end
     hm_size_o = (hm_left >= 32'd8) ? 4'd8 : hm_left[3:0];
     hm_addr_o = hm_base + hm_off;
@@ -216,12 +238,10 @@ module sephirot_helpers (
   wire [32:0] csum_lat = 33'd1 + ((csz + 33'd7) >> 3);
 
   // the map helpers (map_lookup_elem, map_update_elem, map_delete_elem, redirect_map): sephirot_mapfsm
-  reg         busy_q;           // the call is past its first cycle
-  reg [32:0]  cnt_q;            // its cycles so far
   wire        finish;           // it ends this cycle (below)
   sephirot_mapfsm u_mapfsm (
     .clk_i, .rst_ni,
-    .req_i, .id_i, .r1_i(r1), .r2_i(r2[31:0]), .r3_i(r3), .r4_i(r4),
+    .req_i, .id_i, .r1_i(is_tc ? r2 : r1), .r2_i(r2[31:0]), .r3_i(r3), .r4_i(r4),
     .busy_i(busy_q), .cnt_i(cnt_q), .finish_i(finish),
     .rd_en_o(mf_rd_en), .rd_base_o(mf_rd_base), .rd_off_o(mf_rd_off), .rd_left_o(mf_rd_left),
     .rd_size_i(hm_size_o), .rd_data_i(hm_rdata_i), .rd_bad_i(cs_bad_q),
@@ -266,7 +286,7 @@ module sephirot_helpers (
       H_KTIME, H_KCOARSE, H_PRANDOM, H_SMP: lat = 33'd0;
       // one packet runs at a time: a spin lock is never held by another (docs/helpers.md)
       H_LOCK, H_UNLOCK: lat = 33'd0;
-      H_REDIRECT: lat = 33'd1;
+      H_REDIRECT, H_TAILCALL: lat = 33'd1;
       H_PRINTK: lat = pk_lat;
       H_CSUM: lat = csum_lat;
       H_LOOKUP, H_REDIRMAP, H_UPDATE, H_DELETE:
@@ -311,7 +331,7 @@ module sephirot_helpers (
     if (req_i && (id_i == H_KTIME || id_i == H_KCOARSE)) ktime_ns = div5({cycles_i[58:0], 5'd0});
   end
 
-  assign finish = req_i && (m_fault || ev_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
+  assign finish = req_i && (m_fault || ev_fault || tc_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
                 !(id_i == H_HEAD && adj_busy_i);
   wire is_adj = (id_i == H_HEAD) || (id_i == H_TAIL) || (id_i == H_META);
   assign adj_commit_o = finish && known && is_adj;
@@ -320,7 +340,7 @@ module sephirot_helpers (
   always @(*) begin
     done_o = finish;
     illegal_o = 1'b0;
-    fault_o = finish && (!known || m_fault || ev_fault || ufault);
+    fault_o = finish && (!known || m_fault || ev_fault || ufault || tc_fault);
     access_o = finish && known && !ufault && !ev_fault && (id_i == H_CSUM || id_i == H_LOOKUP || id_i == H_UPDATE ||
                id_i == H_DELETE || id_i == H_PRINTK || ev_sel) && cs_bad_q;
     ret_o = 64'd0;
@@ -350,6 +370,8 @@ module sephirot_helpers (
     end
   end
   assign pk_valid_o = finish && known && id_i == H_PRINTK && !cs_bad_q;
+  assign tc_jump_o = finish && tc_go && !hm_fault_i && hm_rdata_i[31:0] != 32'd0;
+  assign tc_row_o = hm_rdata_i[31:0] - 32'd1;
   assign redir_valid_o = redir_valid_d;
   assign redir_port_o = redir_port_d;
   assign redir_kind_o = redir_kind_d;
@@ -373,8 +395,10 @@ module sephirot_helpers (
       busy_q <= 1'b0; cnt_q <= 33'd0; rnd_q <= 32'h2545F491;
       cs_off_q <= 33'd0; sum_f_q <= 64'd0; sum_t_q <= 64'd0; cs_bad_q <= 1'b0;
       redir_valid_q <= 1'b0; redir_port_q <= 32'd0; redir_kind_q <= 2'd0; redir_size_q <= 16'd0;
-      pk_off_q <= 32'd0; pk_nul_q <= 1'b0; pk_len_q <= 8'd0;
+      pk_off_q <= 32'd0; pk_nul_q <= 1'b0; pk_len_q <= 8'd0; tc_cnt_q <= 6'd0;
     end else begin
+      if (pkt_start_i) tc_cnt_q <= 6'd0;
+      else if (finish && tc_go) tc_cnt_q <= tc_cnt_q + 6'd1;
       redir_valid_q <= redir_valid_d; redir_port_q <= redir_port_d; redir_kind_q <= redir_kind_d;
       redir_size_q <= redir_size_d;
       if (mf_rd_en && hm_fault_i) cs_bad_q <= 1'b1;   // the map FSM's key or value read

@@ -116,6 +116,8 @@ module sephirot_top #(
   wire [31:0]         hlp_id;
   wire [64*5-1:0]     hlp_args;
   wire [63:0]         hlp_ret, hlp_cycles;
+  wire                hlp_tc_jump;
+  wire [31:0]         hlp_tc_row;
   wire [1:0]          adj_kind;
   wire [31:0]         adj_delta;
   wire                adj_commit, adj_step;
@@ -166,6 +168,7 @@ module sephirot_top #(
     .dbus_commit_o(d_commit), .dbus_hold_o(d_hold), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait), .pkt_hold_i(pb_hold),
     .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
     .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
+    .hlp_tc_jump_i(hlp_tc_jump), .hlp_tc_row_i(hlp_tc_row),
     .hm_en_i(hm_en), .hm_addr_i(hm_addr), .hm_size_i(hm_size), .hm_rdata_o(hm_rdata), .hm_fault_o(hm_fault),
     .hbus_rd_o(hb_rd), .hbus_rdata_i(hb_rdata), .hbus_fault_i(hb_fault),
     .trc_valid_o, .trc_pc_o, .trc_wr_en_o, .trc_wr_idx_o, .trc_wr_val_o, .trc_st_en_o, .trc_st_addr_o,
@@ -233,6 +236,7 @@ module sephirot_top #(
     .mww_en_o(mww_en), .mww_off_o(mww_off), .mww_data_o(mww_data), .mww_mask_o(mww_mask), .mw_rdata_i(mw_rdata),
     .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_step_o(adj_step),
     .adj_err_i(adj_err), .adj_metalen_i(adj_metalen), .adj_busy_i(adj_busy),
+    .tc_jump_o(hlp_tc_jump), .tc_row_o(hlp_tc_row),
     .redir_valid_o(res_redir_valid_o), .redir_kind_o(res_redir_kind_o), .redir_port_o(res_redir_port_o),
     .redir_size_o(res_redir_size_o),
     .pk_valid_o(prk_valid_o), .pk_len_o(prk_len_o), .pk_fmt_o(prk_fmt_o), .pk_args_o(prk_args_o),
