@@ -146,9 +146,10 @@ class _EngineRunner:
         self.engine = engine
         program = load_program(obj, section=section, prog=prog)
         if engine == "seq-model":
+            from hxdp.fib import uses_fib
             from hxdp.models.seq import SeqModel
 
-            self.state = MapState(MapLayout.from_maps(program.maps))
+            self.state = MapState(MapLayout.from_maps(program.maps, fib=uses_fib(program.insns)))
             self.state.apply_config(cfg, source=cfg_source)
             self.model: Any = SeqModel(program, self.state)
         elif engine in ("vliw-model", "rtl"):

@@ -25,6 +25,7 @@ HELPER_ARGS: dict[int, int] = {_H[name]: n for name, n in (
     ("redirect_map", 3),  # (map, key, flags)
     ("xdp_adjust_meta", 2),  # (ctx, delta)
     ("xdp_adjust_tail", 2),  # (ctx, delta)
+    ("fib_lookup", 4),  # (ctx, params, plen, flags)
 )}
 ADJUST_HELPERS = frozenset({_H["xdp_adjust_head"], _H["xdp_adjust_meta"], _H["xdp_adjust_tail"]})
 # Helpers whose only memory effect is on maps (they read key/value buffers); others may move packet bytes.

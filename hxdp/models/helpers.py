@@ -75,6 +75,8 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
         return 1
     if name in ("ktime_get_ns", "get_prandom_u32", "get_smp_processor_id"):
         return 0
+    if name == "fib_lookup":
+        raise HelperFault("fib_lookup: its latency depends on the FIB walk (hxdp.fib.lookup.FibOutcome.cycles)")
     raise HelperFault(f"helper {helper_id} is not implemented in hardware")
 
 
@@ -234,12 +236,30 @@ class HelperEnv:
             return self.prandom, helper_latency(helper_id)
         if name == "get_smp_processor_id":
             return 0, helper_latency(helper_id)
+        if name == "fib_lookup":
+            return self._fib_lookup(r2, r3, r4)
         if name == "trace_printk":
             size = min(r2 & M32, params.PRINTK_FMT_MAX)
             fmt = mem.read(r1, size)
             self.printk.append((fmt.split(b"\0", 1)[0], (r3, r4, r5)))
             return 0, helper_latency(helper_id, size=size)
         raise HelperFault(f"helper {helper_id} is not implemented in hardware")
+
+    def _fib_lookup(self, addr: int, plen: int, flags: int) -> tuple[int, int]:
+        """bpf_fib_lookup on the FIB in map memory (hxdp.fib.lookup); the struct must be on the stack."""
+        from hxdp.fib.lookup import PARAMS_BYTES, PARAMS_READ_WORDS, FibFault, fib_lookup
+
+        if (addr & M32) >> params.REGION_SHIFT != params.STACK_BASE >> params.REGION_SHIFT:
+            raise HelperFault(f"fib_lookup: struct bpf_fib_lookup at 0x{addr & M32:08x} is not on the stack (the "
+                              f"hardware FIB writes its results through the stack port only)")
+        try:
+            out = fib_lookup(self.state.mem, lambda: self.mem.read(addr, PARAMS_READ_WORDS * 8), plen, flags & M32)
+        except FibFault as exc:
+            raise HelperFault(str(exc)) from None
+        for off, data in out.writes:
+            if off + len(data) <= PARAMS_BYTES:
+                self.mem.write(addr + off, data)
+        return out.ret, out.cycles
 
 
 def helper_name(helper_id: int) -> str:

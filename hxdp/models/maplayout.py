@@ -105,23 +105,26 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
 class MapLayout:
     """Deterministic placement of a program's maps in map memory: map id = index in Program.maps."""
 
-    def __init__(self, regions: list[MapRegion], mem_bytes: int = params.MAP_MEM_BYTES) -> None:
+    def __init__(self, regions: list[MapRegion], mem_bytes: int = params.MAP_MEM_BYTES, fib: bool = False) -> None:
         self.regions = regions
         self.mem_bytes = mem_bytes
         self.by_name = {r.name: r for r in regions}
+        self.fib = fib  # the FIB region (params.FIB_OFFSET, FIB_BYTES) is placed: the program calls fib_lookup
 
     @classmethod
-    def from_maps(cls, maps: list[MapDef], mem_bytes: int = params.MAP_MEM_BYTES) -> MapLayout:
+    def from_maps(cls, maps: list[MapDef], mem_bytes: int = params.MAP_MEM_BYTES, fib: bool = False) -> MapLayout:
         regions: list[MapRegion] = []
         offset = 0
+        end = params.FIB_OFFSET if fib else mem_bytes
         for i, m in enumerate(maps):
             r = _region(i, m, offset)
-            if r.offset + r.size > mem_bytes:
+            if r.offset + r.size > end:
+                room = f" below the FIB of bpf_fib_lookup at {params.FIB_OFFSET}" if fib else ""
                 raise MapError(f"map {m.name}: needs {r.size} bytes at offset {r.offset}, map memory holds "
-                               f"{mem_bytes} bytes")
+                               f"{end} bytes{room}")
             regions.append(r)
             offset = (r.offset + r.size + REGION_ALIGN - 1) // REGION_ALIGN * REGION_ALIGN
-        return cls(regions, mem_bytes)
+        return cls(regions, mem_bytes, fib)
 
     def region(self, map_id: int) -> MapRegion:
         if not 0 <= map_id < len(self.regions):
@@ -151,12 +154,16 @@ class MapLayout:
         return params.MAP_BASE + r.offset + off
 
     def used_bytes(self) -> int:
+        if self.fib:
+            return params.FIB_OFFSET + params.FIB_BYTES
         return max((r.offset + r.size for r in self.regions), default=0)
 
     def to_json(self) -> str:
         doc = {"format": "hxdp-map-layout", "version": LAYOUT_VERSION, "map_base": params.MAP_BASE,
                "handle_base": params.MAP_HANDLE_BASE, "mem_bytes": self.mem_bytes,
                "maps": [asdict(r) for r in self.regions]}
+        if self.fib:
+            doc["fib"] = {"offset": params.FIB_OFFSET, "size": params.FIB_BYTES}
         return json.dumps(doc, indent=1) + "\n"
 
     @classmethod
@@ -178,7 +185,11 @@ class MapLayout:
             if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial"}:
                 raise MapError(f"map layout: maps[{i}] is malformed (fields: {', '.join(sorted(names))})")
             regions.append(MapRegion(**r))
-        return cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES))
+        fib = doc.get("fib")
+        if fib is not None and fib != {"offset": params.FIB_OFFSET, "size": params.FIB_BYTES}:
+            raise MapError(f"map layout: FIB at {fib} is not where this hardware keeps it (offset "
+                           f"{params.FIB_OFFSET}, size {params.FIB_BYTES}): recompile the ROM")
+        return cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES), fib is not None)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> MapLayout:
