@@ -139,7 +139,7 @@ class _EngineRunner:
     """Runs packets one at a time on an engine and exposes its map contents."""
 
     def __init__(self, engine: str, obj: Path, section: str | None, prog: str | None, cfg: dict[str, Any],
-                 compile_options: Any = None, cfg_source: str | None = None) -> None:
+                 compile_options: Any = None, cfg_source: str | None = None, fib: Any = None) -> None:
         from hxdp.frontend.elf import load_program
         from hxdp.models.maps import MapLayout, MapState
 
@@ -151,6 +151,8 @@ class _EngineRunner:
 
             self.state = MapState(MapLayout.from_maps(program.maps, fib=uses_fib(program.insns)))
             self.state.apply_config(cfg, source=cfg_source)
+            if fib is not None:
+                fib.install(self.state.mem)
             self.model: Any = SeqModel(program, self.state)
         elif engine in ("vliw-model", "rtl"):
             from hxdp.compiler import compile_program
@@ -158,6 +160,8 @@ class _EngineRunner:
             result = compile_program(program, compile_options)
             self.state = MapState(result.layout)
             self.state.apply_config(cfg, source=cfg_source)
+            if fib is not None:
+                fib.install(self.state.mem)
             if engine == "vliw-model":
                 from hxdp.models.vliw import VliwModel
 
@@ -186,18 +190,21 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
              section: str | None = None, prog: str | None = None, ingress_ifindex: int = 1,
              repro_dir: str | Path | None = None, compile_options: Any = None,
              progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
-             cfg_source: str | None = None) -> DiffReport:
+             cfg_source: str | None = None, fib: Any = None) -> DiffReport:
     """Compare every packet's action, bytes and (models: after every packet; RTL: at the end) map contents.
 
-    cfg_source names the map configuration (its file) in error messages."""
+    cfg_source names the map configuration (its file) in error messages. fib (hxdp.fib.table.Fib) is loaded into
+    the engine's map memory, and the kernel runs in the network namespace it was read from (fib.netns), so that
+    bpf_fib_lookup sees one FIB on both sides."""
+    from hxdp.fib.netns import netns
     from hxdp.linux.kernel import KernelProgram
 
     obj = Path(obj)
     cfg = cfg or {"maps": {}}
     report = DiffReport(engine)
-    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source)
+    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, fib)
     batch = runner.run_all(packets, ingress_ifindex)
-    with KernelProgram(obj, section=section, prog=prog) as kernel:
+    with netns(fib.netns if fib is not None else None), KernelProgram(obj, section=section, prog=prog) as kernel:
         kernel.apply_config(cfg, source=cfg_source)
         maps_before = kernel.dump()
         indices: Iterable[int] = range(len(packets))

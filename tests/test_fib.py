@@ -1,0 +1,108 @@
+"""bpf_fib_lookup: the hardware FIB read from a namespace matches the kernel's lookup in it, field for field."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from conftest import XDP_PROGS, compile_bpf
+from fib_netns import fib_namespace
+from kernel_fixtures import requires_kernel
+from scapy.layers.inet import IP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+
+from hxdp.diff import run_diff
+
+pyroute2 = pytest.importorskip("pyroute2", reason="hxdp fib sync needs pyroute2")
+from hxdp.fib.netlink import read_fib  # noqa: E402
+
+ENGINES = ["seq-model", "vliw-model", pytest.param("rtl", marks=pytest.mark.rtl)]
+V4_DST = ["10.20.1.1", "10.20.5.9", "10.30.1.1", "10.40.1.1", "10.50.1.1", "10.66.0.1", "10.67.0.1", "10.68.0.1",
+          "10.1.0.5", "10.1.0.3", "10.0.0.1", "10.0.0.255", "10.1.0.2", "192.168.1.1", "10.9.0.7"]
+V6_DST = ["fd20::1", "fd30::1", "fd40::1", "fd66::1", "fd67::1", "fd68::1", "fd00:1::2", "fd00:1::3", "fd00::1",
+          "fd00:1::", "fe80::1", "ff02::1", "2001:db8::1"]
+# flags, ifindex override (an interface name, or None: the ingress), plen (0: 64)
+PROBES = {
+    "plain": (0, None, 0),
+    "direct": (1, None, 0),
+    "output_fa1": (2, "fa1", 0),
+    "output_fa2": (2, "fa2", 0),
+    "skip_neigh": (4, None, 0),
+    "direct_skip_neigh": (5, None, 0),
+    "mark": (32, None, 0),
+    "unknown_flag": (64, None, 0),
+    "short_plen": (0, None, 63),
+}
+
+
+def _frames() -> list[bytes]:
+    eth = Ether(src="02:00:00:00:aa:01", dst="02:00:00:00:00:01")
+    out = []
+    for dst in V4_DST:
+        out.append(bytes(eth / IP(src="10.0.0.2", dst=dst, ttl=64, tos=0x10) / UDP(sport=1, dport=2) / (b"x" * 20)))
+    for dst in ("10.30.1.1", "10.50.1.1", "10.20.1.1"):  # above the 1280 / locked 1000 MTUs, below 1500
+        out.append(bytes(eth / IP(src="10.0.0.2", dst=dst, ttl=9) / UDP() / (b"y" * 1250)))
+    out.append(bytes(eth / IP(src="10.0.0.2", dst="10.20.1.1", ttl=1) / UDP()))  # TTL 1: not looked up
+    for dst in V6_DST:
+        out.append(bytes(eth / IPv6(src="fd00::2", dst=dst, hlim=64, fl=0x12345, tc=3) / UDP() / (b"z" * 20)))
+    out.append(bytes(eth / IPv6(src="fd00::2", dst="fd30::1", hlim=5) / UDP() / (b"w" * 1300)))
+    out.append(bytes(eth / IPv6(src="fe80::2", dst="fd20::1", hlim=5) / UDP()))  # a link-local source
+    return [f.ljust(60, b"\0") for f in out]  # (shorter frames are runts the MAC drops)
+
+
+@pytest.fixture(scope="module")
+def fib_ns():
+    with fib_namespace() as ns:
+        yield ns, read_fib(ns)
+
+
+@pytest.fixture(scope="module")
+def objs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fib")
+    return {name: compile_bpf(XDP_PROGS / "fib" / f"{name}.c", out, [XDP_PROGS])
+            for name in ("xdp_fwd", "xdp_fib_probe")}
+
+
+def test_sync_reads_the_namespace(fib_ns):
+    _ns, fib = fib_ns
+    names = {i.name for i in fib.ifaces}
+    assert {"lo", "fa0", "fa1", "fa2", "fc0"} <= names
+    assert not fib.iface("fc0").forwarding and fib.iface("fa0").forwarding
+    assert fib.iface("fa2").mtu == 1280
+    kinds = {(r.type, r.prefixlen) for r in fib.routes}
+    assert {(6, 16), (7, 16), (8, 16), (2, 32), (3, 32)} <= kinds  # blackhole unreachable prohibit local broadcast
+    locked = [r for r in fib.routes if r.mtu]
+    assert [r.mtu for r in locked] == [1000]
+    assert len(fib.neighbours) == 5
+
+
+@requires_kernel
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("ingress", ["fa0", "fc0"])
+@pytest.mark.parametrize("prog", ["xdp_fwd_prog", "xdp_fwd_direct_prog"])
+def test_forwarder_matches_kernel(fib_ns, objs, engine, ingress, prog, tmp_path):
+    _ns, fib = fib_ns
+    frames = _frames()
+    report = run_diff(objs["xdp_fwd"], frames, engine=engine, prog=prog, fib=fib,
+                      ingress_ifindex=fib.iface(ingress).ifindex, repro_dir=tmp_path / "repro")
+    assert report.ok, report.divergence.render()
+    assert report.packets == len(frames)
+    if ingress == "fa0":
+        assert report.actions.get(4, 0) >= 8 and report.actions.get(1, 0) == 6  # redirected, dropped
+    else:
+        assert set(report.actions) == {2}  # forwarding disabled: every frame passes
+
+
+@requires_kernel
+@pytest.mark.parametrize("engine", ["vliw-model", pytest.param("rtl", marks=pytest.mark.rtl)])
+@pytest.mark.parametrize("probe", sorted(PROBES))
+def test_probe_fields_match_kernel(fib_ns, objs, engine, probe, tmp_path):
+    _ns, fib = fib_ns
+    flags, dev, plen = PROBES[probe]
+    ifindex = fib.iface(dev).ifindex if dev else 0
+    cfg = {"maps": {"cfg": [{"key": "00000000", "value": struct.pack("<4I", flags, ifindex, plen, 0).hex()}]}}
+    frames = _frames()
+    report = run_diff(objs["xdp_fib_probe"], frames, cfg, engine=engine, fib=fib,
+                      ingress_ifindex=fib.iface("fa0").ifindex, repro_dir=tmp_path / "repro")
+    assert report.ok, report.divergence.render()
