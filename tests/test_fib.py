@@ -13,9 +13,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
 from hxdp.diff import run_diff
-
-pyroute2 = pytest.importorskip("pyroute2", reason="hxdp fib sync needs pyroute2")
-from hxdp.fib.netlink import read_fib  # noqa: E402
+from hxdp.fib.netlink import read_fib
 
 ENGINES = ["seq-model", "vliw-model", pytest.param("rtl", marks=pytest.mark.rtl)]
 V4_DST = ["10.20.1.1", "10.20.5.9", "10.30.1.1", "10.40.1.1", "10.50.1.1", "10.66.0.1", "10.67.0.1", "10.68.0.1",

@@ -425,12 +425,18 @@ def read_map_config(board: Board) -> list[int]:
 
 
 def write_state(board: Board, state: MapState) -> int:
-    """Write the whole used part of map memory (every line, zeros included); returns the lines written."""
-    used = state.layout.used_bytes()
-    n = (used + LINE - 1) // LINE
-    mem = bytes(state.mem[: n * LINE]).ljust(n * LINE, b"\0")
-    write_lines(board, {i: mem[i * LINE : (i + 1) * LINE] for i in range(n)})
-    return n
+    """Write the whole used part of map memory (every line, zeros included; the maps, then the FIB region of a
+    program calling bpf_fib_lookup, not the gap between them); returns the lines written."""
+    layout = state.layout
+    spans = [(0, max((r.offset + r.size for r in layout.regions), default=0))]
+    if layout.fib:
+        spans.append((params.FIB_OFFSET, params.FIB_OFFSET + params.FIB_BYTES))
+    lines = {}
+    for lo, hi in spans:
+        for i in range(lo // LINE, (hi + LINE - 1) // LINE):
+            lines[i] = bytes(state.mem[i * LINE : (i + 1) * LINE]).ljust(LINE, b"\0")
+    write_lines(board, lines)
+    return len(lines)
 
 
 def bpftool_bytes(b: bytes) -> list[str]:
