@@ -33,10 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from hxdp.fib.table import Fib
     from hxdp.models.maps import load_map_config
     from hxdp.traffic.pcap import read_pcap
-
-    from hxdp.fib.table import Fib
 
     cfg = load_map_config(args.maps) if args.maps else None
     fib = Fib.load(args.fib) if args.fib else None

@@ -49,12 +49,13 @@ class FibFault(Exception):
 @dataclass
 class FibOutcome:
     ret: int  # r0 (a BPF_FIB_LKUP_RET_* code, or a negative errno as u64)
-    writes: list[tuple[int, bytes]] = field(default_factory=list)  # (offset in the struct, bytes)
+    # (offset in the struct, bytes): the write steps of the helper, at most 8 bytes each, one a cycle
+    writes: list[tuple[int, bytes]] = field(default_factory=list)
     cycles: int = 0  # extra cycles of the call
 
-    def words(self) -> int:
-        """8-byte words of the struct the results are written into, one a cycle."""
-        return len({(off + i) // 8 for off, data in self.writes for i in range(len(data))})
+    def write(self, off: int, data: bytes) -> None:
+        self.writes.append((off, data))
+        self.cycles += 1
 
 
 def _u32(mem: bytes, off: int) -> int:
@@ -74,7 +75,8 @@ def _v6_strict(addr: bytes) -> bool:
 
 
 def _scan_cycles(n: int, per_window: int) -> int:
-    return -(-n // per_window)
+    """Map windows a scan of n entries reads (at least one: the helper reads a window even of an empty list)."""
+    return max(1, -(-n // per_window))
 
 
 class FibImage:
@@ -147,7 +149,7 @@ def fib_lookup(mem: bytes | bytearray, read: Callable[[], bytes], plen: int, fla
         out.ret = RET["FWD_DISABLED"]
         return out
     # the route scan: one route a cycle; the best is the lowest rank, then the longest prefix, then the first
-    out.cycles += img.n_routes
+    out.cycles += _scan_cycles(img.n_routes, 1)
     oif = ifindex if flags & FIB_LOOKUP_OUTPUT else 0
     ranks = ((RANK_V6_MAIN,) if flags & FIB_LOOKUP_DIRECT else (RANK_V6_LOCAL, RANK_V6_MAIN)) if v6 \
         else (RANK_V4_MAIN,)
@@ -185,33 +187,38 @@ def fib_lookup(mem: bytes | bytearray, read: Callable[[], bytes], plen: int, fla
     tot_len = int.from_bytes(p[6:8], "little")
     if tot_len > mtu:
         out.ret = RET["FRAG_NEEDED"]
-        out.writes.append((6, mtu.to_bytes(2, "little")))
-        out.cycles += out.words()
+        out.write(6, mtu.to_bytes(2, "little"))  # mtu_result
         return out
     if rflags & ROUTE_LWT:
         out.ret = RET["UNSUPP_LWT"]
         return out
-    out.writes.append((8, struct.pack("<II", roif, metric)))
     nh_family, nh = (AF_INET6 if v6 else AF_INET), (dst if v6 else dst[:4] + bytes(12))
     gw = img.gateway(k)
+    skip = bool(flags & FIB_LOOKUP_SKIP_NEIGH)
+    mac = None
     if gw_family == AF_INET and not v6:
         nh = gw[:4] + bytes(12)
-        out.writes.append((32, gw[:4]))
     elif gw_family == AF_INET6:
         nh_family, nh = AF_INET6, gw
-        if not v6:
-            out.writes.append((0, bytes([AF_INET6])))
-        out.writes.append((32, gw))
-    if not flags & FIB_LOOKUP_SKIP_NEIGH:
-        out.cycles += img.n_neigh
+    if not skip:
+        out.cycles += _scan_cycles(img.n_neigh, 1)
         mac = img.neigh(roif, nh_family, nh)
-        if mac is None:
-            out.ret = RET["NO_NEIGH"]
-            out.cycles += out.words()
-            return out
-        out.writes.append((52, egress[2] + mac))  # smac, dmac
-    out.writes.append((48, bytes(4)))  # h_vlan_proto, h_vlan_TCI
-    out.writes.append((6, mtu.to_bytes(2, "little")))  # mtu_result
-    out.ret = RET["SUCCESS"]
-    out.cycles += out.words()
+    ok = skip or mac is not None
+    # the write steps, in the helper's order (sephirot_fib.v): W0 family, W1 mtu_result, W2 ifindex and
+    # rt_metric, W3 W4 the gateway, W5 the VLAN fields and smac[0..3], W6 smac[4..5] and dmac
+    if not v6 and gw_family == AF_INET6:
+        out.write(0, bytes([AF_INET6]))
+    if ok:
+        out.write(6, mtu.to_bytes(2, "little"))
+    out.write(8, struct.pack("<II", roif, metric))
+    if gw_family == AF_INET6:
+        out.write(32, gw[:8])
+        out.write(40, gw[8:16])
+    elif gw_family == AF_INET and not v6:
+        out.write(32, gw[:4])
+    if ok:
+        out.write(48, bytes(4) + (b"" if skip else egress[2][:4]))
+        if not skip:
+            out.write(56, egress[2][4:6] + mac)
+    out.ret = RET["SUCCESS"] if ok else RET["NO_NEIGH"]
     return out

@@ -249,16 +249,15 @@ class HelperEnv:
         """bpf_fib_lookup on the FIB in map memory (hxdp.fib.lookup); the struct must be on the stack."""
         from hxdp.fib.lookup import PARAMS_BYTES, PARAMS_READ_WORDS, FibFault, fib_lookup
 
-        if (addr & M32) >> params.REGION_SHIFT != params.STACK_BASE >> params.REGION_SHIFT:
-            raise HelperFault(f"fib_lookup: struct bpf_fib_lookup at 0x{addr & M32:08x} is not on the stack (the "
-                              f"hardware FIB writes its results through the stack port only)")
+        if not params.STACK_BASE <= addr <= params.STACK_BASE + self.mem.stack_limit - PARAMS_BYTES:
+            raise HelperFault(f"fib_lookup: struct bpf_fib_lookup at 0x{addr:x} is not on the stack (the hardware "
+                              f"FIB writes its results through the stack's store port only)")
         try:
             out = fib_lookup(self.state.mem, lambda: self.mem.read(addr, PARAMS_READ_WORDS * 8), plen, flags & M32)
         except FibFault as exc:
             raise HelperFault(str(exc)) from None
         for off, data in out.writes:
-            if off + len(data) <= PARAMS_BYTES:
-                self.mem.write(addr + off, data)
+            self.mem.write(addr + off, data)
         return out.ret, out.cycles
 
 
