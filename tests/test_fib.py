@@ -104,3 +104,34 @@ def test_probe_fields_match_kernel(fib_ns, objs, engine, probe, tmp_path):
     report = run_diff(objs["xdp_fib_probe"], frames, cfg, engine=engine, fib=fib,
                       ingress_ifindex=fib.iface("fa0").ifindex, repro_dir=tmp_path / "repro")
     assert report.ok, report.divergence.render()
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("probe", ["plain", "output_fa2", "skip_neigh", "short_plen"])
+def test_rtl_cycles_match_vliw_model(fib_ns, objs, probe):
+    """The helper's latency (every scan and write step) is the same cycle for cycle on the RTL and the VLIW model."""
+    from hxdp.compiler import compile_program
+    from hxdp.frontend.elf import load_program
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
+    from hxdp.rtl.sim import RtlSim
+
+    _ns, fib = fib_ns
+    flags, dev, plen = PROBES[probe]
+    cfg = {"maps": {"cfg": [{"key": "00000000", "value": struct.pack(
+        "<4I", flags, fib.iface(dev).ifindex if dev else 0, plen, 0).hex()}]}}
+    result = compile_program(load_program(objs["xdp_fib_probe"]))
+    states = []
+    for _ in range(2):
+        st = MapState(result.layout)
+        st.apply_config(cfg)
+        fib.install(st.mem)
+        states.append(st)
+    ifindex = fib.iface("fa0").ifindex
+    frames = _frames()
+    rtl = RtlSim(result.rom, layout=result.layout, state=states[0]).run_packets([(f, ifindex, 0) for f in frames])
+    vliw = VliwModel(result.rom, states[1])
+    for i, (f, r) in enumerate(zip(frames, rtl, strict=True)):
+        v = vliw.run(f, ingress_ifindex=ifindex)
+        assert (r.action, r.cycles, r.fault) == (v.action, v.cycles, v.fault), f"packet {i}"
+    assert states[0].dump() == states[1].dump()

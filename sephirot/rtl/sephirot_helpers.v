@@ -42,6 +42,11 @@ module sephirot_helpers (
   output wire            mw_en_o,
   output wire [31:0]     mw_off_o,
   input  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mw_rdata_i,   // MAP_WINDOW_BYTES from mw_off_o
+  // stack writes of fib_lookup (its results into the struct), one of up to 8 bytes a cycle in its stall cycles
+  output wire            sw_en_o,
+  output wire [8:0]      sw_off_o,
+  output wire [3:0]      sw_size_o,
+  output wire [63:0]     sw_data_o,
   // packet adjustment (sephirot_pktbuf)
   output reg  [1:0]      adj_kind_o,
   output wire [31:0]     adj_delta_o,
@@ -72,6 +77,7 @@ module sephirot_helpers (
   localparam [31:0] H_REDIRMAP = `SEPH_HELPER_REDIRECT_MAP;
   localparam [31:0] H_UPDATE = `SEPH_HELPER_MAP_UPDATE_ELEM;
   localparam [31:0] H_DELETE = `SEPH_HELPER_MAP_DELETE_ELEM;
+  localparam [31:0] H_FIB = `SEPH_HELPER_FIB_LOOKUP;
 
   wire [63:0] r1 = args_i[63:0];
   wire [63:0] r2 = args_i[127:64];
@@ -101,11 +107,17 @@ module sephirot_helpers (
   wire [31:0] mf_rd_base, mf_rd_off, mf_rd_left, mf_redir_port;
   wire [32:0] mf_lat;
   wire [63:0] mf_ret;
+  // fib_lookup (u_fib, below): its struct reads, its outcome
+  wire        fb_go = req_i && id_i == H_FIB;
+  wire        fb_rd_en, fb_fault, fb_done;
+  wire [31:0] fb_rd_off;
+  wire [32:0] fb_lat;
+  wire [63:0] fb_ret;
   // the read port's address is a base argument plus the bytes read so far: one adder for the four readers
   reg  [31:0] hm_base, hm_off;
   reg  [31:0] hm_left;
   always @(*) begin
-    hm_en_o = cs_go || mf_rd_en || pk_go;
+    hm_en_o = cs_go || mf_rd_en || pk_go || fb_rd_en;
     hm_base = (cs_off_q < {1'b0, fsz}) ? r1[31:0] : r3[31:0];
     hm_off = (cs_off_q < {1'b0, fsz}) ? cs_off_q[31:0] : cs_off_q[31:0] - fsz;
     hm_left = (cs_left >= 33'd8) ? 32'd8 : cs_left[31:0];
@@ -113,6 +125,8 @@ module sephirot_helpers (
       hm_base = mf_rd_base; hm_off = mf_rd_off; hm_left = mf_rd_left;
     end else if (pk_go) begin
       hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left;
+    end else if (fb_rd_en) begin
+      hm_base = r2[31:0]; hm_off = fb_rd_off; hm_left = 32'd8;
     end
     hm_size_o = (hm_left >= 32'd8) ? 4'd8 : hm_left[3:0];
     hm_addr_o = hm_base + hm_off;
@@ -188,11 +202,24 @@ module sephirot_helpers (
     .busy_i(busy_q), .cnt_i(cnt_q), .finish_i(finish),
     .rd_en_o(mf_rd_en), .rd_base_o(mf_rd_base), .rd_off_o(mf_rd_off), .rd_left_o(mf_rd_left),
     .rd_size_i(hm_size_o), .rd_data_i(hm_rdata_i), .rd_bad_i(cs_bad_q),
-    .mid_o, .mcfg_i, .mcount_i, .mw_en_o, .mw_off_o, .mw_rdata_i,
+    .mid_o, .mcfg_i, .mcount_i, .mw_en_o(mf_mw_en), .mw_off_o(mf_mw_off), .mw_rdata_i,
     .mww_en_o, .mww_off_o, .mww_data_o, .mww_mask_o,
     .fault_o(m_fault), .ufault_o(ufault), .done_o(mf_done), .lat_o(mf_lat), .ret_o(mf_ret),
     .redir_o(mf_redir), .redir_valid_o(mf_redir_valid), .redir_port_o(mf_redir_port)
   );
+
+  // bpf_fib_lookup: sephirot_fib, which reads the FIB through the map window while no map helper runs
+  wire        mf_mw_en, fb_mw_en;
+  wire [31:0] mf_mw_off, fb_mw_off;
+  sephirot_fib u_fib (
+    .clk_i, .rst_ni, .go_i(fb_go), .finish_i(finish), .r2_i(r2), .r3_i(r3[31:0]), .r4_i(r4[31:0]),
+    .rd_en_o(fb_rd_en), .rd_off_o(fb_rd_off), .rd_data_i(hm_rdata_i),
+    .mw_en_o(fb_mw_en), .mw_off_o(fb_mw_off), .mw_rdata_i,
+    .sw_en_o, .sw_off_o, .sw_size_o, .sw_data_o,
+    .fault_o(fb_fault), .done_o(fb_done), .lat_o(fb_lat), .ret_o(fb_ret)
+  );
+  assign mw_en_o = mf_mw_en || fb_mw_en;
+  assign mw_off_o = fb_mw_en ? fb_mw_off : mf_mw_off;
 
   reg         redir_valid_q, redir_valid_d;
   reg [31:0]  redir_port_q, redir_port_d;
@@ -211,6 +238,7 @@ module sephirot_helpers (
       H_CSUM: lat = csum_lat;
       H_LOOKUP, H_REDIRMAP, H_UPDATE, H_DELETE:
         lat = mf_done ? mf_lat : {33{1'b1}};
+      H_FIB: lat = fb_done ? fb_lat : {33{1'b1}};
       H_HEAD: lat = (adj_err_i != 8'd0) ? 33'd1 : 33'd1 + {28'd0, adj_metalen_i[8:4]} +
                     {32'd0, adj_metalen_i[3:0] != 4'd0};
       H_TAIL: adj_kind_o = 2'd1;
@@ -250,7 +278,7 @@ module sephirot_helpers (
     if (req_i && id_i == H_KTIME) ktime_ns = div5({cycles_i[58:0], 5'd0});
   end
 
-  assign finish = req_i && (m_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
+  assign finish = req_i && (m_fault || fb_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
                 !(id_i == H_HEAD && adj_busy_i);
   wire is_adj = (id_i == H_HEAD) || (id_i == H_TAIL) || (id_i == H_META);
   assign adj_commit_o = finish && known && is_adj;
@@ -259,7 +287,7 @@ module sephirot_helpers (
   always @(*) begin
     done_o = finish;
     illegal_o = 1'b0;
-    fault_o = finish && (!known || m_fault || ufault);
+    fault_o = finish && (!known || m_fault || ufault || fb_fault);
     access_o = finish && known && !ufault && (id_i == H_CSUM || id_i == H_LOOKUP || id_i == H_UPDATE ||
                id_i == H_DELETE || id_i == H_PRINTK) && cs_bad_q;
     ret_o = 64'd0;
@@ -267,6 +295,7 @@ module sephirot_helpers (
       H_KTIME:    ret_o = ktime_ns;
       H_CSUM:     ret_o = {48'd0, csum};
       H_LOOKUP, H_UPDATE, H_DELETE, H_REDIRMAP: ret_o = mf_ret;
+      H_FIB:      ret_o = fb_ret;
       H_PRANDOM:  ret_o = {32'd0, rnd_next};
       H_REDIRECT: ret_o = (r2 != 64'd0) ? 64'd`SEPH_XDP_ABORTED : 64'd`SEPH_XDP_REDIRECT;
       H_HEAD, H_TAIL, H_META: ret_o = (adj_err_i == 8'd0) ? 64'd0 : -{56'd0, adj_err_i};
