@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import subprocess
 
 import pytest
 from conftest import XDP_PROGS, compile_bpf
@@ -12,8 +13,11 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
+from hxdp import params
 from hxdp.diff import run_diff
 from hxdp.fib.netlink import read_fib
+from hxdp.fib.netns import netns
+from hxdp.fib.table import Fib, FibError
 
 ENGINES = ["seq-model", "vliw-model", pytest.param("rtl", marks=pytest.mark.rtl)]
 V4_DST = ["10.20.1.1", "10.20.5.9", "10.30.1.1", "10.40.1.1", "10.50.1.1", "10.66.0.1", "10.67.0.1", "10.68.0.1",
@@ -135,3 +139,83 @@ def test_rtl_cycles_match_vliw_model(fib_ns, objs, probe):
         v = vliw.run(f, ingress_ifindex=ifindex)
         assert (r.action, r.cycles, r.fault) == (v.action, v.cycles, v.fault), f"packet {i}"
     assert states[0].dump() == states[1].dump()
+
+
+@pytest.mark.rtl
+@requires_kernel
+def test_board_forwards_with_the_synced_fib(fib_ns, objs, tmp_path):
+    """On the simulated board (port k has ingress ifindex k + 1: port 2 is fa0, ifindex 3): `prog load` leaves the
+    FIB empty (every lookup -ENODEV: PASS), `hxdp fib sync --board` fills it, then the frames leave as the kernel
+    forwards them in the namespace; `prog load --fib` loads program and FIB in one go."""
+    from hxdp.board.sim import BoardServer
+    from hxdp.cli import main
+    from hxdp.linux.kernel import KernelProgram
+
+    ns, fib = fib_ns
+    port = fib.iface("fa0").ifindex - 1
+    frames = _frames()
+    with netns(ns), KernelProgram(objs["xdp_fwd"], prog="xdp_fwd_prog") as k:
+        want = [k.run(f, ingress_ifindex=port + 1) for f in frames]
+    fib_file = tmp_path / "fib.json"
+    with BoardServer(ports=port + 1) as srv:
+        assert main(["prog", "load", str(objs["xdp_fwd"]), "--prog", "xdp_fwd_prog", "--board", srv.spec]) == 0
+        board = srv.board()
+        board.inject(frames[:2], port=port)
+        board.wait()
+        assert {o.action for o in board.outputs()} == {2}
+        assert main(["fib", "sync", "--netns", ns, "-o", str(fib_file), "--board", srv.spec]) == 0
+        for load_fib in (False, True):
+            if load_fib:
+                assert main(["prog", "load", str(objs["xdp_fwd"]), "--prog", "xdp_fwd_prog", "--fib", str(fib_file),
+                             "--board", srv.spec]) == 0
+            board.inject(frames, port=port)
+            board.wait()
+            outs = board.outputs()
+            assert [o.action for o in outs] == [w.action for w in want]
+            assert [o.data for o in outs] == [w.packet for w in want]
+        board.close()
+
+
+def test_fib_file_round_trip(fib_ns, tmp_path):
+    _ns, fib = fib_ns
+    again = Fib.from_json(fib.to_json())
+    assert again == fib
+    assert again.image() == fib.image()
+    img = fib.image()
+    assert struct.unpack_from("<4I", img, 0) == (params.FIB_MAGIC, len(fib.ifaces), len(fib.routes),
+                                                 len(fib.neighbours))
+    with pytest.raises(FibError, match="not an hxdp FIB"):
+        Fib.from_json('{"format": "other"}', "x.json")
+
+
+def test_policy_rules_are_refused(fib_ns):
+    ns, _fib = fib_ns
+    subprocess.run(["ip", "-n", ns, "rule", "add", "from", "10.0.0.0/8", "table", "100", "pref", "100"], check=True)
+    try:
+        with pytest.raises(FibError, match="policy routing rule 100: lookup table 100"):
+            read_fib(ns)
+    finally:
+        subprocess.run(["ip", "-n", ns, "rule", "del", "pref", "100"], check=True)
+    assert read_fib(ns).routes == _fib.routes
+
+
+@requires_kernel
+def test_cli_sync_show_and_diff(fib_ns, objs, tmp_path, capsys):
+    from hxdp.cli import main
+    from hxdp.traffic.pcap import write_pcap
+
+    ns, _fib = fib_ns
+    fib_file, pcap = tmp_path / "fib.json", tmp_path / "in.pcap"
+    write_pcap(pcap, _frames())
+    assert main(["fib", "sync", "--netns", ns, "-o", str(fib_file)]) == 0
+    assert main(["fib", "show", str(fib_file)]) == 0
+    out = capsys.readouterr().out
+    assert "route blackhole   10.66.0.0/16" in out and "neigh 10.1.0.2 dev fa1 lladdr 02:00:00:00:01:02" in out
+    assert main(["diff", str(objs["xdp_fwd"]), "--prog", "xdp_fwd_prog", "--pcap", str(pcap), "--fib", str(fib_file),
+                 "--ingress", "fa0", "--repro", str(tmp_path / "r")]) == 0
+    assert "identical to the kernel" in capsys.readouterr().out
+    assert main(["kernel-run", str(objs["xdp_fwd"]), "--prog", "xdp_fwd_prog", "--pcap", str(pcap), "--fib",
+                 str(fib_file), "--ingress", "fa0"]) == 0
+    assert "REDIRECT" in capsys.readouterr().out
+    assert main(["diff", str(objs["xdp_fwd"]), "--prog", "xdp_fwd_prog", "--pcap", str(pcap), "--ingress", "fa0"]) == 1
+    assert "--ingress DEV names an interface of the FIB" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from pathlib import Path
 from hxdp import params
 from hxdp.atomic_write import write_atomic
 from hxdp.board.transport import Board, BoardAddressError, BoardError, imem_commit_addr, imem_word_addr
+from hxdp.fib.table import Fib
 from hxdp.isa.insn import Insn
 from hxdp.isa.rom import Rom, RomError
 from hxdp.models.maps import BPF_ANY, MapError, MapLayout, MapRegion, MapState
@@ -658,13 +659,19 @@ class LoadReport:
 
 
 def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict | None = None,
-                         atomic: bool = True, verify: bool = True, extensions: bool = True) -> LoadReport:
-    """Write the initial map memory (layout + config) and the ROM while the input is held: one atomic switch."""
+                         atomic: bool = True, verify: bool = True, extensions: bool = True,
+                         fib: Fib | None = None) -> LoadReport:
+    """Write the initial map memory (layout + config, and the FIB of a program calling bpf_fib_lookup) and the ROM
+    while the input is held: one atomic switch."""
     check_rom(rom)
     map_config_entries(layout)  # refuse a layout the hardware table cannot hold before touching the board
+    if fib is not None and not layout.fib:
+        raise BoardError("--fib: the program does not call bpf_fib_lookup (its map layout has no FIB region)")
     state = MapState(layout)
     if config:
         state.apply_config(config)
+    if fib is not None:
+        fib.install(state.mem)
     with held(board, atomic and extensions):
         if extensions:
             write_map_config(board, layout)

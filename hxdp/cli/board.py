@@ -265,13 +265,16 @@ def cmd_load(args: argparse.Namespace) -> int:
     """hxdp load and hxdp prog load: compile, configure the maps, inject; noted on this host for `prog show`."""
     from hxdp.atomic_write import check_writable
     from hxdp.board.tools import compile_object, configure_and_inject, load_config, remember_load, save_rom_and_layout
+    from hxdp.fib.table import Fib
 
     cfg = load_config(args.config)
+    fib = Fib.load(args.fib) if args.fib else None
     if args.output:
         check_writable(args.output, "ROM")
     rom, layout = compile_object(args.object, args.section, args.prog)  # bad input is refused before the board
     with board_from_args(args) as b:
-        rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original)
+        rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original,
+                                   fib=fib)
         remember_load(b, rep.rom, rep.layout, args.object)
     if args.output:
         save_rom_and_layout(rom, layout, args.output)
@@ -291,6 +294,7 @@ def add_load_arguments(lo: argparse.ArgumentParser) -> None:
     lo.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
     lo.add_argument("--prog", help="function name of the program")
     lo.add_argument("--config", help="initial map configuration (JSON)")
+    lo.add_argument("--fib", help="FIB of bpf_fib_lookup (`hxdp fib sync` writes it) for its region of map memory")
     lo.add_argument("-o", "--output", help="also save the ROM (and PROG.maps.json next to it)")
     lo.add_argument("--no-hold", action="store_true", help="do not hold the input while loading")
     lo.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
