@@ -9,7 +9,8 @@
 // 1 + ceil(metadata bytes moved / 16) (the contract's latency: sephirot_pktbuf copies the metadata after the row,
 // while the next row waits; 1 on -EINVAL); csum_diff 1 + ceil((from_size + to_size) / 8), reading 8 bytes per
 // cycle through the helper memory port; the map helpers as docs/helpers.md, their map memory writes one 32-byte
-// window a cycle in their last cycles. Helpers not implemented here end the packet with a helper fault.
+// window a cycle in their last cycles; fib_lookup as sephirot_fib.v (u_fib) walks the FIB (docs/helpers.md). Helpers
+// not implemented here end the packet with a helper fault.
 module sephirot_helpers (
   input  wire            clk_i,
   input  wire            rst_ni,
