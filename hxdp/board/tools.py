@@ -20,7 +20,6 @@ from pathlib import Path
 from hxdp import params
 from hxdp.atomic_write import write_atomic
 from hxdp.board.transport import Board, BoardAddressError, BoardError, imem_commit_addr, imem_word_addr
-from hxdp.fib.table import Fib
 from hxdp.isa.insn import Insn
 from hxdp.isa.rom import Rom, RomError
 from hxdp.models.maps import BPF_ANY, MapError, MapLayout, MapRegion, MapState
@@ -426,16 +425,9 @@ def read_map_config(board: Board) -> list[int]:
 
 
 def write_state(board: Board, state: MapState) -> int:
-    """Write the whole used part of map memory (every line, zeros included; the maps, then the FIB region of a
-    program calling bpf_fib_lookup, not the gap between them); returns the lines written."""
-    layout = state.layout
-    spans = [(0, max((r.offset + r.size for r in layout.regions), default=0))]
-    if layout.fib:
-        spans.append((params.FIB_OFFSET, params.FIB_OFFSET + params.FIB_BYTES))
-    lines = {}
-    for lo, hi in spans:
-        for i in range(lo // LINE, (hi + LINE - 1) // LINE):
-            lines[i] = bytes(state.mem[i * LINE : (i + 1) * LINE]).ljust(LINE, b"\0")
+    """Write the used map memory (every line, zeros included; layout.used_spans()); returns the lines written."""
+    lines = {i: bytes(state.mem[i * LINE : (i + 1) * LINE]).ljust(LINE, b"\0")
+             for lo, hi in state.layout.used_spans() for i in range(lo // LINE, (hi + LINE - 1) // LINE)}
     write_lines(board, lines)
     return len(lines)
 
@@ -660,18 +652,15 @@ class LoadReport:
 
 def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict | None = None,
                          atomic: bool = True, verify: bool = True, extensions: bool = True,
-                         fib: Fib | None = None) -> LoadReport:
-    """Write the initial map memory (layout + config, and the FIB of a program calling bpf_fib_lookup) and the ROM
-    while the input is held: one atomic switch."""
+                         fib_image: bytes | None = None) -> LoadReport:
+    """Write the initial map memory (layout + config, a FIB image) and the ROM while the input is held: one switch."""
     check_rom(rom)
     map_config_entries(layout)  # refuse a layout the hardware table cannot hold before touching the board
-    if fib is not None and not layout.fib:
-        raise BoardError("--fib: the program does not call bpf_fib_lookup (its map layout has no FIB region)")
     state = MapState(layout)
     if config:
         state.apply_config(config)
-    if fib is not None:
-        fib.install(state.mem)
+    if fib_image is not None:
+        state.mem[params.FIB_OFFSET : params.FIB_OFFSET + len(fib_image)] = fib_image
     with held(board, atomic and extensions):
         if extensions:
             write_map_config(board, layout)

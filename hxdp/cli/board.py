@@ -272,9 +272,11 @@ def cmd_load(args: argparse.Namespace) -> int:
     if args.output:
         check_writable(args.output, "ROM")
     rom, layout = compile_object(args.object, args.section, args.prog)  # bad input is refused before the board
+    if fib is not None and not layout.fib:
+        raise HxdpError(f"--fib: {args.object} does not call bpf_fib_lookup (its map layout has no FIB region)")
     with board_from_args(args) as b:
         rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original,
-                                   fib=fib)
+                                   fib_image=fib.image() if fib is not None else None)
         remember_load(b, rep.rom, rep.layout, args.object)
     if args.output:
         save_rom_and_layout(rom, layout, args.output)

@@ -1,4 +1,4 @@
-"""The hardware FIB of bpf_fib_lookup: its table and image (table), the lookup (lookup), netlink sync (netlink, netns)."""
+"""The hardware FIB of bpf_fib_lookup: its table and image (table), lookup (lookup), netlink sync (netlink, netns)."""
 
 from __future__ import annotations
 

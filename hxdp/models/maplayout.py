@@ -153,6 +153,11 @@ class MapLayout:
             raise MapError(f"map {r.name}: direct value access needs an array map, not {r.kind}")
         return params.MAP_BASE + r.offset + off
 
+    def used_spans(self) -> list[tuple[int, int]]:
+        """The byte ranges of map memory in use: the maps from offset 0, and the FIB region when placed."""
+        spans = [(0, max((r.offset + r.size for r in self.regions), default=0))]
+        return spans + ([(params.FIB_OFFSET, params.FIB_OFFSET + params.FIB_BYTES)] if self.fib else [])
+
     def used_bytes(self) -> int:
         if self.fib:
             return params.FIB_OFFSET + params.FIB_BYTES
