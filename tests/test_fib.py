@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import socket
 import struct
 import subprocess
 
@@ -9,6 +11,7 @@ import pytest
 from conftest import XDP_PROGS, compile_bpf
 from fib_netns import fib_namespace
 from kernel_fixtures import requires_kernel
+from rtl_support import assert_rtl_equals_model, first_divergence, row
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
@@ -18,6 +21,10 @@ from hxdp.diff import run_diff
 from hxdp.fib.netlink import read_fib
 from hxdp.fib.netns import netns
 from hxdp.fib.table import Fib, FibError
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapLayout, MapState
+from hxdp.models.vliw import VliwModel
+from hxdp.rtl.sim import RtlSim
 
 ENGINES = ["seq-model", "vliw-model", pytest.param("rtl", marks=pytest.mark.rtl)]
 V4_DST = ["10.20.1.1", "10.20.5.9", "10.30.1.1", "10.40.1.1", "10.50.1.1", "10.66.0.1", "10.67.0.1", "10.68.0.1",
@@ -219,3 +226,69 @@ def test_cli_sync_show_and_diff(fib_ns, objs, tmp_path, capsys):
     assert "REDIRECT" in capsys.readouterr().out
     assert main(["diff", str(objs["xdp_fwd"]), "--prog", "xdp_fwd_prog", "--pcap", str(pcap), "--ingress", "fa0"]) == 1
     assert "--ingress DEV names an interface of the FIB" in capsys.readouterr().err
+
+
+def _struct_rom() -> Rom:
+    """A hand-made ROM: the packet's bytes 0..47 become a struct bpf_fib_lookup at r10 - 64 (bytes 48..63 zero),
+    bytes 48..55 plen and flags; after the call the struct goes to packet bytes 64..127 and r0 to bytes 56..63."""
+    rows = [row("r6 = r1", "r7 = *(u32 *)(r1 + 0)")]
+    for off in range(0, 48, 16):
+        rows.append(row(f"r2 = *(u64 *)(r7 + {off})", f"r3 = *(u64 *)(r7 + {off + 8})"))
+        rows.append(row(f"*(u64 *)(r10 - {64 - off}) = r2", f"*(u64 *)(r10 - {56 - off}) = r3"))
+    rows += [row("r3 = *(u32 *)(r7 + 48)", "r4 = *(u32 *)(r7 + 52)"), row("r2 = r10", "r1 = r6"),
+             row("r2 += -64"), row("call 69"), row("r8 = *(u64 *)(r10 - 64)", "*(u64 *)(r7 + 56) = r0")]
+    for k in range(1, 8):
+        rows.append(row(f"*(u64 *)(r7 + {64 + 8 * (k - 1)}) = r8", f"r8 = *(u64 *)(r10 - {64 - 8 * k})"))
+    rows += [row("*(u64 *)(r7 + 120) = r8"), row("exit 2")]
+    return Rom(rows)
+
+
+def _struct_packets(fib: Fib, n: int) -> list[bytes]:
+    """Struct inputs over every path: families, ingress devices, destinations of every route kind, MTUs, flags."""
+    rng = random.Random(24)
+    v4 = [socket.inet_aton(a) for a in V4_DST] + [socket.inet_aton("10.1.0.2")]
+    v6 = [socket.inet_pton(socket.AF_INET6, a) for a in V6_DST]
+    devs = [fib.iface(d).ifindex for d in ("fa0", "fa1", "fa2", "fc0")] + [77]
+    out = []
+    for i in range(n):
+        fam = rng.choice([2, 2, 10, 10, 7])
+        dst = rng.choice(v6) if fam == 10 else rng.choice(v4).ljust(16, bytes([rng.randrange(256)]))
+        src = rng.choice(v6) if fam == 10 else bytes(16)
+        tot = rng.choice([60, 999, 1000, 1001, 1280, 1281, 1500, 1501, 65535])
+        flags = rng.choice([0, 0, 1, 2, 4, 5, 6, 7, 32, 64, 16, 9, 8])
+        plen = 63 if i % 17 == 5 else 64
+        body = struct.pack("<BBHHHII", fam, 17, 0, 0, tot, rng.choice(devs), rng.randrange(1 << 32)) + src + dst
+        out.append(body + struct.pack("<II", plen, flags) + bytes(72))
+    return out
+
+
+@pytest.mark.rtl
+def test_rtl_equals_model_on_struct_inputs(fib_ns):
+    """Hand-made struct inputs (families, ingress devices, flags, plen, MTUs) on the RTL and the VLIW model with the
+    namespace's FIB: the same rows cycle by cycle, return codes, written fields and faults (flags SRC, DIRECT|TBID);
+    then a struct that is not inside the stack faults, and so does a stack store beside the call."""
+    _ns, fib = fib_ns
+    layout = MapLayout.from_maps([], fib=True)
+    packets = _struct_packets(fib, 160)
+    states = [MapState(layout), MapState(layout)]
+    for st in states:
+        fib.install(st.mem)
+    rom = _struct_rom()
+    got = RtlSim(rom, layout=layout, state=states[0], trace=True).run_packets(packets)
+    vm = VliwModel(rom, states[1], trace=True)
+    codes = set()
+    for i, pkt in enumerate(packets):
+        want = vm.run(pkt)
+        assert first_divergence(got[i].trace, want.trace) is None, f"packet {i}"
+        fault = (want.fault or "").split(":")[0] or None  # (the model's message names the reason)
+        assert (got[i].action, got[i].packet, got[i].fault, got[i].cycles) == \
+            (want.action, want.packet, fault, want.cycles), f"packet {i}"
+        codes.add(int.from_bytes(want.packet[56:64], "little", signed=True) if fault is None else fault)
+    assert {0, 1, 2, 3, 4, 5, 7, 8, -22, -19, -97, "helper fault"} <= codes
+    bad = [Rom([row("r2 = r10"), row("r2 += -8"), row("call 69"), row("exit 2")]),  # past the stack's top
+           Rom([row("r2 = *(u32 *)(r1 + 0)"), row("call 69"), row("exit 2")]),  # in the packet
+           Rom([row("r2 = r10", "r3 = 64"), row("r2 += -64"), row("call 69", "*(u8 *)(r10 - 1) = r3"),
+                row("exit 2")])]
+    for k, rom in enumerate(bad):
+        res = assert_rtl_equals_model(rom, packets[:1], f"bad rom {k}", layout=layout)
+        assert res[0].fault == ("access fault" if k == 2 else "helper fault"), (k, res[0].fault)
