@@ -52,6 +52,10 @@ def fib_namespace() -> Iterator[str]:
     try:
         _sysctl(ns, "net.ipv4.ip_forward", 1)
         _sysctl(ns, "net.ipv6.conf.all.forwarding", 1)
+        # no duplicate address detection: the link-local addresses and their local routes exist at once, not a
+        # second later, so a FIB read right away stays what the kernel has for the whole test
+        _sysctl(ns, "net.ipv6.conf.all.accept_dad", 0)
+        _sysctl(ns, "net.ipv6.conf.default.accept_dad", 0)
         _ip(ns, "link", "set", "lo", "up")
         for k, (dev, (v4, v6, mtu, fwd)) in enumerate(IFACES.items()):
             peer = f"fp{k}"

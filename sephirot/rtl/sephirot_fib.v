@@ -69,7 +69,10 @@ module sephirot_fib (
   reg  [8:0]   idx_q, idx_d;
   reg  [32:0]  st_q;                        // steps so far: the latency once done
   reg  [63:0]  ret_q, ret_d;
-  reg  [63:0]  pw_q [0:5];                  // the struct's words 0..5
+  reg  [7:0]   fam_q;                       // the struct's inputs: family, tot_len, ifindex, source, destination
+  reg  [15:0]  tot_q;
+  reg  [31:0]  if_q;
+  reg  [127:0] src_q, dst_q;
   reg  [8:0]   ni_q, nr_q, nn_q;            // entries of the FIB (clamped to the capacity)
   reg          in_ok_q, in_ok_d;            // the ingress interface was found ...
   reg  [7:0]   in_fl_q, in_fl_d;            // ... with these flags
@@ -87,12 +90,12 @@ module sephirot_fib (
   reg  [6:0]   wm_q, wm_d;                  // write steps W0..W6 still to do
 
   // the call's inputs
-  wire [7:0]   fam    = pw_q[0][7:0];
+  wire [7:0]   fam    = fam_q;
   wire         v6     = fam == AF6;
-  wire [15:0]  totlen = pw_q[0][63:48];
-  wire [31:0]  ifidx  = pw_q[1][31:0];
-  wire [127:0] src    = {pw_q[3], pw_q[2]};
-  wire [127:0] dst    = v6 ? {pw_q[5], pw_q[4]} : {96'd0, pw_q[4][31:0]};
+  wire [15:0]  totlen = tot_q;
+  wire [31:0]  ifidx  = if_q;
+  wire [127:0] src    = src_q;
+  wire [127:0] dst    = v6 ? dst_q : {96'd0, dst_q[31:0]};
   wire         skip   = (r4_i & F_SKIP) != 32'd0;
   wire         start  = go_i && ph_q == PH_PAR && idx_q == 9'd0;
   wire         inval  = $signed(r3_i) < $signed(32'd`SEPH_FIB_PARAMS_BYTES) ||
@@ -267,11 +270,10 @@ module sephirot_fib (
   assign lat_o  = st_q;
   assign ret_o  = ret_q;
 
-  integer pi;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       ph_q <= PH_PAR; idx_q <= 9'd0; st_q <= 33'd0; ret_q <= 64'd0;
-      for (pi = 0; pi < 6; pi = pi + 1) pw_q[pi] <= 64'd0;
+      fam_q <= 8'd0; tot_q <= 16'd0; if_q <= 32'd0; src_q <= 128'd0; dst_q <= 128'd0;
       ni_q <= 9'd0; nr_q <= 9'd0; nn_q <= 9'd0; in_ok_q <= 1'b0; in_fl_q <= 8'd0;
       b_v_q <= 1'b0; b_k_q <= 9'd0; b_rank_q <= 8'd0; b_plen_q <= 8'd0; b_type_q <= 8'd0; b_gwf_q <= 8'd0;
       b_fl_q <= 8'd0; b_mtu_q <= 16'd0; b_oif_q <= 32'd0; b_met_q <= 32'd0; gw_q <= 128'd0;
@@ -287,7 +289,15 @@ module sephirot_fib (
       b_gwf_q <= b_gwf_d; b_fl_q <= b_fl_d; b_mtu_q <= b_mtu_d; b_oif_q <= b_oif_d; b_met_q <= b_met_d;
       eg_ok_q <= eg_ok_d; eg_m4_q <= eg_m4_d; eg_m6_q <= eg_m6_d; eg_mac_q <= eg_mac_d;
       nb_ok_q <= nb_ok_d; nb_mac_q <= nb_mac_d; wm_q <= wm_d;
-      if (ph_q == PH_PAR) pw_q[idx_q[2:0]] <= rd_data_i;
+      if (ph_q == PH_PAR)   // (bytes 1..5 and 12..15, protocol, ports and tos/flowinfo, select nothing here)
+        case (idx_q[2:0])
+          3'd0: begin fam_q <= rd_data_i[7:0]; tot_q <= rd_data_i[63:48]; end
+          3'd1: if_q <= rd_data_i[31:0];
+          3'd2: src_q[63:0] <= rd_data_i;
+          3'd3: src_q[127:64] <= rd_data_i;
+          3'd4: dst_q[63:0] <= rd_data_i;
+          default: dst_q[127:64] <= rd_data_i;
+        endcase
       if (ph_q == PH_HDR) begin
         // no FIB (another magic): no interface, every lookup is -ENODEV; counts past the capacity read as it
         ni_q <= (w[31:0] != `SEPH_FIB_MAGIC) ? 9'd0 : (w[63:32] > {23'd0, NI_MAX}) ? NI_MAX : w[40:32];
