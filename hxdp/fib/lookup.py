@@ -148,12 +148,12 @@ def fib_lookup(mem: bytes | bytearray, read: Callable[[], bytes], plen: int, fla
     if not ingress[3] & (IFACE_FWD6 if v6 else IFACE_FWD4):
         out.ret = RET["FWD_DISABLED"]
         return out
-    # the route scan: one route a cycle; the best is the lowest rank, then the longest prefix, then the first
-    out.cycles += _scan_cycles(img.n_routes, 1)
+    # the route scan, one route a cycle: the image lists them best first (Fib.image: rank, then the longest
+    # prefix, then the metric), so the first that matches is the answer and ends the scan
     oif = ifindex if flags & FIB_LOOKUP_OUTPUT else 0
     ranks = ((RANK_V6_MAIN,) if flags & FIB_LOOKUP_DIRECT else (RANK_V6_LOCAL, RANK_V6_MAIN)) if v6 \
         else (RANK_V4_MAIN,)
-    best: tuple[int, int, int] | None = None  # (rank, -prefixlen, index)
+    best: int | None = None
     for k in range(img.n_routes):
         rfam, plen_r, rtype, rank, _gwf, _rfl, _mtu, roif, _metric, rdst = img.route(k)
         if rfam != family or rank not in ranks or plen_r > (128 if v6 else 32):
@@ -163,13 +163,13 @@ def fib_lookup(mem: bytes | bytearray, read: Callable[[], bytes], plen: int, fla
         # IPv4 (fib_table_lookup): an alias with a nexthop on another device than the OUTPUT oif is passed over
         if not v6 and oif and rtype not in V4_ERROR_TYPES and roif != oif:
             continue
-        key = (rank, -plen_r, k)
-        if best is None or key < best:
-            best = key
+        best = k
+        break
+    out.cycles += best + 1 if best is not None else _scan_cycles(img.n_routes, 1)
     if best is None:
         out.ret = RET["NOT_FWDED"]
         return out
-    k = best[2]
+    k = best
     _rfam, _pl, rtype, _rank, gw_family, rflags, rmtu, roif, metric, _rdst = img.route(k)
     if rtype != UNICAST:
         code = ERROR_TYPES.get(rtype, RET["NOT_FWDED"])

@@ -20,6 +20,7 @@ from hxdp.fib.table import (
     Iface,
     Neigh,
     Route,
+    route_order,
 )
 
 RT_TABLE_DEFAULT, RT_TABLE_MAIN, RT_TABLE_LOCAL = 253, 254, 255
@@ -28,6 +29,8 @@ DEFAULT_RULES = {AF_INET: {(0, RT_TABLE_LOCAL), (32766, RT_TABLE_MAIN), (32767, 
                  AF_INET6: {(0, RT_TABLE_LOCAL), (32766, RT_TABLE_MAIN)}}
 NUD_VALID = 0x80 | 0x40 | 0x02 | 0x10 | 0x04 | 0x08  # PERMANENT NOARP REACHABLE PROBE STALE DELAY
 RTAX_LOCK, RTAX_MTU = 1, 2
+# IPv6 multicast, link-local and loopback destinations (rt6_need_strict): never routed by bpf_fib_lookup
+NEVER_LOOKED_UP = (ipaddress.ip_network("ff00::/8"), ipaddress.ip_network("fe80::/10"), ipaddress.ip_network("::1/128"))
 IPV6_MIN_MTU = 1280
 
 
@@ -85,6 +88,10 @@ def _route(msg: Any, family: int, use_pmtu: bool) -> Route | None:
         rank = {RT_TABLE_LOCAL: RANK_V6_LOCAL, RT_TABLE_MAIN: RANK_V6_MAIN}.get(table)
     if rank is None:
         return None  # a table no lookup consults without policy rules
+    plen = msg["dst_len"]
+    if family == AF_INET6 and plen and any(ipaddress.ip_network(f"{msg.get_attr('RTA_DST')}/{plen}").subnet_of(n)
+                                           for n in NEVER_LOOKED_UP):
+        return None  # bpf_fib_lookup answers NOT_FWDED for these destinations before it looks for a route
     size = 4 if family == AF_INET else 16
     dst = ipaddress.ip_address(msg.get_attr("RTA_DST") or ("0.0.0.0" if family == AF_INET else "::")).packed
     where = f"route {ipaddress.ip_address(dst)}/{msg['dst_len']} ({RTN_NAMES.get(msg['type'], msg['type'])})"
@@ -108,7 +115,6 @@ def _route(msg: Any, family: int, use_pmtu: bool) -> Route | None:
         if locked or (use_pmtu and family == AF_INET):
             mtu = rmtu
     flags = ROUTE_LWT if msg.get_attr("RTA_ENCAP") is not None else 0
-    plen = msg["dst_len"]
     mask = ((1 << plen) - 1) << (8 * size - plen)  # host bits zero, as the kernel keeps them
     prefix = (int.from_bytes(dst, "big") & mask).to_bytes(size, "big")
     return Route(family, prefix.ljust(16, b"\0"), msg["dst_len"], msg["type"], rank, msg.get_attr("RTA_OIF") or 0,
@@ -141,7 +147,6 @@ def read_fib(ns: str | None) -> Fib:
                     if r is not None:
                         fib.routes.append(r)
             fib.neighbours = _neighbours(ipr)
-    # first the ranks consulted first, then, for one prefix, the lowest metric (the route the kernel prefers)
-    fib.routes.sort(key=lambda r: (r.family, r.rank, r.metric))
+    fib.routes.sort(key=route_order)  # (as the image lists them)
     fib.check()
     return fib

@@ -74,6 +74,12 @@ class Route:
     flags: int = 0  # ROUTE_LWT
 
 
+def route_order(r: Route) -> tuple[int, int, int, int]:
+    """The image lists routes best first: the helper's scan stops at the first that matches. A lower rank (a table
+    consulted first), then a longer prefix, then a lower metric (the route the kernel prefers; the sort is stable)."""
+    return (r.family, r.rank, -r.prefixlen, r.metric)
+
+
 @dataclass
 class Neigh:
     family: int
@@ -112,7 +118,7 @@ class Fib:
             flags = (IFACE_FWD4 if i.forwarding else 0) | (IFACE_FWD6 if i.forwarding6 else 0)
             struct.pack_into("<IHH6sBx", img, params.FIB_IFACES_AT + k * params.FIB_IFACE_BYTES, i.ifindex,
                              min(i.mtu, 0xFFFF), min(i.mtu6, 0xFFFF), i.mac, flags)
-        for k, r in enumerate(self.routes):
+        for k, r in enumerate(sorted(self.routes, key=route_order)):
             struct.pack_into("<BBBBBBHII16s", img, params.FIB_ROUTES_AT + k * params.FIB_ROUTE_BYTES, r.family,
                              r.prefixlen, r.type, r.rank, r.gw_family, r.flags, min(r.mtu, 0xFFFF), r.oif,
                              r.metric & 0xFFFFFFFF, r.dst)

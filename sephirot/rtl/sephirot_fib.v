@@ -9,8 +9,9 @@
 //   1 cycle       the FIB header (magic, counts) through the map window
 //   I cycles      the ingress interface, two a window (I = max(1, ceil(interfaces / 2))): then -EAFNOSUPPORT,
 //                 NOT_FWDED (an IPv6 link-local, multicast or loopback address), -ENODEV, FWD_DISABLED
-//   R cycles      the routes, one a window (R = max(1, routes)): the best is the lowest rank, then the longest
-//                 prefix, then the first; none, or not unicast: NOT_FWDED, BLACKHOLE, UNREACHABLE, PROHIBIT
+//   R cycles      the routes, one a window, up to the first that matches (the FIB lists them best first: lowest
+//                 rank, longest prefix, lowest metric), else all (R = max(1, routes)); none, or not unicast:
+//                 NOT_FWDED, BLACKHOLE, UNREACHABLE, PROHIBIT
 //   1 + I cycles  the route's gateway, the egress interface (MTU, MAC): FRAG_NEEDED, UNSUPP_LWT
 //   N cycles      the neighbour of the next hop (N = max(1, neighbours); not with SKIP_NEIGH): NO_NEIGH
 //   W cycles      the results into the struct through the stack's store port, one write of <= 8 bytes a cycle:
@@ -78,7 +79,7 @@ module sephirot_fib (
   reg  [7:0]   in_fl_q, in_fl_d;            // ... with these flags
   reg          b_v_q, b_v_d;                // the best route so far
   reg  [8:0]   b_k_q, b_k_d;
-  reg  [7:0]   b_rank_q, b_rank_d, b_plen_q, b_plen_d, b_type_q, b_type_d, b_gwf_q, b_gwf_d, b_fl_q, b_fl_d;
+  reg  [7:0]   b_type_q, b_type_d, b_gwf_q, b_gwf_d, b_fl_q, b_fl_d;
   reg  [15:0]  b_mtu_q, b_mtu_d;
   reg  [31:0]  b_oif_q, b_oif_d, b_met_q, b_met_d;
   reg  [127:0] gw_q;
@@ -145,7 +146,7 @@ module sephirot_fib (
   wire [255:0] w = mw_rdata_i;
 
   // one step
-  reg          ok_rank, better, last, frag;
+  reg          ok_rank, last, frag;
   reg  [7:0]   r_fam, r_plen, r_type, r_rank, r_gwf, r_fl;
   reg  [15:0]  mtu;
   reg  [8:0]   k0, k1;
@@ -153,12 +154,12 @@ module sephirot_fib (
   always @(*) begin
     ph_d = ph_q; idx_d = idx_q; ret_d = ret_q;
     in_ok_d = in_ok_q; in_fl_d = in_fl_q;
-    b_v_d = b_v_q; b_k_d = b_k_q; b_rank_d = b_rank_q; b_plen_d = b_plen_q; b_type_d = b_type_q; b_gwf_d = b_gwf_q;
+    b_v_d = b_v_q; b_k_d = b_k_q; b_type_d = b_type_q; b_gwf_d = b_gwf_q;
     b_fl_d = b_fl_q; b_mtu_d = b_mtu_q; b_oif_d = b_oif_q; b_met_d = b_met_q;
     eg_ok_d = eg_ok_q; eg_m4_d = eg_m4_q; eg_m6_d = eg_m6_q; eg_mac_d = eg_mac_q;
     nb_ok_d = nb_ok_q; nb_mac_d = nb_mac_q; wm_d = wm_q;
     r_fam = w[7:0]; r_plen = w[15:8]; r_type = w[23:16]; r_rank = w[31:24]; r_gwf = w[39:32]; r_fl = w[47:40];
-    ok_rank = 1'b0; better = 1'b0; last = 1'b0; frag = 1'b0; mtu = 16'd0;
+    ok_rank = 1'b0; last = 1'b0; frag = 1'b0; mtu = 16'd0;
     k0 = {idx_q[7:0], 1'b0}; k1 = {idx_q[7:0], 1'b1};
     case (ph_q)
       PH_PAR: begin
@@ -207,13 +208,10 @@ module sephirot_fib (
             pmatch(w[255:128], dst, r_plen) &&
             !(!v6 && (r4_i & F_OUTPUT) != 32'd0 && r_type != T_BH && r_type != T_UR && r_type != T_PR &&
               r_type != T_TH && r_type != T_NAT && r_type != T_XR && w[95:64] != ifidx)) begin
-          better = !b_v_q || r_rank < b_rank_q || (r_rank == b_rank_q && r_plen > b_plen_q);
-          if (better) begin
-            b_v_d = 1'b1; b_k_d = idx_q; b_rank_d = r_rank; b_plen_d = r_plen; b_type_d = r_type; b_gwf_d = r_gwf;
-            b_fl_d = r_fl; b_mtu_d = w[63:48]; b_oif_d = w[95:64]; b_met_d = w[127:96];
-          end
+          b_v_d = 1'b1; b_k_d = idx_q; b_type_d = r_type; b_gwf_d = r_gwf; b_fl_d = r_fl; b_mtu_d = w[63:48];
+          b_oif_d = w[95:64]; b_met_d = w[127:96];
         end
-        last = idx_q == nr_w - 9'd1;
+        last = b_v_d || idx_q == nr_w - 9'd1;   // the routes are listed best first: the first match ends the scan
         idx_d = last ? 9'd0 : idx_q + 9'd1;
         if (last) begin
           ph_d = PH_DONE;
@@ -275,7 +273,7 @@ module sephirot_fib (
       ph_q <= PH_PAR; idx_q <= 9'd0; st_q <= 33'd0; ret_q <= 64'd0;
       fam_q <= 8'd0; tot_q <= 16'd0; if_q <= 32'd0; src_q <= 128'd0; dst_q <= 128'd0;
       ni_q <= 9'd0; nr_q <= 9'd0; nn_q <= 9'd0; in_ok_q <= 1'b0; in_fl_q <= 8'd0;
-      b_v_q <= 1'b0; b_k_q <= 9'd0; b_rank_q <= 8'd0; b_plen_q <= 8'd0; b_type_q <= 8'd0; b_gwf_q <= 8'd0;
+      b_v_q <= 1'b0; b_k_q <= 9'd0; b_type_q <= 8'd0; b_gwf_q <= 8'd0;
       b_fl_q <= 8'd0; b_mtu_q <= 16'd0; b_oif_q <= 32'd0; b_met_q <= 32'd0; gw_q <= 128'd0;
       eg_ok_q <= 1'b0; eg_m4_q <= 16'd0; eg_m6_q <= 16'd0; eg_mac_q <= 48'd0; nb_ok_q <= 1'b0; nb_mac_q <= 48'd0;
       wm_q <= 7'd0;
@@ -285,7 +283,7 @@ module sephirot_fib (
     end else if (go_i && ph_q != PH_DONE) begin
       ph_q <= ph_d; idx_q <= idx_d; st_q <= st_q + 33'd1; ret_q <= ret_d;
       in_ok_q <= in_ok_d; in_fl_q <= in_fl_d;
-      b_v_q <= b_v_d; b_k_q <= b_k_d; b_rank_q <= b_rank_d; b_plen_q <= b_plen_d; b_type_q <= b_type_d;
+      b_v_q <= b_v_d; b_k_q <= b_k_d; b_type_q <= b_type_d;
       b_gwf_q <= b_gwf_d; b_fl_q <= b_fl_d; b_mtu_q <= b_mtu_d; b_oif_q <= b_oif_d; b_met_q <= b_met_d;
       eg_ok_q <= eg_ok_d; eg_m4_q <= eg_m4_d; eg_m6_q <= eg_m6_d; eg_mac_q <= eg_mac_d;
       nb_ok_q <= nb_ok_d; nb_mac_q <= nb_mac_d; wm_q <= wm_d;
