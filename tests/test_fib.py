@@ -292,3 +292,28 @@ def test_rtl_equals_model_on_struct_inputs(fib_ns):
     for k, rom in enumerate(bad):
         res = assert_rtl_equals_model(rom, packets[:1], f"bad rom {k}", layout=layout)
         assert res[0].fault == ("access fault" if k == 2 else "helper fault"), (k, res[0].fault)
+
+
+@pytest.mark.rtl
+def test_cli_compile_and_run_with_fib(fib_ns, objs, tmp_path, capsys):
+    """`hxdp compile` places the FIB in the layout file; `hxdp run --fib --ingress` runs the ROM on the RTL with it
+    (without --fib every lookup is -ENODEV: the frames pass)."""
+    import json
+
+    from hxdp.cli import main
+    from hxdp.traffic.pcap import write_pcap
+
+    _ns, fib = fib_ns
+    fib_file, pcap, rom = tmp_path / "fib.json", tmp_path / "in.pcap", tmp_path / "fwd.rom"
+    fib_file.write_text(fib.to_json())
+    write_pcap(pcap, _frames())
+    assert main(["compile", str(objs["xdp_fwd"]), "--prog", "xdp_fwd_prog", "-o", str(rom)]) == 0
+    layout = json.loads(rom.with_suffix(".maps.json").read_text())
+    assert layout["fib"] == {"offset": params.FIB_OFFSET, "size": params.FIB_BYTES}
+    capsys.readouterr()
+    assert main(["run", str(rom), "--pcap", str(pcap), "--json", "--fib", str(fib_file), "--ingress", "fa0"]) == 0
+    with_fib = [p["action_name"] for p in json.loads(capsys.readouterr().out)["packets"]]
+    assert with_fib.count("REDIRECT") >= 8 and with_fib.count("DROP") == 6
+    assert main(["run", str(rom), "--pcap", str(pcap), "--json"]) == 0
+    assert {p["action_name"] for p in json.loads(capsys.readouterr().out)["packets"]} == {"PASS"}
+    assert main(["run", str(rom), "--pcap", str(pcap), "--ingress", "fa0"]) == 1
