@@ -7,10 +7,13 @@ import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hxdp.errors import HxdpError
 from hxdp.result import RunResult
+
+if TYPE_CHECKING:
+    from hxdp.fib.table import Fib
 
 ENGINES = ("seq-model", "vliw-model", "rtl")
 
@@ -139,7 +142,7 @@ class _EngineRunner:
     """Runs packets one at a time on an engine and exposes its map contents."""
 
     def __init__(self, engine: str, obj: Path, section: str | None, prog: str | None, cfg: dict[str, Any],
-                 compile_options: Any = None, cfg_source: str | None = None, fib: Any = None) -> None:
+                 compile_options: Any = None, cfg_source: str | None = None, fib: Fib | None = None) -> None:
         from hxdp.frontend.elf import load_program
         from hxdp.models.maps import MapLayout, MapState
 
@@ -190,7 +193,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
              section: str | None = None, prog: str | None = None, ingress_ifindex: int = 1,
              repro_dir: str | Path | None = None, compile_options: Any = None,
              progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
-             cfg_source: str | None = None, fib: Any = None) -> DiffReport:
+             cfg_source: str | None = None, fib: Fib | None = None) -> DiffReport:
     """Compare every packet's action, bytes and (models: after every packet; RTL: at the end) map contents.
 
     cfg_source names the map configuration (its file) in error messages. fib (hxdp.fib.table.Fib) is loaded into
