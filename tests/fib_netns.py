@@ -24,12 +24,14 @@ ROUTES = [
     "10.40.0.0/16 via 10.1.0.9",            # a gateway with no neighbour: NO_NEIGH
     "10.50.0.0/16 via 10.1.0.2 mtu lock 1000",  # a locked route MTU
     "10.20.5.0/24 via 10.2.0.2 metric 7",   # a longer prefix inside 10.20/16, with a metric
+    "10.71.0.0/16 encap seg6 mode encap segs fd00:1::2 dev fa1",  # an encapsulating route: UNSUPP_LWT
     "blackhole 10.66.0.0/16",
     "unreachable 10.67.0.0/16",
     "prohibit 10.68.0.0/16",
     "-6 fd20::/32 via fd00:1::2",
     "-6 fd30::/32 via fd00:2::2",
     "-6 fd40::/32 via fd00:1::9",
+    "-6 fd71::/32 encap seg6 mode encap segs fd00:1::2 dev fa1",
     "-6 blackhole fd66::/32",
     "-6 unreachable fd67::/32",
     "-6 prohibit fd68::/32",
