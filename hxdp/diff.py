@@ -111,7 +111,7 @@ def dump_to_config(dump: MapDump) -> dict[str, Any]:
 
 
 def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
-                section: str | None, prog: str | None) -> None:
+                section: str | None, prog: str | None, fib: Fib | None = None, ingress_ifindex: int = 1) -> None:
     """A self-contained reproducer: the object, the packets, the map contents before the first of them, and the
     command. The models' reproducer is the divergent packet alone (with the maps just before it); the RTL runs a
     trace back to back, where a packet's result may depend on the packets around it in the pipeline, so its
@@ -128,6 +128,9 @@ def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapD
     write_pcap(folder / "packet.pcap", packets)
     write_atomic(folder / "maps.json", json.dumps(dump_to_config(maps_before), indent=1) + "\n")
     sel = (f" --section {section}" if section else "") + (f" --prog {prog}" if prog else "")
+    if fib is not None:  # (the kernel side runs in the FIB's namespace: it must still exist)
+        write_atomic(folder / "fib.json", fib.to_json())
+        sel += f" --fib fib.json --ingress-ifindex {ingress_ifindex}"
     where = ""
     if len(packets) > 1 and report.divergence:
         where = (f"(the divergence is at packet {report.divergence.packet} of these {len(packets)}: the RTL runs "
@@ -231,7 +234,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 if repro_dir is not None:
                     # the RTL's maps_before is the initial state: its reproducer is the whole trace
                     trace = list(packets) if batch is not None else [pkt]
-                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog)
+                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, fib, ingress_ifindex)
                     report.repro = str(repro_dir)
                 return report
             if kmaps is not None:
@@ -242,6 +245,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 report.divergence = Divergence(len(packets) - 1, "map", "see detail", "see detail",
                                                ["(RTL maps compared after the whole trace)"] + lines)
                 if repro_dir is not None:
-                    write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog)
+                    write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, fib,
+                                ingress_ifindex)
                     report.repro = str(repro_dir)
     return report

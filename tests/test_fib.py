@@ -29,8 +29,8 @@ from hxdp.rtl.sim import RtlSim
 ENGINES = ["seq-model", "vliw-model", pytest.param("rtl", marks=pytest.mark.rtl)]
 V4_DST = ["10.20.1.1", "10.20.5.9", "10.30.1.1", "10.40.1.1", "10.50.1.1", "10.66.0.1", "10.67.0.1", "10.68.0.1",
           "10.1.0.5", "10.1.0.3", "10.0.0.1", "10.0.0.255", "10.1.0.2", "192.168.1.1", "10.9.0.7", "10.71.0.1"]
-V6_DST = ["fd20::1", "fd30::1", "fd40::1", "fd71::1", "fd66::1", "fd67::1", "fd68::1", "fd00:1::2", "fd00:1::3", "fd00::1",
-          "fd00:1::", "fe80::1", "ff02::1", "2001:db8::1"]
+V6_DST = ["fd20::1", "fd30::1", "fd40::1", "fd71::1", "fd66::1", "fd67::1", "fd68::1", "fd00:1::2", "fd00:1::3",
+          "fd00::1", "fd00:1::", "fe80::1", "ff02::1", "2001:db8::1"]
 # flags, ifindex override (an interface name, or None: the ingress), plen (0: 64)
 PROBES = {
     "plain": (0, None, 0),
@@ -317,3 +317,19 @@ def test_cli_compile_and_run_with_fib(fib_ns, objs, tmp_path, capsys):
     assert main(["run", str(rom), "--pcap", str(pcap), "--json"]) == 0
     assert {p["action_name"] for p in json.loads(capsys.readouterr().out)["packets"]} == {"PASS"}
     assert main(["run", str(rom), "--pcap", str(pcap), "--ingress", "fa0"]) == 1
+
+
+@requires_kernel
+def test_divergence_reproducer_carries_the_fib(fib_ns, objs, tmp_path):
+    """A FIB that is not the namespace's (its neighbours dropped) diverges from the kernel; the reproducer holds the
+    FIB and the command names it and the ingress."""
+    import dataclasses
+
+    _ns, fib = fib_ns
+    stale = dataclasses.replace(fib, neighbours=[])
+    report = run_diff(objs["xdp_fwd"], _frames(), engine="vliw-model", prog="xdp_fwd_prog", fib=stale,
+                      ingress_ifindex=fib.iface("fa0").ifindex, repro_dir=tmp_path / "repro")
+    assert not report.ok and report.divergence.packet == 0
+    assert Fib.load(tmp_path / "repro" / "fib.json") == stale
+    readme = (tmp_path / "repro" / "README.txt").read_text()
+    assert f"--fib fib.json --ingress-ifindex {fib.iface('fa0').ifindex}" in readme
