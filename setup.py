@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent
 DATA = {
     "sephirot": ("sephirot.core", "lint.vlt", "rtl/*.v", "rtl/*.vh", "harness/*.cpp", "harness/*.h",
                  "harness/board/*.cpp", "harness/board/*.h"),
-    "xdp_progs": ("Makefile", "*.c", "*.h", "gen_traffic.py", "traffic/*.pcap", "maps/*.json", "expect/*.json"),
+    "xdp_progs": ("Makefile", "*.c", "*.h", "fib/*.c", "fib/*.h", "gen_traffic.py", "traffic/*.pcap", "maps/*.json",
+                  "expect/*.json"),
     "roms": ("*.rom", "*.json"),
 }
 

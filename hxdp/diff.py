@@ -7,11 +7,14 @@ import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hxdp.errors import HxdpError
 from hxdp.events import Event, same_event
 from hxdp.result import RunResult
+
+if TYPE_CHECKING:
+    from hxdp.fib.table import Fib
 
 ENGINES = ("seq-model", "vliw-model", "rtl")
 
@@ -144,7 +147,8 @@ def dump_to_config(dump: MapDump) -> dict[str, Any]:
 
 def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
                 section: str | None, prog: str | None, sizes: dict[str, int] | None = None,
-                prog_entries: dict[str, list] | None = None) -> None:
+                prog_entries: dict[str, list] | None = None, fib: Fib | None = None,
+                ingress_ifindex: int = 1) -> None:
     """A self-contained reproducer: the object, the packets, the map contents before the first of them, and the
     command. The models' reproducer is the divergent packet alone (with the maps just before it); the RTL runs a
     trace back to back, where a packet's result may depend on the packets around it in the pipeline, so its
@@ -165,6 +169,9 @@ def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapD
         config["max_entries"] = dict(sorted(sizes.items()))
     write_atomic(folder / "maps.json", json.dumps(config, indent=1) + "\n")
     sel = (f" --section {section}" if section else "") + (f" --prog {prog}" if prog else "")
+    if fib is not None:  # (the kernel side runs in the FIB's namespace: it must still exist)
+        write_atomic(folder / "fib.json", fib.to_json())
+        sel += f" --fib fib.json --ingress-ifindex {ingress_ifindex}"
     where = ""
     if len(packets) > 1 and report.divergence:
         where = (f"(the divergence is at packet {report.divergence.packet} of these {len(packets)}: the RTL runs "
@@ -189,7 +196,7 @@ class _EngineRunner:
 
     def __init__(self, engine: str, obj: Path, section: str | None, prog: str | None, cfg: dict[str, Any],
                  compile_options: Any = None, cfg_source: str | None = None,
-                 sizes: dict[str, int] | None = None, chain: Chain | None = None) -> None:
+                 sizes: dict[str, int] | None = None, chain: Chain | None = None, fib: Fib | None = None) -> None:
         from hxdp.frontend.elf import load_program
         from hxdp.models.maps import MapState
 
@@ -201,10 +208,13 @@ class _EngineRunner:
         else:
             program = load_program(obj, section=section, prog=prog, sizes=sizes)
         if engine == "seq-model":
+            from hxdp.fib import uses_fib
             from hxdp.models.seq import SeqModel
 
-            self.state = MapState.for_program(program)
+            self.state = MapState.for_program(program, fib=uses_fib(program.insns))
             self.state.apply_config(cfg, source=cfg_source)
+            if fib is not None:
+                fib.install(self.state.mem)
             self.model: Any = SeqModel(program, self.state)
         elif engine in ("vliw-model", "rtl"):
             from hxdp.compiler import compile_program
@@ -212,6 +222,8 @@ class _EngineRunner:
             result = compile_program(program, compile_options)
             self.state = MapState(result.layout)
             self.state.apply_config(cfg, source=cfg_source)
+            if fib is not None:
+                fib.install(self.state.mem)
             if engine == "vliw-model":
                 from hxdp.models.vliw import VliwModel
 
@@ -241,12 +253,15 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
              repro_dir: str | Path | None = None, compile_options: Any = None,
              progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
              cfg_source: str | None = None, sizes: dict[str, int] | None = None,
-             chain: Chain | None = None) -> DiffReport:
+             chain: Chain | None = None, fib: Fib | None = None) -> DiffReport:
     """Compare every packet's action, bytes and (models: after every packet; RTL: at the end) map contents.
 
     cfg_source names the map configuration (its file) in error messages; sizes are the maps' max_entries set at
     load time (both sides), over the configuration's own "max_entries". `chain`: the programs that run after this
-    one, as libxdp's dispatcher runs them (one ROM on the engine, program by program in the kernel)."""
+    one, as libxdp's dispatcher runs them (one ROM on the engine, program by program in the kernel). fib
+    (hxdp.fib.table.Fib) is loaded into the engine's map memory, and the kernel runs in the network namespace it was
+    read from (fib.netns), so that bpf_fib_lookup sees one FIB on both sides."""
+    from hxdp.fib.netns import netns
     from hxdp.frontend.sizing import config_sizes
     from hxdp.linux.dispatcher import KernelChain
     from hxdp.linux.kernel import KernelProgram
@@ -255,11 +270,11 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
     cfg = cfg or {"maps": {}}
     sizes = {**config_sizes(cfg, cfg_source or "map config"), **(sizes or {})}
     report = DiffReport(engine)
-    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes, chain)
+    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes, chain, fib)
     batch = runner.run_all(packets, ingress_ifindex)
     oracle: Any = KernelChain([(obj, prog), *chain.links], chain.actions, sizes) if chain is not None else \
         KernelProgram(obj, section=section, prog=prog, sizes=sizes)
-    with oracle as kernel:
+    with netns(fib.netns if fib is not None else None), oracle as kernel:
         kernel.apply_config(cfg, source=cfg_source)
         maps_before = kernel.dump()
         # the PROG_ARRAY entries the configuration sets: programs never change them (the verifier forbids it)
@@ -286,7 +301,8 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 if repro_dir is not None:
                     # the RTL's maps_before is the initial state: its reproducer is the whole trace
                     trace = list(packets) if batch is not None else [pkt]
-                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes, progs)
+                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes, progs, fib,
+                                ingress_ifindex)
                     report.repro = str(repro_dir)
                 return report
             if kmaps is not None:
@@ -298,6 +314,6 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                                                ["(RTL maps compared after the whole trace)"] + lines)
                 if repro_dir is not None:
                     write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes,
-                                progs)
+                                progs, fib, ingress_ifindex)
                     report.repro = str(repro_dir)
     return report

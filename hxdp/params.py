@@ -58,6 +58,7 @@ HELPER_WRITE_REGIONS = {
     "ringbuf_reserve": "map",  # the record header in the ring's region
     "ringbuf_submit": "map",  # the record header: busy bit cleared
     "ringbuf_discard": "map",  # the record header: busy bit cleared, discard bit set
+    "fib_lookup": "stack",  # writes its results into the struct bpf_fib_lookup (on the stack) it was given
 }
 
 # xdp_md field offsets (u32 each), as in linux/bpf.h.
@@ -109,6 +110,7 @@ HELPERS = {
     131: "ringbuf_reserve",
     132: "ringbuf_submit",
     133: "ringbuf_discard",
+    69: "fib_lookup",
 }
 HELPER_IDS = {name: num for num, name in HELPERS.items()}
 
@@ -149,6 +151,25 @@ BCAST_PORTS = 31
 BCAST_EXCLUDE_INGRESS = 1 << 31
 CPUMAP_QSIZE_MAX = 16384  # the kernel's sanity limit on a cpumap entry's qsize (larger: -EOVERFLOW)
 MAP_WINDOW_BYTES = 32  # the map FSM reads a slot through a window this wide, one window per cycle (8-byte aligned)
+
+# --- the FIB of bpf_fib_lookup (hxdp/fib, docs/maps.md "FIB"): a region of its own at the top of map memory, placed
+# only for programs that call fib_lookup (their maps must end below it). Sections of fixed capacity, entries 8-byte
+# aligned so that the helper reads one route, one neighbour or two interfaces per map window
+FIB_IFACES_MAX = 32
+FIB_ROUTES_MAX = 256
+FIB_NEIGH_MAX = 256
+FIB_HEADER_BYTES = 32  # u32 magic, u32 interfaces, u32 routes, u32 neighbours, 16 bytes 0
+FIB_IFACE_BYTES = 16
+FIB_ROUTE_BYTES = 32
+FIB_GW_BYTES = 16  # the gateway of route i, read only for the route that wins
+FIB_NEIGH_BYTES = 32
+FIB_IFACES_AT = FIB_HEADER_BYTES
+FIB_ROUTES_AT = FIB_IFACES_AT + FIB_IFACES_MAX * FIB_IFACE_BYTES
+FIB_GWS_AT = FIB_ROUTES_AT + FIB_ROUTES_MAX * FIB_ROUTE_BYTES
+FIB_NEIGH_AT = FIB_GWS_AT + FIB_ROUTES_MAX * FIB_GW_BYTES
+FIB_BYTES = (FIB_NEIGH_AT + FIB_NEIGH_MAX * FIB_NEIGH_BYTES + 63) // 64 * 64
+FIB_OFFSET = MAP_MEM_BYTES - FIB_BYTES
+FIB_MAGIC = 0x42494678  # "xFIB"
 
 # --- cycle model (docs/execution_contract.md, section "Cycles") --------------------------------------------------
 CYCLES_PER_ROW = 1

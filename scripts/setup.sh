@@ -15,7 +15,7 @@ if [ -n "$missing" ]; then
 fi
 PY=${PYTHON:-python3}
 # (checked from / : in the checkout, `import hxdp` would find ./hxdp whether the package is installed or not)
-if ! (cd / && $PY -c "import hxdp, elftools, networkx, scapy, pytest, hypothesis, ruff, fusesoc, yaml, wheel, cocotb, cocotbext.axi") 2>/dev/null \
+if ! (cd / && $PY -c "import hxdp, elftools, networkx, scapy, pyroute2, pytest, hypothesis, ruff, fusesoc, yaml, wheel, cocotb, cocotbext.axi") 2>/dev/null \
    || [ "$(cd / && $PY -c 'import hxdp,os;print(os.path.realpath(os.path.dirname(hxdp.__file__)))' 2>/dev/null)" \
         != "$(realpath hxdp)" ]; then
   echo "setup: installing the hxdp Python package and its dependencies"

@@ -127,6 +127,7 @@ def test_war_in_a_row_is_legal() -> None:
 
 @pytest.mark.parametrize("helper,region,name", [
     (1, "map", "map memory"), (2, "map", "map memory"), (3, "map", "map memory"), (44, "pkt", "packet buffer"),
+    (69, "stack", "stack"),
 ])
 def test_no_store_beside_a_helper_writing_the_same_memory(helper: int, region: str, name: str) -> None:
     """A row calling a helper that writes a memory itself has no lane store there (proved there or not proved

@@ -426,12 +426,11 @@ def read_map_config(board: Board) -> list[int]:
 
 
 def write_state(board: Board, state: MapState) -> int:
-    """Write the whole used part of map memory (every line, zeros included); returns the lines written."""
-    used = state.layout.used_bytes()
-    n = (used + LINE - 1) // LINE
-    mem = bytes(state.mem[: n * LINE]).ljust(n * LINE, b"\0")
-    write_lines(board, {i: mem[i * LINE : (i + 1) * LINE] for i in range(n)})
-    return n
+    """Write the used map memory (every line, zeros included; layout.used_spans()); returns the lines written."""
+    lines = {i: bytes(state.mem[i * LINE : (i + 1) * LINE]).ljust(LINE, b"\0")
+             for lo, hi in state.layout.used_spans() for i in range(lo // LINE, (hi + LINE - 1) // LINE)}
+    write_lines(board, lines)
+    return len(lines)
 
 
 def bpftool_bytes(b: bytes) -> list[str]:
@@ -653,13 +652,16 @@ class LoadReport:
 
 
 def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict | None = None,
-                         atomic: bool = True, verify: bool = True, extensions: bool = True) -> LoadReport:
-    """Write the initial map memory (layout + config) and the ROM while the input is held: one atomic switch."""
+                         atomic: bool = True, verify: bool = True, extensions: bool = True,
+                         fib_image: bytes | None = None) -> LoadReport:
+    """Write the initial map memory (layout + config, a FIB image) and the ROM while the input is held: one switch."""
     check_rom(rom)
     map_config_entries(layout)  # refuse a layout the hardware table cannot hold before touching the board
     state = MapState(layout)
     if config:
         state.apply_config(config)
+    if fib_image is not None:
+        state.mem[params.FIB_OFFSET : params.FIB_OFFSET + len(fib_image)] = fib_image
     with held(board, atomic and extensions):
         if extensions:
             write_map_config(board, layout)
@@ -694,15 +696,6 @@ def compile_object(obj: str | Path, section: str | None = None, prog: str | None
 def save_rom_and_layout(rom: Rom, layout: MapLayout, out_rom: str | Path) -> None:
     rom.save(out_rom)
     write_atomic(Path(out_rom).with_suffix(".maps.json"), layout.to_json())
-
-
-def load_config(path: str | Path | None) -> dict | None:
-    if not path:
-        return None
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise MapError(f"{path}: cannot read map configuration: {exc}") from None
 
 
 # --- what runs on the board: program identity, `prog show`, `prog dump xlated` ---------------------------------------

@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "hxdp.cli.board",
     "hxdp.cli.objects",
     "hxdp.cli.events",
+    "hxdp.cli.fib",
 )
 
 DEBUG_ENV = "HXDP_DEBUG"  # set (to anything but "" or "0") to get Python tracebacks instead of one-line errors

@@ -274,10 +274,13 @@ def cmd_tracelog(args: argparse.Namespace) -> int:
 def cmd_load(args: argparse.Namespace) -> int:
     """hxdp load and hxdp prog load: compile, configure the maps, inject; noted on this host for `prog show`."""
     from hxdp.atomic_write import check_writable
-    from hxdp.board.tools import compile_object, configure_and_inject, load_config, remember_load, save_rom_and_layout
+    from hxdp.board.tools import compile_object, configure_and_inject, remember_load, save_rom_and_layout
+    from hxdp.fib.table import Fib
     from hxdp.frontend.elf import host_notes, load_program
+    from hxdp.models.mapconfig import load_map_config
 
-    cfg = load_config(args.config)
+    cfg = load_map_config(args.config) if args.config else None  # checked before anything is done
+    fib = Fib.load(args.fib) if args.fib else None
     if args.output:
         check_writable(args.output, "ROM")
     sizes = sizes_from_args(args, cfg, args.config)
@@ -288,8 +291,11 @@ def cmd_load(args: argparse.Namespace) -> int:
         load_program(args.object, args.section, args.prog, sizes)  # our reading of the object's errors come first
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
         rom, layout = compile_object(args.object, args.section, args.prog, sizes)  # refused before the board
+    if fib is not None and not layout.fib:
+        raise HxdpError(f"--fib: {args.object} does not call bpf_fib_lookup (its map layout has no FIB region)")
     with board_from_args(args) as b:
-        rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original)
+        rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original,
+                                   fib_image=fib.image() if fib is not None else None)
         remember_load(b, rep.rom, rep.layout, args.object)
     if args.output:
         save_rom_and_layout(rom, layout, args.output)
@@ -329,6 +335,7 @@ def add_load_arguments(lo: argparse.ArgumentParser) -> None:
     lo.add_argument("--config", help="initial map configuration (JSON)")
     add_map_option(lo)
     add_verify_option(lo)
+    lo.add_argument("--fib", help="FIB of bpf_fib_lookup (`hxdp fib sync` writes it) for its region of map memory")
     lo.add_argument("-o", "--output", help="also save the ROM (and PROG.maps.json next to it)")
     lo.add_argument("--no-hold", action="store_true", help="do not hold the input while loading")
     lo.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")

@@ -28,16 +28,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prog", help="function name of the program")
     add_chain_options(p)
     p.add_argument("--ingress-ifindex", type=int, default=1, help="ingress ifindex in xdp_md (default 1)")
+    p.add_argument("--fib", help="FIB of bpf_fib_lookup (`hxdp fib sync` writes it); the kernel runs in its namespace")
+    p.add_argument("--ingress", metavar="DEV", help="ingress interface of the FIB (sets --ingress-ifindex)")
     p.add_argument("--repro", default="hxdp-repro", help="folder for a reproducer on divergence")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from hxdp.fib.table import Fib
     from hxdp.models.maps import load_map_config
     from hxdp.traffic.pcap import read_pcap
 
     cfg = load_map_config(args.maps) if args.maps else None
+    fib = Fib.load(args.fib) if args.fib else None
+    ingress_ifindex = args.ingress_ifindex
+    if args.ingress:
+        if fib is None:
+            raise HxdpError("--ingress DEV names an interface of the FIB: give --fib FIB.json")
+        ingress_ifindex = fib.iface(args.ingress).ifindex
     if args.repro and Path(args.repro).exists() and not Path(args.repro).is_dir():
         raise HxdpError(f"--repro {args.repro}: exists and is not a folder")
     packets = read_pcap(args.pcap)
@@ -52,8 +61,8 @@ def _run(args: argparse.Namespace) -> int:
             return track(indices, total=len(packets), description=f"diff {args.engine}", transient=True,
                          console=Console(stderr=True))
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
-                      ingress_ifindex=args.ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
-                      progress=progress, sizes=sizes_from_args(args), chain=chain_from_args(args))
+                      ingress_ifindex=ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
+                      progress=progress, sizes=sizes_from_args(args), chain=chain_from_args(args), fib=fib)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1, default=str)
         print()

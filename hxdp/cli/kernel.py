@@ -76,6 +76,17 @@ def dump_json(dump: dict[str, dict[bytes, bytes]]) -> dict[str, list[dict[str, s
     return {name: [{"key": k.hex(), "value": v.hex()} for k, v in entries.items()] for name, entries in dump.items()}
 
 
+def _fib_target(args: argparse.Namespace) -> tuple[str | None, int]:
+    """The namespace to run in (--fib: the one its FIB came from) and the ingress ifindex (--ingress DEV)."""
+    from hxdp.fib.table import Fib
+
+    fib = Fib.load(args.fib) if args.fib else None
+    if args.ingress and fib is None:
+        raise HxdpError("--ingress DEV names an interface of the FIB: give --fib FIB.json")
+    ifindex = fib.iface(args.ingress).ifindex if fib is not None and args.ingress else args.ifindex
+    return (fib.netns if fib is not None else None), ifindex
+
+
 def _run(args: argparse.Namespace) -> int:
     from hxdp.atomic_write import check_writable
     from hxdp.linux.kernel import KernelProgram
@@ -97,13 +108,16 @@ def _run(args: argparse.Namespace) -> int:
         kp = KernelProgram.from_program(load_program(args.obj, section=args.section, prog=args.prog, sizes=sizes))
     else:
         kp = KernelProgram(args.obj, section=args.section, prog=args.prog, sizes=sizes)
-    with kp:
+    from hxdp.fib.netns import netns
+
+    fib_ns, ifindex = _fib_target(args)
+    with kp, netns(fib_ns):
         if cfg is not None:
             kp.apply_config(cfg, source=args.maps)
         for p in _progress(packets, "kernel-run", len(packets) >= 5000):
-            results.append(kp.run(p, ingress_ifindex=args.ifindex, rx_queue_index=args.rxq))
+            results.append(kp.run(p, ingress_ifindex=ifindex, rx_queue_index=args.rxq))
         maps = kp.dump() if args.dump_maps else None
-        timings = ([kp.timing(p, args.time, args.ifindex, args.rxq) for p in _progress(packets, "timing", True)]
+        timings = ([kp.timing(p, args.time, ifindex, args.rxq) for p in _progress(packets, "timing", True)]
                    if args.time else [])
     counts = Counter(params.ACTION_NAMES.get(r.action, f"ABORTED({r.action})") for r in results)
     if args.out:
@@ -171,6 +185,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "lines (perf samples as the kernel pads them)")
     p.add_argument("--ifindex", type=int, default=1, help="ingress ifindex in xdp_md (must exist; default 1 = lo)")
     p.add_argument("--rxq", type=int, default=0, help="rx_queue_index in xdp_md (default 0)")
+    p.add_argument("--fib", help="run in the network namespace this FIB (`hxdp fib sync`) was read from")
+    p.add_argument("--ingress", metavar="DEV", help="ingress interface of the FIB (sets --ifindex)")
     p.add_argument(
         "--time",
         type=int,

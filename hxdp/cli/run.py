@@ -28,6 +28,21 @@ def layout_for(rom_path: str, layout_path: str | None) -> object | None:
     return None
 
 
+def _install_fib(args: argparse.Namespace, layout: object | None, state: object | None) -> int:
+    """Load --fib into map memory; the ingress ifindex of the packets (--ingress DEV of the FIB, else 1)."""
+    from hxdp.fib.table import Fib
+
+    if not args.fib:
+        if args.ingress:
+            raise HxdpError("--ingress DEV names an interface of the FIB: give --fib FIB.json")
+        return 1
+    fib = Fib.load(args.fib)
+    if state is None or not getattr(layout, "fib", False):
+        raise HxdpError(f"--fib: {args.rom} does not call bpf_fib_lookup (its map layout has no FIB region)")
+    fib.install(state.mem)
+    return fib.iface(args.ingress).ifindex if args.ingress else 1
+
+
 def run_pcap(args: argparse.Namespace) -> dict:
     from hxdp.atomic_write import check_writable
     from hxdp.models.mapconfig import load_map_config
@@ -51,11 +66,12 @@ def run_pcap(args: argparse.Namespace) -> dict:
         raise HxdpError(f"--map needs the map layout (PROG.maps.json next to {args.rom}, or --layout)")
     elif args.maps:
         raise HxdpError(f"--maps needs the map layout (PROG.maps.json next to {args.rom}, or --layout)")
+    ifindex = _install_fib(args, layout, state)
     packets = read_pcap(args.pcap)
     if not packets:
         raise HxdpError(f"{args.pcap}: no packets")
     sim = RtlSim(rom, layout, state, vcd=args.vcd, trace_file=args.trace)
-    results = sim.run_packets(packets)
+    results = sim.run_packets([(p, ifindex, 0) for p in packets])
     rows = []
     for i, (r, st) in enumerate(zip(results, sim.stamps, strict=True)):
         rows.append({"packet": i, "action": r.action, "action_name": r.action_name, "cycles": r.cycles,
@@ -111,6 +127,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--maps", help="initial map configuration (JSON)")
     p.add_argument("--layout", help="map layout (default: ROM.maps.json next to the ROM)")
     add_map_option(p)
+    p.add_argument("--fib", help="FIB of bpf_fib_lookup (`hxdp fib sync` writes it)")
+    p.add_argument("--ingress", metavar="DEV", help="ingress interface of the FIB (xdp_md ingress_ifindex)")
     p.add_argument("--vcd", help="write a VCD waveform")
     p.add_argument("--trace", help="write the per-row trace of the four lanes")
     p.add_argument("--events", metavar="FILE", help="write the perf_event_output and ring buffer records as JSON "

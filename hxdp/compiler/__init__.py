@@ -15,6 +15,7 @@ from hxdp.compiler.regalloc import allocate
 from hxdp.compiler.schedule import schedule
 from hxdp.compiler.verify import verify_rom
 from hxdp.errors import CompileError, HxdpError
+from hxdp.fib import uses_fib
 from hxdp.frontend.program import Program
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
@@ -225,7 +226,7 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
             kind = params.LINUX_MAP_TYPES.get(m.type, "unknown")
             raise CompileError(f"map {m.name} (id {i}): map type {m.type} ({kind}) is not supported by the hardware")
     try:
-        layout = MapLayout.for_program(program)
+        layout = MapLayout.for_program(program, fib=uses_fib(program.insns))
     except HxdpError as exc:
         raise CompileError(str(exc)) from None
 

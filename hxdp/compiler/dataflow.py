@@ -336,6 +336,9 @@ def transfer(op: Op, st: State, spans: dict[int, tuple[int, int, int]] | None = 
             for s, v in list(st.slots.items()):
                 if v is not None and v[0] in ("pkt", "end"):
                     st.slots[s] = None
+        if params.HELPER_WRITE_REGIONS.get(params.HELPERS.get(op.imm, "")) == "stack":
+            st.slots.clear()  # fib_lookup writes its results into the struct it was given
+            st.written = ALL_STACK
         handle = regs.get(1)
         span = spans.get(handle[1]) if spans and handle is not None and handle[0] == "handle" else None
         for r in range(1, 6):

@@ -33,6 +33,7 @@ HELPER_ARGS: dict[int, int] = {_H[name]: n for name, n in (
     ("ringbuf_reserve", 3),  # (map, size, flags)
     ("ringbuf_submit", 2),  # (data, flags)
     ("ringbuf_discard", 2),  # (data, flags)
+    ("fib_lookup", 4),  # (ctx, params, plen, flags)
 )}
 HELPER_ARGS.update({num: 4 for num in params.LOWERED_HELPERS})  # (ctx, offset, buf, len), until they are lowered
 ADJUST_HELPERS = frozenset({_H["xdp_adjust_head"], _H["xdp_adjust_meta"], _H["xdp_adjust_tail"]})

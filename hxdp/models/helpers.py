@@ -79,6 +79,8 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     if name in ("ktime_get_ns", "ktime_get_coarse_ns", "get_prandom_u32", "get_smp_processor_id", "spin_lock",
                 "spin_unlock"):
         return 0
+    if name == "fib_lookup":
+        raise HelperFault("fib_lookup: its latency depends on the FIB walk (hxdp.fib.lookup.FibOutcome.cycles)")
     raise HelperFault(f"helper {helper_id} is not implemented in hardware")
 
 
@@ -308,6 +310,8 @@ class HelperEnv:
                 return self._event(name, r1, r2, r3, r4, r5)
             except EventFault as exc:
                 raise HelperFault(str(exc)) from None
+        if name == "fib_lookup":
+            return self._fib_lookup(r2, r3, r4)
         if name == "trace_printk":
             size = min(r2 & M32, params.PRINTK_FMT_MAX)
             fmt = mem.read(r1, size)
@@ -343,6 +347,21 @@ class HelperEnv:
         if value:
             self.tail_row = value - 1
         return 0
+
+    def _fib_lookup(self, addr: int, plen: int, flags: int) -> tuple[int, int]:
+        """bpf_fib_lookup on the FIB in map memory (hxdp.fib.lookup); the struct must be on the stack."""
+        from hxdp.fib.lookup import PARAMS_BYTES, PARAMS_READ_WORDS, FibFault, fib_lookup
+
+        if not params.STACK_BASE <= addr <= params.STACK_BASE + self.mem.stack_limit - PARAMS_BYTES:
+            raise HelperFault(f"fib_lookup: struct bpf_fib_lookup at 0x{addr:x} is not on the stack (the hardware "
+                              f"FIB writes its results through the stack's store port only)")
+        try:
+            out = fib_lookup(self.state.mem, lambda: self.mem.read(addr, PARAMS_READ_WORDS * 8), plen, flags & M32)
+        except FibFault as exc:
+            raise HelperFault(str(exc)) from None
+        for off, data in out.writes:
+            self.mem.write(addr + off, data)
+        return out.ret, out.cycles
 
 
 EVENT_HELPERS = frozenset({"perf_event_output", "ringbuf_output", "ringbuf_reserve", "ringbuf_submit",

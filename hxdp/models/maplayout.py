@@ -154,7 +154,7 @@ class MapLayout:
     """Deterministic placement of a program's maps in map memory: map id = index in Program.maps."""
 
     def __init__(self, regions: list[MapRegion], mem_bytes: int = params.MAP_MEM_BYTES,
-                 unused: list[str] | None = None) -> None:
+                 unused: list[str] | None = None, fib: bool = False) -> None:
         self.regions = regions
         self.mem_bytes = mem_bytes
         self.by_name = {r.name: r for r in regions}
@@ -162,27 +162,30 @@ class MapLayout:
         # the programs resident in instruction memory and their entry rows (tail calls; the main one at row 0):
         # a PROG_ARRAY entry holds the row + 1 of its program, 0 when empty (docs/maps.md)
         self.programs: dict[str, int] = {}
+        self.fib = fib  # the FIB region (params.FIB_OFFSET, FIB_BYTES) is placed: the program calls fib_lookup
 
     @classmethod
     def from_maps(cls, maps: list[MapDef], mem_bytes: int = params.MAP_MEM_BYTES,
-                  unused: list[str] | None = None) -> MapLayout:
+                  unused: list[str] | None = None, fib: bool = False) -> MapLayout:
         regions: list[MapRegion] = []
         offset = 0
+        end = params.FIB_OFFSET if fib else mem_bytes
         for i, m in enumerate(maps):
             r = _region(i, m, offset)
-            if r.offset + r.size > mem_bytes:
+            if r.offset + r.size > end:
+                room = f" below the FIB of bpf_fib_lookup at {params.FIB_OFFSET}" if fib else ""
                 raise MapError(f"map {m.name}: needs {r.size} bytes at offset {r.offset}, map memory holds "
-                               f"{mem_bytes} bytes")
+                               f"{end} bytes{room}")
             regions.append(r)
             offset = (r.offset + r.size + REGION_ALIGN - 1) // REGION_ALIGN * REGION_ALIGN
-        return cls(regions, mem_bytes, unused)
+        return cls(regions, mem_bytes, unused, fib)
 
     @classmethod
-    def for_program(cls, program: Program, mem_bytes: int = params.MAP_MEM_BYTES) -> MapLayout:
+    def for_program(cls, program: Program, mem_bytes: int = params.MAP_MEM_BYTES, fib: bool = False) -> MapLayout:
         """The layout of a loaded program's maps, the maps it never references named as unused. Its resident
         programs (tail calls) are numbered in order, the main one 0: the sequential model's entry "rows"; the
         compiler replaces them with the ROM's entry rows."""
-        layout = cls.from_maps(program.maps, mem_bytes, [m.name for m in program.unused_maps])
+        layout = cls.from_maps(program.maps, mem_bytes, [m.name for m in program.unused_maps], fib)
         if program.resident or any(r.kind == "prog_array" for r in layout.regions):
             layout.programs = {p.name: i for i, p in enumerate((program, *program.resident))}
         return layout
@@ -223,7 +226,14 @@ class MapLayout:
                            f"{', '.join(self.programs) or 'none: the ROM holds one program with no PROG_ARRAY'})")
         return (self.programs[name] + 1).to_bytes(4, "little")
 
+    def used_spans(self) -> list[tuple[int, int]]:
+        """The byte ranges of map memory in use: the maps from offset 0, and the FIB region when placed."""
+        spans = [(0, max((r.offset + r.size for r in self.regions), default=0))]
+        return spans + ([(params.FIB_OFFSET, params.FIB_OFFSET + params.FIB_BYTES)] if self.fib else [])
+
     def used_bytes(self) -> int:
+        if self.fib:
+            return params.FIB_OFFSET + params.FIB_BYTES
         return max((r.offset + r.size for r in self.regions), default=0)
 
     def to_json(self) -> str:
@@ -232,6 +242,8 @@ class MapLayout:
                "maps": [_region_doc(r) for r in self.regions], "unused": self.unused}
         if self.programs:  # several programs resident (tail calls): their entry rows
             doc["programs"] = [{"name": n, "row": row} for n, row in self.programs.items()]
+        if self.fib:
+            doc["fib"] = {"offset": params.FIB_OFFSET, "size": params.FIB_BYTES}
         return json.dumps(doc, indent=1) + "\n"
 
     @classmethod
@@ -256,7 +268,11 @@ class MapLayout:
         unused = doc.get("unused", [])
         if not isinstance(unused, list) or not all(isinstance(n, str) for n in unused):
             raise MapError("map layout: \"unused\" must be a list of map names")
-        layout = cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES), unused)
+        fib = doc.get("fib")
+        if fib is not None and fib != {"offset": params.FIB_OFFSET, "size": params.FIB_BYTES}:
+            raise MapError(f"map layout: FIB at {fib} is not where this hardware keeps it (offset "
+                           f"{params.FIB_OFFSET}, size {params.FIB_BYTES}): recompile the ROM")
+        layout = cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES), unused, fib is not None)
         progs = doc.get("programs", [])
         if not isinstance(progs, list) or not all(isinstance(p, dict) and isinstance(p.get("name"), str) and
                                                   isinstance(p.get("row"), int) for p in progs):

@@ -124,9 +124,9 @@ class MapState:
         return cls(MapLayout.from_maps(maps))
 
     @classmethod
-    def for_program(cls, program: Program) -> MapState:
-        """Map state of a loaded program (MapLayout.for_program)."""
-        return cls(MapLayout.for_program(program))
+    def for_program(cls, program: Program, fib: bool = False) -> MapState:
+        """Map state of a loaded program (MapLayout.for_program; `fib`: the FIB region is placed)."""
+        return cls(MapLayout.for_program(program, fib=fib))
 
     # --- small accessors ---------------------------------------------------------------------------------------
     def _u32(self, off: int) -> int:

@@ -135,7 +135,7 @@ def gen_params() -> str:
     for name in ("PORT", "CPU", "XSK", "BROADCAST"):
         dec(f"REDIRECT_{name}", getattr(P, f"REDIRECT_{name}"))
     dec("CPUMAP_QSIZE_MAX", P.CPUMAP_QSIZE_MAX)
-    for region in ("map", "pkt"):  # one bit per helper id (ids below 256)
+    for region in ("map", "pkt", "stack"):  # one bit per helper id (ids below 256)
         ids = [num for num, name in P.HELPERS.items() if P.HELPER_WRITE_REGIONS.get(name) == region]
         assert all(num < 256 for num in ids)
         mask = sum(1 << num for num in ids)
@@ -149,6 +149,37 @@ def gen_params() -> str:
     hexd("MAP_HASH_MULT", M.HASH_MULT)
     dec("MAP_SLOT_HEADER", M.SLOT_HEADER)
     dec("MAP_LINE_BYTES", 16)
+    lines.append("")
+    lines.append("// the FIB of bpf_fib_lookup (docs/maps.md, FIB) and the helper's codes (hxdp/fib)")
+    from hxdp.fib import lookup as F
+    from hxdp.fib import table as FT
+
+    for name in ("FIB_IFACES_MAX", "FIB_ROUTES_MAX", "FIB_NEIGH_MAX", "FIB_IFACES_AT", "FIB_ROUTES_AT", "FIB_GWS_AT",
+                 "FIB_NEIGH_AT", "FIB_BYTES", "FIB_OFFSET", "FIB_IFACE_BYTES", "FIB_ROUTE_BYTES", "FIB_GW_BYTES",
+                 "FIB_NEIGH_BYTES"):
+        dec(name, getattr(P, name))
+    hexd("FIB_MAGIC", P.FIB_MAGIC)
+    dec("FIB_PARAMS_BYTES", F.PARAMS_BYTES)
+    dec("FIB_PARAMS_READ_WORDS", F.PARAMS_READ_WORDS)
+    hexd("FIB_FLAGS_MASK", F.FIB_LOOKUP_MASK, 32)
+    for name, flag in (("DIRECT", F.FIB_LOOKUP_DIRECT), ("OUTPUT", F.FIB_LOOKUP_OUTPUT),
+                       ("SKIP_NEIGH", F.FIB_LOOKUP_SKIP_NEIGH), ("TBID", F.FIB_LOOKUP_TBID),
+                       ("SRC", F.FIB_LOOKUP_SRC)):
+        dec(f"FIB_FLAG_{name}", flag)
+    for name, code in F.RET.items():
+        dec(f"FIB_RET_{name}", code)
+    for name, err in (("EINVAL", F.EINVAL), ("ENODEV", F.ENODEV), ("EAFNOSUPPORT", F.EAFNOSUPPORT)):
+        dec(f"FIB_{name}", err)
+    dec("FIB_AF_INET", FT.AF_INET)
+    dec("FIB_AF_INET6", FT.AF_INET6)
+    for name in ("unicast", "blackhole", "unreachable", "prohibit", "throw", "nat", "xresolve"):
+        dec(f"FIB_RTN_{name}", FT.RTN_IDS[name])
+    dec("FIB_RANK_V4_MAIN", FT.RANK_V4_MAIN)
+    dec("FIB_RANK_V6_LOCAL", FT.RANK_V6_LOCAL)
+    dec("FIB_RANK_V6_MAIN", FT.RANK_V6_MAIN)
+    dec("FIB_ROUTE_LWT", FT.ROUTE_LWT)
+    dec("FIB_IFACE_FWD4", FT.IFACE_FWD4)
+    dec("FIB_IFACE_FWD6", FT.IFACE_FWD6)
     lines.append("")
     lines.append("// cycle model and packet path")
     dec("TAKEN_BRANCH_PENALTY", P.TAKEN_BRANCH_PENALTY)

@@ -62,6 +62,11 @@ module sephirot_core #(
   input  wire [3:0]            hm_size_i,
   output reg  [63:0]           hm_rdata_o,
   output reg                   hm_fault_o,
+  // helper stack write port (fib_lookup's results): in the stall cycles of a row that stores nothing to the stack
+  input  wire                  hs_en_i,
+  input  wire [8:0]            hs_off_i,
+  input  wire [3:0]            hs_size_i,
+  input  wire [63:0]           hs_data_i,
   output reg                   hbus_rd_o,       // the helper port's access to ctx/packet/maps
   input  wire [63:0]           hbus_rdata_i,
   input  wire                  hbus_fault_i,
@@ -324,7 +329,7 @@ module sephirot_core #(
     .clk_i(clk_i), .rst_ni(rst_ni), .clear_i(pkt_done_o || tail_jump), .commit_i(commit), .rd_i(l_rd & l_stk),
     .wr_i(l_wr & l_stk), .off_i(l_addr_lo9), .size_i(l_size), .wdata_i(l_wdata), .h_sel_i(|l_call),
     .h_off_i(hm_addr_i[8:0]),
-    .h_size_i(hm_size_i), .over_o(s_over), .rdata_o(s_ld), .h_rdata_o(s_hld)
+    .h_size_i(hm_size_i), .h_we_i(hs_en_i), .h_woff_i(hs_off_i), .h_wsize_i(hs_size_i), .h_wdata_i(hs_data_i), .over_o(s_over), .rdata_o(s_ld), .h_rdata_o(s_hld)
   );
 
   // responses
@@ -383,12 +388,14 @@ module sephirot_core #(
   assign mul_res = mul_a * mul_b;
   wire        many_muls  = |beyond(l_mul, MUL_N);
   wire        illegal    = exec && ((|l_illegal) || two_calls || many_muls || pc_outside);
-  // a row calling a helper that writes the map memory (or the packet) through its own port stores nothing else
-  // there (execution contract): the helper unit may then write it in any of its stall cycles
+  // a row calling a helper that writes the map memory (or the packet, or the stack) through its own port stores
+  // nothing else there (execution contract): the helper unit may then write it in any of its stall cycles
   localparam [255:0] HW_MAP = `SEPH_HELPERS_WRITING_MAP;
   localparam [255:0] HW_PKT = `SEPH_HELPERS_WRITING_PKT;
+  localparam [255:0] HW_STACK = `SEPH_HELPERS_WRITING_STACK;
   wire        call_lo    = call_any && call_imm < 32'd256;
-  wire        hw_store   = call_lo && ((HW_MAP[call_imm[7:0]] && |m_mst) || (HW_PKT[call_imm[7:0]] && |m_pst));
+  wire        hw_store   = call_lo && ((HW_MAP[call_imm[7:0]] && |m_mst) || (HW_PKT[call_imm[7:0]] && |m_pst) ||
+                                       (HW_STACK[call_imm[7:0]] && |(l_wr & l_stk)));
   wire        afault     = exec && ((|l_fault) || hw_store);
   // a helper that reads memory through its own port (map keys and values, csum_diff buffers, printk formats)
   // from the packet starts once the whole packet is in, so that it never reads bytes that have not arrived;

@@ -11,7 +11,8 @@
 // while the next row waits; 1 on -EINVAL); csum_diff 1 + ceil((from_size + to_size) / 8), reading 8 bytes per
 // cycle through the helper memory port; the map helpers as docs/helpers.md, their map memory writes one 32-byte
 // window a cycle in their last cycles; the event calls (perf_event_output, ringbuf_*) as docs/helpers.md, in
-// sephirot_events. Helpers not implemented here end the packet with a helper fault.
+// sephirot_events; fib_lookup as sephirot_fib.v (u_fib) walks the FIB (docs/helpers.md). Helpers not implemented
+// here end the packet with a helper fault.
 module sephirot_helpers (
   input  wire            clk_i,
   input  wire            rst_ni,
@@ -46,6 +47,11 @@ module sephirot_helpers (
   output wire            mw_en_o,
   output wire [31:0]     mw_off_o,
   input  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mw_rdata_i,   // MAP_WINDOW_BYTES from mw_off_o
+  // stack writes of fib_lookup (its results into the struct), one of up to 8 bytes a cycle in its stall cycles
+  output wire            sw_en_o,
+  output wire [8:0]      sw_off_o,
+  output wire [3:0]      sw_size_o,
+  output wire [63:0]     sw_data_o,
   // packet adjustment (sephirot_pktbuf)
   output reg  [1:0]      adj_kind_o,
   output wire [31:0]     adj_delta_o,
@@ -101,6 +107,7 @@ module sephirot_helpers (
   localparam [31:0] H_SUBMIT = `SEPH_HELPER_RINGBUF_SUBMIT;
   localparam [31:0] H_DISCARD = `SEPH_HELPER_RINGBUF_DISCARD;
   localparam [31:0] H_TAILCALL = `SEPH_HELPER_TAIL_CALL;
+  localparam [31:0] H_FIB = `SEPH_HELPER_FIB_LOOKUP;
 
   wire [63:0] r1 = args_i[63:0];
   wire [63:0] r2 = args_i[127:64];
@@ -147,6 +154,12 @@ module sephirot_helpers (
   wire        tc_go    = req_i && is_tc && !tc_fault && busy_q && r3[63:32] == 32'd0 &&
                          r3[31:0] < {{(32-MA){1'b0}}, mcfg_i[48 +: MA]} && tc_cnt_q < `SEPH_MAX_TAIL_CALL_CNT;
   wire [31:0] tc_addr  = `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mcfg_i[80 +: MA]} + {r3[28:0], 3'd0};
+  // fib_lookup (u_fib, below): its struct reads, its outcome
+  wire        fb_go = req_i && id_i == H_FIB;
+  wire        fb_rd_en, fb_fault, fb_done;
+  wire [31:0] fb_rd_off;
+  wire [32:0] fb_lat;
+  wire [63:0] fb_ret;
   // the read port's address is a base argument plus the bytes read so far: one adder for the four readers
   reg  [31:0] hm_base, hm_off;
   reg  [31:0] hm_left;
@@ -160,7 +173,7 @@ module sephirot_helpers (
   wire [`SEPH_MAP_WINDOW_BYTES-1:0]   ev_mww_mask, mf_mww_mask;
   wire        ufault = mf_ufault || ev_ufault;
   always @(*) begin
-    hm_en_o = cs_go || mf_rd_en || pk_go || ev_rd_en || tc_go;
+    hm_en_o = cs_go || mf_rd_en || pk_go || ev_rd_en || tc_go || fb_rd_en;
     hm_base = (cs_off_q < {1'b0, fsz}) ? r1[31:0] : r3[31:0];
     hm_off = (cs_off_q < {1'b0, fsz}) ? cs_off_q[31:0] : cs_off_q[31:0] - fsz;
     hm_left = (cs_left >= 33'd8) ? 32'd8 : cs_left[31:0];
@@ -172,6 +185,8 @@ module sephirot_helpers (
       hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left;
     end else if (tc_go) begin
       hm_base = tc_addr; hm_off = 32'd0; hm_left = 32'd4;
+    end else if (fb_rd_en) begin
+      hm_base = r2[31:0]; hm_off = fb_rd_off; hm_left = 32'd8;
     end
     hm_size_o = (hm_left >= 32'd8) ? 4'd8 : hm_left[3:0];
     hm_addr_o = hm_base + hm_off;
@@ -245,7 +260,7 @@ module sephirot_helpers (
     .busy_i(busy_q), .cnt_i(cnt_q), .finish_i(finish),
     .rd_en_o(mf_rd_en), .rd_base_o(mf_rd_base), .rd_off_o(mf_rd_off), .rd_left_o(mf_rd_left),
     .rd_size_i(hm_size_o), .rd_data_i(hm_rdata_i), .rd_bad_i(cs_bad_q),
-    .mid_o(mf_mid), .mcfg_i, .mcount_i, .mw_en_o, .mw_off_o, .mw_rdata_i,
+    .mid_o(mf_mid), .mcfg_i, .mcount_i, .mw_en_o(mf_mw_en), .mw_off_o(mf_mw_off), .mw_rdata_i,
     .mww_en_o(mf_mww_en), .mww_off_o(mf_mww_off), .mww_data_o(mf_mww_data), .mww_mask_o(mf_mww_mask),
     .fault_o(m_fault), .ufault_o(mf_ufault), .done_o(mf_done), .lat_o(mf_lat), .ret_o(mf_ret),
     .redir_o(mf_redir), .redir_valid_o(mf_redir_valid), .redir_kind_o(mf_redir_kind),
@@ -270,6 +285,19 @@ module sephirot_helpers (
   assign mww_data_o = ev_sel ? ev_mww_data : mf_mww_data;
   assign mww_mask_o = ev_sel ? ev_mww_mask : mf_mww_mask;
 
+  // bpf_fib_lookup: sephirot_fib, which reads the FIB through the map window while no map helper runs
+  wire        mf_mw_en, fb_mw_en;
+  wire [31:0] mf_mw_off, fb_mw_off;
+  sephirot_fib u_fib (
+    .clk_i, .rst_ni, .go_i(fb_go), .finish_i(finish), .r2_i(r2), .r3_i(r3[31:0]), .r4_i(r4[31:0]),
+    .rd_en_o(fb_rd_en), .rd_off_o(fb_rd_off), .rd_data_i(hm_rdata_i),
+    .mw_en_o(fb_mw_en), .mw_off_o(fb_mw_off), .mw_rdata_i,
+    .sw_en_o, .sw_off_o, .sw_size_o, .sw_data_o,
+    .fault_o(fb_fault), .done_o(fb_done), .lat_o(fb_lat), .ret_o(fb_ret)
+  );
+  assign mw_en_o = mf_mw_en || fb_mw_en;
+  assign mw_off_o = fb_mw_en ? fb_mw_off : mf_mw_off;
+
   reg         redir_valid_q, redir_valid_d;
   reg [31:0]  redir_port_q, redir_port_d;
   reg [1:0]   redir_kind_q, redir_kind_d;
@@ -291,6 +319,7 @@ module sephirot_helpers (
       H_CSUM: lat = csum_lat;
       H_LOOKUP, H_REDIRMAP, H_UPDATE, H_DELETE:
         lat = mf_done ? mf_lat : {33{1'b1}};
+      H_FIB: lat = fb_done ? fb_lat : {33{1'b1}};
       H_HEAD: lat = (adj_err_i != 8'd0) ? 33'd1 : 33'd1 + {28'd0, adj_metalen_i[8:4]} +
                     {32'd0, adj_metalen_i[3:0] != 4'd0};
       H_TAIL: adj_kind_o = 2'd1;
@@ -331,7 +360,8 @@ module sephirot_helpers (
     if (req_i && (id_i == H_KTIME || id_i == H_KCOARSE)) ktime_ns = div5({cycles_i[58:0], 5'd0});
   end
 
-  assign finish = req_i && (m_fault || ev_fault || tc_fault || (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
+  assign finish = req_i && (m_fault || ev_fault || tc_fault || fb_fault ||
+                           (busy_q ? (cnt_q >= lat) : (lat == 33'd0 || !known))) &&
                 !(id_i == H_HEAD && adj_busy_i);
   wire is_adj = (id_i == H_HEAD) || (id_i == H_TAIL) || (id_i == H_META);
   assign adj_commit_o = finish && known && is_adj;
@@ -340,7 +370,7 @@ module sephirot_helpers (
   always @(*) begin
     done_o = finish;
     illegal_o = 1'b0;
-    fault_o = finish && (!known || m_fault || ev_fault || ufault || tc_fault);
+    fault_o = finish && (!known || m_fault || ev_fault || ufault || tc_fault || fb_fault);
     access_o = finish && known && !ufault && !ev_fault && (id_i == H_CSUM || id_i == H_LOOKUP || id_i == H_UPDATE ||
                id_i == H_DELETE || id_i == H_PRINTK || ev_sel) && cs_bad_q;
     ret_o = 64'd0;
@@ -349,6 +379,7 @@ module sephirot_helpers (
       H_CSUM:     ret_o = {48'd0, csum};
       H_LOOKUP, H_UPDATE, H_DELETE, H_REDIRMAP: ret_o = mf_ret;
       H_PERF, H_RBOUT, H_RESV, H_SUBMIT, H_DISCARD: ret_o = ev_ret;
+      H_FIB:      ret_o = fb_ret;
       H_PRANDOM:  ret_o = {32'd0, rnd_next};
       H_REDIRECT: ret_o = (r2 != 64'd0) ? 64'd`SEPH_XDP_ABORTED : 64'd`SEPH_XDP_REDIRECT;
       H_HEAD, H_TAIL, H_META: ret_o = (adj_err_i == 8'd0) ? 64'd0 : -{56'd0, adj_err_i};

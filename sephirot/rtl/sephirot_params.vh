@@ -76,6 +76,7 @@
 `define SEPH_HELPER_REDIRECT_MAP         51
 `define SEPH_HELPER_XDP_ADJUST_META      54
 `define SEPH_HELPER_XDP_ADJUST_TAIL      65
+`define SEPH_HELPER_FIB_LOOKUP           69
 `define SEPH_HELPER_SPIN_LOCK            93
 `define SEPH_HELPER_SPIN_UNLOCK          94
 `define SEPH_HELPER_RINGBUF_OUTPUT       130
@@ -103,6 +104,7 @@
 `define SEPH_CPUMAP_QSIZE_MAX            16384
 `define SEPH_HELPERS_WRITING_MAP         256'h000000000000000000000000000000380000000000000000000000000000000e
 `define SEPH_HELPERS_WRITING_PKT         256'h0000000000000000000000000000000000000000000000000000100000000000
+`define SEPH_HELPERS_WRITING_STACK       256'h0000000000000000000000000000000000000000000000200000000000000000
 `define SEPH_MAX_TAIL_CALL_CNT           33
 `define SEPH_MAPS_MAX                    16
 `define SEPH_MAP_KEY_MAX_HW              64
@@ -110,6 +112,57 @@
 `define SEPH_MAP_HASH_MULT               32'h9e3779b1
 `define SEPH_MAP_SLOT_HEADER             8
 `define SEPH_MAP_LINE_BYTES              16
+
+// the FIB of bpf_fib_lookup (docs/maps.md, FIB) and the helper's codes (hxdp/fib)
+`define SEPH_FIB_IFACES_MAX              32
+`define SEPH_FIB_ROUTES_MAX              256
+`define SEPH_FIB_NEIGH_MAX               256
+`define SEPH_FIB_IFACES_AT               32
+`define SEPH_FIB_ROUTES_AT               544
+`define SEPH_FIB_GWS_AT                  8736
+`define SEPH_FIB_NEIGH_AT                12832
+`define SEPH_FIB_BYTES                   21056
+`define SEPH_FIB_OFFSET                  1027520
+`define SEPH_FIB_IFACE_BYTES             16
+`define SEPH_FIB_ROUTE_BYTES             32
+`define SEPH_FIB_GW_BYTES                16
+`define SEPH_FIB_NEIGH_BYTES             32
+`define SEPH_FIB_MAGIC                   32'h42494678
+`define SEPH_FIB_PARAMS_BYTES            64
+`define SEPH_FIB_PARAMS_READ_WORDS       6
+`define SEPH_FIB_FLAGS_MASK              32'h0000003f
+`define SEPH_FIB_FLAG_DIRECT             1
+`define SEPH_FIB_FLAG_OUTPUT             2
+`define SEPH_FIB_FLAG_SKIP_NEIGH         4
+`define SEPH_FIB_FLAG_TBID               8
+`define SEPH_FIB_FLAG_SRC                16
+`define SEPH_FIB_RET_SUCCESS             0
+`define SEPH_FIB_RET_BLACKHOLE           1
+`define SEPH_FIB_RET_UNREACHABLE         2
+`define SEPH_FIB_RET_PROHIBIT            3
+`define SEPH_FIB_RET_NOT_FWDED           4
+`define SEPH_FIB_RET_FWD_DISABLED        5
+`define SEPH_FIB_RET_UNSUPP_LWT          6
+`define SEPH_FIB_RET_NO_NEIGH            7
+`define SEPH_FIB_RET_FRAG_NEEDED         8
+`define SEPH_FIB_EINVAL                  22
+`define SEPH_FIB_ENODEV                  19
+`define SEPH_FIB_EAFNOSUPPORT            97
+`define SEPH_FIB_AF_INET                 2
+`define SEPH_FIB_AF_INET6                10
+`define SEPH_FIB_RTN_UNICAST             1
+`define SEPH_FIB_RTN_BLACKHOLE           6
+`define SEPH_FIB_RTN_UNREACHABLE         7
+`define SEPH_FIB_RTN_PROHIBIT            8
+`define SEPH_FIB_RTN_THROW               9
+`define SEPH_FIB_RTN_NAT                 10
+`define SEPH_FIB_RTN_XRESOLVE            11
+`define SEPH_FIB_RANK_V4_MAIN            0
+`define SEPH_FIB_RANK_V6_LOCAL           0
+`define SEPH_FIB_RANK_V6_MAIN            1
+`define SEPH_FIB_ROUTE_LWT               1
+`define SEPH_FIB_IFACE_FWD4              1
+`define SEPH_FIB_IFACE_FWD6              2
 
 // cycle model and packet path
 `define SEPH_TAKEN_BRANCH_PENALTY        1

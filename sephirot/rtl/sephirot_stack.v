@@ -1,4 +1,5 @@
-// sephirot_stack: the core's stack, byte addressed: RP load and WP store ports; the helper reads through load port 0.
+// sephirot_stack: the core's stack, byte addressed: RP load and WP store ports; the helper reads through load port 0
+// and writes (fib_lookup) through store port 0.
 `default_nettype none
 `include "sephirot_params.vh"
 
@@ -37,6 +38,10 @@ module sephirot_stack #(
   input  wire                 h_sel_i,            // the row calls a helper: load port 0 serves the helper's read
   input  wire [OW-1:0]        h_off_i,            // the helper's read
   input  wire [3:0]           h_size_i,
+  input  wire                 h_we_i,             // the helper writes (a row that stores nothing here, stalled):
+  input  wire [OW-1:0]        h_woff_i,           // store port 0 is the helper's, and the write takes effect at
+  input  wire [3:0]           h_wsize_i,          // the clock edge
+  input  wire [63:0]          h_wdata_i,
   output reg  [LANES-1:0]     over_o,             // lane k's access finds no free port: the row faults
   output reg  [64*LANES-1:0]  rdata_o,            // bytes read by lane k in access order, zero above its size
   output wire [63:0]          h_rdata_o
@@ -53,10 +58,20 @@ module sephirot_stack #(
   wire [LANES-1:0]    r_left, w_left;
   wire [OW*RP-1:0]    l_off;
   wire [4*RP-1:0]     l_size;
-  wire [OW*WP-1:0]    q_off;
-  wire [4*WP-1:0]     q_size;
-  wire [64*WP-1:0]    q_data;
-  wire [WP-1:0]       q_used;
+  wire [OW*WP-1:0]    l_qoff;                     // the store ports as the lanes take them
+  wire [4*WP-1:0]     l_qsize;
+  wire [64*WP-1:0]    l_qdata;
+  wire [WP-1:0]       l_qused;
+  reg  [OW*WP-1:0]    q_off;                      // ... and with the helper's write on port 0
+  reg  [4*WP-1:0]     q_size;
+  reg  [64*WP-1:0]    q_data;
+  reg  [WP-1:0]       q_used;
+  always @(*) begin
+    q_off = l_qoff; q_size = l_qsize; q_data = l_qdata; q_used = l_qused;
+    if (h_we_i) begin
+      q_off[OW-1:0] = h_woff_i; q_size[3:0] = h_wsize_i; q_data[63:0] = h_wdata_i; q_used[0] = 1'b1;
+    end
+  end
   wire [OW*SP-1:0]    p_off;
   wire [4*SP-1:0]     p_size;
   generate
@@ -73,8 +88,8 @@ module sephirot_stack #(
     .size_o(l_size), .data_o(), .left_o(r_left)
   );
   sephirot_portsel #(.LANES(LANES), .NP(WP), .AWD(OW)) u_st (
-    .req_i(wr_i), .addr_i(off_i), .size_i(size_i), .data_i(wdata_i), .sel_o(), .used_o(q_used),
-    .addr_o(q_off), .size_o(q_size), .data_o(q_data), .left_o(w_left)
+    .req_i(wr_i), .addr_i(off_i), .size_i(size_i), .data_i(wdata_i), .sel_o(), .used_o(l_qused),
+    .addr_o(l_qoff), .size_o(l_qsize), .data_o(l_qdata), .left_o(w_left)
   );
   /* verilator lint_on PINCONNECTEMPTY */
   integer pp, k;
@@ -93,7 +108,7 @@ module sephirot_stack #(
 
   // (the simulation evaluates the read side only in the cycles that read, the write side in those that commit a
   // store: Verilator evaluates every continuous assignment every cycle)
-  wire             s_wr = commit_i && |q_used;
+  wire             s_wr = (commit_i && |q_used) || h_we_i;
   reg  [SP-1:0]    s_rd;                          // load port p reads
   always @(*) begin
     for (pp = 0; pp < SP; pp = pp + 1) s_rd[pp] = |p_sel[LANES*pp +: LANES];

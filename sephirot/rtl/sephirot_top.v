@@ -106,6 +106,10 @@ module sephirot_top #(
   wire [31:0]         hm_addr;
   wire [3:0]          hm_size;
   wire [63:0]         hm_rdata;
+  wire                hs_en;                  // fib_lookup's writes into its struct on the stack
+  wire [8:0]          hs_off;
+  wire [3:0]          hs_size;
+  wire [63:0]         hs_data;
   wire [31:0]         m_id, m_count, mw_off;
   wire                mw_en, mww_en;
   wire [31:0]         mww_off;
@@ -170,6 +174,7 @@ module sephirot_top #(
     .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
     .hlp_tc_jump_i(hlp_tc_jump), .hlp_tc_row_i(hlp_tc_row),
     .hm_en_i(hm_en), .hm_addr_i(hm_addr), .hm_size_i(hm_size), .hm_rdata_o(hm_rdata), .hm_fault_o(hm_fault),
+    .hs_en_i(hs_en), .hs_off_i(hs_off), .hs_size_i(hs_size), .hs_data_i(hs_data),
     .hbus_rd_o(hb_rd), .hbus_rdata_i(hb_rdata), .hbus_fault_i(hb_fault),
     .trc_valid_o, .trc_pc_o, .trc_wr_en_o, .trc_wr_idx_o, .trc_wr_val_o, .trc_st_en_o, .trc_st_addr_o,
     .trc_st_size_o, .trc_st_data_o, .trc_call_o, .trc_ret_o, .trc_call_lane_o, .trc_cost_o, .trc_next_o, .trc_exit_o,
@@ -234,6 +239,7 @@ module sephirot_top #(
     .hm_en_o(hm_en), .hm_addr_o(hm_addr), .hm_size_o(hm_size), .hm_rdata_i(hm_rdata), .hm_fault_i(hm_fault),
     .mid_o(m_id), .mcfg_i(m_entry), .mcount_i(m_count), .mw_en_o(mw_en), .mw_off_o(mw_off),
     .mww_en_o(mww_en), .mww_off_o(mww_off), .mww_data_o(mww_data), .mww_mask_o(mww_mask), .mw_rdata_i(mw_rdata),
+    .sw_en_o(hs_en), .sw_off_o(hs_off), .sw_size_o(hs_size), .sw_data_o(hs_data),
     .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_step_o(adj_step),
     .adj_err_i(adj_err), .adj_metalen_i(adj_metalen), .adj_busy_i(adj_busy),
     .tc_jump_o(hlp_tc_jump), .tc_row_o(hlp_tc_row),
