@@ -248,6 +248,18 @@ class _EngineRunner:
         return self.state.dump()
 
 
+def _kernel_program(obj: Path, section: str | None, prog: str | None, sizes: dict[str, int]) -> Any:
+    """The kernel oracle through libbpf, or through our loader for objects libbpf cannot open (legacy `maps`
+    sections, which libbpf 1.x refuses: the shape of older samples)."""
+    from hxdp.frontend.elf import load_program
+    from hxdp.linux.kernel import KernelProgram, LibbpfOpenError
+
+    try:
+        return KernelProgram(obj, section=section, prog=prog, sizes=sizes)
+    except LibbpfOpenError:
+        return KernelProgram.from_program(load_program(obj, section, prog, sizes))
+
+
 def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None = None, engine: str = "vliw-model",
              section: str | None = None, prog: str | None = None, ingress_ifindex: int = 1,
              repro_dir: str | Path | None = None, compile_options: Any = None,
@@ -264,7 +276,6 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
     from hxdp.fib.netns import netns
     from hxdp.frontend.sizing import config_sizes
     from hxdp.linux.dispatcher import KernelChain
-    from hxdp.linux.kernel import KernelProgram
 
     obj = Path(obj)
     cfg = cfg or {"maps": {}}
@@ -273,7 +284,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
     runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes, chain, fib)
     batch = runner.run_all(packets, ingress_ifindex)
     oracle: Any = KernelChain([(obj, prog), *chain.links], chain.actions, sizes) if chain is not None else \
-        KernelProgram(obj, section=section, prog=prog, sizes=sizes)
+        _kernel_program(obj, section, prog, sizes)
     with netns(fib.netns if fib is not None else None), oracle as kernel:
         kernel.apply_config(cfg, source=cfg_source)
         maps_before = kernel.dump()
