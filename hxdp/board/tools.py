@@ -744,17 +744,20 @@ def compile_object(obj: str | Path, section: str | None = None, prog: str | None
 
 
 def save_rom_and_layout(rom: Rom, layout: MapLayout, out_rom: str | Path) -> None:
-    rom.save(out_rom)
-    write_atomic(Path(out_rom).with_suffix(".maps.json"), layout.to_json())
+    """The ROM and PROG.maps.json beside it, both or neither (none beside a device such as /dev/null)."""
+    from hxdp.atomic_write import layout_path_beside, write_outputs
+
+    beside = layout_path_beside(out_rom)
+    write_outputs([(out_rom, rom.to_text())] + ([(beside, layout.to_json())] if beside else []))
 
 
 def load_config(path: str | Path | None) -> dict | None:
-    if not path:
+    """A map configuration file, checked against the one schema every command uses (hxdp.models.mapconfig)."""
+    from hxdp.models.mapconfig import load_map_config
+
+    if path is None:
         return None
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise MapError(f"{path}: cannot read map configuration: {exc}") from None
+    return load_map_config(path)
 
 
 # --- what runs on the board: program identity, `prog show`, `prog dump xlated` ---------------------------------------

@@ -150,8 +150,10 @@ def _layout_next_to(rom_path: str) -> MapLayout | None:
 
 def cmd_inject(args: argparse.Namespace) -> int:
     from hxdp.board.tools import inject, load_rom, remember_load
+    from hxdp.romcheck import check_rom_contract
 
     rom = load_rom(args.rom)
+    check_rom_contract(rom, args.rom)  # before the board is touched
     with board_from_args(args) as b:
         rep = inject(b, rom, verify=not args.no_verify, atomic=not args.no_hold, extensions=not args.original,
                      force=args.force)
@@ -307,13 +309,15 @@ def cmd_tracelog(args: argparse.Namespace) -> int:
 
 def cmd_load(args: argparse.Namespace) -> int:
     """hxdp load and hxdp prog load: compile, configure the maps, inject; noted on this host for `prog show`."""
-    from hxdp.atomic_write import check_writable
+    from hxdp.atomic_write import check_outputs, layout_path_beside
     from hxdp.board.tools import compile_object, configure_and_inject, load_config, remember_load, save_rom_and_layout
     from hxdp.frontend.elf import host_notes, load_program
 
     cfg = load_config(args.config)
-    if args.output:
-        check_writable(args.output, "ROM")
+    if args.output is not None:
+        beside = layout_path_beside(args.output)
+        check_outputs({args.output: "ROM"} | ({beside: "map layout"} if beside else {}),
+                      [args.object] + ([args.config] if args.config else []))
     sizes = sizes_from_args(args, cfg, args.config)
     load_program(args.object, args.section, args.prog, sizes)  # our reading of the object's errors come first
     verify_in_kernel(args, args.object, args.section, args.prog, sizes)
@@ -322,7 +326,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original,
                                    force=getattr(args, "force", False))
         remember_load(b, rep.rom, rep.layout, args.object)
-    if args.output:
+    if args.output is not None:
         save_rom_and_layout(rom, layout, args.output)
     if getattr(args, "json", False) or getattr(args, "pretty", False):
         doc = {"name": Path(args.object).stem, "rows": rep.inject.rows, "maps": [r.name for r in rep.layout.regions],

@@ -32,9 +32,11 @@ def run_pcap(args: argparse.Namespace) -> dict:
     from hxdp.atomic_write import check_writable
     from hxdp.models.mapconfig import load_map_config
     from hxdp.models.maps import MapState
+    from hxdp.romcheck import check_rom_contract
     from hxdp.rtl.sim import RtlSim
 
     rom = Rom.load(args.rom)
+    check_rom_contract(rom, args.rom)  # the engines would disagree on a ROM that breaks it
     for path, what in ((args.vcd, "waveform"), (args.trace, "trace")):
         if path:
             check_writable(path, what)  # refused before the simulation, not after it
