@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -169,3 +170,24 @@ def layout_path_beside(rom: str | os.PathLike[str]) -> Path | None:
     a layout beside it: /dev/null.maps.json would be a stray file)."""
     p = Path(rom)
     return None if _is_special(p) else p.with_suffix(".maps.json")
+
+
+def install_file(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None:
+    """Put a finished file (a trace, a waveform) at `dest` whole: copied beside it, then renamed over it."""
+    target = _target(dest)
+    if _is_special(target):
+        with open(src, "rb") as fin, open(target, "wb") as fout:
+            shutil.copyfileobj(fin, fout)
+        return
+    parent = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp)
+        os.chmod(tmp, _mode_for(target))
+        os.replace(tmp, target)
+    except BaseException as exc:
+        _unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, HxdpError):
+            raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
+        raise

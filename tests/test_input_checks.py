@@ -203,3 +203,100 @@ def test_d26_outputs_respect_the_umask_and_an_existing_mode(tmp_path: Path) -> N
         os.umask(old)
     for name in ("um.rom", "um.maps.json"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
+
+
+def test_diff_repro_never_loses_the_report_nor_an_input(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """`hxdp diff --repro DIR`: a reproducer that cannot be written is noted and the divergence kept; a folder
+    whose packet.pcap is the --pcap input is refused before anything runs (it would be overwritten)."""
+    from hxdp import diff as diffmod
+
+    report = diffmod.DiffReport("seq-model", 3, diffmod.Divergence(2, "action", "TX", "PASS", []))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    obj = compile_bpf(XDP1, tmp_path)
+    diffmod._try_repro(blocker / "repro", obj, [bytes(64)], {}, report, None, None, None)
+    assert report.repro is None and report.repro_error and report.divergence is not None
+    from hxdp.traffic.pcap import write_pcap
+
+    pcap = tmp_path / "packet.pcap"
+    write_pcap(pcap, [bytes(64)])
+    assert cli_main(["diff", str(obj), "--pcap", str(pcap), "--repro", str(tmp_path)]) == 1
+    assert "would replace the input" in capsys.readouterr().err
+    assert len(pcap.read_bytes()) > 24
+
+
+@pytest.mark.rtl
+def test_d10_frames_above_the_packet_buffer_are_dropped_alike_and_refused_by_run(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """D10: a 9000-byte frame (a 1514-byte one before it) is dropped by the MAC on the VLIW model and the RTL alike
+    (no length wrapped modulo 8192, no header lost), and `hxdp run` refuses a pcap holding one, naming it."""
+    from rtl_support import require_rtl
+
+    from hxdp.models.vliw import VliwModel
+    from hxdp.rtl.sim import RtlSim
+    from hxdp.traffic.pcap import write_pcap
+
+    require_rtl()
+    from hxdp.models.maps import MapState
+
+    rom = Rom.load(ROMS / "xdp_tx.rom")
+    layout = MapLayout.load(ROMS / "xdp_tx.maps.json")
+    frames = [b"\xaa" * 1514, b"\x55" * 9000, b"\x55" * 2049, b"\xaa" * 2048]
+    rtl = RtlSim(rom, layout, MapState(layout)).run_packets(frames)
+    model = VliwModel(rom, MapState(layout))
+    vliw = [model.run(f) for f in frames]
+    for i in (1, 2):
+        assert rtl[i].action == vliw[i].action == 1 and rtl[i].packet == vliw[i].packet == frames[i]
+    for i in (0, 3):
+        assert rtl[i].action == vliw[i].action == 3 and len(rtl[i].packet) == len(frames[i])
+    pcap = tmp_path / "jumbo.pcap"
+    write_pcap(pcap, frames)
+    assert cli_main(["run", str(ROMS / "xdp_tx.rom"), "--pcap", str(pcap)]) == 1
+    assert "packet 1: 9000 bytes" in capsys.readouterr().err
+
+
+@pytest.mark.rtl
+def test_d25_concurrent_runs_on_one_trace_path(tmp_path: Path) -> None:
+    """D25: two `hxdp run --trace` on the same path at once both succeed and leave one whole trace."""
+    import subprocess
+    import sys
+
+    from rtl_support import require_rtl
+
+    from hxdp.traffic import gen as traffic
+    from hxdp.traffic.pcap import write_pcap
+
+    require_rtl()
+    pcap = tmp_path / "many.pcap"
+    write_pcap(pcap, traffic.generate(8, 300, 64, "udp", 5))
+    trace = tmp_path / "same.trace"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for _ in range(2):
+        procs = [subprocess.Popen([sys.executable, "-m", "hxdp.cli", "run", str(ROMS / name), "--pcap", str(pcap),
+                                   "--trace", str(trace)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True) for name in ("xdp_tx.rom", "xdp_drop.rom")]
+        for p in procs:
+            _, err = p.communicate(timeout=600)
+            assert p.returncode == 0, err
+        lines = trace.read_text().splitlines()
+        assert lines and all(len(line.split()) > 2 for line in lines)
+
+
+def test_d12_a_corrupted_lpm_header_is_no_crash_of_the_models_or_map_tools() -> None:
+    """D12: an LPM region whose high-water mark reads 0xffffffff (written through another map's out-of-bounds
+    pointer, or `hxdp maps line`) makes dump, lookup, update and the models' lookups scan the region's slots only
+    (no IndexError: the tools and engines answered with an internal error before)."""
+    from hxdp.models.maps import MapState
+    from hxdp.models.vliw import VliwModel
+
+    layout = MapLayout.load(ROUTER_LAYOUT)
+    lpm = next(r for r in layout.regions if r.kind == "lpm_trie")
+    st = MapState(layout)
+    st.mem[lpm.offset : lpm.offset + 16] = bytes.fromhex("ffffffff00000000ffffffff00000000")
+    assert st.dump_map(lpm.id) == {}
+    assert st.lookup(lpm.id, bytes(lpm.key_size)) is None
+    assert st.update(lpm.id, bytes.fromhex("200000000a000001"), bytes(lpm.value_size), 0) < 0  # full: an errno
+    from hxdp.traffic import gen as traffic
+
+    rom = Rom.load(ROMS / "xdp_router_ipv4.rom")
+    res = VliwModel(rom, st).run(traffic.generate(8, 1, 64, "udp", 1)[0])
+    assert res.action in range(5)

@@ -361,7 +361,12 @@ class BoardMaps:
             self._fetched.clear()
             self._fetch_for_key(r, key, update=True)
             before = bytes(self.state.mem[first * LINE : (first + count) * LINE])
-            err = op(r.id)
+            try:
+                err = op(r.id)
+            except Exception:
+                if self.atomic:
+                    release_input(self.board)  # nothing written yet: the traffic goes on
+                raise
             mem = self.state.mem
             changed = {first + i: bytes(mem[(first + i) * LINE : (first + i + 1) * LINE]) for i in range(count)
                        if mem[(first + i) * LINE : (first + i + 1) * LINE] != before[i * LINE : (i + 1) * LINE]}

@@ -11,7 +11,7 @@ from hxdp import params
 from hxdp.cli.loading import add_map_option, check_rom_sizes, sizes_from_args
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
-from hxdp.traffic.pcap import read_pcap, write_pcap
+from hxdp.traffic.pcap import check_frame_sizes, read_pcap, write_pcap
 
 
 def layout_for(rom_path: str, layout_path: str | None) -> object | None:
@@ -54,6 +54,7 @@ def run_pcap(args: argparse.Namespace) -> dict:
     elif args.maps:
         raise HxdpError(f"--maps needs the map layout (PROG.maps.json next to {args.rom}, or --layout)")
     packets = read_pcap(args.pcap)
+    check_frame_sizes(packets, args.pcap)
     if not packets:
         raise HxdpError(f"{args.pcap}: no packets")
     sim = RtlSim(rom, layout, state, vcd=args.vcd, trace_file=args.trace)
