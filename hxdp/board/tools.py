@@ -246,10 +246,8 @@ def write_line(board: Board, line: int, data: bytes) -> None:
 
 # --- maps by name --------------------------------------------------------------------------------------------------
 def load_layout(path: str | Path) -> MapLayout:
-    try:
-        return MapLayout.from_json(Path(path).read_text())
-    except OSError as exc:
-        raise MapError(f"{path}: cannot read map layout: {exc.strerror}") from None
+    """A layout file, checked against the layout schema; MapError names the file."""
+    return MapLayout.load(path)
 
 
 def layout_path_for(rom_or_obj: str | Path) -> Path:
