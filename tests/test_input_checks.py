@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import compile_bpf
+from kernel_fixtures import requires_kernel
 
 from hxdp.cli import main as cli_main
 from hxdp.errors import HxdpError
@@ -300,3 +301,21 @@ def test_d12_a_corrupted_lpm_header_is_no_crash_of_the_models_or_map_tools() -> 
     rom = Rom.load(ROMS / "xdp_router_ipv4.rom")
     res = VliwModel(rom, st).run(traffic.generate(8, 1, 64, "udp", 1)[0])
     assert res.action in range(5)
+
+
+@requires_kernel
+def test_d11_a_map_value_access_out_of_bounds_is_refused_before_compile(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """D11: a store 64 bytes past an 8-byte map value (it would overwrite the next map's header on every engine)
+    is refused by compile and load through the kernel's verifier, naming the object; nothing is written."""
+    src = tmp_path / "mapoob.c"
+    src.write_text("#include <linux/bpf.h>\n#include <bpf/bpf_helpers.h>\n"
+                   "struct { __uint(type, BPF_MAP_TYPE_ARRAY); __type(key, __u32); __type(value, __u64); "
+                   "__uint(max_entries, 1); } arr SEC(\".maps\");\n"
+                   "SEC(\"xdp\") int p(struct xdp_md *c) { __u32 k = 0; __u64 *v = bpf_map_lookup_elem(&arr, &k);\n"
+                   "if (!v) return XDP_PASS; *(volatile __u64 *)((char *)v + 64) = 1; return XDP_DROP; }\n"
+                   "char _l[] SEC(\"license\") = \"GPL\";\n")
+    obj = compile_bpf(src, tmp_path)
+    assert cli_main(["compile", str(obj), "-o", str(tmp_path / "m.rom")]) == 1
+    err = capsys.readouterr().err
+    assert "mapoob.o" in err and "invalid access to map value" in err
+    assert not (tmp_path / "m.rom").exists()
