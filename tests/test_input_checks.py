@@ -319,3 +319,23 @@ def test_d11_a_map_value_access_out_of_bounds_is_refused_before_compile(tmp_path
     err = capsys.readouterr().err
     assert "mapoob.o" in err and "invalid access to map value" in err
     assert not (tmp_path / "m.rom").exists()
+
+
+OPTION_CASES = {
+    "D18 maps line abc": (["maps", "line", "abc"], "map line 'abc' is not a number"),
+    "D18 maps line data": (["maps", "line", "3", "zz"], "not hex bytes"),
+    "D19 monitor interval -1": (["monitor", "--count", "1", "--interval", "-1"], "--interval -1.0"),
+    "D19 monitor interval nan": (["monitor", "--count", "1", "--interval", "nan"], "--interval nan"),
+    "D19 monitor count -5": (["monitor", "--count", "-5"], "--count -5"),
+    "D19 tracelog interval -1": (["tracelog", "--follow", "--interval", "-1"], "--interval -1.0"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTION_CASES))
+def test_d18_d19_bad_operands_are_one_line_errors_before_the_board(name: str, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """D18, D19: operands that were internal errors (exit 3) are one-line errors, before any board is contacted
+    (no board answers at the socket given)."""
+    argv, why = OPTION_CASES[name]
+    assert cli_main([argv[0], "--board", f"sim:{tmp_path}/none.sock", *argv[1:]]) == 1
+    err = capsys.readouterr().err
+    assert why in err and err.count("\n") == 1 and "no simulated board" not in err

@@ -209,13 +209,14 @@ def _key_value(bm: BoardMaps, name: str, tokens: list[str], want_value: bool) ->
 def cmd_maps(args: argparse.Namespace) -> int:  # noqa: C901
     from hxdp.board.tools import BoardMaps, bpftool_bytes, dump_json, parse_bytes, parse_u32, read_line, write_line
 
+    if args.maps_cmd == "line":  # operands checked before a board is contacted
+        line = parse_u32(args.line, "map line")
+        data = None if args.data is None else parse_bytes(args.data, "line")
+        if data is not None and len(data) != params.AXI_LINE_BYTES:
+            raise MapError(f"a map line is {params.AXI_LINE_BYTES} bytes, got {len(data)}")
     with board_from_args(args) as b:
         if args.maps_cmd == "line":
-            line = parse_u32(args.line, "map line")
-            if args.data is not None:
-                data = parse_bytes(args.data, "line")
-                if len(data) != params.AXI_LINE_BYTES:
-                    raise MapError(f"a map line is {params.AXI_LINE_BYTES} bytes, got {len(data)}")
+            if data is not None:
                 write_line(b, line, data)
             else:
                 print(read_line(b, line).hex())
