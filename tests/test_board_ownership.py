@@ -236,3 +236,19 @@ def test_d1_d2_sume_lease_is_an_exclusive_lock_naming_its_holder(tmp_path: Path)
     with H.held(b, recover=True):
         assert b.hold_info().mine
     assert b.hold_info() is None and fake.regs[params.AXI_CTRL] == 0
+
+
+def test_d2_a_lease_kept_too_long_is_named(server) -> None:  # noqa: ANN001
+    """D2: a client waiting for the lease longer than its timeout is told who keeps it."""
+    from hxdp.board.transport import BoardError
+
+    a = server.board()
+    b = SimBoard(server.socket_path, timeout=0.5)
+    with a.lease():
+        with pytest.raises(BoardError, match=r"leased by .*\[\d+\] for more than"):
+            with b.lease():
+                pass
+    b.close()
+    with SimBoard(server.socket_path) as c, c.lease():
+        pass  # free again
+    a.close()

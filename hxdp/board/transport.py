@@ -382,7 +382,16 @@ class SimBoard(Board):
 
     # --- lease and hold (kept by the daemon per connection) ------------------------------------------------------
     def _acquire(self) -> None:
-        self.request(f"LOCK {owner_name()}")  # answered when no other connection leases the board
+        try:
+            self.request(f"LOCK {owner_name()}")  # answered when no other connection leases the board
+        except BoardError:
+            try:
+                with SimBoard(self.path, timeout=2.0) as other:
+                    who = other.lease_state()["lease"]
+            except BoardError:
+                raise BoardError(f"{self.name}: no lease granted (the board went away)") from None
+            raise BoardError(f"{self.name}: the board is leased by {who} for more than "
+                             f"{self._sock.gettimeout() or 0:.0f} s") from None
 
     def _release(self) -> None:
         try:
