@@ -264,3 +264,18 @@ def test_protocol_errors_reach_the_client_as_board_errors(server) -> None:  # no
     """The Python client turns the new bounds into one-line errors."""
     with SimBoard(server.socket_path) as b, pytest.raises(BoardError, match="at most"):
         b.run(params.IMEM_ROWS * 10**6)
+
+
+def test_d4_wait_during_a_loop_replay_is_refused_at_once(server, tmp_path: Path) -> None:  # noqa: ANN001
+    """D4b: `WAIT` (board out --wait) while a pcap loops would never drain: refused at once, others unaffected."""
+    pcap = tmp_path / "l.pcap"
+    write_pcap(pcap, traffic.generate(8, 4, 64, "udp", 7))
+    with SimBoard(server.socket_path) as b:
+        b.replay(pcap, 0, loop=True)
+        t0 = time.monotonic()
+        with pytest.raises(BoardError, match="loop replay"):
+            b.wait()
+        assert time.monotonic() - t0 < PING_BOUND
+        b.stop_replay()
+        b.wait()
+        b.outputs()

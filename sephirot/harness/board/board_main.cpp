@@ -227,6 +227,7 @@ Server::Act Server::handle(Client& c, const std::string& line, std::string* repl
     uint64_t max = 50000000;
     if (a.size() == 2 && !parse_u64(a[1], &max)) { r = "ERR bad cycle count"; return Act::kReply; }
     if (max > kMaxRun) { r = "ERR WAIT " + a[1] + ": at most " + std::to_string(kMaxRun) + " cycles"; return Act::kReply; }
+    if (sim_.looping()) { r = "ERR a loop replay is running: the board never drains (STOPPCAP first)"; return Act::kReply; }
     c.waiting = true;
     c.wait_left = c.wait_max = max;
     return Act::kPending;

@@ -50,6 +50,7 @@ class BoardSim {
   bool replay(const std::string& path, int port, bool loop, std::string* err);
   void replay_frames(std::vector<std::vector<uint8_t>>&& frames, int port, bool loop);
   void stop_replay() { replay_.clear(); replay_loop_ = false; }
+  bool looping() const { return replay_loop_ && !replay_.empty(); }  // a loop replay: the board never drains
   bool open_out_pcap(const std::string& path);
   // host queues: frames delivered into a CPU's or an AF_XDP socket's queue are written to DIR/cpuN.pcap or
   // DIR/xskN.pcap and taken at once by the simulated host (its DMA completion); with hold the host takes nothing,
