@@ -279,3 +279,21 @@ def test_d4_wait_during_a_loop_replay_is_refused_at_once(server, tmp_path: Path)
         b.stop_replay()
         b.wait()
         b.outputs()
+
+
+def test_a_stale_socket_is_replaced_after_kill_9(tmp_path: Path) -> None:
+    """Held up well before and must stay so: after SIGKILL the stale socket is replaced on restart (only a socket
+    is ever unlinked)."""
+    if not _vok:
+        pytest.skip(_vwhy)
+    from hxdp.board.sim import BoardServer
+
+    path = str(tmp_path / "b.sock")
+    first = BoardServer(path, step=True).start()
+    assert first.proc is not None
+    first.proc.kill()
+    first.proc.wait()
+    assert stat.S_ISSOCK(os.lstat(path).st_mode)
+    with BoardServer(path, step=True) as again, again.board() as b:
+        assert b.ping().startswith("hxdp-board")
+    first.stop()
