@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ class DiffReport:
     actions: dict[int, int] = field(default_factory=dict)
     events: int = 0  # records to the host (perf, ring buffer) the kernel sent and the engine matched
     repro: str | None = None
+    repro_error: str | None = None  # the reproducer could not be written (the divergence is reported all the same)
 
     @property
     def ok(self) -> bool:
@@ -59,6 +61,7 @@ class DiffReport:
             "events": self.events,
             "divergence": None if self.divergence is None else self.divergence.__dict__,
             "repro": self.repro,
+            "repro_error": self.repro_error,
         }
 
 
@@ -160,8 +163,9 @@ def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapD
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{folder}: cannot create the reproducer folder: {exc.strerror}") from None
-    if (folder / obj.name).resolve() != obj.resolve():  # --repro may be the object's own folder
-        shutil.copyfile(obj, folder / obj.name)
+    copy = folder / obj.name
+    if not (copy.exists() and os.path.samefile(copy, obj)):  # --repro may be the object's own folder
+        shutil.copyfile(obj, copy)
     write_pcap(folder / "packet.pcap", packets)
     config = dump_to_config(maps_before)
     config["maps"].update(prog_entries or {})  # PROG_ARRAYs, by program name (no dump shows them: docs/maps.md)
@@ -312,9 +316,8 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 if repro_dir is not None:
                     # the RTL's maps_before is the initial state: its reproducer is the whole trace
                     trace = list(packets) if batch is not None else [pkt]
-                    write_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes, progs, fib,
-                                ingress_ifindex)
-                    report.repro = str(repro_dir)
+                    _try_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes, progs, fib,
+                               ingress_ifindex)
                 return report
             if kmaps is not None:
                 maps_before = kmaps
@@ -324,7 +327,18 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 report.divergence = Divergence(len(packets) - 1, "map", "see detail", "see detail",
                                                ["(RTL maps compared after the whole trace)"] + lines)
                 if repro_dir is not None:
-                    write_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes,
-                                progs, fib, ingress_ifindex)
-                    report.repro = str(repro_dir)
+                    _try_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes,
+                               progs, fib, ingress_ifindex)
     return report
+
+
+def _try_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
+               section: str | None, prog: str | None, sizes: dict[str, int] | None,
+               prog_entries: dict[str, list] | None = None, fib: Fib | None = None, ingress_ifindex: int = 1) -> None:
+    """Write the reproducer; a failure is noted in the report, which keeps the divergence to print."""
+    try:
+        write_repro(folder, obj, packets, maps_before, report, section, prog, sizes, prog_entries, fib,
+                    ingress_ifindex)
+        report.repro = str(folder)
+    except (OSError, HxdpError) as exc:
+        report.repro_error = str(exc)

@@ -45,7 +45,8 @@ def build(verbose: bool = False) -> Path:
 
 def server_args(socket_path: str = DEFAULT_SOCKET, ports: int = 1, pcap: str | None = None, loop: bool = False,
                 out: str | None = None, step: bool = False, keep: int | None = None, pcap_port: int = 0,
-                taps: list[str] | None = None, host_pcap: str | None = None, host_hold: bool = False) -> list[str]:
+                taps: list[str] | None = None, host_pcap: str | None = None, host_hold: bool = False,
+                group: str | None = None) -> list[str]:
     if not 1 <= ports <= MAX_PORTS:
         raise BoardError(f"--ports {ports}: the simulated board has 1 to {MAX_PORTS} ports")
     args = [str(build()), "--socket", socket_path, "--ports", str(ports)]
@@ -67,6 +68,8 @@ def server_args(socket_path: str = DEFAULT_SOCKET, ports: int = 1, pcap: str | N
         args += ["--host-pcap", host_pcap]
     if host_hold:
         args.append("--host-hold")
+    if group:
+        args += ["--group", group]
     return args
 
 

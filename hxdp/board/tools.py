@@ -1,8 +1,9 @@
 """Host tools over a Board: inject, dump, maps by name or id, counters, load, what the board runs.
 
-Longer than the others (about 800 lines) because every multi-register operation on the board is here, written
-against one register protocol (the input hold, the row and line staging registers, the map table) so that their
-ordering rules are read in one place; the commands' parsing and output shapes are in hxdp/cli/.
+Longer than the others (under 800 lines) because every multi-register operation on the board is here, written
+against one register protocol (the lease, the input hold and its owner, the row and line staging registers, the
+map table) so that their ordering rules are read in one place; the commands' parsing and output shapes are in
+hxdp/cli/, the trace FIFO in hxdp/board/tracelog.py.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from hxdp import params
 from hxdp.atomic_write import write_atomic
+from hxdp.board.tracelog import PrintkRecord, format_printk, read_tracelog  # re-exported: the tools' API
 from hxdp.board.transport import Board, BoardAddressError, BoardError, imem_commit_addr, imem_word_addr
 from hxdp.isa.insn import Insn
 from hxdp.isa.rom import Rom, RomError
@@ -30,6 +31,10 @@ MASK32 = 0xFFFFFFFF
 
 class InjectError(BoardError):
     """A ROM that cannot be injected, or whose read-back differs from what was written."""
+
+
+class HoldError(BoardError):
+    """The input is held by another owner (often one that died mid-inject): nothing is written."""
 
 
 # --- raw access ----------------------------------------------------------------------------------------------------
@@ -52,8 +57,21 @@ def axi(board: Board, addr: int, value: int | None = None) -> str:
 
 
 # --- hold: no packet starts while the host changes the program or several map lines ---------------------------------
-def hold_input(board: Board, timeout: float = 5.0) -> None:
+def hold_message(board: Board, owner: str) -> str:
+    return (f"{board.name}: the input is held by {owner}: no packet runs until it is released; inject the program "
+            "again (hxdp inject PROG.rom) or pass --force")
+
+
+def hold_input(board: Board, timeout: float = 5.0, force: bool = False, recover: bool = False) -> None:
+    """Set the hold, as its owner. A hold set by another client is refused, unless `force`, or `recover` (an
+    inject: the recovery) and its owner is gone."""
+    info = board.hold_info()
+    if info is not None and not info.mine:
+        if not (force or (recover and not info.alive)):
+            raise HoldError(hold_message(board, info.text()))
+        board.take_hold()
     board.write32(params.AXI_CTRL, params.AXI_CTRL_HOLD)
+    board.note_hold(True)
     deadline = time.monotonic() + timeout
     while not board.read32(params.AXI_STATUS) & params.AXI_STATUS_HELD:
         if time.monotonic() > deadline:
@@ -62,17 +80,20 @@ def hold_input(board: Board, timeout: float = 5.0) -> None:
 
 def release_input(board: Board) -> None:
     board.write32(params.AXI_CTRL, 0)
+    board.note_hold(False)
 
 
 @contextmanager
-def held(board: Board, enabled: bool = True) -> Iterator[None]:
-    """Hold the input at a packet boundary for the duration; left held if the body fails (no half program runs)."""
-    if not enabled:
+def held(board: Board, enabled: bool = True, force: bool = False, recover: bool = False) -> Iterator[None]:
+    """Lease the board and hold the input at a packet boundary for the duration; left held if the body fails (no
+    half program runs: only this owner, a new inject or --force releases it)."""
+    with board.lease():
+        if not enabled:
+            yield
+            return
+        hold_input(board, force=force, recover=recover)
         yield
-        return
-    hold_input(board)
-    yield
-    release_input(board)
+        release_input(board)
 
 
 # --- instruction memory ----------------------------------------------------------------------------------------------
@@ -109,19 +130,21 @@ class InjectReport:
     cleared: int
 
 
-def inject(board: Board, rom: Rom, verify: bool = True, atomic: bool = True, extensions: bool = True) -> InjectReport:
+def inject(board: Board, rom: Rom, verify: bool = True, atomic: bool = True, extensions: bool = True,
+           force: bool = False) -> InjectReport:
     """Write every row with its commit, set the row count, read back and compare.
 
     atomic: hold the input at a packet boundary meanwhile, so packets see the old program or the new one.
     extensions: the board has this project's registers (row count, hold); False for the original bitstream
     (implies not atomic). Rows the old program used beyond the new one are zeroed. On a read-back mismatch the
-    input stays held and InjectError names the row.
+    input stays held and InjectError names the row. A hold left by an owner that is gone is taken over (inject is
+    the recovery); one of a live owner only with `force`.
     """
     check_rom(rom)
     atomic = atomic and extensions
     t0 = time.perf_counter()
     writes = reads = 0
-    with held(board, atomic):
+    with held(board, atomic, force=force, recover=True):
         old_rows = board.read32(params.AXI_ROWS) if extensions else 0
         reads += 1 if extensions else 0
         nrows = max(len(rom.rows), min(old_rows, params.IMEM_ROWS))
@@ -195,7 +218,8 @@ def write_lines(board: Board, lines: dict[int, bytes], descending: bool = False)
             raise BoardError(f"map line {idx}: {len(data)} bytes, a line has {LINE}")
         ops += [(params.AXI_MAPS_BASE + 4 * i, w) for i, w in enumerate(line_words(data))]
         ops.append((params.AXI_MAPS_BASE + params.AXI_MAPS_COMMIT, idx))
-    board.write_many(ops)
+    with board.lease():  # the staging line is shared: another client's words never mix into these
+        board.write_many(ops)
     return len(ops)
 
 
@@ -208,7 +232,8 @@ def read_lines(board: Board, first: int, count: int) -> bytes:
     for idx in range(first, first + count):
         ops.append((params.AXI_MAPS_LINE_ADDR, idx))
         ops += [(params.AXI_MAPS_BASE + 4 * i, None) for i in range(4)]
-    vals = [v for v in board.transact(ops) if v is not None]
+    with board.lease():  # LINE_ADDR is shared
+        vals = [v for v in board.transact(ops) if v is not None]
     return b"".join(v.to_bytes(4, "little") for v in vals)
 
 
@@ -222,10 +247,8 @@ def write_line(board: Board, line: int, data: bytes) -> None:
 
 # --- maps by name --------------------------------------------------------------------------------------------------
 def load_layout(path: str | Path) -> MapLayout:
-    try:
-        return MapLayout.from_json(Path(path).read_text())
-    except OSError as exc:
-        raise MapError(f"{path}: cannot read map layout: {exc.strerror}") from None
+    """A layout file, checked against the layout schema; MapError names the file."""
+    return MapLayout.load(path)
 
 
 def layout_path_for(rom_or_obj: str | Path) -> Path:
@@ -245,10 +268,11 @@ class BoardMaps:
 
     PROBE_CHUNK = 8  # hash slots read per round trip while following a probe sequence
 
-    def __init__(self, board: Board, layout: MapLayout, atomic: bool = True) -> None:
+    def __init__(self, board: Board, layout: MapLayout, atomic: bool = True, force: bool = False) -> None:
         self.board = board
         self.layout = layout
         self.atomic = atomic
+        self.force = force
         self.state = MapState(layout)
         self.lines_written = 0
         self.lines_read = 0
@@ -273,7 +297,8 @@ class BoardMaps:
             for idx in range(first, first + count):
                 ops.append((params.AXI_MAPS_LINE_ADDR, idx))
                 ops += [(params.AXI_MAPS_BASE + 4 * i, None) for i in range(4)]
-        vals = [v for v in self.board.transact(ops) if v is not None]
+        with self.board.lease():
+            vals = [v for v in self.board.transact(ops) if v is not None]
         data = b"".join(v.to_bytes(4, "little") for v in vals)
         for n, idx in enumerate(want):
             self.state.mem[idx * LINE : (idx + 1) * LINE] = data[n * LINE : (n + 1) * LINE]
@@ -326,11 +351,21 @@ class BoardMaps:
             raise MapError(f"map {map_label(r)}: value of {len(value)} bytes, the map's value size is "
                            f"{r.value_size}")
         first, count = _region_lines(r)
-        with held(self.board, self.atomic):
+        with self.board.lease():
+            self.check_board(r)  # before the hold: a refused write leaves the input as it was
+            return self._modify_held(r, key, op, first, count)
+
+    def _modify_held(self, r: MapRegion, key: bytes, op: Callable[[int], int], first: int, count: int) -> int:
+        with held(self.board, self.atomic, force=self.force):
             self._fetched.clear()
             self._fetch_for_key(r, key, update=True)
             before = bytes(self.state.mem[first * LINE : (first + count) * LINE])
-            err = op(r.id)
+            try:
+                err = op(r.id)
+            except Exception:
+                if self.atomic:
+                    release_input(self.board)  # nothing written yet: the traffic goes on
+                raise
             mem = self.state.mem
             changed = {first + i: bytes(mem[(first + i) * LINE : (first + i + 1) * LINE]) for i in range(count)
                        if mem[(first + i) * LINE : (first + i + 1) * LINE] != before[i * LINE : (i + 1) * LINE]}
@@ -342,6 +377,20 @@ class BoardMaps:
             write_lines(self.board, changed, descending=True)
             self.lines_written += len(changed)
         return err
+
+    def check_board(self, r: MapRegion) -> None:
+        """Refuse to write map `r` unless the board's map-configuration table has the same entry for its id: a
+        layout of another program would write into that program's maps."""
+        try:
+            have = read_map_config(self.board)[r.id]
+        except BoardAddressError:
+            return  # the original bitstream has no map table to check against
+        want = map_config_entries(self.layout)[r.id]
+        if have != want:
+            where = "has no map" if not (have >> 8) & 0xFF else "has another map"
+            raise MapError(f"map {map_label(r)}: the board's map table {where} at id {r.id}: the layout is not the "
+                           "running program's (load it with hxdp prog load, or give its --layout/--rom); nothing "
+                           "written")
 
     def _modify_full(self, r: MapRegion, op: Callable[[int], int]) -> int:
         first, count = _region_lines(r)
@@ -412,7 +461,8 @@ def write_map_config(board: Board, layout: MapLayout) -> int:
     for mid, entry in enumerate(map_config_entries(layout)):
         ops += [(params.AXI_MCFG_BASE + 4 * w, (entry >> (32 * w)) & MASK32) for w in range(8)]
         ops.append((params.AXI_MCFG_COMMIT, mid))
-    board.write_many(ops)
+    with board.lease():
+        board.write_many(ops)
     return len(ops)
 
 
@@ -421,7 +471,8 @@ def read_map_config(board: Board) -> list[int]:
     for mid in range(params.MAPS_MAX):
         ops.append((params.AXI_MCFG_ADDR, mid))
         ops += [(params.AXI_MCFG_BASE + 4 * w, None) for w in range(8)]
-    vals = [v for v in board.transact(ops) if v is not None]
+    with board.lease():  # MCFG_ADDR is shared
+        vals = [v for v in board.transact(ops) if v is not None]
     return [sum(vals[8 * m + w] << (32 * w) for w in range(8)) for m in range(params.MAPS_MAX)]
 
 
@@ -565,83 +616,6 @@ def format_sample(s: dict[str, float], totals: dict[str, int]) -> str:
     return text
 
 
-# --- trace_printk FIFO (docs/board.md) -------------------------------------------------------------------------------
-@dataclass
-class PrintkRecord:
-    """One trace_printk call: the packet number (packets the core started before it), format bytes, r3..r5."""
-
-    packet: int
-    fmt: bytes
-    args: tuple[int, int, int]
-
-    def text(self) -> str:
-        return format_printk(self.fmt, self.args)
-
-    def line(self) -> str:
-        return f"pkt {self.packet}: bpf_trace_printk: {self.text()}"
-
-
-def _conv(spec: str, conv: str, length: str, arg: int) -> str:
-    wide = length in ("l", "ll")
-    v = arg & ((1 << 64) - 1 if wide else MASK32)
-    if conv in "di":
-        bits = 64 if wide else 32
-        v = v - (1 << bits) if v >> (bits - 1) else v
-        return ("%" + spec + "d") % v
-    if conv == "u":
-        return ("%" + spec + "d") % v
-    if conv in "xX":
-        return ("%" + spec + conv) % v
-    if conv == "c":
-        return ("%" + spec + "c") % chr(v & 0xFF)
-    if conv == "p":
-        return ("%" + spec + "s") % f"0x{arg & ((1 << 64) - 1):x}"
-    return ("%" + spec + "s") % f"<string at 0x{arg & MASK32:08x}>"  # %s: the board does not copy the string
-
-
-def format_printk(fmt: bytes, args: tuple[int, ...]) -> str:
-    """The text bpf_trace_printk would print: %d %i %u %x %X %c %p %s with l/ll, flags and width (%s: the pointer;
-    the hardware records the arguments, not the memory they point to). A bad conversion is printed as is."""
-
-    text = fmt.decode("latin-1")
-    out: list[str] = []
-    pos = 0
-    used = 0
-    for m in re.finditer(r"%(?P<spec>[-+ #0]*\d*)(?P<len>ll|l|h|hh)?(?P<conv>[diuxXcps%])", text):
-        out.append(text[pos : m.start()])
-        pos = m.end()
-        if m["conv"] == "%":
-            out.append("%")
-        elif used < len(args):
-            out.append(_conv(m["spec"], m["conv"], m["len"] or "", args[used]))
-            used += 1
-        else:
-            out.append(m.group(0))
-    out.append(text[pos:])
-    return "".join(out).rstrip("\n")
-
-
-def read_tracelog(board: Board, max_records: int | None = None) -> tuple[list[PrintkRecord], int]:
-    """Pop the records in the trace_printk FIFO (oldest first); returns them and the dropped-records counter."""
-    count, dropped = board.read_many([params.AXI_TRACE_COUNT, params.AXI_TRACE_DROPPED])
-    if count > params.PRINTK_FIFO_DEPTH:
-        raise BoardError(f"trace FIFO reports {count} records (depth {params.PRINTK_FIFO_DEPTH}): not this bitstream")
-    n = count if max_records is None else min(count, max_records)
-    words = params.AXI_TRACE_WORDS
-    ops: list[tuple[int, int | None]] = []
-    for _ in range(n):
-        ops += [(params.AXI_TRACE_HEAD + 4 * w, None) for w in range(words)] + [(params.AXI_TRACE_POP, 1)]
-    vals = board.transact(ops)
-    recs = []
-    for k in range(n):
-        w = [v or 0 for v in vals[k * (words + 1) : k * (words + 1) + words]]
-        length = min(w[0] & 0xFF, params.PRINTK_FMT_MAX)
-        fmt = b"".join(x.to_bytes(4, "little") for x in w[2 : 2 + params.PRINTK_FMT_MAX // 4])[:length]
-        a = w[2 + params.PRINTK_FMT_MAX // 4 :]
-        recs.append(PrintkRecord(w[1], fmt, (a[0] | a[1] << 32, a[2] | a[3] << 32, a[4] | a[5] << 32)))
-    return recs, dropped
-
-
 # --- load = compile + configure maps + inject ---------------------------------------------------------------------
 @dataclass
 class LoadReport:
@@ -653,8 +627,9 @@ class LoadReport:
 
 def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict | None = None,
                          atomic: bool = True, verify: bool = True, extensions: bool = True,
-                         fib_image: bytes | None = None) -> LoadReport:
-    """Write the initial map memory (layout + config, a FIB image) and the ROM while the input is held: one switch."""
+                         fib_image: bytes | None = None, force: bool = False) -> LoadReport:
+    """Write the initial map memory (layout + config, a FIB image) and the ROM while the input is held: one atomic
+    switch."""
     check_rom(rom)
     map_config_entries(layout)  # refuse a layout the hardware table cannot hold before touching the board
     state = MapState(layout)
@@ -662,7 +637,7 @@ def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict
         state.apply_config(config)
     if fib_image is not None:
         state.mem[params.FIB_OFFSET : params.FIB_OFFSET + len(fib_image)] = fib_image
-    with held(board, atomic and extensions):
+    with held(board, atomic and extensions, force=force, recover=True):
         if extensions:
             write_map_config(board, layout)
         lines = write_state(board, state)
@@ -694,8 +669,11 @@ def compile_object(obj: str | Path, section: str | None = None, prog: str | None
 
 
 def save_rom_and_layout(rom: Rom, layout: MapLayout, out_rom: str | Path) -> None:
-    rom.save(out_rom)
-    write_atomic(Path(out_rom).with_suffix(".maps.json"), layout.to_json())
+    """The ROM and PROG.maps.json beside it, both or neither (none beside a device such as /dev/null)."""
+    from hxdp.atomic_write import layout_path_beside, write_outputs
+
+    beside = layout_path_beside(out_rom)
+    write_outputs([(out_rom, rom.to_text())] + ([(beside, layout.to_json())] if beside else []))
 
 
 # --- what runs on the board: program identity, `prog show`, `prog dump xlated` ---------------------------------------

@@ -7,8 +7,13 @@ import fcntl
 import os
 import socket
 import struct
-from collections.abc import Callable, Iterable, Sequence
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from hxdp import params
@@ -31,10 +36,65 @@ class BoardAddressError(BoardError):
     """An AXI access to an address the board does not decode (SLVERR)."""
 
 
+def owner_name() -> str:
+    """This process as a lease or hold owner: `hxdp-SUBCOMMAND[PID]` (one token, printable)."""
+    sub = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
+    base = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
+    base = "hxdp" if base in ("__main__.py", "-c", "python", "python3") else base
+    text = f"{base}-{sub}" if sub else base
+    return "".join(c if c.isalnum() or c in "-_.:" else "_" for c in text)[:60] + f"[{os.getpid()}]"
+
+
+@dataclass
+class HoldInfo:
+    """Who set the input hold: its owner's name, whether that owner is still there, whether it is this client."""
+
+    owner: str
+    alive: bool
+    mine: bool
+
+    def text(self) -> str:
+        return f"{self.owner}{'' if self.alive else ' (gone)'}"
+
+
 class Board:
-    """A register window on a board: 32-bit AXI-Lite reads and writes at 32-bit addresses."""
+    """A register window on a board: 32-bit AXI-Lite reads and writes at 32-bit addresses.
+
+    Multi-register operations run under `lease()` (one owner at a time); the input hold has an owner
+    (`hold_info`), and only that owner releases it (`take_hold` passes it on: recovery)."""
 
     name = "board"
+    _lease_depth = 0
+
+    @contextmanager
+    def lease(self) -> Iterator[None]:
+        """Exclusive use of the board's staging registers and hold for the duration (reentrant)."""
+        if self._lease_depth == 0:
+            self._acquire()
+        self._lease_depth += 1
+        try:
+            yield
+        finally:
+            self._lease_depth -= 1
+            if self._lease_depth == 0:
+                self._release()
+
+    def _acquire(self) -> None:
+        pass
+
+    def _release(self) -> None:
+        pass
+
+    def hold_info(self) -> HoldInfo | None:
+        """The input hold's owner, None when the input is not held (or the board cannot say)."""
+        return None
+
+    def take_hold(self) -> str:
+        """Make this client the hold's owner (recovery after its owner died); returns the previous owner."""
+        return ""
+
+    def note_hold(self, on: bool) -> None:
+        """This client set (on) or released the input hold."""
 
     def read32(self, addr: int) -> int:
         raise NotImplementedError
@@ -71,6 +131,16 @@ class Board:
         self.close()
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _check_u32(what: str, v: int) -> int:
     if not 0 <= v <= 0xFFFFFFFF:
         raise BoardError(f"{what} 0x{v:x} does not fit in 32 bits")
@@ -90,10 +160,13 @@ IoctlFn = Callable[[int, int, bytearray], object]
 class SumeBoard(Board):
     """The NetFPGA-SUME driver's register ioctls on a network interface (like rwaxi -i IFACE).
 
-    `ioctl` and `sock` can be replaced (tests use a fake register device that records the calls).
+    `ioctl` and `sock` can be replaced (tests use a fake register device that records the calls). The lease is an
+    exclusive flock on `LOCK_DIR/hxdp-sume-IFACE.lock` (default /run/lock, or $HXDP_LOCK_DIR) holding its
+    owner's name; the hold's owner is noted in `hxdp-sume-IFACE.hold`.
     """
 
-    def __init__(self, iface: str = DEFAULT_IFACE, ioctl: IoctlFn | None = None, sock: object | None = None) -> None:
+    def __init__(self, iface: str = DEFAULT_IFACE, ioctl: IoctlFn | None = None, sock: object | None = None,
+                 lock_dir: str | os.PathLike[str] | None = None, lock_timeout: float = 60.0) -> None:
         if not iface or len(iface.encode()) >= IFNAMSIZ:
             raise BoardError(f"interface name {iface!r} is empty or longer than {IFNAMSIZ - 1} characters")
         self.iface = iface
@@ -109,6 +182,70 @@ class SumeBoard(Board):
                     raise BoardError(f"cannot open a socket for the register ioctls: {exc.strerror}") from None
         self._sock = sock
         self._regs = SumeRegs()
+        self._lock_dir = Path(lock_dir or os.environ.get("HXDP_LOCK_DIR") or
+                              ("/run/lock" if os.access("/run/lock", os.W_OK) else tempfile.gettempdir()))
+        self._lock_fd: int | None = None
+        self.lock_timeout = lock_timeout
+
+    def _lock_path(self, ext: str) -> Path:
+        return self._lock_dir / f"hxdp-sume-{self.iface}.{ext}"
+
+    def _acquire(self) -> None:
+        """An exclusive lock (flock) on /run/lock/hxdp-sume-IFACE.lock, whose text says who holds it."""
+        path = self._lock_path("lock")
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise BoardError(f"{self.name}: cannot open the board lock {path}: {exc.strerror}") from None
+        deadline = time.monotonic() + self.lock_timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    who = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+                    os.close(fd)
+                    raise BoardError(f"{self.name}: the board is leased by {who} (lock {path}) for more than "
+                                     f"{self.lock_timeout:.0f} s") from None
+                time.sleep(0.01)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, owner_name().encode() + b"\n", 0)
+        self._lock_fd = fd
+
+    def _release(self) -> None:
+        if self._lock_fd is not None:
+            os.ftruncate(self._lock_fd, 0)
+            os.close(self._lock_fd)  # closing drops the flock
+            self._lock_fd = None
+
+    def hold_info(self) -> HoldInfo | None:
+        try:
+            if not self.read32(params.AXI_CTRL) & params.AXI_CTRL_HOLD:
+                return None
+        except BoardAddressError:
+            return None  # the original bitstream has no hold
+        try:
+            owner, pid = self._lock_path("hold").read_text().split()
+        except (OSError, ValueError):
+            return HoldInfo("someone outside hxdp (no hold note)", False, False)
+        alive = _pid_alive(int(pid))
+        return HoldInfo(owner, alive, int(pid) == os.getpid())
+
+    def take_hold(self) -> str:
+        info = self.hold_info()
+        self.note_hold(True)
+        return info.owner if info else ""
+
+    def note_hold(self, on: bool) -> None:
+        path = self._lock_path("hold")
+        try:
+            if on:
+                path.write_text(f"{owner_name()} {os.getpid()}\n")
+            else:
+                path.unlink(missing_ok=True)
+        except OSError:
+            pass  # the note only names the owner; the hold itself is the register
 
     def _call(self, req: int, addr: int, value: int) -> int:
         self._regs.addr = addr
@@ -243,6 +380,37 @@ class SimBoard(Board):
             raise first
         return out
 
+    # --- lease and hold (kept by the daemon per connection) ------------------------------------------------------
+    def _acquire(self) -> None:
+        try:
+            self.request(f"LOCK {owner_name()}")  # answered when no other connection leases the board
+        except BoardError:
+            try:
+                with SimBoard(self.path, timeout=2.0) as other:
+                    who = other.lease_state()["lease"]
+            except BoardError:
+                raise BoardError(f"{self.name}: no lease granted (the board went away)") from None
+            raise BoardError(f"{self.name}: the board is leased by {who} for more than "
+                             f"{self._sock.gettimeout() or 0:.0f} s") from None
+
+    def _release(self) -> None:
+        try:
+            self.request("UNLOCK")
+        except BoardError:
+            pass  # the connection is gone: the daemon released the lease with it
+
+    def lease_state(self) -> dict[str, str]:
+        return dict(kv.split("=", 1) for kv in self.request("LEASE").split())
+
+    def hold_info(self) -> HoldInfo | None:
+        st = self.lease_state()
+        if st["hold"] == "-":
+            return None
+        return HoldInfo(st["hold"], st["hold_alive"] == "1", st["hold_mine"] == "1")
+
+    def take_hold(self) -> str:
+        return self.request("TAKEHOLD")
+
     # --- Board interface -----------------------------------------------------------------------------------------
     def read32(self, addr: int) -> int:
         return int(self.request(f"R 0x{_check_u32('address', addr):08x}"), 0)
@@ -273,7 +441,7 @@ class SimBoard(Board):
         return self.request("PING")
 
     def inject(self, packets: Iterable[bytes], port: int = 0) -> None:
-        """Queue packets on an input port (port k has ingress_ifindex k + 1)."""
+        """Queue packets on an input port (port k has ingress_ifindex k + 1); an empty frame is `-`."""
         self.pipeline([f"I {port} {bytes(p).hex() or '-'}" for p in packets])
 
     def wait(self, max_cycles: int | None = None) -> int:
@@ -303,13 +471,17 @@ class SimBoard(Board):
         return {k: int(v) for k, v in (kv.split("=", 1) for kv in self.request("STAT").split())}
 
     def replay(self, pcap_path: str | os.PathLike[str], port: int = 0, loop: bool = False) -> None:
-        self.request(f"PCAP {os.path.abspath(pcap_path)} {port} {int(loop)}")
+        """Replay a pcap into a port: read here (the daemon opens no file for a client) and streamed over."""
+        from hxdp.traffic.pcap import read_pcap
+
+        frames = read_pcap(str(pcap_path))
+        if not frames:
+            raise BoardError(f"{pcap_path}: no packets to replay")
+        self.pipeline([f"RF {bytes(p).hex() or '-'}" for p in frames])
+        self.request(f"RGO {port} {int(loop)}")
 
     def stop_replay(self) -> None:
         self.request("STOPPCAP")
-
-    def out_pcap(self, path: str | os.PathLike[str]) -> None:
-        self.request(f"OUTPCAP {os.path.abspath(path)}")
 
     def shutdown(self) -> None:
         self.request("QUIT")

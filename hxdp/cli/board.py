@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,7 +52,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     taps = args.tap.split(",") if args.tap else None
     ports = max(args.ports, len(taps or []))
     argv = server_args(args.socket, ports, args.pcap, args.loop, args.out, args.step, args.keep, args.pcap_port, taps,
-                       args.host_pcap, args.host_hold)
+                       args.host_pcap, args.host_hold, args.group)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(argv[0], argv)  # the daemon replaces this process (signals and exit code go to it)
@@ -75,6 +77,9 @@ def cmd_send(args: argparse.Namespace) -> int:
     from hxdp.traffic.pcap import read_pcap
 
     with _sim(args) as b:
+        ports = int(b.ping().partition("ports=")[2] or 1)
+        if not 0 <= args.port < ports:
+            raise BoardError(f"--port {args.port}: the board has ports 0..{ports - 1}")
         if args.loop:
             b.replay(args.pcap, args.port, loop=True)
             print(f"replaying {args.pcap} on port {args.port} in a loop (stop with `hxdp board stop-replay`)")
@@ -94,14 +99,25 @@ def cmd_stop_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_out(args: argparse.Namespace) -> int:
+    from hxdp.atomic_write import check_writable
     from hxdp.traffic.pcap import write_pcap
 
+    if args.pcap:
+        check_writable(args.pcap, "pcap")  # before OUT takes the frames off the board
     with _sim(args) as b:
         if args.wait:
             b.wait()
         outs = b.outputs()
     if args.pcap:
-        write_pcap(args.pcap, [o.data for o in outs if o.action in (params.XDP_TX, params.XDP_REDIRECT)])
+        try:
+            write_pcap(args.pcap, [o.data for o in outs if o.action in (params.XDP_TX, params.XDP_REDIRECT)])
+        except OSError as exc:  # the frames are off the board: keep them where they can still be found
+            fd, name = tempfile.mkstemp(prefix="hxdp-board-out-", suffix=".pcap")
+            os.close(fd)
+            keep = Path(name)
+            write_pcap(keep, [o.data for o in outs if o.action in (params.XDP_TX, params.XDP_REDIRECT)])
+            raise BoardError(f"{args.pcap}: cannot write ({exc}); the {len(outs)} outputs are kept in {keep}") \
+                from None
     for o in outs if not args.pcap else []:
         red = "" if o.dest is None else f" -> {o.dest}"
         print(f"{o.seq} port {o.port} {params.ACTION_NAMES.get(o.action, o.action)}{red} cycles {o.cycles} "
@@ -142,14 +158,28 @@ def _layout_next_to(rom_path: str) -> MapLayout | None:
 
 def cmd_inject(args: argparse.Namespace) -> int:
     from hxdp.board.tools import inject, load_rom, remember_load
+    from hxdp.romcheck import check_rom_contract
 
     rom = load_rom(args.rom)
+    check_rom_contract(rom, args.rom)  # before the board is touched
     with board_from_args(args) as b:
-        rep = inject(b, rom, verify=not args.no_verify, atomic=not args.no_hold, extensions=not args.original)
+        rep = inject(b, rom, verify=not args.no_verify, atomic=not args.no_hold, extensions=not args.original,
+                     force=args.force)
         remember_load(b, rom, _layout_next_to(args.rom), args.rom)
     verified = "verified" if not args.no_verify else "not verified"
     print(f"injected {rep.rows} rows ({rep.writes} writes, {rep.reads} reads, {verified}) in {rep.seconds:.3f} s")
     return 0
+
+
+def warn_held(b: Board, cmd: str) -> str | None:
+    """Say on stderr that the input is held, and by whom (no packet runs meanwhile); returns the owner."""
+    from hxdp.board.tools import hold_message
+
+    info = b.hold_info()
+    if info is None:
+        return None
+    print(f"hxdp {cmd}: {hold_message(b, info.text())}", file=sys.stderr, flush=True)
+    return info.text()
 
 
 def cmd_dump_imem(args: argparse.Namespace) -> int:
@@ -158,6 +188,7 @@ def cmd_dump_imem(args: argparse.Namespace) -> int:
     layout = load_layout(args.layout) if args.layout else None
     with board_from_args(args) as b:
         rom = dump_imem(b, args.rows)
+        warn_held(b, "dump-imem")
     if args.output:
         Rom(rom.rows).save(args.output)
     print("\n".join(dump_imem_lines(rom, layout)))
@@ -184,20 +215,21 @@ def _key_value(bm: BoardMaps, name: str, tokens: list[str], want_value: bool) ->
 
 
 def cmd_maps(args: argparse.Namespace) -> int:  # noqa: C901
-    from hxdp.board.tools import BoardMaps, bpftool_bytes, dump_json, parse_bytes, read_line, write_line
+    from hxdp.board.tools import BoardMaps, bpftool_bytes, dump_json, parse_bytes, parse_u32, read_line, write_line
 
+    if args.maps_cmd == "line":  # operands checked before a board is contacted
+        line = parse_u32(args.line, "map line")
+        data = None if args.data is None else parse_bytes(args.data, "line")
+        if data is not None and len(data) != params.AXI_LINE_BYTES:
+            raise MapError(f"a map line is {params.AXI_LINE_BYTES} bytes, got {len(data)}")
     with board_from_args(args) as b:
         if args.maps_cmd == "line":
-            line = int(args.line, 0)
-            if args.data is not None:
-                data = parse_bytes(args.data, "line")
-                if len(data) != params.AXI_LINE_BYTES:
-                    raise MapError(f"a map line is {params.AXI_LINE_BYTES} bytes, got {len(data)}")
+            if data is not None:
                 write_line(b, line, data)
             else:
                 print(read_line(b, line).hex())
             return 0
-        bm = BoardMaps(b, _layout(args), atomic=not args.no_hold)
+        bm = BoardMaps(b, _layout(args), atomic=not args.no_hold, force=args.force)
         if args.maps_cmd == "list":
             for m in bm.list():
                 print(f"{m['id']}: {m['type']}  name {m['name']}  key {m['key']}B  value {m['value']}B  "
@@ -232,19 +264,31 @@ def cmd_maps(args: argparse.Namespace) -> int:  # noqa: C901
     raise HxdpError(f"unknown maps command {args.maps_cmd}")
 
 
+def check_interval(value: float, what: str = "--interval") -> float:
+    """A polling interval: a finite number of seconds, not negative."""
+    if not math.isfinite(value) or value < 0:
+        raise HxdpError(f"{what} {value}: expected a number of seconds, 0 or more")
+    return value
+
+
 def cmd_monitor(args: argparse.Namespace) -> int:
     from hxdp.board.tools import Monitor, format_sample
 
+    check_interval(args.interval)
+    if args.count is not None and args.count < 1:
+        raise HxdpError(f"--count {args.count}: expected 1 or more samples")
     with board_from_args(args) as b:
         mon = Monitor(b, extended=not args.original)
         n = 0
         while args.count is None or n < args.count:
             time.sleep(args.interval)
             s = mon.sample()
+            info = None if args.original else b.hold_info()
+            held_by = info.text() if info else None
             if args.json:
-                print(json.dumps({"sample": s, "totals": mon.totals}), flush=True)
+                print(json.dumps({"sample": s, "totals": mon.totals, "held_by": held_by}), flush=True)
             else:
-                print(format_sample(s, mon.totals), flush=True)
+                print(format_sample(s, mon.totals) + (f"  | input HELD by {held_by}" if held_by else ""), flush=True)
             n += 1
     return 0
 
@@ -252,6 +296,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
 def cmd_tracelog(args: argparse.Namespace) -> int:
     from hxdp.board.tools import read_tracelog
 
+    check_interval(args.interval)
     with board_from_args(args) as b:
         last_dropped: int | None = None
         while True:
@@ -273,7 +318,7 @@ def cmd_tracelog(args: argparse.Namespace) -> int:
 
 def cmd_load(args: argparse.Namespace) -> int:
     """hxdp load and hxdp prog load: compile, configure the maps, inject; noted on this host for `prog show`."""
-    from hxdp.atomic_write import check_writable
+    from hxdp.atomic_write import check_outputs, layout_path_beside
     from hxdp.board.tools import compile_object, configure_and_inject, remember_load, save_rom_and_layout
     from hxdp.fib.table import Fib
     from hxdp.frontend.elf import host_notes, load_program
@@ -281,8 +326,10 @@ def cmd_load(args: argparse.Namespace) -> int:
 
     cfg = load_map_config(args.config) if args.config else None  # checked before anything is done
     fib = Fib.load(args.fib) if args.fib else None
-    if args.output:
-        check_writable(args.output, "ROM")
+    if args.output is not None:
+        beside = layout_path_beside(args.output)
+        check_outputs({args.output: "ROM"} | ({beside: "map layout"} if beside else {}),
+                      [args.object] + ([args.config] if args.config else []))
     sizes = sizes_from_args(args, cfg, args.config)
     chain = chain_from_args(args)
     if chain is not None:  # the dispatcher's chain: one ROM (hxdp.frontend.chain)
@@ -295,9 +342,10 @@ def cmd_load(args: argparse.Namespace) -> int:
         raise HxdpError(f"--fib: {args.object} does not call bpf_fib_lookup (its map layout has no FIB region)")
     with board_from_args(args) as b:
         rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original,
-                                   fib_image=fib.image() if fib is not None else None)
+                                   fib_image=fib.image() if fib is not None else None,
+                                   force=getattr(args, "force", False))
         remember_load(b, rep.rom, rep.layout, args.object)
-    if args.output:
+    if args.output is not None:
         save_rom_and_layout(rom, layout, args.output)
     if getattr(args, "json", False) or getattr(args, "pretty", False):
         doc = {"name": Path(args.object).stem, "rows": rep.inject.rows, "maps": [r.name for r in rep.layout.regions],
@@ -338,6 +386,7 @@ def add_load_arguments(lo: argparse.ArgumentParser) -> None:
     lo.add_argument("--fib", help="FIB of bpf_fib_lookup (`hxdp fib sync` writes it) for its region of map memory")
     lo.add_argument("-o", "--output", help="also save the ROM (and PROG.maps.json next to it)")
     lo.add_argument("--no-hold", action="store_true", help="do not hold the input while loading")
+    lo.add_argument("--force", action="store_true", help="take over an input hold a live owner keeps")
     lo.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
 
 
@@ -361,6 +410,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--host-hold", action="store_true",
                    help="the simulated host takes no frame from its queues: they fill up to their size (cpumap "
                         "qsize, AF_XDP ring) and further frames are dropped and counted")
+    s.add_argument("--group", help="socket mode 0660 with this group (default 0600: only this user)")
     s.add_argument("--step", action="store_true", help="the clock advances only on requests (RUN/WAIT, AXI)")
     s.add_argument("--keep", type=int, default=None, help="outputs kept for retrieval (default 100000)")
     s.add_argument("--tap", metavar="NAME[,NAME..]",
@@ -394,6 +444,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     i.add_argument("--no-verify", action="store_true", help="do not read the rows back")
     i.add_argument("--no-hold", action="store_true", help="do not hold the input while writing (not atomic)")
     i.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
+    i.add_argument("--force", action="store_true", help="take over an input hold a live owner keeps")
     i.set_defaults(func=cmd_inject)
 
     d = subparsers.add_parser("dump-imem", parents=[bp], help="print instruction memory rows, hex and disassembly "
@@ -407,6 +458,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     m.add_argument("--layout", help="map layout file PROG.maps.json")
     m.add_argument("--rom", help="ROM whose PROG.maps.json to use")
     m.add_argument("--no-hold", action="store_true", help="do not hold the input while writing several lines")
+    m.add_argument("--force", action="store_true", help="take over an input hold another owner left")
     ms = m.add_subparsers(dest="maps_cmd", metavar="OP", required=True)
     ms.add_parser("list", help="maps with their entry counts")
     x = ms.add_parser("dump", help="entries as bpftool-like JSON")

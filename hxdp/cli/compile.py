@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from hxdp.atomic_write import check_writable, write_atomic
+from hxdp.atomic_write import check_outputs, layout_path_beside, write_outputs
 from hxdp.cli.loading import (
     add_chain_options,
     add_map_option,
@@ -87,13 +87,14 @@ def run(args: argparse.Namespace) -> int:
     if args.lanes < 1 or args.lanes > 16:
         raise HxdpError(f"--lanes {args.lanes}: must be 1..16")
     obj = Path(args.object)
-    rom_path = Path(args.output) if args.output else obj.with_suffix(".rom")
-    maps_path = rom_path.with_suffix(".maps.json")
+    if args.output == "":
+        raise HxdpError("-o '': the ROM path is empty")
+    rom_path = Path(args.output) if args.output is not None else obj.with_suffix(".rom")
+    maps_path = layout_path_beside(rom_path)
     # Every output is checked before anything is written, so a bad path never leaves a partial set behind.
-    check_writable(rom_path, "ROM")
-    check_writable(maps_path, "map layout")
-    if args.report:
-        check_writable(args.report, "report")
+    outputs = {rom_path: "ROM"} | ({maps_path: "map layout"} if maps_path else {}) | \
+        ({args.report: "report"} if args.report is not None else {})
+    check_outputs(outputs, [obj] + ([args.maps] if args.maps else []))
     cfg = load_map_config(args.maps) if args.maps else None
     sizes = sizes_from_args(args, cfg, args.maps)
     chain = chain_from_args(args)
@@ -107,14 +108,16 @@ def run(args: argparse.Namespace) -> int:
         program = load_program(args.object, args.section, args.prog, sizes)  # our reading of the object first
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
     result = compile_program(program, options_from_args(args))
-    result.rom.save(rom_path)
-    write_atomic(maps_path, result.layout.to_json())
     rep = result.report
-    if args.report:
+    files: list[tuple[Path | str, str]] = [(rom_path, result.rom.to_text())]
+    if maps_path:
+        files.append((maps_path, result.layout.to_json()))
+    if args.report is not None:
         doc = dict(rep)
         doc["object"] = obj.name
         doc.pop("compile_seconds", None)
-        write_atomic(args.report, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        files.append((args.report, json.dumps(doc, indent=1, sort_keys=True) + "\n"))
+    write_outputs(files)  # all or none
     counts = rep["counts"]
     print(f"{obj.name}: {program.name}: {rep['original_insns']} eBPF instructions -> {counts['extended']} after "
           f"reduction/extension -> {rep['rows']} rows of {args.lanes} lanes, static IPC {rep['static_ipc']:.2f}")
@@ -126,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
               ", ".join(f"{p['name']} {p['row']}" for p in rep["programs"]))
     if rep["unused_maps"]:
         print(f"maps the program never references (not placed): {', '.join(rep['unused_maps'])}")
-    print(f"wrote {rom_path} and {maps_path}")
+    print(f"wrote {rom_path} and {maps_path}" if maps_path else f"wrote {rom_path} (a device: no map layout beside it)")
     if args.section is None and args.prog is None:
         for note in host_notes(args.object):
             print(note)

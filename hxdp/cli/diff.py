@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from hxdp.fib.table import Fib
     from hxdp.models.maps import load_map_config
-    from hxdp.traffic.pcap import read_pcap
+    from hxdp.traffic.pcap import check_frame_sizes, read_pcap
 
     cfg = load_map_config(args.maps) if args.maps else None
     fib = Fib.load(args.fib) if args.fib else None
@@ -49,7 +50,14 @@ def _run(args: argparse.Namespace) -> int:
         ingress_ifindex = fib.iface(args.ingress).ifindex
     if args.repro and Path(args.repro).exists() and not Path(args.repro).is_dir():
         raise HxdpError(f"--repro {args.repro}: exists and is not a folder")
+    if args.repro:
+        for name, given in (("packet.pcap", args.pcap), ("maps.json", args.maps)):
+            out = Path(args.repro) / name
+            if given and out.exists() and os.path.samefile(out, given):
+                raise HxdpError(f"--repro {args.repro}: its {name} would replace the input {given} (choose "
+                                "another folder)")
     packets = read_pcap(args.pcap)
+    check_frame_sizes(packets, args.pcap)
     if not packets:
         raise HxdpError(f"{args.pcap}: no packets (nothing to compare)")
     progress = None
@@ -76,4 +84,6 @@ def _run(args: argparse.Namespace) -> int:
         print(report.divergence.render())
         if report.repro:
             print(f"reproducer written to {report.repro}/")
+        if report.repro_error:
+            print(f"hxdp diff: reproducer not written: {report.repro_error}", file=sys.stderr)
     return 0 if report.ok else 1

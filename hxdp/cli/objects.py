@@ -39,6 +39,9 @@ def _options(kind: str) -> argparse.ArgumentParser:
     if kind == "map":
         p.add_argument("--no-hold", action="store_true", default=s,
                        help="do not hold the input while writing several lines")
+    if kind == "map":
+        p.add_argument("--force", action="store_true", default=s,
+                       help="take over an input hold another owner left (after checking why it is held)")
     return p
 
 
@@ -140,7 +143,8 @@ def cmd_map(args: argparse.Namespace) -> int:
     if args.map_cmd in ("dump", "lookup", "update", "delete") and ref is None:
         raise MapError(f"map {args.map_cmd}: which map? ({MAP_HELP})")
     with board_of(args) as board:
-        bm = T.BoardMaps(board, board_layout(args, board), atomic=not opt(args, "no_hold", False))
+        bm = T.BoardMaps(board, board_layout(args, board), atomic=not opt(args, "no_hold", False),
+                         force=opt(args, "force", False))
         regions = bm.layout.regions if ref is None else [region_of(bm.layout, ref)]
         r = regions[0] if regions else None
         if args.map_cmd in ("show", "list"):

@@ -11,7 +11,7 @@ from hxdp import params
 from hxdp.cli.loading import add_map_option, check_rom_sizes, sizes_from_args
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
-from hxdp.traffic.pcap import read_pcap, write_pcap
+from hxdp.traffic.pcap import check_frame_sizes, read_pcap, write_pcap
 
 
 def layout_for(rom_path: str, layout_path: str | None) -> object | None:
@@ -47,9 +47,11 @@ def run_pcap(args: argparse.Namespace) -> dict:
     from hxdp.atomic_write import check_writable
     from hxdp.models.mapconfig import load_map_config
     from hxdp.models.maps import MapState
+    from hxdp.romcheck import check_rom_contract
     from hxdp.rtl.sim import RtlSim
 
     rom = Rom.load(args.rom)
+    check_rom_contract(rom, args.rom)  # the engines would disagree on a ROM that breaks it
     for path, what in ((args.vcd, "waveform"), (args.trace, "trace"), (args.events, "events")):
         if path:
             check_writable(path, what)  # refused before the simulation, not after it
@@ -68,6 +70,7 @@ def run_pcap(args: argparse.Namespace) -> dict:
         raise HxdpError(f"--maps needs the map layout (PROG.maps.json next to {args.rom}, or --layout)")
     ifindex = _install_fib(args, layout, state)
     packets = read_pcap(args.pcap)
+    check_frame_sizes(packets, args.pcap)
     if not packets:
         raise HxdpError(f"{args.pcap}: no packets")
     sim = RtlSim(rom, layout, state, vcd=args.vcd, trace_file=args.trace)

@@ -229,6 +229,9 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
         layout = MapLayout.for_program(program, fib=uses_fib(program.insns))
     except HxdpError as exc:
         raise CompileError(str(exc)) from None
+    if len(layout.regions) > params.MAPS_MAX:
+        raise CompileError(f"the program places {len(layout.regions)} maps, the hardware map table holds "
+                           f"{params.MAPS_MAX}")
 
     def map_ref(src: int, idx: int, off: int) -> int:
         if not 0 <= idx < len(program.maps):

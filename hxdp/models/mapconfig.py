@@ -46,9 +46,7 @@ def check_map_config(cfg: object, source: str = "map config") -> dict[str, list[
     except MapSizeError as exc:
         raise MapError(str(exc)) from None
     maps = cfg.get("maps", {})
-    if maps is None:
-        maps = {}
-    if not isinstance(maps, dict):
+    if maps is None or not isinstance(maps, dict):
         raise MapError(f"{source}: \"maps\" must be an object {{map name: [entries]}}, not {type(maps).__name__}")
     out: dict[str, list[tuple[bytes, bytes | str]]] = {}
     for name, entries in maps.items():
@@ -87,6 +85,11 @@ def load_map_config(path: str | os.PathLike[str]) -> dict:
                        f"{exc.start})") from None
     except json.JSONDecodeError as exc:
         raise MapError(f"{path}:{exc.lineno}:{exc.colno}: map configuration is not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise MapError(f"{path}: map configuration nested too deeply to be one") from None
     check_map_config(cfg, str(path))
+    if "maps" not in cfg and "max_entries" not in cfg:  # `{}` would load nothing silently (write "maps": {})
+        raise MapError(f"{path}: an empty map configuration (neither \"maps\" nor \"max_entries\"; an explicit "
+                       f"\"maps\": {{}} loads no entries): expected {CONFIG_SHAPE}")
     return cfg
 

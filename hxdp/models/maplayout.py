@@ -150,6 +150,58 @@ def _event_region(map_id: int, m: MapDef, kind: str, offset: int) -> MapRegion:
     return MapRegion(map_id, m.name, m.type, kind, 0, 0, size, m.flags, m.section, offset, size, 1, 0, 0, 0, 0)
 
 
+_STR_FIELDS = ("name", "kind", "section", "initial")
+
+
+def _checked_region(doc: dict, i: int) -> MapRegion:
+    """A layout file's region, held to the one schema: field types, then every derived field (kind, slots, slot
+    size, offsets in a slot, size) equal to what the compiler computes from the map's definition."""
+    entries = doc.get("prog_entries", {})
+    if not isinstance(entries, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in entries.items()):
+        raise MapError(f"map layout: maps[{i}].prog_entries must map indexes to program names")
+    for f in fields(MapRegion):
+        if f.name == "prog_entries":
+            continue
+        v = doc.get(f.name, "")
+        want_str = f.name in _STR_FIELDS
+        if (want_str and not isinstance(v, str)) or (not want_str and (type(v) is not int or v < 0)):
+            what = "a string" if want_str else "a whole number, 0 or more"
+            raise MapError(f"map layout: maps[{i}].{f.name} is {v!r}, expected {what}")
+    r = MapRegion(**doc)
+    if r.id != i:
+        raise MapError(f"map layout: maps[{i}] has id {r.id} (ids are 0..n-1 in order)")
+    try:
+        initial = bytes.fromhex(r.initial)
+    except ValueError:
+        raise MapError(f"map layout: maps[{i}].initial is not hex bytes") from None
+    ref = _region(r.id, MapDef(r.name, r.type, r.key_size, r.value_size, r.max_entries, r.flags, initial or None,
+                               r.section), r.offset)
+    bad = [f.name for f in fields(MapRegion)
+           if f.name not in ("initial", "prog_entries") and getattr(ref, f.name) != getattr(r, f.name)]
+    if bad:
+        raise MapError(f"map layout: maps[{i}] ({r.name}): {bad[0]} {getattr(r, bad[0])!r} is not what a "
+                       f"{ref.kind} map of these sizes has ({getattr(ref, bad[0])!r}); recompile the ROM")
+    if len(initial) > r.size:
+        raise MapError(f"map layout: maps[{i}] ({r.name}): {len(initial)} initial bytes, the region has {r.size}")
+    return r
+
+
+def _check_placement(regions: list[MapRegion], mem_bytes: int) -> None:
+    """Regions aligned, inside map memory, not overlapping, names unique."""
+    end = 0
+    for r in sorted(regions, key=lambda x: x.offset):
+        if r.offset % REGION_ALIGN:
+            raise MapError(f"map layout: map {r.name} at offset {r.offset}, not on a {REGION_ALIGN}-byte boundary")
+        if r.offset < end:
+            raise MapError(f"map layout: map {r.name} at offset {r.offset} overlaps the region before it")
+        end = r.offset + r.size
+        if end > mem_bytes:
+            raise MapError(f"map layout: map {r.name} ends at byte {end}, map memory holds {mem_bytes}")
+    names = [r.name for r in regions]
+    if len(set(names)) != len(names):
+        raise MapError(f"map layout: map name {next(n for n in names if names.count(n) > 1)!r} appears twice")
+
+
 class MapLayout:
     """Deterministic placement of a program's maps in map memory: map id = index in Program.maps."""
 
@@ -252,6 +304,8 @@ class MapLayout:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise MapError(f"map layout is not JSON: {exc}") from None
+        except RecursionError:
+            raise MapError("map layout nested too deeply to be one") from None
         if not isinstance(doc, dict) or doc.get("format") != "hxdp-map-layout":
             raise MapError("not an hxdp map layout (no \"format\": \"hxdp-map-layout\"; the compiler writes "
                            "PROG.maps.json next to PROG.rom)")
@@ -264,7 +318,7 @@ class MapLayout:
         for i, r in enumerate(doc.get("maps", [])):
             if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial", "prog_entries"}:
                 raise MapError(f"map layout: maps[{i}] is malformed (fields: {', '.join(sorted(names))})")
-            regions.append(MapRegion(**r))
+            regions.append(_checked_region(r, i))
         unused = doc.get("unused", [])
         if not isinstance(unused, list) or not all(isinstance(n, str) for n in unused):
             raise MapError("map layout: \"unused\" must be a list of map names")
@@ -272,7 +326,11 @@ class MapLayout:
         if fib is not None and fib != {"offset": params.FIB_OFFSET, "size": params.FIB_BYTES}:
             raise MapError(f"map layout: FIB at {fib} is not where this hardware keeps it (offset "
                            f"{params.FIB_OFFSET}, size {params.FIB_BYTES}): recompile the ROM")
-        layout = cls(regions, doc.get("mem_bytes", params.MAP_MEM_BYTES), unused, fib is not None)
+        mem_bytes = doc.get("mem_bytes", params.MAP_MEM_BYTES)
+        if type(mem_bytes) is not int or not 0 < mem_bytes <= params.MAP_MEM_BYTES:
+            raise MapError(f"map layout: mem_bytes {mem_bytes!r} is not 1..{params.MAP_MEM_BYTES}")
+        _check_placement(regions, min(mem_bytes, params.FIB_OFFSET) if fib is not None else mem_bytes)
+        layout = cls(regions, mem_bytes, unused, fib is not None)
         progs = doc.get("programs", [])
         if not isinstance(progs, list) or not all(isinstance(p, dict) and isinstance(p.get("name"), str) and
                                                   isinstance(p.get("row"), int) for p in progs):

@@ -198,10 +198,11 @@ class MapState:
 
     # --- LPM trie ------------------------------------------------------------------------------------------------
     def _lpm_entries(self, r: MapRegion) -> list[tuple[int, int, bytes]]:
-        """(slot, prefixlen, data) of every valid slot below the high-water mark."""
+        """(slot, prefixlen, data) of every valid slot below the high-water mark (a mark above the slots, which
+        only a corrupted header holds, counts as every slot: the region ends there)."""
         out = []
         dsz = r.key_size - 4
-        for i in range(self._u32(r.offset + 8)):
+        for i in range(min(self._u32(r.offset + 8), r.slots)):
             base = r.slot_addr(i)
             if self.mem[base] == USED:
                 out.append((i, self._u32(base + 4), bytes(self.mem[base + 8 : base + 8 + dsz])))

@@ -305,8 +305,9 @@ class VliwModel:
         return regs
 
     def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> RunResult:
-        """One packet. Frames shorter than PKT_MIN_LEN never reach the core: XDP_DROP, 0 cycles (MAC runt)."""
-        if len(packet) < params.PKT_MIN_LEN:
+        """One packet. Frames shorter than PKT_MIN_LEN or longer than PKT_MAX_LEN never reach the core: XDP_DROP,
+        0 cycles (the MAC drops them)."""
+        if not params.PKT_MIN_LEN <= len(packet) <= params.PKT_MAX_LEN:
             return RunResult(params.XDP_DROP, bytes(packet), None, None, 0)
         self.mem.reset(packet, ingress_ifindex, rx_queue_index)
         regs = self._start()

@@ -216,7 +216,8 @@ def gen_harness_params() -> str:
               ("int", "kFrame", P.INPUT_BYTES_PER_CYCLE, "bytes of an input/output frame (one per cycle)"),
               ("size_t", "kRunt", P.PKT_MIN_LEN, "shorter frames are dropped by the MAC before the core"),
               ("size_t", "kMaxLen", P.PKT_MAX_LEN, "longest frame the input queue accepts"),
-              ("int", "kImemRows", P.IMEM_ROWS, "instruction memory rows")]
+              ("int", "kImemRows", P.IMEM_ROWS, "instruction memory rows"),
+              ("uint32_t", "kCtrlAddr", P.AXI_CTRL, "AXI CTRL register (bit 0: input hold)")]
     for ty, name, value, comment in consts:
         lines.append(f"constexpr {ty} {name} = {value};  // {comment}")
     lines.append(f"constexpr double kClockMhz = {P.CLOCK_MHZ};  // the NetFPGA-SUME core clock")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hxdp import params
+from hxdp.atomic_write import install_file
 from hxdp.errors import HxdpError
 from hxdp.events import Event
 from hxdp.isa.rom import Rom
@@ -353,11 +354,11 @@ class RtlSim:
                 args.append(f"+mapcfg={t / 'mapcfg.txt'}")
             if raw:
                 args.append("+raw")
-            trace_path = Path(self.trace_file) if self.trace_file else (t / "trace.txt")
-            if self.trace_enabled:
+            trace_path = t / "trace.txt"  # written here, then put in place whole: a concurrent run never
+            if self.trace_enabled:  # reads or leaves a half-written trace or waveform (D25)
                 args.append(f"+trace={trace_path}")
             if self.vcd:
-                args.append(f"+vcd={self.vcd}")
+                args.append(f"+vcd={t / 'wave.vcd'}")
             limit = (params.CYCLE_LIMIT + 10_000) * max(1, len(packets)) + 100_000
             args.append(f"+max_cycles={limit}")
             proc = subprocess.run(args, capture_output=True, text=True, env=self.env)
@@ -401,6 +402,10 @@ class RtlSim:
                 for line in trace_path.read_text().splitlines():
                     pkt, rec = parse_trace_line(line)
                     results[pkt].trace.append(rec)
+                if self.trace_file:
+                    install_file(trace_path, self.trace_file)
+            if self.vcd and (t / "wave.vcd").exists():
+                install_file(t / "wave.vcd", self.vcd)
             if nlines and (t / "dump.txt").exists():
                 mem = self.state.mem
                 mem[: nlines * LINE_BYTES] = bytes(min(len(mem), nlines * LINE_BYTES))

@@ -94,6 +94,17 @@ def read_pcap(path: str | os.PathLike[str]) -> list[bytes]:
     return [r.data for r in pf.records]
 
 
+def check_frame_sizes(frames: Sequence[bytes], source: str | os.PathLike[str]) -> None:
+    """Refuse a frame above the packet buffer's PKT_MAX_LEN before an engine runs (the board's MAC drops it and
+    counts it; every engine drops it alike, but a command given one is told rather than silently dropping it)."""
+    from hxdp import params
+
+    for i, f in enumerate(frames):
+        if len(f) > params.PKT_MAX_LEN:
+            raise PcapError(f"{source}: packet {i}: {len(f)} bytes, above the {params.PKT_MAX_LEN} bytes a frame may "
+                            "have on the board (its MAC drops it, as every engine does)")
+
+
 def pcap_bytes(packets: Sequence[bytes], timestamps: Sequence[float] | None = None, nanosecond: bool = False,
                linktype: int = LINKTYPE_ETHERNET) -> bytes:
     """A little-endian pcap image of the packets; timestamps in seconds (default: 0, 1 us, 2 us, ...)."""

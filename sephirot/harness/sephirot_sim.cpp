@@ -17,6 +17,7 @@
 namespace {
 using seph::kFrame;
 using seph::kLanes;
+using seph::kMaxLen;
 using seph::kRunt;
 
 int hexval(char c) {
@@ -176,7 +177,7 @@ bool SephirotSim::setup(const std::string& rom, const std::string& maps, const s
   results_.resize(packets_.size());
   for (size_t i = 0; i < packets_.size(); i++) {
     const SimPacket& p = packets_[i];
-    if (!raw_ && p.data.size() < kRunt) {  // the MAC drops runts before the core
+    if (!raw_ && (p.data.size() < kRunt || p.data.size() > kMaxLen)) {  // the MAC drops runts and giants
       results_[i].runt = true;
       results_[i].action = 1;
       results_[i].out = p.data;

@@ -1,5 +1,9 @@
 // board_main.cpp: the simulated board daemon: sephirot_board under Verilator behind a Unix socket (docs/board.md).
+#include <fcntl.h>
 #include <poll.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -15,7 +19,10 @@
 #include <vector>
 
 #include "board_sim.h"
+#include "../sephirot_params.h"  // generated from hxdp/params.py
 #include "verilated.h"
+
+using seph::kCtrlAddr;
 
 namespace {
 volatile sig_atomic_t g_stop = 0;
@@ -32,6 +39,7 @@ struct Options {
   bool step = false;
   size_t keep = 100000;
   uint64_t chunk = 64;
+  int group = -1;  // --group: the socket is 0660 with this group (else 0600)
 };
 
 bool parse_u64(const std::string& s, uint64_t* v) {
@@ -74,62 +82,162 @@ std::string hex(const std::vector<uint8_t>& d) {
   return s.empty() ? "-" : s;
 }
 
+// Limits that keep one client from stalling the daemon or growing its memory without bound (docs/board.md).
+constexpr size_t kMaxLine = 1 << 20;          // longest request line (a 9 KiB frame is 18 KiB of hex)
+constexpr size_t kMaxOutBuf = 1 << 20;        // replies not yet taken: no further request of the client is read
+constexpr int kStuckMs = 10000;               // a client that takes none of its replies for this long is dropped
+constexpr uint64_t kMaxRun = 100000000;       // RUN N and WAIT MAX upper bound (cycles)
+constexpr uint64_t kSlice = 4096;             // cycles of a RUN/WAIT run between serving the other clients
+constexpr size_t kMaxReplayBytes = 64u << 20;  // frames staged for a replay per client
+
+struct Client {
+  int id = 0;
+  std::string in, out;       // unprocessed input, replies not yet written
+  size_t scanned = 0;        // bytes of `in` already searched for a newline
+  std::string name;          // the lease owner's name when this client leases the board
+  uint64_t run_left = 0;     // a sliced RUN: cycles still to run
+  uint64_t wait_left = 0;    // a sliced WAIT: cycles still allowed
+  bool waiting = false, running = false;
+  uint64_t wait_max = 0;
+  std::vector<std::vector<uint8_t>> staged;  // RF frames for the next RGO
+  size_t staged_bytes = 0;
+  int64_t stuck_since = -1;  // ms when its replies stopped draining
+  bool dead = false;
+};
+
+int64_t now_ms() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return int64_t(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
+}
+
+std::string token(const std::string& s) {
+  std::string t;
+  for (char c : s.substr(0, 120)) t.push_back((c > ' ' && c < 127) ? c : '_');
+  return t.empty() ? "-" : t;
+}
+
 class Server {
  public:
   Server(const Options& o) : opt_(o), sim_(o.ports, o.keep) {}
   int run();
 
  private:
-  std::string handle(const std::string& line, bool* quit);
+  enum class Act { kReply, kDefer, kPending };
+  Act handle(Client& c, const std::string& line, std::string* reply, bool* quit);
+  std::string who(const Client& c) const { return c.name.empty() ? "conn" + std::to_string(c.id) : c.name; }
+  bool blocked_by_lease(const Client& c) const { return lease_ >= 0 && lease_ != c.id; }
+  void process(Client& c, bool* quit);
+  void slice(Client& c);
+  void flush(int fd, Client& c);
+  void drop(int fd);
   Options opt_;
   BoardSim sim_;
+  std::map<int, Client> clients_;  // by fd
+  int next_id_ = 1;
+  int lease_ = -1;                 // client id leasing the board (multi-register operations), -1: free
+  std::string lease_name_;
+  std::string hold_name_;          // who set the input hold (only it releases it), empty: not held by a client
+  int hold_id_ = -1;               // its client id while connected, -1 when gone
 };
 
-std::string Server::handle(const std::string& line, bool* quit) {
+// One request. kDefer: not now (the board is leased by another client); the line stays queued.
+Server::Act Server::handle(Client& c, const std::string& line, std::string* reply, bool* quit) {
   std::istringstream in(line);
   std::vector<std::string> a;
   for (std::string w; in >> w;) a.push_back(w);
-  if (a.empty()) return "";
+  if (a.empty()) { *reply = "ERR empty request"; return Act::kReply; }
   std::string cmd = a[0];
-  for (char& c : cmd) c = char(toupper(c));
+  for (char& ch : cmd) ch = char(toupper(ch));
   uint64_t x = 0, y = 0;
   char buf[64];
-  if (cmd == "PING") return "OK hxdp-board ports=" + std::to_string(sim_.ports());
+  std::string& r = *reply;
+  if (cmd == "PING") { r = "OK hxdp-board ports=" + std::to_string(sim_.ports()); return Act::kReply; }
+  if (cmd == "LOCK") {  // lease the board for a multi-register operation; waits while another client holds it
+    if (blocked_by_lease(c)) return Act::kDefer;
+    lease_ = c.id;
+    c.name = a.size() >= 2 ? token(a[1]) : "";
+    lease_name_ = who(c);
+    r = "OK";
+    return Act::kReply;
+  }
+  if (cmd == "UNLOCK") {
+    if (lease_ != c.id) { r = "ERR this connection does not lease the board"; return Act::kReply; }
+    lease_ = -1;
+    lease_name_.clear();
+    r = "OK";
+    return Act::kReply;
+  }
+  if (cmd == "LEASE") {  // who leases the board and who holds the input (alive: still connected)
+    r = "OK lease=" + (lease_ < 0 ? std::string("-") : lease_name_) + " mine=" + (lease_ == c.id ? "1" : "0") +
+        " hold=" + (hold_name_.empty() ? std::string("-") : hold_name_) + " hold_alive=" + (hold_id_ >= 0 ? "1" : "0") +
+        " hold_mine=" + (hold_id_ == c.id ? "1" : "0");
+    return Act::kReply;
+  }
+  if (cmd == "TAKEHOLD") {  // recovery (--force, or a new inject): the input hold passes to this client
+    if (blocked_by_lease(c)) return Act::kDefer;
+    r = "OK " + (hold_name_.empty() ? std::string("-") : hold_name_);
+    if (!hold_name_.empty()) { hold_name_ = who(c); hold_id_ = c.id; }
+    return Act::kReply;
+  }
   if (cmd == "R" && a.size() == 2 && parse_u64(a[1], &x) && x <= 0xffffffffu) {
     uint32_t v = 0;
     int resp = sim_.axi_read(uint32_t(x), &v);
-    if (resp != 0) return resp < 0 ? "ERR axi timeout" : "ERR slverr";
+    if (resp != 0) { r = resp < 0 ? "ERR axi timeout" : "ERR slverr"; return Act::kReply; }
     snprintf(buf, sizeof buf, "OK 0x%08x", v);
-    return buf;
+    r = buf;
+    return Act::kReply;
   }
   if (cmd == "W" && a.size() == 3 && parse_u64(a[1], &x) && parse_u64(a[2], &y) && x <= 0xffffffffu &&
       y <= 0xffffffffu) {
+    if (blocked_by_lease(c)) return Act::kDefer;  // writes never interleave with a leased operation
+    if (x == kCtrlAddr) {
+      bool hold = y & 1;
+      if (!hold_name_.empty() && hold_id_ != c.id) {
+        r = "ERR input held by " + hold_name_ + (hold_id_ >= 0 ? "" : " (gone)") +
+            ": only its owner releases it (inject the program again, or --force)";
+        return Act::kReply;
+      }
+      int resp = sim_.axi_write(uint32_t(x), uint32_t(y));
+      if (resp != 0) { r = resp < 0 ? "ERR axi timeout" : "ERR slverr"; return Act::kReply; }
+      hold_name_ = hold ? who(c) : "";
+      hold_id_ = hold ? c.id : -1;
+      r = "OK";
+      return Act::kReply;
+    }
     int resp = sim_.axi_write(uint32_t(x), uint32_t(y));
-    if (resp != 0) return resp < 0 ? "ERR axi timeout" : "ERR slverr";
-    return "OK";
+    r = resp == 0 ? "OK" : resp < 0 ? "ERR axi timeout" : "ERR slverr";
+    return Act::kReply;
   }
-  if (cmd == "I" && a.size() == 3 && parse_u64(a[1], &x)) {
+  if (cmd == "I" && a.size() == 3) {
+    if (!parse_u64(a[1], &x) || x >= uint64_t(sim_.ports())) { r = "ERR no port " + a[1].substr(0, 24); return Act::kReply; }
     std::vector<uint8_t> d;
-    if (!parse_hex(a[2], d)) return "ERR bad packet hex";
-    if (!sim_.inject(int(x), d)) return "ERR no port " + a[1];
-    return "OK";
+    if (a[2] != "-" && !parse_hex(a[2], d)) { r = "ERR bad packet hex"; return Act::kReply; }
+    sim_.inject(int(x), d);
+    r = "OK";
+    return Act::kReply;
   }
   if (cmd == "RUN" && a.size() == 2 && parse_u64(a[1], &x)) {
-    sim_.run(x);
-    return "OK " + std::to_string(sim_.cycle());
+    if (x > kMaxRun) { r = "ERR RUN " + a[1] + ": at most " + std::to_string(kMaxRun) + " cycles"; return Act::kReply; }
+    c.running = true;
+    c.run_left = x;
+    return Act::kPending;
   }
   if (cmd == "WAIT") {
     uint64_t max = 50000000;
-    if (a.size() == 2 && !parse_u64(a[1], &max)) return "ERR bad cycle count";
-    if (!sim_.drain(max)) return "ERR still busy after " + std::to_string(max) + " cycles";
-    return "OK " + std::to_string(sim_.cycle());
+    if (a.size() == 2 && !parse_u64(a[1], &max)) { r = "ERR bad cycle count"; return Act::kReply; }
+    if (max > kMaxRun) { r = "ERR WAIT " + a[1] + ": at most " + std::to_string(kMaxRun) + " cycles"; return Act::kReply; }
+    if (sim_.looping()) { r = "ERR a loop replay is running: the board never drains (STOPPCAP first)"; return Act::kReply; }
+    c.waiting = true;
+    c.wait_left = c.wait_max = max;
+    return Act::kPending;
   }
   if (cmd == "OUT") {
     uint64_t max = UINT64_MAX;
-    if (a.size() == 2 && !parse_u64(a[1], &max)) return "ERR bad count";
+    if (a.size() == 2 && !parse_u64(a[1], &max)) { r = "ERR bad count"; return Act::kReply; }
     auto& q = sim_.outputs();
     size_t n = std::min<uint64_t>(max, q.size());
-    std::string r = "OK " + std::to_string(n);
+    r = "OK " + std::to_string(n);
     for (size_t i = 0; i < n; i++) {
       const BoardOutput& o = q.front();
       char h[160];
@@ -139,25 +247,143 @@ std::string Server::handle(const std::string& line, bool* quit) {
       r += hex(o.data);
       q.pop_front();
     }
-    return r;
+    return Act::kReply;
   }
-  if (cmd == "CLEAROUT") { sim_.outputs().clear(); return "OK"; }
-  if (cmd == "STAT") return "OK " + sim_.stats();
-  if (cmd == "PCAP" && a.size() >= 2) {
-    uint64_t port = 0, loop = 0;
-    if (a.size() >= 3 && !parse_u64(a[2], &port)) return "ERR bad port";
-    if (a.size() >= 4 && !parse_u64(a[3], &loop)) return "ERR bad loop flag";
-    std::string err;
-    if (!sim_.replay(a[1], int(port), loop != 0, &err)) return "ERR " + err;
-    return "OK";
+  if (cmd == "CLEAROUT" && a.size() == 1) { sim_.outputs().clear(); r = "OK"; return Act::kReply; }
+  if (cmd == "STAT" && a.size() == 1) { r = "OK " + sim_.stats(); return Act::kReply; }
+  if (cmd == "RF" && a.size() == 2) {  // stage a replay frame: the pcap streams over the connection
+    std::vector<uint8_t> d;
+    if (a[1] != "-" && !parse_hex(a[1], d)) { r = "ERR bad packet hex"; return Act::kReply; }
+    if (c.staged_bytes + d.size() > kMaxReplayBytes) {
+      r = "ERR replay larger than " + std::to_string(kMaxReplayBytes) + " bytes";
+      return Act::kReply;
+    }
+    c.staged_bytes += d.size();
+    c.staged.push_back(std::move(d));
+    r = "OK";
+    return Act::kReply;
   }
-  if (cmd == "STOPPCAP") { sim_.stop_replay(); return "OK"; }
-  if (cmd == "OUTPCAP" && a.size() == 2) {
-    if (!sim_.open_out_pcap(a[1])) return "ERR cannot write " + a[1];
-    return "OK";
+  if (cmd == "RGO" && a.size() == 3) {  // replay the staged frames into PORT (LOOP 1: forever)
+    uint64_t loop = 0;
+    if (!parse_u64(a[1], &x) || x >= uint64_t(sim_.ports())) { r = "ERR no port " + a[1].substr(0, 24); return Act::kReply; }
+    if (!parse_u64(a[2], &loop) || loop > 1) { r = "ERR bad loop flag"; return Act::kReply; }
+    if (c.staged.empty()) { r = "ERR no frames staged (RF HEX first)"; return Act::kReply; }
+    sim_.replay_frames(std::move(c.staged), int(x), loop != 0);
+    c.staged.clear();
+    c.staged_bytes = 0;
+    r = "OK";
+    return Act::kReply;
   }
-  if (cmd == "QUIT") { *quit = true; return "OK"; }
-  return "ERR unknown or malformed request: " + line.substr(0, 80);
+  if (cmd == "STOPPCAP" && a.size() == 1) { sim_.stop_replay(); r = "OK"; return Act::kReply; }
+  if (cmd == "QUIT" && a.size() == 1) { *quit = true; r = "OK"; return Act::kReply; }
+  r = "ERR unknown or malformed request: " + token(line.substr(0, 80));
+  return Act::kReply;
+}
+
+// Run the client's complete lines until one must wait (lease, a sliced RUN/WAIT) or its replies pile up.
+void Server::process(Client& c, bool* quit) {
+  while (!c.dead && !c.running && !c.waiting && c.out.size() < kMaxOutBuf && !*quit) {
+    size_t pos = c.in.find('\n', c.scanned);
+    if (pos == std::string::npos) {
+      c.scanned = c.in.size();
+      if (c.in.size() > kMaxLine) {
+        c.out += "ERR request line longer than " + std::to_string(kMaxLine) + " bytes\n";
+        c.dead = true;
+      }
+      return;
+    }
+    std::string line = c.in.substr(0, pos);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string reply;
+    Act act = handle(c, line, &reply, quit);
+    if (act == Act::kDefer) return;
+    c.in.erase(0, pos + 1);
+    c.scanned = 0;
+    if (act == Act::kReply) c.out += reply + "\n";
+  }
+}
+
+// A slice of a client's RUN or WAIT: the other clients are served between slices.
+void Server::slice(Client& c) {
+  if (c.running) {
+    uint64_t n = std::min(c.run_left, kSlice);
+    sim_.run(n);
+    c.run_left -= n;
+    if (!c.run_left) { c.running = false; c.out += "OK " + std::to_string(sim_.cycle()) + "\n"; }
+  } else if (c.waiting) {
+    uint64_t n = std::min(c.wait_left, kSlice);
+    bool done = sim_.drain(n);
+    c.wait_left -= std::min(c.wait_left, n);
+    if (done) { c.waiting = false; c.out += "OK " + std::to_string(sim_.cycle()) + "\n"; }
+    else if (!c.wait_left) {
+      c.waiting = false;
+      c.out += "ERR still busy after " + std::to_string(c.wait_max) + " cycles\n";
+    }
+  }
+}
+
+void Server::flush(int fd, Client& c) {
+  while (!c.out.empty()) {
+    ssize_t w = send(fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w <= 0) {
+      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      c.dead = true;
+      return;
+    }
+    c.out.erase(0, size_t(w));
+    c.stuck_since = -1;
+  }
+  if (c.out.empty()) c.stuck_since = -1;
+  else if (c.stuck_since < 0) c.stuck_since = now_ms();
+  else if (now_ms() - c.stuck_since > kStuckMs) c.dead = true;  // it does not read its replies
+}
+
+void Server::drop(int fd) {
+  Client& c = clients_[fd];
+  if (lease_ == c.id) { lease_ = -1; lease_name_.clear(); }
+  if (hold_id_ == c.id) hold_id_ = -1;  // the hold stays set: packets never see a half-written program
+  close(fd);
+  clients_.erase(fd);
+}
+
+// Listen on a Unix socket created 0600 (or 0660 with the operator's group); only a stale socket is replaced.
+int listen_socket(const Options& o) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (o.socket.size() >= sizeof addr.sun_path) { fprintf(stderr, "socket path too long\n"); return -1; }
+  strcpy(addr.sun_path, o.socket.c_str());
+  struct stat st;
+  if (lstat(o.socket.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      fprintf(stderr, "%s exists and is not a socket: not replaced\n", o.socket.c_str());
+      return -1;
+    }
+    int probe = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+      fprintf(stderr, "another board is already serving on %s\n", o.socket.c_str());
+      close(probe);
+      return -1;
+    }
+    close(probe);
+    unlink(o.socket.c_str());  // a stale socket of a daemon that is gone
+  }
+  int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+  mode_t old = umask(0177);  // created 0600: no other user reaches the board
+  int ok = bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  umask(old);
+  if (ok < 0 || listen(lfd, 64) < 0) {
+    fprintf(stderr, "cannot listen on %s: %s\n", o.socket.c_str(), strerror(errno));
+    close(lfd);
+    return -1;
+  }
+  if (o.group >= 0 && (chown(o.socket.c_str(), uid_t(-1), gid_t(o.group)) < 0 || chmod(o.socket.c_str(), 0660) < 0)) {
+    fprintf(stderr, "cannot give %s to group %d: %s\n", o.socket.c_str(), o.group, strerror(errno));
+    close(lfd);
+    unlink(o.socket.c_str());
+    return -1;
+  }
+  fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
+  return lfd;
 }
 
 int Server::run() {
@@ -174,84 +400,77 @@ int Server::run() {
     fprintf(stderr, "cannot write %s\n", opt_.out.c_str());
     return 1;
   }
-  int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (opt_.socket.size() >= sizeof addr.sun_path) { fprintf(stderr, "socket path too long\n"); return 1; }
-  strcpy(addr.sun_path, opt_.socket.c_str());
-  int probe = socket(AF_UNIX, SOCK_STREAM, 0);
-  if (connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    fprintf(stderr, "another board is already serving on %s\n", opt_.socket.c_str());
-    close(probe);
-    return 1;
-  }
-  close(probe);
-  unlink(opt_.socket.c_str());  // a stale socket file of a daemon that is gone
-  if (bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0 || listen(lfd, 8) < 0) {
-    fprintf(stderr, "cannot listen on %s: %s\n", opt_.socket.c_str(), strerror(errno));
-    return 1;
-  }
+  int lfd = listen_socket(opt_);
+  if (lfd < 0) return 1;
   fprintf(stderr, "hxdp board: listening on %s (%d ports, %s)\n", opt_.socket.c_str(), opt_.ports,
           opt_.step ? "stepped clock" : "free-running clock");
-  std::map<int, std::string> clients;  // fd -> unprocessed input
   bool quit = false;
   while (!quit && !g_stop) {
     std::vector<pollfd> fds{{lfd, POLLIN, 0}};
-    for (auto& c : clients) fds.push_back({c.first, POLLIN, 0});
+    bool work = false;
+    for (auto& [fd, c] : clients_) {
+      short ev = 0;
+      if (c.out.size() < kMaxOutBuf && !c.running && !c.waiting) ev |= POLLIN;
+      if (!c.out.empty()) ev |= POLLOUT;
+      fds.push_back({fd, ev, 0});
+      work = work || c.running || c.waiting;
+    }
     size_t ntap_first = fds.size();
     for (int p = 0; p < sim_.ports(); p++)
       if (sim_.tap_fd(p) >= 0) fds.push_back({sim_.tap_fd(p), POLLIN, 0});
-    bool running = !opt_.step && sim_.busy();
+    bool running = work || (!opt_.step && sim_.busy());
     int n = poll(fds.data(), fds.size(), running ? 0 : 20);
     if (n < 0 && errno != EINTR) break;
     if (n > 0) {
       if (fds[0].revents & POLLIN) {
-        int cfd = accept(lfd, nullptr, nullptr);
-        if (cfd >= 0) clients[cfd] = "";
+        for (int k = 0; k < 64; k++) {
+          int cfd = accept(lfd, nullptr, nullptr);
+          if (cfd < 0) break;
+          fcntl(cfd, F_SETFL, fcntl(cfd, F_GETFL) | O_NONBLOCK);
+          clients_[cfd].id = next_id_++;
+        }
       }
       for (size_t i = ntap_first; i < fds.size(); i++)
         if (fds[i].revents & POLLIN)
           for (int p = 0; p < sim_.ports(); p++)
             if (sim_.tap_fd(p) == fds[i].fd) sim_.read_tap(p);
       for (size_t i = 1; i < ntap_first; i++) {
-        if (!fds[i].revents) continue;
-        int fd = fds[i].fd;
+        auto it = clients_.find(fds[i].fd);
+        if (it == clients_.end() || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         char rb[65536];
-        ssize_t got = read(fd, rb, sizeof rb);
-        if (got <= 0) { close(fd); clients.erase(fd); continue; }
-        std::string& pending = clients[fd];
-        pending.append(rb, size_t(got));
-        std::string reply;
-        size_t pos;
-        while ((pos = pending.find('\n')) != std::string::npos) {
-          std::string line = pending.substr(0, pos);
-          pending.erase(0, pos + 1);
-          if (!line.empty() && line.back() == '\r') line.pop_back();
-          std::string r = handle(line, &quit);
-          if (!r.empty()) reply += r + "\n";
-          if (quit) break;
-        }
-        size_t off = 0;
-        while (off < reply.size()) {
-          ssize_t w = write(fd, reply.data() + off, reply.size() - off);
-          if (w <= 0) break;
-          off += size_t(w);
-        }
-        if (quit) break;
+        ssize_t got = recv(fds[i].fd, rb, sizeof rb, MSG_DONTWAIT);
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) it->second.dead = true;
+        else if (got > 0) it->second.in.append(rb, size_t(got));
       }
     }
-    if (!opt_.step && sim_.busy()) sim_.run(opt_.chunk);
+    // every client in turn: its lines (a lease released by one lets a deferred one go on), a slice of its run
+    for (int pass = 0; pass < 2; pass++)
+      for (auto& [fd, c] : clients_) process(c, &quit);
+    for (auto& [fd, c] : clients_) {
+      slice(c);
+      process(c, &quit);
+      flush(fd, c);
+    }
+    std::vector<int> gone;
+    for (auto& [fd, c] : clients_)
+      if (c.dead) gone.push_back(fd);
+    for (int fd : gone) {
+      flush(fd, clients_[fd]);
+      drop(fd);
+    }
+    if (!opt_.step && sim_.busy() && !work) sim_.run(opt_.chunk);
   }
-  for (auto& c : clients) close(c.first);
+  for (auto& [fd, c] : clients_) { flush(fd, c); close(fd); }
   close(lfd);
-  unlink(opt_.socket.c_str());
+  struct stat st;
+  if (lstat(opt_.socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) unlink(opt_.socket.c_str());
   fprintf(stderr, "hxdp board: stopped at cycle %" PRIu64 " (%s)\n", sim_.cycle(), sim_.stats().c_str());
   return 0;
 }
 
 void usage(const char* argv0) {
   fprintf(stderr, "usage: %s [--socket PATH] [--ports N] [--pcap IN.pcap [--pcap-port P] [--loop]] [--out OUT.pcap] "
-          "[--step] [--keep N] [--tap NAME[,NAME...]] [--host-pcap DIR] [--host-hold]\n", argv0);
+          "[--step] [--keep N] [--group G] [--tap NAME[,NAME...]] [--host-pcap DIR] [--host-hold]\n", argv0);
 }
 }  // namespace
 
@@ -271,6 +490,13 @@ int main(int argc, char** argv) {
     else if (a == "--pcap-port") { if (!parse_u64(next(), &v)) { usage(argv[0]); return 2; } o.pcap_port = int(v); }
     else if (a == "--loop") o.loop = true;
     else if (a == "--out") o.out = next();
+    else if (a == "--group") {
+      std::string g = next();
+      struct group* gr = getgrnam(g.c_str());
+      if (gr) o.group = int(gr->gr_gid);
+      else if (parse_u64(g, &v) && v < 0x7fffffff) o.group = int(v);
+      else { fprintf(stderr, "no group %s\n", g.c_str()); return 2; }
+    }
     else if (a == "--host-pcap") o.host_dir = next();
     else if (a == "--host-hold") o.host_hold = true;
     else if (a == "--step") o.step = true;

@@ -274,7 +274,9 @@ int BoardSim::axi_read(uint32_t addr, uint32_t* value) {
 
 bool BoardSim::inject(int port, const std::vector<uint8_t>& data) {
   if (port < 0 || port >= ports_) return false;
-  if (data.size() < kRunt || data.size() > kMaxLen) { runts_++; return true; }
+  if (data.size() > kMaxLen) { runts_++; oversize_++; return true; }
+  if (data.size() < kRunt) { runts_++; return true; }
+  if (in_[port].size() >= kQueueMax) { queue_dropped_++; return true; }  // tail drop, as a full MAC FIFO
   in_[port].push_back({port, data});
   return true;
 }
@@ -310,6 +312,13 @@ bool BoardSim::replay(const std::string& path, int port, bool loop, std::string*
   return true;
 }
 
+void BoardSim::replay_frames(std::vector<std::vector<uint8_t>>&& frames, int port, bool loop) {
+  replay_ = std::move(frames);
+  replay_pos_ = 0;
+  replay_port_ = port;
+  replay_loop_ = loop;
+}
+
 bool BoardSim::open_out_pcap(const std::string& path) {
   if (out_pcap_) fclose(out_pcap_);
   out_pcap_ = fopen(path.c_str(), "wb");
@@ -323,7 +332,8 @@ std::string BoardSim::stats() const {
   for (int p = 0; p < kMaxPorts; p++) queued += in_[p].size();
   std::ostringstream s;
   s << "cycle=" << cycle_ << " ports=" << ports_ << " queued=" << queued << " accepted=" << accepted_
-    << " finished=" << finished_ << " runts=" << runts_ << " outputs=" << outputs_.size()
+    << " finished=" << finished_ << " runts=" << runts_ << " oversize=" << oversize_
+    << " queue_dropped=" << queue_dropped_ << " outputs=" << outputs_.size()
     << " outputs_dropped=" << dropped_outputs_ << " replaying=" << (replay_.empty() ? 0 : 1)
     << " replayed=" << replayed_ << " out_pcap=" << out_pcap_count_ << " tap_in=" << tap_in_ << " tap_out=" << tap_out_
     << " host_frames=" << host_frames_;

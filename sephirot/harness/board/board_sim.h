@@ -33,7 +33,8 @@ struct BoardOutput {
 
 class BoardSim {
  public:
-  static constexpr int kMaxPorts = 4;  // the model is built with NPORTS = 4; --ports N uses the first N
+  static constexpr int kMaxPorts = 4;
+  static constexpr size_t kQueueMax = 4096;  // frames an input port queues; more are dropped (counted in STAT)  // the model is built with NPORTS = 4; --ports N uses the first N
   BoardSim(int ports, size_t keep);
   ~BoardSim();
   // AXI-Lite transactions (the packet path keeps running meanwhile); return the AXI response (0 OKAY, 2 SLVERR)
@@ -47,7 +48,9 @@ class BoardSim {
   bool busy() const;
   // pcap replay into a port at full speed (loop: start over at the end) and pcap output of TX/REDIRECT frames
   bool replay(const std::string& path, int port, bool loop, std::string* err);
+  void replay_frames(std::vector<std::vector<uint8_t>>&& frames, int port, bool loop);
   void stop_replay() { replay_.clear(); replay_loop_ = false; }
+  bool looping() const { return replay_loop_ && !replay_.empty(); }  // a loop replay: the board never drains
   bool open_out_pcap(const std::string& path);
   // host queues: frames delivered into a CPU's or an AF_XDP socket's queue are written to DIR/cpuN.pcap or
   // DIR/xskN.pcap and taken at once by the simulated host (its DMA completion); with hold the host takes nothing,
@@ -84,7 +87,7 @@ class BoardSim {
   std::vector<uint8_t> cur_out_;
   unsigned cur_meta_ = 0;  // leading metadata bytes of the packet being emitted
   uint64_t seq_ = 0;
-  uint64_t accepted_ = 0, finished_ = 0, runts_ = 0, dropped_outputs_ = 0;
+  uint64_t accepted_ = 0, finished_ = 0, runts_ = 0, oversize_ = 0, dropped_outputs_ = 0, queue_dropped_ = 0;
   // pcap
   std::vector<std::vector<uint8_t>> replay_;
   size_t replay_pos_ = 0;
