@@ -1,4 +1,4 @@
-"""The bundled program suite (xdp_progs/): objects, traffic, initial maps and expected actions, and roms/."""
+"""The bundled program suite (xdp_progs/): objects, traffic, initial maps, expected actions, main paths, and roms/."""
 
 from __future__ import annotations
 
