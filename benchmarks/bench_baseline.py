@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"... {prog.name} ({pcap.name})", file=sys.stderr, flush=True)
         try:
             r = baseline.run_baseline(str(prog.obj), str(pcap), maps=str(prog.maps) if prog.maps.exists() else None,
+                                      sizes=prog.sizes(),
                                       options=opt)
         except HxdpError as exc:
             failures[prog.name] = str(exc)

@@ -276,7 +276,7 @@ def _mpps_cell(r: Row, bold: bool, prefix: str = "") -> str:
 
 
 def _checked_cell(v: bool | None) -> str:
-    return {True: "yes", False: "**no**", None: "-"}[v]
+    return {True: "yes", False: "**no**", None: "not confirmed"}[v]
 
 
 def _other_paths_table(rows: list[Row]) -> str:
@@ -333,11 +333,13 @@ def _throughput_facts(results: dict[str, Any]) -> Facts:
     mpps = [r.get("rtl_mpps") for r in measured]
     noexit = by.get(NO_EXIT_ROW, {})
     unchecked = [r["program"] for r in measured if r.get("linux_path_checked") is False]
+    unconfirmed = [r["program"] for r in measured if r.get("linux_path_checked") is None
+                   and r.get("linux_veth_native_mpps") is not None]
     odd = [f"{r['program']} ({r['trace']})" for r in measured if r.get("trace") and
            not r["trace"].startswith(f"{THROUGHPUT_FRAME_BYTES}-byte")]
     ahead = [r["program"] for r in measured if r.get("linux_veth_native_mpps") and r.get("rtl_mpps")
              and r["rtl_mpps"] >= r["linux_veth_native_mpps"] and not r.get("rtl_model_mismatches")]
-    native = [r for r in measured if r.get("linux_veth_native_mpps")]
+    native = [r for r in measured if r.get("linux_veth_native_mpps") and r.get("linux_path_checked")]
     return {"throughput_table": _table(header, table) + f"\nPaper figures: {sources}.\n",
             "other_paths_table": _other_paths_table([r for r in rows if r["program"] != NO_EXIT_ROW]),
             "mismatch_summary": mismatch, "model_vs_rtl": model_vs_rtl, "frames_per_packet": str(frames),
@@ -347,9 +349,12 @@ def _throughput_facts(results: dict[str, Any]) -> Facts:
                             f"frames of that path: {_list(odd)}." if odd else ""),
             "linux_unchecked": (f"The Linux figure of {_list(unchecked)} did **not** take the main path on every "
                                 "run: it is shown, marked, and does not count." if unchecked else
-                                "Every Linux figure took the path it names on every run."),
+                                "No Linux figure left the path it names.") + (
+                f" The main path of {_list(unconfirmed)} is a redirect that does not come back out of the veth "
+                "here (to a CPU map, an AF_XDP socket or a device of another machine): not confirmed, shown, and "
+                "not counted." if unconfirmed else ""),
             "linux_ahead": (f"Sephirot on its main path is at least as fast as Linux native XDP on a veth for "
-                            f"{len(ahead)} of the {len(native)} programs measured both ways"
+                            f"{len(ahead)} of the {len(native)} programs measured both ways with the Linux path checked"
                             + (f" (not for {_list(sorted({r['program'] for r in native} - set(ahead)))})"
                                if len(ahead) < len(native) else "") + "."),
             "load_range": _load_range(rows),

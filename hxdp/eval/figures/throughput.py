@@ -75,12 +75,15 @@ def throughput_rows(names: list[str], records: dict[str, Record]) -> list[Row]:
 
 
 def _checked(lx: Record | None, path: str) -> bool | None:
-    """Every Linux mode that measured the path took it on every run (None: not measured)."""
+    """True: every Linux mode that measured the path took it on every run; False: one did not; None: not
+    measured, or not confirmed (a redirect that does not come back out of the veth)."""
     if not lx:
         return None
     got = [(lx.get(f"{mode}_verified") or {}).get(path) for mode in LINUX_MODES
            if path in (lx.get(f"{mode}_verified") or {})]
-    return all(bool(g) for g in got) if got else None
+    if any(g is False for g in got):
+        return False
+    return True if got and all(got) else None
 
 
 def throughput_plot(out: Path, name: str, title: str, rows: list[Row], notes: list[str],
