@@ -275,8 +275,10 @@ def _mpps_cell(r: Row, bold: bool, prefix: str = "") -> str:
     return f"{f'**{mpps}**' if bold else mpps} ({_num(r[f'{prefix}rtl_cycles'], 4)} cycles)"
 
 
-def _checked_cell(v: bool | None) -> str:
-    return {True: "yes", False: "**no**", None: "not confirmed"}[v]
+def _checked_cell(r: Row) -> str:
+    if r.get("linux_veth_native_mpps") is None and r.get("linux_test_run_mpps") is None:
+        return "-"
+    return {True: "yes", False: "**no**", None: "not confirmed"}[r.get("linux_path_checked")]
 
 
 def _other_paths_table(rows: list[Row]) -> str:
@@ -306,7 +308,7 @@ def _throughput_facts(results: dict[str, Any]) -> Facts:
     order += sorted(p for p in by if p not in order)
     table = [(p, by[p].get("path") or "-", _mpps_cell(by[p], p in TARGET_CYCLES),
               _num(_get(by, p, "model_cycles"), 4), _num(_get(by, p, "linux_veth_native_mpps")),
-              _num(_get(by, p, "linux_test_run_mpps")), _checked_cell(_get(by, p, "linux_path_checked")),
+              _num(_get(by, p, "linux_test_run_mpps")), _checked_cell(by[p]),
               _mpps_cell(by[p], False, "mix_"), _num(_get(by, p, "mix_linux_veth_native_mpps")),
               _num(_get(by, p, "paper_hxdp_mpps")), _num(_get(by, p, "paper_x86_3.7GHz_mpps")))
              for p in order if p in by]
@@ -337,9 +339,9 @@ def _throughput_facts(results: dict[str, Any]) -> Facts:
                    and r.get("linux_veth_native_mpps") is not None]
     odd = [f"{r['program']} ({r['trace']})" for r in measured if r.get("trace") and
            not r["trace"].startswith(f"{THROUGHPUT_FRAME_BYTES}-byte")]
-    ahead = [r["program"] for r in measured if r.get("linux_veth_native_mpps") and r.get("rtl_mpps")
-             and r["rtl_mpps"] >= r["linux_veth_native_mpps"] and not r.get("rtl_model_mismatches")]
     native = [r for r in measured if r.get("linux_veth_native_mpps") and r.get("linux_path_checked")]
+    ahead = [r["program"] for r in native if r.get("rtl_mpps") and r["rtl_mpps"] >= r["linux_veth_native_mpps"]
+             and not r.get("rtl_model_mismatches")]
     return {"throughput_table": _table(header, table) + f"\nPaper figures: {sources}.\n",
             "other_paths_table": _other_paths_table([r for r in rows if r["program"] != NO_EXIT_ROW]),
             "mismatch_summary": mismatch, "model_vs_rtl": model_vs_rtl, "frames_per_packet": str(frames),
