@@ -5,7 +5,9 @@ Every built object (xdp_progs/build/NAME.o) is measured by `hxdp.baseline` with 
 distinct packet is measured and weighted by its count, as Sephirot runs the trace back to back) and its initial maps
 (xdp_progs/maps/NAME.json when present). With --sephirot FILE (JSON {"NAME": cycles_per_packet, ...} or a list of
 {"program": NAME, "cycles_per_packet": C}) the table gets the Sephirot Mpps (156.25 / C) and the Sephirot/Linux
-ratio of each mode. Needs root (bpf(), network namespaces).
+ratio of each mode. Every figure names the path (action) it measured and whether it was checked to be the one
+`hxdp kernel-run` gives the frame; the load average around each program is in the JSON. Needs root (bpf(), network
+namespaces).
 """
 
 from __future__ import annotations
@@ -94,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT_DIR / "baseline.json")
     ap.add_argument("--pcap", type=Path, help="one trace for every program instead of xdp_progs/traffic/NAME.pcap")
     ap.add_argument("--repeat", type=int, default=200_000, help="packets per kernel call (default 200000)")
+    ap.add_argument("--test-runs", type=int, default=20_000,
+                    help="test_run: calls of one frame each, for frames the program rewrites (default 20000)")
     ap.add_argument("--runs", type=int, default=5, help="runs per packet and mode, median reported (default 5)")
     ap.add_argument("--max-packets", type=int, default=64,
                     help="distinct packets of each trace measured (default 64: every packet of the suite's traces)")
@@ -135,12 +139,14 @@ def main(argv: list[str] | None = None) -> int:
             except HxdpError as exc:
                 seph_note = f"Sephirot figure unavailable: {exc}"
                 print(f"    {seph_note}", file=sys.stderr)
-        opt = baseline.Options(repeat=args.repeat, runs=args.runs, max_packets=args.max_packets,
+        opt = baseline.Options(repeat=args.repeat, test_runs=args.test_runs, runs=args.runs,
+                               max_packets=args.max_packets,
                                veth=not args.no_veth, native=not args.no_native,
                                sephirot_cycles=cycles.get(prog.name), rate_from=args.rate_from)
         print(f"... {prog.name} ({pcap.name})", file=sys.stderr, flush=True)
         try:
             r = baseline.run_baseline(str(prog.obj), str(pcap), maps=str(prog.maps) if prog.maps.exists() else None,
+                                      sizes=prog.sizes(),
                                       options=opt)
         except HxdpError as exc:
             failures[prog.name] = str(exc)

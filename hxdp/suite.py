@@ -1,4 +1,4 @@
-"""The bundled program suite (xdp_progs/): objects, traffic, initial maps and expected actions, and roms/."""
+"""The bundled program suite (xdp_progs/): objects, traffic, initial maps, expected actions, main paths, and roms/."""
 
 from __future__ import annotations
 
@@ -7,7 +7,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hxdp import params
+from hxdp.errors import HxdpError
 from hxdp.paths import PROGS_DIR, ROMS_DIR
+
+PATHS_FILE = "paths.json"  # program -> the action of its main (forwarding) path
+
+
+class SuiteError(HxdpError):
+    """The suite's description files are incomplete or inconsistent."""
+
+
+def main_paths(progs_dir: Path = PROGS_DIR) -> dict[str, str]:
+    """xdp_progs/paths.json: each program's main path, the action of what it is for (its forwarding path)."""
+    path = progs_dir / PATHS_FILE
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SuiteError(f"{path}: cannot read the programs' main paths ({exc})") from None
+    names = set(params.ACTION_NAMES.values())
+    bad = {k: v for k, v in doc.items() if v not in names}
+    if bad:
+        raise SuiteError(f"{path}: not an XDP action: {bad} (one of {', '.join(sorted(names))})")
+    return doc
 
 
 @dataclass(frozen=True)
@@ -50,6 +72,14 @@ class SuiteProgram:
         from hxdp.linux.kernel import KernelProgram
 
         return KernelProgram(self.obj, prog=self.prog, sizes=self.sizes())
+
+    def main_path(self) -> str:
+        """The action of the program's main path (xdp_progs/paths.json); a program without one is an error."""
+        paths = main_paths(self.expect.parent.parent)
+        if self.name not in paths:
+            raise SuiteError(f"xdp_progs/{PATHS_FILE} has no main path for {self.name}: add the action of its "
+                             "forwarding path (what the program is for)")
+        return paths[self.name]
 
     def expected_actions(self) -> dict[str, int]:
         if self.expect.exists():

@@ -21,9 +21,10 @@ from hxdp.linux import baseline
 DATA = Path(__file__).parent / "data" / "baseline"
 
 
-def _frame(src_last: int, length: int = 64) -> bytes:
+def _frame(src_last: int, length: int = 64, ttl: int = 0) -> bytes:
     eth = bytes.fromhex("020000000002") + bytes([2, 0, 0, 0, 0, src_last]) + b"\x08\x00"
-    ip = bytes.fromhex("4500") + struct.pack(">H", length - 14) + bytes(5) + b"\x11" + bytes(2) + bytes([10, 0, 0, 1])
+    ip = bytes.fromhex("4500") + struct.pack(">H", length - 14) + bytes(4) + bytes([ttl]) + b"\x11" + bytes(2)
+    ip += bytes([10, 0, 0, 1])
     ip += bytes([10, 0, 0, 2])
     return (eth + ip).ljust(length, b"\x00")
 
@@ -123,7 +124,7 @@ def _finite_positive(x: float) -> bool:
 @pytest.mark.kernel
 def test_test_run_timing_is_plausible(objs: dict[str, Path], pcap: Path) -> None:
     _need_kernel()
-    opt = baseline.Options(repeat=20_000, runs=2, veth=False)
+    opt = baseline.Options(repeat=20_000, test_runs=2_000, runs=2, veth=False)
     r = baseline.run_baseline(str(objs["xdp_drop"]), str(pcap), options=opt)
     assert [m.mode for m in r.modes] == ["test_run"]
     m = r.modes[0]
@@ -131,6 +132,9 @@ def test_test_run_timing_is_plausible(objs: dict[str, Path], pcap: Path) -> None
     assert {p.action for p in m.packets} == {"DROP"}
     assert all(_finite_positive(p.wall_ns_per_packet) and p.ns_per_packet >= 0 for p in m.packets)
     assert all(len(p.runs_ns) == 2 for p in m.packets)
+    assert all(p.expected == "DROP" and p.verified for p in m.packets) and set(m.paths) == {"DROP"}
+    assert m.overhead_ns is None  # xdp_drop leaves the frame as it was: repeat in one call, no overhead to remove
+    assert all("repeat 20000" in p.check for p in m.packets)
     assert _finite_positive(m.wall_ns_per_packet) and _finite_positive(m.mpps)
     assert r.skipped == {"veth_live": "--no-veth", "veth_native": "--no-veth"}
 
@@ -138,30 +142,67 @@ def test_test_run_timing_is_plausible(objs: dict[str, Path], pcap: Path) -> None
 @pytest.mark.kernel
 def test_veth_modes_measure_and_clean_up(objs: dict[str, Path], pcap: Path) -> None:
     _need_netns()
-    opt = baseline.Options(repeat=20_000, runs=1, max_packets=1, sephirot_cycles=10.0)
-    r = baseline.run_baseline(str(objs["xdp_tx"]), str(pcap), options=opt)
+    opt = baseline.Options(repeat=20_000, test_runs=2_000, runs=1, max_packets=1, sephirot_cycles=10.0)
+    r = baseline.run_baseline(str(objs["xdp_drop"]), str(pcap), options=opt)
     assert r.skipped == {}, r.skipped
     assert [m.mode for m in r.modes] == list(baseline.MODES)
     for m in r.modes:
         assert _finite_positive(m.ns_per_packet) or m.mode == "test_run"
         assert _finite_positive(m.wall_ns_per_packet) and _finite_positive(m.mpps), m
         assert m.sephirot_ratio == pytest.approx(15.625 / m.mpps)
-        assert [p.action for p in m.packets] == ["TX"]
-    for m in r.modes[1:]:  # XDP_TX frames reach the peer veth (live) / frames reach the attached veth (native)
-        assert m.packets[0].delivered is not None and 0.5 < m.packets[0].delivered <= 1.0, m.mode
+        assert [p.action for p in m.packets] == ["DROP"] and m.packets[0].verified, m.packets[0]
+    assert r.modes[1].packets[0].delivered == 0  # a dropped frame does not reach the peer
+    assert r.modes[2].packets[0].delivered is not None and 0.5 < r.modes[2].packets[0].delivered <= 1.0
+    assert len(r.loadavg_before) == 3 and len(r.loadavg_after) == 3
     assert _leftovers(os.getpid()) == [] and _links_with_prefix() == []
+
+
+@pytest.mark.kernel
+def test_a_rewritten_frame_is_measured_on_its_own_path(objs: dict[str, Path], tmp_path: Path) -> None:
+    """Issue 26: run again on its own output, xdp_ttl's frame decays to PASS; every mode must measure TX."""
+    _need_netns()
+    trace = write_pcap(tmp_path / "ttl.pcap", [_frame(1, ttl=64)])
+    opt = baseline.Options(repeat=50_000, test_runs=2_000, runs=1, max_packets=1)
+    r = baseline.run_baseline(str(objs["xdp_ttl"]), str(trace), options=opt)
+    assert "rewrites every frame" in r.skipped["veth_live"]
+    modes = {m.mode: m for m in r.modes}
+    assert set(modes) == {"test_run", "veth_native"}
+    for m in modes.values():
+        p = m.packets[0]
+        assert p.expected == "TX" and p.verified, (m.mode, p)
+        assert set(m.paths) == {"TX"} and m.paths["TX"]["verified"]
+    assert modes["test_run"].packets[0].action == "TX" and modes["test_run"].overhead_ns > 0
+    assert "2000 calls of one frame" in modes["test_run"].packets[0].check
+    assert modes["veth_native"].packets[0].check.startswith("1.000 of the frames came out")
+    assert modes["veth_native"].overhead_ns is not None
+
+
+@pytest.mark.kernel
+def test_the_rewriting_injector_writes_the_frame(objs: dict[str, Path]) -> None:
+    _need_kernel()
+    from hxdp.linux.xdplab import load_raw_xdp, rewriter_insns, test_run
+
+    for frame in (_frame(7, ttl=9), _frame(5, length=61)):
+        fd = load_raw_xdp(3, "hxdp_rewrite", rewriter_insns(frame))
+        try:
+            r = test_run(fd, bytes(len(frame)), 1)
+            assert (r.retval, r.data_out) == (3, frame)
+            assert test_run(fd, bytes(len(frame) - 1), 1).retval == 1  # too short: dropped, nothing written
+        finally:
+            os.close(fd)
 
 
 @pytest.mark.kernel
 def test_redirect_through_devmap_is_pointed_at_the_veth(objs: dict[str, Path], pcap: Path) -> None:
     _need_netns()
-    opt = baseline.Options(repeat=10_000, runs=1, max_packets=1)
+    opt = baseline.Options(repeat=10_000, test_runs=2_000, runs=1, max_packets=1)
     r = baseline.run_baseline(str(objs["xdp_redirect"]), str(pcap), maps=str(DATA / "xdp_redirect.json"),
                               options=opt)
-    assert r.skipped == {}, r.skipped
-    assert all(m.packets[0].action == "REDIRECT" for m in r.modes)
+    assert list(r.skipped) == ["veth_live"]  # it swaps the MACs: live frames would run it on its own output
+    assert [m.mode for m in r.modes] == ["test_run", "veth_native"]
+    assert all(m.packets[0].action == "REDIRECT" and m.packets[0].verified for m in r.modes)
     assert any("tx_port[00000000]: ifindex 1 ->" in n for n in r.modes[0].notes)
-    assert all(m.packets[0].delivered and m.packets[0].delivered > 0.5 for m in r.modes[1:])
+    assert r.modes[1].packets[0].delivered and r.modes[1].packets[0].delivered > 0.5
     assert _leftovers(os.getpid()) == []
 
 
@@ -221,8 +262,8 @@ def test_cli_writes_table_and_json(objs: dict[str, Path], pcap: Path, tmp_path: 
     from hxdp.cli import main
 
     out = tmp_path / "b.json"
-    rc = main(["baseline", str(objs["xdp_drop"]), "--pcap", str(pcap), "--repeat", "5000", "--runs", "1",
-               "--no-native", "--sephirot-cycles", "5", "--json", str(out), "-q"])
+    rc = main(["baseline", str(objs["xdp_drop"]), "--pcap", str(pcap), "--repeat", "5000", "--test-runs", "2000",
+               "--runs", "1", "--no-native", "--sephirot-cycles", "5", "--json", str(out), "-q"])
     assert rc == 0
     text = capsys.readouterr().out
     assert "Sephirot/Linux" in text and "veth_live" in text and "veth_native  skipped: disabled" in text
@@ -232,7 +273,8 @@ def test_cli_writes_table_and_json(objs: dict[str, Path], pcap: Path, tmp_path: 
     modes = {m["mode"]: m for m in res["modes"]}
     assert set(modes) == {"test_run", "veth_live"}
     for m in modes.values():
-        assert m["mpps"] > 0 and m["rate_ns_per_packet"] > 0 and m["mpps_from"] == "cpu"
+        assert m["mpps"] > 0 and m["rate_ns_per_packet"] > 0
+        assert m["mpps_from"] == ("kernel" if m["mode"] == "test_run" else "cpu")
         assert m["sephirot_ratio"] == pytest.approx(31.25 / m["mpps"])
     assert main(["baseline", str(tmp_path / "missing.o"), "--pcap", str(pcap), "-q"]) == 1
     assert "missing.o" in capsys.readouterr().err

@@ -84,9 +84,16 @@ exit-with-action changes the applications of Table 3 by {exit_range} (the paper:
 
 ![Fig. 12/13]({eval}fig12_13.png)
 
-*Log axis: the programs span {mpps_span}.*
+*Each program on its main path (`xdp_progs/paths.json`: the action of what the program is for, its forwarding
+path); log axis: the programs span {mpps_span}.*
 
 {throughput_table}
+The mix columns run the {frame}-byte frames of the program's traffic as they come, its cheap PASS and DROP
+frames included: they are not the program's throughput, only what that trace averages. {path_traces}
+
+Where a program's other paths take other cycles:
+
+{other_paths_table}
 {mismatch_summary} The VLIW model counts the core's cycles alone; the RTL's back-to-back interval also has the
 packet path, which adds waits (a {frame}-byte packet arrives as {frames_per_packet} input frames of {in_bytes}
 bytes, one a cycle) and overlaps a packet's output with the next one's start. {path_bound} {model_vs_rtl}
@@ -95,9 +102,15 @@ Without exit-with-action, xdp_drop takes {noexit_cycles} cycles ({noexit_mpps} M
 {paper_noexit} Mpps. simple_firewall runs at {firewall_mpps} Mpps ({firewall_cycles} cycles a packet), compiled;
 the paper gives {paper_firewall} Mpps compiled and {paper_firewall_hand} Mpps hand-optimised.
 
-The Linux numbers are from this machine ({machine}), medians of {linux_runs} runs: "test_run" is the program alone
-(no driver), "veth live" sends frames through the veth driver (the closest stand-in for a NIC here). They depend
-on the machine more than anything else on this page, and a shared machine moves them from run to run.
+The Linux numbers come from one run on this machine ({machine}), medians of {linux_runs} runs, with every
+measured frame starting from its own bytes: "native XDP on veth" is the program attached to a veth and fed by
+an injector that writes each frame's original bytes before sending it (the closest stand-in for a NIC here;
+what the rewrite costs the injector is measured and subtracted), "test_run" is the program alone (no driver).
+Each figure is of the path it names: the frame's action in one test run on freshly written maps (what `hxdp
+kernel-run` gives it), checked on every measured run (test_run: the actions returned; native: the frames that
+came back out of the veth). {linux_unchecked} {linux_ahead} The machine is shared: its load average (one
+minute) was {load_range} around the programs' measurements (in `fig12_13.json`), and other processes move
+these figures from run to run, so compare only figures of one run.
 
 ![Fig. 14]({eval}fig14.png)
 
@@ -177,18 +190,26 @@ MEASURED = (
      "by the VLIW model over the "
      "program's traffic (`xdp_progs/traffic/NAME.pcap`), both models started from the program's initial maps. "
      "Both count the instructions of the original program, the ones the compiler removed included (below)"),
-    ("`fig12_13`", "cycles per packet in the RTL, **back to back** in one Verilator process: {n_packets} packets, "
-     "the {frame}-byte frames of the program's traffic repeated; cycles/packet = the steady-state interval "
+    ("`fig12_13`", "cycles per packet in the RTL, **back to back** in one Verilator process, on each program's "
+     "**main path** (`xdp_progs/paths.json`): {n_packets} packets, the {frame}-byte frames of the program's "
+     "traffic that take that path from its initial maps (the VLIW model decides) repeated; a path without such a "
+     "frame runs the traffic's smallest frames of that path. Cycles/packet = the steady-state interval "
      "between core completions (second half of the run, from the per-packet stamps of `hxdp.rtl.sim`); Mpps = "
-     "{clock} / cycles. The RTL's results are compared with the VLIW model's packet by packet: **a program whose "
+     "{clock} / cycles. The other paths the traffic takes are measured the same way, and the {frame}-byte "
+     "frames of the traffic as they come (the mix) as an extra column. The RTL's results are compared with the "
+     "VLIW model's packet by packet: **a program whose "
      "RTL results differ counts as failed, however fast**. Next to it: the VLIW model's cycles (the execution "
      "contract's cycle model: the core alone, without the packet path), Linux XDP on this machine "
-     "(`hxdp.linux.baseline`: BPF_PROG_TEST_RUN with the JIT, live frames through a veth, native XDP on a veth; "
-     "medians of {linux_runs} runs of {linux_repeat} packets), and the paper's hXDP and x86 numbers"),
+     "(`hxdp.linux.baseline`, {linux_frames_per_path} distinct frames of each path and those of the mix: native "
+     "XDP on a veth fed by an injector that restores each frame, and BPF_PROG_TEST_RUN with the JIT, {linux_repeat} "
+     "runs in one call of a frame the program leaves as it was and {linux_test_runs} calls of one frame each, less "
+     "the timer's own cost, of a frame it rewrites (a figure under {resolution} of that cost is not shown); "
+     "medians of {linux_runs} runs), and the paper's hXDP and x86 numbers"),
     ("`fig11`", "latency in ns at {clock} MHz from the cycle the first {in_bytes}-byte input frame enters to the "
      "cycle the last output frame leaves (RTL stamps), one packet at a time, sizes {latency_sizes} bytes, for "
      "{latency_programs}"),
-    ("`fig14`, `fig15`", "as `fig12_13`, for {map_access} and for {csum_diff}"),
+    ("`fig14`, `fig15`", "as `fig12_13`, for {map_access} and for {csum_diff} (main path: the map hit, the "
+     "checksum calls)"),
     ("`resources`", "yosys {yosys} `synth_xilinx -family xc7` of `sephirot_top` (core, packet buffer, helper "
      "unit, map memory) with the paper's reference map ({ref_map} bytes of map memory instead of the "
      "simulation's default), and of {parts} on their own; hierarchy kept. LUT = LUT1 to LUT6 cells plus the LUTs "

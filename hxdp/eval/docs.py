@@ -18,7 +18,14 @@ from hxdp.eval.figures.latency import LATENCY_PROGRAMS, LATENCY_SIZES
 from hxdp.eval.figures.resources import CORE, PART_SYNTH_KEYS, REF_MAP_BYTES, WHOLE
 from hxdp.eval.figures.speed import COMPILE_TARGET, SIM_TARGET, SIM_TARGET_CPS
 from hxdp.eval.harness import CLOCK_MHZ, Context, ExperimentError, Row
-from hxdp.eval.measure import CTIME_RUNS, LINUX_REPEAT, LINUX_RUNS, THROUGHPUT_FRAME_BYTES
+from hxdp.eval.measure import (
+    CTIME_RUNS,
+    LINUX_FRAMES_PER_PATH,
+    LINUX_REPEAT,
+    LINUX_RUNS,
+    LINUX_TEST_RUNS,
+    THROUGHPUT_FRAME_BYTES,
+)
 from hxdp.eval.paper import (
     PAPER_DERIVED,
     PAPER_MPPS,
@@ -29,6 +36,7 @@ from hxdp.eval.paper import (
 )
 from hxdp.eval.programs import CSUM_DIFF, FIG9_STEPS, MAP_ACCESS, OPTIMISATIONS, QUICK_PROGRAMS
 from hxdp.eval.synth import SYNTH_DEFAULT_TIMEOUT_S, SYNTH_MEMORY_BYTES, SYNTH_TIMEOUT_S, YOSYS_VERSION
+from hxdp.linux.baseline import RESOLUTION
 from hxdp.paths import ROOT
 
 DOCS_DIR = ROOT / "docs"
@@ -193,6 +201,8 @@ def _setup_facts(results: dict[str, Any]) -> Facts:
             "fig9_steps": ", then ".join(f"+ {t}" if i else f"{t} alone" for i, (_, t, _) in enumerate(FIG9_STEPS)),
             "n_packets": str(Context(Path()).n_packets), "frame": str(THROUGHPUT_FRAME_BYTES),
             "linux_runs": str(LINUX_RUNS), "linux_repeat": f"{LINUX_REPEAT:,}",
+            "linux_test_runs": f"{LINUX_TEST_RUNS:,}", "linux_frames_per_path": str(LINUX_FRAMES_PER_PATH),
+            "resolution": f"{RESOLUTION:.0%}",
             "in_bytes": str(params.INPUT_BYTES_PER_CYCLE),
             "latency_sizes": _list([str(s) for s in LATENCY_SIZES]),
             "latency_programs": _list(list(LATENCY_PROGRAMS)), "map_access": f"`{MAP_ACCESS[0]}` to `{MAP_ACCESS[-1]}`",
@@ -258,22 +268,52 @@ def _saving(fig8: dict[str, Row], program: str, lanes_from: int, lanes_to: int) 
     return 100.0 * (a - b) / a if a and b is not None else None
 
 
-def _mpps_cell(r: Row, bold: bool) -> str:
-    if r.get("rtl_mpps") is None:
+def _mpps_cell(r: Row, bold: bool, prefix: str = "") -> str:
+    if r.get(f"{prefix}rtl_mpps") is None:
         return "-"
-    mpps = f"{_num(r['rtl_mpps'])} Mpps"
-    return f"{f'**{mpps}**' if bold else mpps} ({_num(r['rtl_cycles'], 4)} cycles)"
+    mpps = f"{_num(r[f'{prefix}rtl_mpps'])} Mpps"
+    return f"{f'**{mpps}**' if bold else mpps} ({_num(r[f'{prefix}rtl_cycles'], 4)} cycles)"
+
+
+def _checked_cell(r: Row) -> str:
+    if r.get("linux_veth_native_mpps") is None and r.get("linux_test_run_mpps") is None:
+        return "-"
+    return {True: "yes", False: "**no**", None: "not confirmed"}[r.get("linux_path_checked")]
+
+
+def _other_paths_table(rows: list[Row]) -> str:
+    """The programs' other paths where their cycles differ from the main path's."""
+    table = []
+    for r in rows:
+        for path, o in (r.get("other_paths") or {}).items():
+            if o.get("rtl_cycles") is not None and r.get("rtl_cycles") is not None \
+                    and abs(o["rtl_cycles"] - r["rtl_cycles"]) < 0.01:
+                continue
+            table.append((r["program"], path, _mpps_cell(o, False), _num(o.get("model_cycles"), 4),
+                          _num(o.get("linux_veth_native_mpps")), _num(o.get("linux_test_run_mpps"))))
+    header = ("program", "other path", "Sephirot RTL", "VLIW model (cycles)", "Linux native XDP on veth (Mpps)",
+              "Linux test_run (Mpps)")
+    return _table(header, table) if table else "(every program's other paths take its main path's cycles)\n"
+
+
+def _load_range(rows: list[Row]) -> str:
+    loads = [x[0] for r in rows for x in (r.get("linux_loadavg") or []) if x]
+    return _range(loads)
 
 
 def _throughput_facts(results: dict[str, Any]) -> Facts:
     rows = results["fig12_13"]["rows"]
     by = _by_program(rows)
     order = [*TARGET_CYCLES, NO_EXIT_ROW, *[p for p in APPLICATIONS if p not in TARGET_CYCLES]]
-    table = [(p, _mpps_cell(by[p], p in TARGET_CYCLES), _num(_get(by, p, "model_cycles"), 4),
-              _num(_get(by, p, "linux_test_run_mpps")), _num(_get(by, p, "linux_veth_live_mpps")),
+    order += sorted(p for p in by if p not in order)
+    table = [(p, by[p].get("path") or "-", _mpps_cell(by[p], p in TARGET_CYCLES),
+              _num(_get(by, p, "model_cycles"), 4), _num(_get(by, p, "linux_veth_native_mpps")),
+              _num(_get(by, p, "linux_test_run_mpps")), _checked_cell(by[p]),
+              _mpps_cell(by[p], False, "mix_"), _num(_get(by, p, "mix_linux_veth_native_mpps")),
               _num(_get(by, p, "paper_hxdp_mpps")), _num(_get(by, p, "paper_x86_3.7GHz_mpps")))
              for p in order if p in by]
-    header = ("program", "Sephirot RTL", "VLIW model (cycles)", "Linux test_run (Mpps)", "Linux veth live (Mpps)",
+    header = ("program", "main path", "Sephirot RTL", "VLIW model (cycles)", "Linux native XDP on veth (Mpps)",
+              "Linux test_run (Mpps)", "Linux path checked", "mix: Sephirot RTL", "mix: Linux native (Mpps)",
               "paper hXDP (Mpps)", f"paper x86 @{_num(PAPER_X86_GHZ)} GHz (Mpps)")
     by_source: dict[str, list[str]] = {}
     for p in PAPER_MPPS:
@@ -294,10 +334,32 @@ def _throughput_facts(results: dict[str, Any]) -> Facts:
     frames = math.ceil(THROUGHPUT_FRAME_BYTES / params.INPUT_BYTES_PER_CYCLE)
     mpps = [r.get("rtl_mpps") for r in measured]
     noexit = by.get(NO_EXIT_ROW, {})
+    unchecked = [r["program"] for r in measured if r.get("linux_path_checked") is False]
+    unconfirmed = [r["program"] for r in measured if r.get("linux_path_checked") is None
+                   and r.get("linux_veth_native_mpps") is not None]
+    odd = [f"{r['program']} ({r['trace']})" for r in measured if r.get("trace") and
+           not r["trace"].startswith(f"{THROUGHPUT_FRAME_BYTES}-byte")]
+    native = [r for r in measured if r.get("linux_veth_native_mpps") and r.get("linux_path_checked")]
+    ahead = [r["program"] for r in native if r.get("rtl_mpps") and r["rtl_mpps"] >= r["linux_veth_native_mpps"]
+             and not r.get("rtl_model_mismatches")]
     return {"throughput_table": _table(header, table) + f"\nPaper figures: {sources}.\n",
+            "other_paths_table": _other_paths_table([r for r in rows if r["program"] != NO_EXIT_ROW]),
             "mismatch_summary": mismatch, "model_vs_rtl": model_vs_rtl, "frames_per_packet": str(frames),
             "path_bound": f"So a packet takes at least {frames} cycles, however short its program.",
             "mpps_span": _range(mpps) + " Mpps",
+            "path_traces": ("Programs whose main path has no frame of that size are measured on the traffic's "
+                            f"frames of that path: {_list(odd)}." if odd else ""),
+            "linux_unchecked": (f"The Linux figure of {_list(unchecked)} did **not** take the main path on every "
+                                "run: it is shown, marked, and does not count." if unchecked else
+                                "No Linux figure left the path it names.") + (
+                f" The main path of {_list(unconfirmed)} is a redirect that does not come back out of the veth "
+                "here (to a CPU map, an AF_XDP socket or a device of another machine): not confirmed, shown, and "
+                "not counted." if unconfirmed else ""),
+            "linux_ahead": (f"Sephirot on its main path is at least as fast as Linux native XDP on a veth for "
+                            f"{len(ahead)} of the {len(native)} programs measured both ways with the Linux path checked"
+                            + (f" (not for {_list(sorted({r['program'] for r in native} - set(ahead)))})"
+                               if len(ahead) < len(native) else "") + "."),
+            "load_range": _load_range(rows),
             "noexit_cycles": _num(noexit.get("rtl_cycles")), "noexit_mpps": _num(noexit.get("rtl_mpps")),
             "paper_noexit": _num(PAPER_NOTES["xdp_drop_no_early_exit_mpps"][0]),
             "firewall_mpps": _num(_get(by, "simple_firewall", "rtl_mpps")),
@@ -309,11 +371,13 @@ def _throughput_facts(results: dict[str, Any]) -> Facts:
 def _family_facts(results: dict[str, Any]) -> Facts:
     f14 = sorted(results["fig14"]["rows"], key=lambda r: r["key_bytes"])
     f15 = sorted(results["fig15"]["rows"], key=lambda r: r["calls"])
-    header = ("RTL cycles", "RTL Mpps", "VLIW model (cycles)", "Linux test_run (Mpps)")
+    header = ("main path", "RTL cycles", "RTL Mpps", "VLIW model (cycles)", "Linux native XDP on veth (Mpps)",
+              "Linux test_run (Mpps)", "mix: RTL cycles")
 
     def cells(r: Row) -> tuple[str, ...]:
-        return (_num(r.get("rtl_cycles"), 4), _num(r.get("rtl_mpps")), _num(r.get("model_cycles"), 4),
-                _num(r.get("linux_test_run_mpps")))
+        return (r.get("path") or "-", _num(r.get("rtl_cycles"), 4), _num(r.get("rtl_mpps")),
+                _num(r.get("model_cycles"), 4), _num(r.get("linux_veth_native_mpps")),
+                _num(r.get("linux_test_run_mpps")), _num(r.get("mix_rtl_cycles"), 4))
 
     flat = _check(results, "map access cost independent of key size 1-16 B")
     verdict = {"pass": "independent of the key size, as in the paper",

@@ -11,7 +11,7 @@ from typing import Any
 
 from hxdp import params
 from hxdp.errors import HxdpError
-from hxdp.eval.harness import CLOCK_MHZ, NS_PER_CYCLE, Context, NotAvailable, Record
+from hxdp.eval.harness import CLOCK_MHZ, NS_PER_CYCLE, Context, ExperimentError, NotAvailable, Record
 from hxdp.eval.programs import (
     all_insns,
     compile_fn,
@@ -29,8 +29,9 @@ from hxdp.eval.programs import (
 
 THROUGHPUT_FRAME_BYTES = 64  # the paper's packet size for throughput (Figs. 12-15)
 CTIME_RUNS = 3  # compilations per compile-time point; the median is reported
-LINUX_REPEAT = 300_000  # BPF_PROG_TEST_RUN repetitions of each packet (full run)
+LINUX_REPEAT = 300_000  # frames per call: test_run of a frame the program leaves as it was, live frames
 LINUX_RUNS = 5  # runs of each Linux mode; the baseline reports their median
+LINUX_TEST_RUNS = 20_000  # test_run calls of one frame each, for frames the program rewrites
 
 # ----------------------------------------------------------------------------------------------------------------
 # packets and the engines that run them
@@ -81,6 +82,54 @@ def packets_64(ctx: Context, name: str) -> tuple[list[bytes], str]:
         what = f"program's traffic (no frame <= {size} B; mean {statistics.mean(len(f) for f in frames):.0f} B)"
     n = ctx.n_packets
     return [small[i % len(small)] for i in range(n)], what
+
+
+def program_paths(name: str) -> list[str]:
+    """The program's main path (xdp_progs/paths.json) first, then the other actions its traffic takes."""
+    from hxdp.suite import programs
+
+    prog = next((p for p in programs() if p.name == name), None)
+    if prog is None:
+        raise NotAvailable(f"{name} is not in xdp_progs/")
+    try:
+        main = prog.main_path()
+    except HxdpError as exc:
+        raise ExperimentError(str(exc)) from None  # a missing entry is a harness error, not a silent default
+    return [main, *(a for a in prog.expected_actions() if a != main)]
+
+
+def frame_action(ctx: Context, name: str, frame: bytes) -> str:
+    """The action the program gives the frame from its initial maps (the VLIW model decides)."""
+    from hxdp.models.vliw import VliwModel
+
+    key = ("action", name, frame)
+    if key not in ctx.cache:
+        cr = compile_variant(ctx, name)
+        res = VliwModel(cr.rom, map_state(ctx, name, cr.layout)).run(frame)
+        ctx.cache[key] = params.ACTION_NAMES.get(res.action, str(res.action))
+    return ctx.cache[key]
+
+
+def path_frames(ctx: Context, name: str, path: str) -> tuple[list[bytes], str]:
+    """The back-to-back trace of one path: the frames of the program's traffic that take `path` from its initial
+    maps, the 64-byte ones (or ones resized to 64 bytes that still take it; else the smallest that do), repeated
+    to n_packets."""
+    size = THROUGHPUT_FRAME_BYTES
+    mine = list(dict.fromkeys(f for f in program_frames(ctx, name) if frame_action(ctx, name, f) == path))
+    if not mine:
+        raise NotAvailable(f"no frame of {name}'s traffic takes its {path} path from the initial maps")
+    pick = [f for f in mine if len(f) == size]
+    what = f"{size}-byte frames of the program's traffic on its {path} path"
+    if not pick:
+        resized = list(dict.fromkeys(resize_frame(f, size) for f in mine))
+        pick = [f for f in resized if frame_action(ctx, name, f) == path]
+        what = f"frames of the program's traffic on its {path} path resized to {size} bytes"
+    if not pick:
+        smallest = min(len(f) for f in mine)
+        pick = [f for f in mine if len(f) == smallest]
+        what = f"{smallest}-byte frames (the smallest of the program's traffic on its {path} path)"
+    n = ctx.n_packets
+    return [pick[i % len(pick)] for i in range(n)], what
 
 
 def map_state(ctx: Context, name: str, layout: Any) -> Any:
@@ -199,27 +248,37 @@ def m_ipc(ctx: Context, key: str) -> Record:
             "dynamic_ipc": executed / rows if rows else None, "model_mismatches": mismatches}
 
 
+def _trace(ctx: Context, name: str, variant: list[str]) -> tuple[list[bytes], str, str | None]:
+    """The trace of a throughput point: the 64-byte mix of the traffic, or one path's frames ('path-ACTION')."""
+    path = next((v[5:] for v in variant if v.startswith("path-")), None)
+    if path is None:
+        return (*packets_64(ctx, name), None)
+    return (*path_frames(ctx, name, path), path)
+
+
 def m_model(ctx: Context, key: str) -> Record:
-    """model:NAME: VLIW model cycles per packet on the 64-byte trace (the contract's cycle model, no overlap)."""
+    """model:NAME[:path-ACTION]: VLIW model cycles per packet on the 64-byte mix of the traffic or on one path
+    (the contract's cycle model, no overlap)."""
     from hxdp.models.vliw import VliwModel
 
-    _, name = key.split(":")
+    _, name, *variant = key.split(":")
+    packets, what, path = _trace(ctx, name, variant)
     cr = compile_variant(ctx, name)
-    packets, what = packets_64(ctx, name)
     vliw = VliwModel(cr.rom, map_state(ctx, name, cr.layout))
     cyc = [vliw.run(p).cycles for p in packets]
     mean = statistics.mean(cyc)
-    return {"program": name, "model_cycles": mean, "model_mpps": CLOCK_MHZ / mean if mean else None,
+    return {"program": name, "path": path, "model_cycles": mean, "model_mpps": CLOCK_MHZ / mean if mean else None,
             "packets": len(packets), "trace": what, "rows": len(cr.rom)}
 
 
 def m_rtl(ctx: Context, key: str) -> Record:
-    """rtl:NAME: Sephirot RTL cycles per packet back to back, Mpps at 156.25 MHz, and agreement with the model."""
+    """rtl:NAME[:no-OPT][:path-ACTION]: Sephirot RTL cycles per packet back to back on the 64-byte mix of the
+    traffic or on one path, Mpps at 156.25 MHz, and agreement with the model."""
     from hxdp.models.vliw import VliwModel
 
     _, name, *variant = key.split(":")
-    off = {variant[0][3:]: False} if variant and variant[0].startswith("no-") else {}
-    packets, what = packets_64(ctx, name)
+    off = {v[3:]: False for v in variant if v.startswith("no-")}
+    packets, what, path = _trace(ctx, name, variant)
     t0 = time.perf_counter()
     results, sim = rtl_run(ctx, name, packets, **off)
     wall = time.perf_counter() - t0
@@ -228,14 +287,21 @@ def m_rtl(ctx: Context, key: str) -> Record:
     vliw = VliwModel(cr.rom, map_state(ctx, name, cr.layout))
     mism = sum(1 for p, r in zip(packets, results, strict=False) if not vliw.run(p).same_outcome(r))
     actions = sorted({params.ACTION_NAMES.get(r.action, str(r.action)) for r in results})
-    return {"program": name, "rtl_cycles": cpp, "rtl_mpps": CLOCK_MHZ / cpp if cpp else None, "method": how,
-            "packets": len(results), "trace": what, "actions": actions, "model_mismatches": mism,
+    return {"program": name, "path": path, "rtl_cycles": cpp, "rtl_mpps": CLOCK_MHZ / cpp if cpp else None,
+            "method": how, "packets": len(results), "trace": what, "actions": actions, "model_mismatches": mism,
+            "off_path": sum(1 for r in results if path and params.ACTION_NAMES.get(r.action) != path),
             "core_cycles_mean": statistics.mean(r.cycles for r in results),
             "total_cycles": getattr(sim, "total_cycles", None), "wall_s": round(wall, 3)}
 
 
+LINUX_FRAMES_PER_PATH = 2  # distinct frames of each path the Linux baseline measures
+LINUX_MIX_FRAMES = 4  # and the most frequent distinct frames of the 64-byte mix (its weights: their counts)
+
+
 def m_linux(ctx: Context, key: str) -> Record:
-    """linux:NAME: the Linux XDP baseline on this machine (BPF_PROG_TEST_RUN and live frames through veth)."""
+    """linux:NAME: the Linux XDP baseline on this machine (hxdp.linux.baseline: BPF_PROG_TEST_RUN, live frames
+    through a veth, native XDP on a veth), per path (every frame starting from its own bytes, the path checked)
+    and for the 64-byte mix of the traffic."""
     from hxdp.linux import baseline
 
     _, name = key.split(":")
@@ -243,20 +309,35 @@ def m_linux(ctx: Context, key: str) -> Record:
     if not ok:
         raise NotAvailable(f"bpf() not usable here: {why}")
     prog = suite_program(name)
-    packets, what = packets_64(ctx, name)
-    distinct = list(dict.fromkeys(packets))
-    pcap = ctx.out / "work" / "traces" / f"{name}-64.pcap"
+    paths = program_paths(name)
+    mix, what = packets_64(ctx, name)
+    mix_counts = {f: mix.count(f) for f in dict.fromkeys(mix)}
+    frames: list[bytes] = []
+    for path in paths:
+        try:
+            frames += list(dict.fromkeys(path_frames(ctx, name, path)[0]))[:LINUX_FRAMES_PER_PATH]
+        except NotAvailable:
+            continue
+    common = sorted(mix_counts, key=lambda f: -mix_counts[f])[:LINUX_MIX_FRAMES]
+    frames = list(dict.fromkeys(frames + common))
+    pcap = ctx.out / "work" / "traces" / f"{name}-paths.pcap"
     pcap.parent.mkdir(parents=True, exist_ok=True)
-    write_pcap(pcap, distinct)
-    opts = baseline.Options(repeat=20_000 if ctx.quick else LINUX_REPEAT, runs=1 if ctx.quick else LINUX_RUNS,
-                            max_packets=1 if ctx.quick else 4, veth=not ctx.quick, native=not ctx.quick)
+    write_pcap(pcap, frames)
+    opts = baseline.Options(repeat=20_000 if ctx.quick else LINUX_REPEAT, test_runs=2_000 if ctx.quick else
+                            LINUX_TEST_RUNS, runs=1 if ctx.quick else LINUX_RUNS, max_packets=len(frames),
+                            veth=not ctx.quick, native=not ctx.quick)
     res = baseline.run_baseline(str(prog.obj), str(pcap), maps=str(prog.maps) if prog.maps.exists() else None,
-                                options=opts)
-    rec: Record = {"program": name, "trace": what}
+                                sizes=prog.sizes(), options=opts)
+    rec: Record = {"program": name, "path": paths[0], "trace": what, "skipped": res.skipped,
+                   "loadavg": [res.loadavg_before, res.loadavg_after]}
     for m in res.modes:
-        rec[f"{m.mode}_ns"] = m.wall_ns_per_packet if m.mpps_from == "wall" else m.ns_per_packet
-        rec[f"{m.mode}_mpps"] = m.mpps
-    rec["skipped"] = res.skipped
+        rec[f"{m.mode}_paths"] = {a: p["mpps"] for a, p in m.paths.items()}
+        rec[f"{m.mode}_verified"] = {a: p["verified"] for a, p in m.paths.items()}
+        rec[f"{m.mode}_mpps"] = m.paths.get(paths[0], {}).get("mpps")
+        weights = [(baseline.packet_rate_ns(m, p), mix_counts.get(frames[p.index], 0)) for p in m.packets]
+        rate = baseline.weighted_mean(weights)
+        rec[f"{m.mode}_mix_mpps"] = 1000.0 / rate if rate > 0 else None
+        rec[f"{m.mode}_overhead_ns"] = m.overhead_ns
     return rec
 
 

@@ -19,13 +19,13 @@ from hxdp.eval.harness import CLOCK_MHZ, Check, Context, Experiment, Record, Row
 
 # the columns of results.md per experiment (the CSV has them all)
 MD_COLUMNS: dict[str, tuple[str, ...]] = {
-    "fig12_13": ("program", "rtl_cycles", "rtl_mpps", "rtl_model_mismatches", "model_cycles",
-                 "linux_test_run_mpps", "linux_veth_live_mpps", "linux_veth_native_mpps", "paper_hxdp_mpps",
-                 "paper_x86_3.7GHz_mpps"),
-    "fig14": ("key_bytes", "rtl_cycles", "rtl_mpps", "rtl_model_mismatches", "model_cycles", "linux_test_run_mpps",
-              "linux_veth_live_mpps"),
-    "fig15": ("calls", "rtl_cycles", "rtl_mpps", "rtl_model_mismatches", "model_cycles", "linux_test_run_mpps",
-              "linux_veth_live_mpps"),
+    "fig12_13": ("program", "path", "rtl_cycles", "rtl_mpps", "rtl_model_mismatches", "model_cycles",
+                 "linux_veth_native_mpps", "linux_test_run_mpps", "linux_path_checked", "mix_rtl_cycles",
+                 "mix_rtl_mpps", "mix_linux_veth_native_mpps", "paper_hxdp_mpps", "paper_x86_3.7GHz_mpps"),
+    "fig14": ("key_bytes", "path", "rtl_cycles", "rtl_mpps", "rtl_model_mismatches", "model_cycles",
+              "linux_veth_native_mpps", "linux_test_run_mpps", "linux_path_checked", "mix_rtl_cycles"),
+    "fig15": ("calls", "path", "rtl_cycles", "rtl_mpps", "rtl_model_mismatches", "model_cycles",
+              "linux_veth_native_mpps", "linux_test_run_mpps", "linux_path_checked", "mix_rtl_cycles"),
     "table3": ("program", "paper_name", "instructions", "rows", "static_ipc", "static_ipc_slots",
                "paper_static_ipc", "dynamic_ipc", "paper_x86_ipc", "model_mismatches"),
     "speed": ("what", "program", "instructions", "rows", "compile_s", "packets_per_s", "sim_cycles_per_s"),

@@ -64,12 +64,14 @@ def _errno_text(ret: int) -> str:
     return f"{os.strerror(err)} (errno {err})"
 
 
-def load_raw_xdp(action: int, name: str = "hxdp_raw") -> int:
-    """Load `r0 = action; exit` as an XDP program (the sink and the injector); returns the program fd."""
+def load_raw_xdp(action: int, name: str = "hxdp_raw", insns: bytes | None = None) -> int:
+    """Load `r0 = action; exit` (or the raw instructions `insns`) as an XDP program (the sink, the injectors);
+    returns the program fd."""
     lib = libbpf()
-    insns = struct.pack("<BBhi", 0xB7, 0, 0, action) + struct.pack("<BBhi", 0x95, 0, 0, 0)
+    if insns is None:
+        insns = _insn(0xB7, 0, 0, 0, action) + _insn(0x95)
     buf = ctypes.create_string_buffer(insns, len(insns))
-    fd = lib.bpf_prog_load(BPF_PROG_TYPE_XDP, name.encode(), b"GPL", buf, 2, None)
+    fd = lib.bpf_prog_load(BPF_PROG_TYPE_XDP, name.encode(), b"GPL", buf, len(insns) // 8, None)
     if fd < 0:
         raise KernelUnavailable(f"bpf() refused to load an XDP program: {_errno_text(fd)}")
     return fd
@@ -83,6 +85,7 @@ class RunOutcome:
     kernel_ns: float  # the kernel's average, rounded down by the kernel to whole ns
     wall_ns: float  # wall clock around the syscall divided by repeat
     cpu_ns: float  # CPU time of this thread during the syscall divided by repeat (includes softirq work it ran)
+    data_out: bytes | None = None  # the frame as the program left it (plain test runs only)
 
 
 def test_run(prog_fd: int, packet: bytes, repeat: int, *, live: bool = False, ingress_ifindex: int = 0,
@@ -116,7 +119,32 @@ def test_run(prog_fd: int, packet: bytes, repeat: int, *, live: bool = False, in
             raise KeyboardInterrupt
         where = "live-frames" if live else "test"
         raise BaselineError(f"BPF_PROG_TEST_RUN ({where} mode, {len(packet)}-byte packet) failed: {_errno_text(ret)}")
-    return RunOutcome(opts.retval, float(opts.duration), (t1 - t0) / repeat, (c1 - c0) / repeat)
+    data_out = out.raw[:opts.data_size_out] if out is not None else None
+    return RunOutcome(opts.retval, float(opts.duration), (t1 - t0) / repeat, (c1 - c0) / repeat, data_out)
+
+
+def _insn(opcode: int, dst: int = 0, src: int = 0, off: int = 0, imm: int = 0) -> bytes:
+    return struct.pack("<BBhi", opcode, dst | src << 4, off, imm)
+
+
+def rewriter_insns(frame: bytes, action: int = 3) -> bytes:
+    """`write frame over the packet's first len(frame) bytes; return action` (a shorter packet: XDP_DROP).
+
+    The live-frames page pool hands a recycled page back with the bytes the previous run left in it (a router's
+    decremented TTL, a tunnel's IPIP header): an injector built from this program restores every frame first."""
+    stores = []
+    for off in range(0, len(frame) - len(frame) % 4, 4):  # 4-byte immediate stores, then the 1-3 bytes left
+        stores.append(_insn(0x62, 2, 0, off, struct.unpack_from("<i", frame, off)[0]))
+    off = len(frame) - len(frame) % 4
+    if len(frame) - off >= 2:
+        stores.append(_insn(0x6A, 2, 0, off, struct.unpack_from("<h", frame, off)[0]))
+        off += 2
+    if off < len(frame):
+        stores.append(_insn(0x72, 2, 0, off, struct.unpack_from("<b", frame, off)[0]))
+    head = [_insn(0x61, 2, 1, 0), _insn(0x61, 3, 1, 4), _insn(0xBF, 4, 2), _insn(0x07, 4, 0, 0, len(frame)),
+            _insn(0x2D, 4, 3, len(stores) + 2)]  # r2 = data, r3 = data_end; if data + len > data_end: drop
+    tail = [_insn(0xB7, 0, 0, 0, action), _insn(0x95), _insn(0xB7, 0, 0, 0, 1), _insn(0x95)]
+    return b"".join(head + stores + tail)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hxdp.eval.harness import CLOCK_MHZ, Check, Context, Experiment, Record, Row, ok
+from hxdp.eval.measure import program_paths
 from hxdp.eval.output import bars, note_figure, plt, reasons, save_figure, write_table
 from hxdp.eval.paper import PAPER_MPPS, PAPER_NOTES, TARGET_CYCLES
 from hxdp.eval.programs import CSUM_DIFF, MAP_ACCESS, suite_has, suite_names
@@ -12,33 +13,77 @@ from hxdp.eval.programs import CSUM_DIFF, MAP_ACCESS, suite_has, suite_names
 NO_EXIT_ACTION = "rtl:xdp_drop:no-exit_action"
 
 
+LINUX_MODES = ("test_run", "veth_live", "veth_native")
+
+
+def _paths(name: str) -> list[str]:
+    """The program's main path first, then the other actions of its traffic (measure.program_paths)."""
+    return program_paths(name)
+
+
 def _throughput_points(names: list[str]) -> list[str]:
-    return [f"{k}:{p}" for p in names for k in ("model", "rtl", "linux")]
+    """Per program: each path's model and RTL run, the mix of the 64-byte traffic, and one Linux baseline."""
+    keys = []
+    for p in names:
+        keys += [f"{k}:{p}:path-{a}" for a in _paths(p) for k in ("model", "rtl")]
+        keys += [f"model:{p}", f"rtl:{p}", f"linux:{p}"]
+    return keys
+
+
+def _path_cells(records: dict[str, Record], p: str, path: str, lx: Record | None) -> Row:
+    m, r = ok(records, f"model:{p}:path-{path}"), ok(records, f"rtl:{p}:path-{path}")
+    cells: Row = {"rtl_cycles": r["rtl_cycles"] if r else None, "rtl_mpps": r["rtl_mpps"] if r else None,
+                  "model_cycles": m["model_cycles"] if m else None}
+    for mode in LINUX_MODES:
+        cells[f"linux_{mode}_mpps"] = (lx.get(f"{mode}_paths") or {}).get(path) if lx else None
+    return cells
 
 
 def throughput_rows(names: list[str], records: dict[str, Record]) -> list[Row]:
-    """One row per program: RTL and model cycles and Mpps, the Linux baseline, the paper's figures."""
+    """One row per program, on its main path: RTL and model cycles and Mpps, the Linux baseline (each figure on
+    that path, checked), the same for the 64-byte mix of its traffic and, where they differ, its other paths,
+    and the paper's figures."""
     rows = []
     for p in names:
-        m, r, lx = (ok(records, f"{k}:{p}") for k in ("model", "rtl", "linux"))
+        paths = _paths(p)
+        main = paths[0]
+        r = ok(records, f"rtl:{p}:path-{main}")
+        mix_r, mix_m, lx = (ok(records, f"{k}:{p}") for k in ("rtl", "model", "linux"))
         paper = PAPER_MPPS.get(p)
-        rows.append({
-            "program": p,
-            "rtl_cycles": r["rtl_cycles"] if r else None,
-            "rtl_mpps": r["rtl_mpps"] if r else None,
-            "rtl_method": r["method"] if r else records.get(f"rtl:{p}", {}).get("reason"),
+        row: Row = {"program": p, "path": main, **_path_cells(records, p, main, lx)}
+        row.update({
+            "rtl_method": r["method"] if r else records.get(f"rtl:{p}:path-{main}", {}).get("reason"),
             "rtl_model_mismatches": r["model_mismatches"] if r else None,
-            "model_cycles": m["model_cycles"] if m else None,
-            "model_mpps": m["model_mpps"] if m else None,
-            "linux_test_run_mpps": lx.get("test_run_mpps") if lx else None,
-            "linux_veth_live_mpps": lx.get("veth_live_mpps") if lx else None,
-            "linux_veth_native_mpps": lx.get("veth_native_mpps") if lx else None,
+            "rtl_off_path": r.get("off_path") if r else None,
+            "model_mpps": CLOCK_MHZ / row["model_cycles"] if row["model_cycles"] else None,
+            "linux_path_checked": _checked(lx, main),
+            "mix_rtl_cycles": mix_r["rtl_cycles"] if mix_r else None,
+            "mix_rtl_mpps": mix_r["rtl_mpps"] if mix_r else None,
+            "mix_model_cycles": mix_m["model_cycles"] if mix_m else None,
+            **{f"mix_linux_{mode}_mpps": lx.get(f"{mode}_mix_mpps") if lx else None for mode in LINUX_MODES},
+            "other_paths": {a: _path_cells(records, p, a, lx) for a in paths[1:]
+                            if ok(records, f"rtl:{p}:path-{a}") or (lx and a in (lx.get("test_run_paths") or {}))},
+            "linux_loadavg": lx.get("loadavg") if lx else None,
+            "linux_skipped": lx.get("skipped") if lx else None,
             "paper_hxdp_mpps": paper[0] if paper else None,
             "paper_x86_3.7GHz_mpps": paper[1] if paper else None,
             "paper_source": paper[2] if paper else None,
-            "trace": (m or r or {}).get("trace"),
+            "trace": r["trace"] if r else None,
         })
+        rows.append(row)
     return rows
+
+
+def _checked(lx: Record | None, path: str) -> bool | None:
+    """True: every Linux mode that measured the path took it on every run; False: one did not; None: not
+    measured, or not confirmed (a redirect that does not come back out of the veth)."""
+    if not lx:
+        return None
+    got = [(lx.get(f"{mode}_verified") or {}).get(path) for mode in LINUX_MODES
+           if path in (lx.get(f"{mode}_verified") or {})]
+    if any(g is False for g in got):
+        return False
+    return True if got and all(got) else None
 
 
 def throughput_plot(out: Path, name: str, title: str, rows: list[Row], notes: list[str],
@@ -50,10 +95,10 @@ def throughput_plot(out: Path, name: str, title: str, rows: list[Row], notes: li
     fig, ax = plt().subplots(figsize=(max(7, 0.5 * len(rows) + 4), 5))
     wrong = [r["program"] for r in rows if r.get("rtl_model_mismatches")]
     series = {
-        "Sephirot RTL (ours)": [None if r.get("rtl_model_mismatches") else r.get("rtl_mpps") for r in rows],
+        "Sephirot RTL (ours), main path": [None if r.get("rtl_model_mismatches") else r.get("rtl_mpps") for r in rows],
         "VLIW model (ours, no overlap)": [r.get("model_mpps") for r in rows],
+        "Linux native XDP on veth (this machine)": [r.get("linux_veth_native_mpps") for r in rows],
         "Linux XDP test_run (this machine)": [r.get("linux_test_run_mpps") for r in rows],
-        "Linux XDP veth live (this machine)": [r.get("linux_veth_live_mpps") for r in rows],
         "hXDP (paper)": [r.get("paper_hxdp_mpps") for r in rows],
         "x86 @3.7GHz (paper)": [r.get("paper_x86_3.7GHz_mpps") for r in rows],
     }
@@ -121,7 +166,8 @@ def report_fig12_13(ctx: Context, exp: Experiment, records: dict[str, Record]) -
 
 def plot_fig12_13(out: Path, exp: Experiment, rows: list[Row], notes: list[str]) -> None:
     # a log axis: the suite spans from about 1 to over 100 Mpps
-    throughput_plot(out, exp.name, f"Fig. 12/13: throughput at {CLOCK_MHZ} MHz vs Linux XDP", rows, notes)
+    throughput_plot(out, exp.name, f"Fig. 12/13: throughput on each program's main path at {CLOCK_MHZ} MHz vs "
+                    "Linux XDP", rows, notes)
 
 
 def _family_points(ctx: Context, family: tuple[str, ...]) -> list[str]:
