@@ -239,8 +239,14 @@ def test_unknown_map_type(elf_objects: dict[str, Path], tmp_path: Path) -> None:
 
 
 def test_extern_refused(elf_objects: dict[str, Path]) -> None:
-    with pytest.raises(ElfError, match="extern symbol 'LINUX_KERNEL_VERSION'"):
+    with pytest.raises(ElfError, match="extern symbol 'LINUX_KERNEL_VERSION' is not supported: .* host kernel"):
         load_program(elf_objects["extern_ksym"])
+
+
+def test_kfunc_refused_saying_why(elf_objects: dict[str, Path]) -> None:
+    """kfuncs read the host kernel's state (conntrack here): refused, naming the kfunc and why a NIC lacks it."""
+    with pytest.raises(ElfError, match="kfunc 'bpf_xdp_ct_lookup' is not supported: .*which a NIC does not have"):
+        load_program(elf_objects["extern_kfunc"])
 
 
 def test_btf_maps_need_btf(tmp_path: Path) -> None:

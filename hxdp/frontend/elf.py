@@ -420,7 +420,7 @@ class BpfObject:
                     elif rtype == R_BPF_64_32:
                         if ins.opcode != 0x85 or ins.src != T.CALL_LOCAL:
                             raise self._err(f"R_BPF_64_32 at {where} does not apply to a bpf-to-bpf call")
-                        tsec = self._sym_section(sym, where)
+                        tsec = self._sym_section(sym, where, call=True)
                         callee = self._func_at(tsec, sym.value + (ins.imm + 1) * 8, where)
                     else:
                         raise self._err(f"unsupported relocation {RELOC_NAMES.get(rtype, str(rtype))} at {where} "
@@ -439,9 +439,13 @@ class BpfObject:
         return Program(name=entry.name, section=entry.section.name, insns=insns, maps=list(self.maps),
                        license=self.license, source=self.path, functions=functions)
 
-    def _sym_section(self, sym: _Sym, where: str) -> _Section:
+    def _sym_section(self, sym: _Sym, where: str, call: bool = False) -> _Section:
         if sym.shndx <= SHN_UNDEF or sym.shndx >= len(self.sections):
-            raise self._err(f"{where}: extern symbol '{sym.name}' is not supported (kfunc/ksym/kconfig)")
+            if call:  # a kfunc (conntrack, the netfilter flowtable, ...): the kernel's own functions and state
+                raise self._err(f"{where}: kfunc '{sym.name}' is not supported: it reads or changes state of the "
+                                "host kernel (connection tracking, flowtables, sockets), which a NIC does not have")
+            raise self._err(f"{where}: extern symbol '{sym.name}' is not supported: kernel symbols (ksym) and "
+                            ".kconfig values describe the host kernel, which the NIC is not")
         return self.sections[sym.shndx]
 
     def _reloc_lddw(self, lo: Insn, hi: Insn, sym: _Sym, where: str) -> tuple[Insn, Insn, _Func | None]:
