@@ -23,7 +23,7 @@ MUL_UNITS = 1
 CYCLE_LIMIT = 100_000  # a packet still running after this many cycles ends with XDP_ABORTED
 CLOCK_MHZ = 156.25
 
-# --- data address space (32-bit addresses in 64-bit registers; bits 63:32 of a pointer are zero) ----------
+# --- data address space (32-bit addresses in 64-bit registers; bits 63:32 are zero but a map-value tag) -----
 REGION_SHIFT = 28  # the region is addr[31:28]
 STACK_BASE = 0x1000_0000
 STACK_TOP = STACK_BASE + STACK_SIZE  # initial r10
@@ -37,6 +37,36 @@ PKT_MIN_LEN = 60  # shorter frames are dropped by the MAC (runts) before the cor
 MAP_BASE = 0x4000_0000  # map memory (values are dereferenceable here)
 MAP_MEM_BYTES = 1 << 20
 MAP_HANDLE_BASE = 0x5000_0000  # lddw map references: MAP_HANDLE_BASE + map id (not dereferenceable)
+# A pointer into the map memory carries a tag in bits 63:32 (execution contract section 4): the map it came from
+# and the start of the value it points into. Every lane or helper access in the map memory is checked against
+# [value start, value start + value size of that map), and a store against the map's read-only flag; an access
+# with no valid tag is an access fault. map_lookup_elem returns a tagged pointer, and so do the compiler's
+# constants for global data and inlined array lookups; 64-bit add/sub of offsets keep the tag.
+MAP_TAG_OFF_BITS = (MAP_MEM_BYTES - 1).bit_length()  # tag bits [19:0]: the value's offset in the map memory
+MAP_TAG_ID_LSB = MAP_TAG_OFF_BITS  # tag bits [23:20]: the map id
+MAP_TAG_ID_BITS = 4
+MAP_TAG_VALID_BIT = MAP_TAG_ID_LSB + MAP_TAG_ID_BITS  # tag bit 24 (register bit 56): the pointer is tagged
+MAP_TAG_SHIFT = 32  # the tag is the register's high word
+BPF_F_RDONLY_PROG = 1 << 7  # map flag: the program may not write the map (.rodata maps have it)
+
+
+def map_tag(map_id: int, value_off: int) -> int:
+    """The 32-bit tag of a pointer into the value at byte `value_off` of the map memory, of map `map_id`."""
+    if not 0 <= map_id < 1 << MAP_TAG_ID_BITS or not 0 <= value_off < 1 << MAP_TAG_OFF_BITS:
+        raise ValueError(f"map id {map_id} / value offset {value_off} do not fit a map-value pointer tag")
+    return 1 << MAP_TAG_VALID_BIT | map_id << MAP_TAG_ID_LSB | value_off
+
+
+def map_pointer(map_id: int, value_off: int, off: int = 0) -> int:
+    """The 64-bit pointer to byte `off` of the value at `value_off` of map `map_id` (tag and address)."""
+    return map_tag(map_id, value_off) << MAP_TAG_SHIFT | (MAP_BASE + value_off + off)
+
+
+def split_map_tag(tag: int) -> tuple[int, int] | None:
+    """(map id, value offset) of a 32-bit tag, or None when it is not a valid tag."""
+    if tag >> MAP_TAG_VALID_BIT != 1:
+        return None
+    return (tag >> MAP_TAG_ID_LSB) & ((1 << MAP_TAG_ID_BITS) - 1), tag & ((1 << MAP_TAG_OFF_BITS) - 1)
 # the memories with per-row port rules for the lanes (execution contract, memory), as the compiler names their
 # regions: region -> (name, base address, load ports, store ports)
 PORT_RULES = {

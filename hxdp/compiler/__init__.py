@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from hxdp import params
-from hxdp.compiler import atomics, boundscheck, constmaps, copyprop, extend, masks, reduce, taildup, wideloads
+from hxdp.compiler import atomics, boundscheck, constmaps, copyprop, extend, masks, reduce, safety, taildup, wideloads
 from hxdp.compiler.cfg import Cfg, build_cfg
 from hxdp.compiler.emit import emit
 from hxdp.compiler.regalloc import allocate
@@ -217,6 +217,8 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
         cfg.value_spans = spans
         return cfg
 
+    # the kernel verifier's rules that hold without the kernel: no ctx stores, no read-only map writes, bounded loops
+    safety.check(build(), layout)
     return _compile(build, len(program.insns), layout, opts, program.name)
 
 

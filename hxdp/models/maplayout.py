@@ -144,11 +144,19 @@ class MapLayout:
         return i if 0 <= i < len(self.regions) else None
 
     def value_addr(self, map_id: int, off: int = 0) -> int:
-        """Absolute address of byte `off` of entry 0's value (global data sections, arrays)."""
+        """The tagged pointer to byte `off` of entry 0's value (global data sections, arrays)."""
         r = self.region(map_id)
         if r.kind not in ("array", "percpu_array"):
             raise MapError(f"map {r.name}: direct value access needs an array map, not {r.kind}")
-        return params.MAP_BASE + r.offset + off
+        return params.map_pointer(map_id, r.offset, off)
+
+    def value_pointer(self, map_id: int, value_off: int) -> int:
+        """The tagged pointer a lookup of map `map_id` returns for the value at byte `value_off` of map memory."""
+        return params.map_pointer(map_id, value_off)
+
+    def value_rules(self) -> list[tuple[int, bool]]:
+        """Per map id: (value size, whether the program may write it), what a tagged pointer may reach."""
+        return [(r.value_size, not r.flags & params.BPF_F_RDONLY_PROG) for r in self.regions]
 
     def used_bytes(self) -> int:
         return max((r.offset + r.size for r in self.regions), default=0)

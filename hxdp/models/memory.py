@@ -42,8 +42,11 @@ class DataMemory:
     [STACK_BASE + 512 k, STACK_BASE + 512 (k + 1)); only frames of active calls are accessible.
     """
 
-    def __init__(self, map_mem: bytearray | None = None, stack_frames: int = 1) -> None:
+    def __init__(self, map_mem: bytearray | None = None, stack_frames: int = 1,
+                 values: list[tuple[int, bool]] | None = None) -> None:
         self.map_mem = map_mem if map_mem is not None else bytearray(0)
+        # per map id: (value size, the program may write it): what a tagged pointer may reach (section 4)
+        self.values = values or []
         self.max_frames = stack_frames
         self.stack = bytearray(params.STACK_SIZE * stack_frames)
         self.stack_limit = params.STACK_SIZE  # accessible bytes of the stack (active frames)
@@ -80,11 +83,32 @@ class DataMemory:
                            self.rx_queue_index, 0)
 
     # --- address decode ---------------------------------------------------------------------------------------
+    def _map_value(self, tag: int, addr: int, size: int, write: bool) -> int:
+        """The map-memory offset of a tagged access, or AccessFault: [addr, addr + size) must lie in the value the
+        tag names, and a store needs a writable map (execution contract section 4)."""
+        what = "store" if write else "load"
+        split = params.split_map_tag(tag)
+        if split is None or split[0] >= len(self.values):
+            raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x}: not a map-value pointer (tag 0x{tag:08x})")
+        map_id, start = split
+        vsize, writable = self.values[map_id]
+        off = addr - params.MAP_BASE
+        if not (start <= off and off + size <= start + vsize):
+            raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x} is outside the map {map_id} value at "
+                              f"0x{params.MAP_BASE + start:08x} ({vsize} bytes)")
+        if write and not writable:
+            raise AccessFault(f"store of {size} bytes at 0x{addr:08x}: map {map_id} is read-only")
+        return off
+
     def _locate(self, addr: int, size: int, write: bool) -> tuple[bytearray, int]:
         """The backing buffer and offset of [addr, addr + size), or AccessFault."""
-        if addr < 0 or addr + size > 0xFFFFFFFF:
-            raise AccessFault(f"access of {size} bytes at 0x{addr & 0xFFFFFFFFFFFFFFFF:x}: not a 32-bit address")
+        tag, addr = addr >> params.MAP_TAG_SHIFT, addr & 0xFFFFFFFF
+        if addr < 0 or addr + size > 0xFFFFFFFF or tag >> 32:
+            raise AccessFault(f"access of {size} bytes at 0x{addr:x}: not a 32-bit address")
         region = addr >> params.REGION_SHIFT
+        if tag and region != REGION_MAP:
+            raise AccessFault(f"access of {size} bytes at 0x{addr:08x} with bits 63:32 0x{tag:08x}: only "
+                              f"map-value pointers carry a tag")
         if region == REGION_PKT:
             if self.data_meta <= addr and addr + size <= self.data_end:
                 return self.pkt, addr - params.PKT_BASE
@@ -93,7 +117,7 @@ class DataMemory:
             if off + size <= self.stack_limit:
                 return self.stack, off
         elif region == REGION_MAP:
-            off = addr - params.MAP_BASE
+            off = self._map_value(tag, addr, size, write)
             if off + size <= len(self.map_mem):
                 return self.map_mem, off
         elif region == REGION_CTX and not write:
@@ -113,7 +137,7 @@ class DataMemory:
             return b""
         buf, off = self._locate(addr, size, False)
         if self.read_log is not None:
-            self.read_log.append((addr, size))
+            self.read_log.append((addr & 0xFFFFFFFF, size))
         return bytes(buf[off : off + size])
 
     def write(self, addr: int, data: bytes) -> None:

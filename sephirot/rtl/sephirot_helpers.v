@@ -26,6 +26,7 @@ module sephirot_helpers (
   // memory read port (any region)
   output reg             hm_en_o,
   output reg  [31:0]     hm_addr_o,
+  output reg  [31:0]     hm_tag_o,          // bits 63:32 of the pointer read (a map-value tag, sephirot_mapguard)
   output reg  [3:0]      hm_size_o,
   input  wire [63:0]     hm_rdata_i,
   input  wire            hm_fault_i,
@@ -97,7 +98,7 @@ module sephirot_helpers (
   wire [31:0] pk_left = pk_n - pk_off_q;
   wire [32:0] pk_lat  = 33'd1 + {4'd0, pk_n[31:3]} + {32'd0, pk_n[2:0] != 3'd0};
   // the map FSM (u_mapfsm, below): its key and value reads, its outcome
-  wire        mf_rd_en, m_fault, ufault, mf_done, mf_redir, mf_redir_valid;
+  wire        mf_rd_en, mf_rd_val, m_fault, ufault, mf_done, mf_redir, mf_redir_valid;
   wire [31:0] mf_rd_base, mf_rd_off, mf_rd_left, mf_redir_port;
   wire [32:0] mf_lat;
   wire [63:0] mf_ret;
@@ -107,12 +108,13 @@ module sephirot_helpers (
   always @(*) begin
     hm_en_o = cs_go || mf_rd_en || pk_go;
     hm_base = (cs_off_q < {1'b0, fsz}) ? r1[31:0] : r3[31:0];
+    hm_tag_o = (cs_off_q < {1'b0, fsz}) ? r1[63:32] : r3[63:32];
     hm_off = (cs_off_q < {1'b0, fsz}) ? cs_off_q[31:0] : cs_off_q[31:0] - fsz;
     hm_left = (cs_left >= 33'd8) ? 32'd8 : cs_left[31:0];
     if (mf_rd_en) begin
-      hm_base = mf_rd_base; hm_off = mf_rd_off; hm_left = mf_rd_left;
+      hm_base = mf_rd_base; hm_off = mf_rd_off; hm_left = mf_rd_left; hm_tag_o = mf_rd_val ? r3[63:32] : r2[63:32];
     end else if (pk_go) begin
-      hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left;
+      hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left; hm_tag_o = r1[63:32];
     end
     hm_size_o = (hm_left >= 32'd8) ? 4'd8 : hm_left[3:0];
     hm_addr_o = hm_base + hm_off;
@@ -186,7 +188,7 @@ module sephirot_helpers (
     .clk_i, .rst_ni,
     .req_i, .id_i, .r1_i(r1), .r2_i(r2[31:0]), .r3_i(r3), .r4_i(r4),
     .busy_i(busy_q), .cnt_i(cnt_q), .finish_i(finish),
-    .rd_en_o(mf_rd_en), .rd_base_o(mf_rd_base), .rd_off_o(mf_rd_off), .rd_left_o(mf_rd_left),
+    .rd_en_o(mf_rd_en), .rd_val_o(mf_rd_val), .rd_base_o(mf_rd_base), .rd_off_o(mf_rd_off), .rd_left_o(mf_rd_left),
     .rd_size_i(hm_size_o), .rd_data_i(hm_rdata_i), .rd_bad_i(cs_bad_q),
     .mid_o, .mcfg_i, .mcount_i, .mw_en_o, .mw_off_o, .mw_rdata_i,
     .mww_en_o, .mww_off_o, .mww_data_o, .mww_mask_o,
