@@ -247,17 +247,14 @@ def _alu(op: str, width: int, a: Val, b: Val) -> Val:
     return None if width == 64 and (a is None or a[0] != "scalar") else ("scalar", None)
 
 
-def _region_of_addr(addr: int, spans: dict[int, tuple[int, int, int]] | None = None) -> Val:
-    """What a 64-bit constant is: a tagged map-value pointer (with its value's span when the map is known), a map
-    handle, or a scalar (an untagged map-memory address is not dereferenceable: execution contract section 4)."""
+def _region_of_addr(addr: int) -> Val:
+    """What a 64-bit constant is: a tagged map-value pointer (with its value's span), a map handle, or a scalar
+    (an untagged map-memory address is not dereferenceable: execution contract section 4)."""
     split = params.split_map_tag(addr >> params.MAP_TAG_SHIFT)
     low = addr & M32
     if split is not None and params.MAP_BASE <= low < params.MAP_BASE + params.MAP_MEM_BYTES:
-        span = spans.get(params.MAP_HANDLE_BASE + split[0]) if spans else None
-        if span is None:
-            return ("map", addr)
-        start = params.MAP_BASE + split[1]
-        return ("map", addr, (start, start + span[2], span[2]))
+        start = params.MAP_BASE + split[0]
+        return ("map", addr, (start, start + split[1], split[1]))
     if params.MAP_HANDLE_BASE <= addr < params.MAP_HANDLE_BASE + (1 << params.REGION_SHIFT):
         return ("handle", addr)
     return ("scalar", addr)
@@ -299,7 +296,7 @@ def transfer(op: Op, st: State, spans: dict[int, tuple[int, int, int]] | None = 
     elif k in ("neg", "end", "bswap"):
         regs[op.dst] = ("scalar", None)
     elif k == "lddw":
-        regs[op.dst] = _region_of_addr(op.imm64 & M64, spans)
+        regs[op.dst] = _region_of_addr(op.imm64 & M64)
     elif k in ("ldx", "ldxsx", "ldx6"):
         base = g(op.src)
         val: Val = ("scalar", None)

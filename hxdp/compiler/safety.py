@@ -84,9 +84,11 @@ def _check_write(op: Op, st: State, readonly: list) -> None:
 
 def _readonly_target(base: tuple, readonly: list):
     """The read-only map region a map pointer surely points into, or None."""
-    if base[1] is not None:
+    if base[1] is not None:  # a known pointer: the map holding its value, when its tag says read-only
         split = params.split_map_tag(base[1] >> params.MAP_TAG_SHIFT)
-        return next((r for r in readonly if split is not None and r.id == split[0]), None)
+        if split is None or not split[2]:
+            return None
+        return next((r for r in readonly if 0 <= split[0] - r.offset < r.size), None)
     span = base[2] if len(base) > 2 else None
     if span is None:
         return None
@@ -123,36 +125,63 @@ def _dominates(dom: dict[int, int], a: int, b: int) -> bool:
         b = nxt
 
 
-def _steps(cfg: Cfg, body: set[int]) -> set[int]:
-    """Registers that change inside the loop only by a constant (or loop-invariant) step, or by copies of such."""
-    defs: dict[int, list[Op]] = {}
+Loc = int | tuple[str, int]  # a register, or ("s", off): the stack slot at r10 + off
+
+
+def _def_of(op: Op) -> list[tuple[Loc, str, Loc | None]]:
+    """What op does to the registers and stack slots it writes: (location, how, source). how is "step" (a constant
+    add), "step_by" (an add of source), "copy" (of source), "const" or "other"."""
+    k, info = op.kind, op.info
+    if op.is_store:
+        if op.dst != 10:
+            return []  # (a store through another pointer: not followed, the check stays lenient)
+        if k in ("st", "st6"):
+            return [(("s", op.off), "const", None)]
+        return [(("s", op.off), "copy" if k in ("stx", "stx6") else "other", op.src)]
+    if op.is_atomic:
+        out: list[tuple[Loc, str, Loc | None]] = [(d, "other", None) for d in op.defs()]
+        return out + ([(("s", op.off), "other", None)] if op.dst == 10 else [])
+    defs = op.defs()
+    if k == "alu" and op.off == 0 and info.op in ("add", "sub"):
+        if info.src_reg:
+            return [(op.dst, "step_by", op.src)]
+        return [(op.dst, "step" if op.imm else "copy", op.dst)]
+    if k == "alu" and op.off == 0 and info.op == "mov":
+        return [(op.dst, "copy", op.src) if info.src_reg else (op.dst, "const", None)]
+    if k == "lddw":
+        return [(op.dst, "const", None)]
+    if k in ("ldx", "ldx6") and op.src == 10:
+        return [(op.dst, "copy", ("s", op.off))]
+    return [(d, "other", None) for d in defs]
+
+
+def _induction(cfg: Cfg, body: set[int]) -> tuple[set[Loc], set[Loc], set[Loc]]:
+    """(locations that change only by constant or loop-invariant steps, or copies of such; locations written in the
+    loop that it does not change: only by constants and copies of unchanged locations; locations written)."""
+    defs: dict[Loc, list[tuple[str, Loc | None]]] = {}
     for b in body:
         for op in cfg.blocks[b].ops:
-            for d in op.defs():
-                defs.setdefault(d, []).append(op)
-    cand = set(defs)
+            for loc, how, src in _def_of(op):
+                defs.setdefault(loc, []).append((how, src))
+    inv = set(defs)  # greatest fixpoint: unchanged unless a def says otherwise
     changed = True
     while changed:
         changed = False
-        for r in list(cand):
-            if not all(_is_step(op, cand, defs) for op in defs[r]):
-                cand.discard(r)
+        for loc in list(inv):
+            if not all(how == "const" or (how == "copy" and (src not in defs or src in inv)) for how, src in defs[loc]):
+                inv.discard(loc)
                 changed = True
-    return {r for r in cand if any(_is_add(op) for op in defs[r])}
-
-
-def _is_add(op: Op) -> bool:
-    return op.kind == "alu" and op.info.op in ("add", "sub") and (op.info.src_reg or op.imm != 0)
-
-
-def _is_step(op: Op, cand: set[int], defs: dict[int, list[Op]]) -> bool:
-    """op adds a constant or loop-invariant step to its register, or copies a stepping register."""
-    if op.kind != "alu" or op.off != 0:
-        return False
-    name = op.info.op
-    if name in ("add", "sub"):
-        return (not op.info.src_reg and op.imm != 0) or (op.info.src_reg and op.src not in defs)
-    return name == "mov" and op.info.src_reg and op.src in cand
+    steps = set(defs) - inv
+    changed = True
+    while changed:
+        changed = False
+        for loc in list(steps):
+            ok = all(how == "step" or (how == "copy" and (src in steps or src == loc)) or
+                     (how == "step_by" and (src not in defs or src in inv)) for how, src in defs[loc])
+            if not ok:
+                steps.discard(loc)
+                changed = True
+    return steps, inv, set(defs)
 
 
 def _check_loops(cfg: Cfg) -> None:
@@ -162,19 +191,35 @@ def _check_loops(cfg: Cfg) -> None:
         exits = [b for b in body if any(s not in body for s in cfg.succs(b))]
         if not exits:
             raise CompileError(f"{where}: loop with no exit (the kernel verifier refuses an infinite loop)")
-        steps = _steps(cfg, body)
-        defined = {d for b in body for op in cfg.blocks[b].ops for d in op.defs()}
-        if not any(_bounded_exit(cfg.blocks[b].term, steps, defined) for b in exits):
+        steps, inv, written = _induction(cfg, body)
+        if not any(_bounded_exit(cfg.blocks[b].ops, steps, inv, written) for b in exits):
             raise CompileError(f"{where}: loop without a bound (no exit compares a register that changes by a "
                                "constant step with a constant or a value the loop does not change; the kernel "
                                "verifier refuses what it cannot prove finite)")
 
 
-def _bounded_exit(term: Op | None, steps: set[int], defined: set[int]) -> bool:
+def _source(ops: list[Op], loc: Loc) -> Loc | None:
+    """What `loc` holds at the end of ops (the exit branch): followed back through the block's copies and stack
+    spills; None for a constant."""
+    for op in reversed(ops):
+        for dloc, how, src in _def_of(op):
+            if dloc != loc:
+                continue
+            if how == "const":
+                return None
+            if how != "copy" or src == loc:
+                return loc
+            return _source(ops[: ops.index(op)], src)
+    return loc
+
+
+def _bounded_exit(ops: list[Op], steps: set[Loc], inv: set[Loc], written: set[Loc]) -> bool:
+    """The exit branch ending ops compares a stepping location with a constant or one the loop does not change."""
+    term = ops[-1] if ops else None
     if term is None or not term.is_cond:
         return False
-    a = term.dst
-    if term.info.src_reg:
-        b = term.src
-        return (a in steps and b not in defined) or (b in steps and a not in defined)
-    return a in steps
+    body = ops[:-1]
+    a = _source(body, term.dst)
+    b = _source(body, term.src) if term.info.src_reg else None
+    fixed = lambda x: x is None or x in inv or x not in written  # noqa: E731
+    return (a in steps and fixed(b)) or (b in steps and fixed(a))

@@ -92,6 +92,9 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
         slots = m.max_entries
         key_off, value_off = SLOT_HEADER, SLOT_HEADER + round8(m.key_size - 4)
         slot_size, data_off = value_off + round8(m.value_size), HEADER_BYTES
+    if m.value_size > params.MAP_VALUE_MAX:
+        raise MapError(f"map {m.name}: values of {m.value_size} bytes are longer than a map-value pointer's tag "
+                       f"describes ({params.MAP_VALUE_MAX} bytes)")
     if kind in ("devmap", "devmap_hash") and m.value_size not in (4, 8):
         raise MapError(f"map {m.name}: devmap value must be 4 (ifindex) or 8 bytes (struct bpf_devmap_val)")
     if kind in ("devmap", "devmap_hash") and m.key_size != 4:
@@ -148,15 +151,13 @@ class MapLayout:
         r = self.region(map_id)
         if r.kind not in ("array", "percpu_array"):
             raise MapError(f"map {r.name}: direct value access needs an array map, not {r.kind}")
-        return params.map_pointer(map_id, r.offset, off)
+        return self.value_pointer(map_id, r.offset) + off
 
     def value_pointer(self, map_id: int, value_off: int) -> int:
-        """The tagged pointer a lookup of map `map_id` returns for the value at byte `value_off` of map memory."""
-        return params.map_pointer(map_id, value_off)
-
-    def value_rules(self) -> list[tuple[int, bool]]:
-        """Per map id: (value size, whether the program may write it), what a tagged pointer may reach."""
-        return [(r.value_size, not r.flags & params.BPF_F_RDONLY_PROG) for r in self.regions]
+        """The tagged pointer a lookup of map `map_id` returns for the value at byte `value_off` of map memory
+        (execution contract section 4: the value's start and length, and whether the program may write it)."""
+        r = self.region(map_id)
+        return params.map_pointer(value_off, r.value_size, bool(r.flags & params.BPF_F_RDONLY_PROG))
 
     def used_bytes(self) -> int:
         return max((r.offset + r.size for r in self.regions), default=0)

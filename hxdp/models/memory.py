@@ -42,11 +42,8 @@ class DataMemory:
     [STACK_BASE + 512 k, STACK_BASE + 512 (k + 1)); only frames of active calls are accessible.
     """
 
-    def __init__(self, map_mem: bytearray | None = None, stack_frames: int = 1,
-                 values: list[tuple[int, bool]] | None = None) -> None:
+    def __init__(self, map_mem: bytearray | None = None, stack_frames: int = 1) -> None:
         self.map_mem = map_mem if map_mem is not None else bytearray(0)
-        # per map id: (value size, the program may write it): what a tagged pointer may reach (section 4)
-        self.values = values or []
         self.max_frames = stack_frames
         self.stack = bytearray(params.STACK_SIZE * stack_frames)
         self.stack_limit = params.STACK_SIZE  # accessible bytes of the stack (active frames)
@@ -83,21 +80,21 @@ class DataMemory:
                            self.rx_queue_index, 0)
 
     # --- address decode ---------------------------------------------------------------------------------------
-    def _map_value(self, tag: int, addr: int, size: int, write: bool) -> int:
+    @staticmethod
+    def _map_value(tag: int, addr: int, size: int, write: bool) -> int:
         """The map-memory offset of a tagged access, or AccessFault: [addr, addr + size) must lie in the value the
-        tag names, and a store needs a writable map (execution contract section 4)."""
+        tag names (its 8-byte words), and a store needs a writable value (execution contract section 4)."""
         what = "store" if write else "load"
         split = params.split_map_tag(tag)
-        if split is None or split[0] >= len(self.values):
+        if split is None:
             raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x}: not a map-value pointer (tag 0x{tag:08x})")
-        map_id, start = split
-        vsize, writable = self.values[map_id]
+        start, length, rdonly = split
         off = addr - params.MAP_BASE
-        if not (start <= off and off + size <= start + vsize):
-            raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x} is outside the map {map_id} value at "
-                              f"0x{params.MAP_BASE + start:08x} ({vsize} bytes)")
-        if write and not writable:
-            raise AccessFault(f"store of {size} bytes at 0x{addr:08x}: map {map_id} is read-only")
+        if not (start <= off and off + size <= start + length):
+            raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x} is outside its map value (0x"
+                              f"{params.MAP_BASE + start:08x}, {length} bytes)")
+        if write and rdonly:
+            raise AccessFault(f"store of {size} bytes at 0x{addr:08x}: the map value is read-only")
         return off
 
     def _locate(self, addr: int, size: int, write: bool) -> tuple[bytearray, int]:

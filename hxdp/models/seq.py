@@ -76,7 +76,7 @@ class SeqModel:
         self.max_insns = max_insns
         self.trace_enabled = trace
         self.code = decode_program(program.insns, state.layout, program.name)
-        self.mem = DataMemory(state.mem, stack_frames=MAX_CALL_FRAMES, values=state.layout.value_rules())
+        self.mem = DataMemory(state.mem, stack_frames=MAX_CALL_FRAMES)
         self.env = HelperEnv(self.mem, state)
         self.regs = [0] * params.NUM_REGS
 

@@ -113,7 +113,7 @@ class VliwModel:
         self.cycle_limit = cycle_limit
         self.trace_enabled = trace
         self.rows = decode_rom(rom)
-        self.mem = DataMemory(state.mem, values=state.layout.value_rules())
+        self.mem = DataMemory(state.mem)
         self.env = HelperEnv(self.mem, state)
         self.total_cycles = 0  # over the model's life (ktime_get_ns)
         self.regs = [0] * params.NUM_REGS

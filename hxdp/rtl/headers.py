@@ -118,9 +118,7 @@ def gen_params() -> str:
     dec("PKT_MAX_LEN", P.PKT_MAX_LEN)
     dec("PKT_MIN_LEN", P.PKT_MIN_LEN)
     dec("MAP_MEM_BYTES", P.MAP_MEM_BYTES)
-    if P.MAPS_MAX > 1 << P.MAP_TAG_ID_BITS:
-        raise SystemExit(f"params.MAPS_MAX = {P.MAPS_MAX}: map ids do not fit the tag's {P.MAP_TAG_ID_BITS} bits")
-    for name in ("MAP_TAG_OFF_BITS", "MAP_TAG_ID_LSB", "MAP_TAG_ID_BITS", "MAP_TAG_VALID_BIT"):
+    for name in ("MAP_TAG_START_BITS", "MAP_TAG_LEN_LSB", "MAP_TAG_LEN_BITS", "MAP_TAG_RDONLY_BIT"):
         dec(name, getattr(P, name))
     for field, off in P.CTX_FIELDS.items():
         dec(f"CTX_{field}", off)

@@ -444,11 +444,14 @@ module sephirot_mapfsm (
     end
   end
 
-  // a lookup's pointer carries the tag of its value (execution contract section 4, sephirot_mapguard.v): the valid
-  // bit, the map id, the value's offset
-  localparam integer TI = `SEPH_MAP_TAG_ID_BITS;
-  localparam integer TV = `SEPH_MAP_TAG_VALID_BIT;
-  wire [31:0] val_tag = {{(31-TV){1'b0}}, 1'b1, mid_o[TI-1:0], mres_q};   // (TO = MA: both from MAP_MEM_BYTES)
+  // a lookup's pointer carries the tag of its value (execution contract section 4, sephirot_mapguard.v): read-only
+  // (configuration bit 208), the value's length and start in 8-byte words (values are 8-byte aligned and padded)
+  localparam integer TS = `SEPH_MAP_TAG_START_BITS;
+  localparam integer TL = `SEPH_MAP_TAG_LEN_BITS;
+  localparam integer TR = `SEPH_MAP_TAG_RDONLY_BIT;
+  // (value size [47:32] / 8, rounded up; bit 208 of the entry: read-only)
+  wire [TL-1:0] tag_len = mcfg_i[35 +: TL] + {{(TL-1){1'b0}}, |mcfg_i[34:32]};
+  wire [31:0] val_tag   = {{(31-TR){1'b0}}, mcfg_i[208], tag_len, mres_q[MA-1:MA-TS]};
   // the call's outcome (the latency counts the writes' windows past the first)
   assign fault_o = m_fault;
   assign ufault_o = ufault_q;

@@ -2,21 +2,14 @@
 `default_nettype none
 `include "sephirot_params.vh"
 
-// A pointer into the map memory carries a tag in bits 63:32 (execution contract section 4, params.map_tag): a valid
-// bit, the map id and the offset of the value it points into. An access faults unless the tag is valid, names a
-// configured map, and [addr, addr + size) lies in [value, value + value size of that map); a store also faults when
-// the map is read-only (BPF_F_RDONLY_PROG, bit 208 of its configuration entry). The value sizes and read-only bits
-// are a copy of those fields of the map configuration table (sephirot_mapcfg.v), written with it, so that each
-// client reads its own map's without a port of the table (16 x 18 flip-flops).
+// A pointer into the map memory carries a tag in bits 63:32 (execution contract section 4, params.map_tag): the
+// start of the value it points into and its length, both in 8-byte words (values are 8-byte aligned and padded), and
+// a read-only bit. An access faults unless [addr, addr + size) lies in [start, start + length) (an untagged pointer
+// has length 0: it reaches nothing), and a store also faults on a read-only value (.rodata, BPF_F_RDONLY_PROG). The
+// tag is self-contained, so the check reads no table: per client, an add and two compares on 8-byte word indices.
 module sephirot_mapguard #(
-  parameter integer N     = `SEPH_MAPS_MAX,
   parameter integer LANES = `SEPH_LANES
 ) (
-  input  wire                clk_i,
-  input  wire                rst_ni,
-  input  wire                we_i,             // the map configuration table's write
-  input  wire [7:0]          widx_i,
-  input  wire [255:0]        wdata_i,
   // the lanes: lane k accesses the map memory this cycle (and writes), with bits 63:32 and 31:0 of its pointer
   input  wire [LANES-1:0]    l_en_i,
   input  wire [LANES-1:0]    l_wr_i,
@@ -35,55 +28,29 @@ module sephirot_mapguard #(
   input  wire [3:0]          h_size_i,
   output wire                h_fault_o
 );
-  localparam integer OB = `SEPH_MAP_TAG_OFF_BITS;
-  localparam integer IL = `SEPH_MAP_TAG_ID_LSB;
-  localparam integer IB = `SEPH_MAP_TAG_ID_BITS;
-  localparam integer VB = `SEPH_MAP_TAG_VALID_BIT;
-  localparam integer RO_BIT = 208;
-  localparam integer NW = $clog2(N);
+  localparam integer SB = `SEPH_MAP_TAG_START_BITS;
+  localparam integer LL = `SEPH_MAP_TAG_LEN_LSB;
+  localparam integer LB = `SEPH_MAP_TAG_LEN_BITS;
+  localparam integer RB = `SEPH_MAP_TAG_RDONLY_BIT;
 
-  reg [16*N-1:0] vsize_q;
-  reg [N-1:0]    ro_q;
-  reg [N-1:0]    ok_q;
-  wire           w = we_i && {24'd0, widx_i} < N;
-  integer wi;
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      vsize_q <= {16*N{1'b0}};
-      ro_q <= {N{1'b0}};
-      ok_q <= {N{1'b0}};
-    end else if (w) begin
-      for (wi = 0; wi < N; wi = wi + 1)
-        if (widx_i[NW-1:0] == wi[NW-1:0]) begin
-          vsize_q[16*wi +: 16] <= wdata_i[47:32];
-          ro_q[wi] <= wdata_i[RO_BIT];
-          ok_q[wi] <= 1'b1;
-        end
-    end
-  end
-
-  // an access of `size` bytes at `addr` (in the map region) through a pointer tagged `tag` faults
-  function automatic bad(input [31:0] tag, input [27:0] addr, input [3:0] size, input wr,
-                         input [16*N-1:0] vsz, input [N-1:0] ro, input [N-1:0] ok);
-    reg [IB-1:0] id;
-    reg [28:0]   start, off;
-    reg [15:0]   vs;
-    reg          valid;
+  // an access of `size` (1..8) bytes at offset `off` of the map region through a pointer tagged `tag` faults: its
+  // first 8-byte word is below the value's, or its last word is at or past the value's end (words of 8 bytes: the
+  // last is the first plus one when the access crosses a word boundary)
+  function automatic bad(input [31:0] tag, input [27:0] off, input [3:0] size, input wr);
+    reg [25:0] first, last, start, stop;
     begin
-      id = tag[IL +: IB];
-      start = {{(29-OB){1'b0}}, tag[OB-1:0]};
-      off = {1'b0, addr};
-      valid = tag[31:VB] == {{(31-VB){1'b0}}, 1'b1} && {{(32-IB){1'b0}}, id} < N && ok[id[NW-1:0]];
-      vs = vsz[16*id[NW-1:0] +: 16];
-      bad = !valid || off < start || off + {25'd0, size} > start + {13'd0, vs} || (wr && ro[id[NW-1:0]]);
+      first = {1'b0, off[27:3]};
+      last = first + {25'd0, {1'b0, off[2:0]} + size > 4'd8};
+      start = {{(26-SB){1'b0}}, tag[SB-1:0]};
+      stop = start + {{(26-LB){1'b0}}, tag[LL +: LB]};
+      bad = tag[31:RB+1] != {(31-RB){1'b0}} || first < start || last >= stop || (wr && tag[RB]);
     end
   endfunction
 
   integer c;
   always @(*)
     for (c = 0; c < LANES; c = c + 1)
-      l_fault_o[c] = l_en_i[c] && bad(l_tag_i[32*c +: 32], l_addr_i[32*c +: 28], l_size_i[4*c +: 4], l_wr_i[c],
-                                      vsize_q, ro_q, ok_q);
-  assign h_fault_o = h_en_i && bad(h_tag_i, h_addr_i[27:0], h_size_i, 1'b0, vsize_q, ro_q, ok_q);
+      l_fault_o[c] = l_en_i[c] && bad(l_tag_i[32*c +: 32], l_addr_i[32*c +: 28], l_size_i[4*c +: 4], l_wr_i[c]);
+  assign h_fault_o = h_en_i && bad(h_tag_i, h_addr_i[27:0], h_size_i, 1'b0);
 endmodule
 `default_nettype wire

@@ -186,7 +186,6 @@ module sephirot_top #(
   wire [LANES-1:0] g_fault;
   wire             gh_fault;
   sephirot_mapguard #(.LANES(LANES)) u_mapguard (
-    .clk_i, .rst_ni, .we_i(mcfg_we_i), .widx_i(mcfg_idx_i), .wdata_i(mcfg_wdata_i),
     .l_en_i((d_rd | d_wr) & m_sel), .l_wr_i(d_wr), .l_tag_i(d_tag), .l_addr_i(d_addr), .l_size_i(d_size),
     .l_fault_o(g_fault), .h_en_i(hb_rd && hb_msel), .h_tag_i(hm_tag), .h_addr_i(hm_addr), .h_size_i(hm_size),
     .h_fault_o(gh_fault)
