@@ -53,6 +53,22 @@ def test_kernel_refuses_too(tmp_path: Path, name: str) -> None:
         kernel.KernelProgram(obj).close()
 
 
+def test_bounded_loops_compile_and_the_kernel_agrees(tmp_path: Path) -> None:
+    """Loops the verifier accepts (a counter against a constant, against a packet byte, a pointer walking to
+    data_end) are not refused, and they run on the models like the kernel (a compile refusal would be a false
+    positive of the loop check)."""
+    obj = compile_bpf(DATA / "bounded_loops.c", tmp_path)
+    prog = load_program(obj)
+    rom = compile_program(prog).rom
+    pkt = bytes(range(5, 69)) + bytes(40)
+    res = VliwModel(rom, MapState(_layout())).run(pkt)
+    assert res.fault is None, res
+    ok, why = kernel.available()
+    if ok:
+        with kernel.KernelProgram(obj) as kp:
+            assert kp.run(pkt).action == res.action
+
+
 # --- ROMs made by hand ------------------------------------------------------------------------------------------
 SMALL = MapDef("small", ARRAY, 4, 8, 1)
 NEIGHBOUR = MapDef("neighbour", ARRAY, 4, 8, 8)

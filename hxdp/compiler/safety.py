@@ -155,33 +155,93 @@ def _def_of(op: Op) -> list[tuple[Loc, str, Loc | None]]:
     return [(d, "other", None) for d in defs]
 
 
-def _induction(cfg: Cfg, body: set[int]) -> tuple[set[Loc], set[Loc], set[Loc]]:
-    """(locations that change only by constant or loop-invariant steps, or copies of such; locations written in the
-    loop that it does not change: only by constants and copies of unchanged locations; locations written)."""
-    defs: dict[Loc, list[tuple[str, Loc | None]]] = {}
-    for b in body:
-        for op in cfg.blocks[b].ops:
-            for loc, how, src in _def_of(op):
-                defs.setdefault(loc, []).append((how, src))
-    inv = set(defs)  # greatest fixpoint: unchanged unless a def says otherwise
-    changed = True
-    while changed:
-        changed = False
-        for loc in list(inv):
-            if not all(how == "const" or (how == "copy" and (src not in defs or src in inv)) for how, src in defs[loc]):
-                inv.discard(loc)
-                changed = True
-    steps = set(defs) - inv
-    changed = True
-    while changed:
-        changed = False
-        for loc in list(steps):
-            ok = all(how == "step" or (how == "copy" and (src in steps or src == loc)) or
-                     (how == "step_by" and (src not in defs or src in inv)) for how, src in defs[loc])
-            if not ok:
-                steps.discard(loc)
-                changed = True
-    return steps, inv, set(defs)
+# A value in a loop, followed back to the loop's header, is a set of what it may be: FIXED (a constant, or what a
+# location held before the loop and the loop never changed), SMALL (data below 2^16: a narrow load, a mask), DATA
+# (memory the loop reads, a helper's result, arithmetic not followed) or (location, stepped): what the location held
+# at the header, plus constant (or fixed) steps if stepped. Paths that join give the union.
+FIXED, DATA, SMALL = "fixed", "data", "small"
+Atom = str | tuple[Loc, bool]
+Value = frozenset[Atom]
+_FIXED, _DATA, _SMALL = frozenset({FIXED}), frozenset({DATA}), frozenset({SMALL})
+
+
+class _LoopValues:
+    """Flow-sensitive values of registers and stack slots in one natural loop (reaching definitions, followed back
+    through copies, spills and constant steps to the loop's header)."""
+
+    def __init__(self, cfg: Cfg, header: int, body: set[int]) -> None:
+        self.cfg, self.header, self.body = cfg, header, body
+        preds = cfg.preds()
+        self.preds = {b: [p for p in preds[b] if p in body] for b in body}
+        self.memo: dict[tuple[int, int, Loc], Value] = {}
+
+    def before(self, block: int, idx: int, loc: Loc) -> Value:
+        """What loc may hold just before op idx of block."""
+        key = (block, idx, loc)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = _DATA  # a cycle not through the header: not followed
+        ops = self.cfg.blocks[block].ops
+        out: Value | None = None
+        for i in range(idx - 1, -1, -1):
+            d = next(((how, src) for dloc, how, src in _def_of(ops[i]) if dloc == loc), None)
+            if d is not None:
+                out = self._assigned(block, i, loc, *d)
+                break
+        if out is None:
+            if block == self.header:
+                out = frozenset({(loc, False)})
+            else:
+                out = frozenset().union(*(self.before(p, len(self.cfg.blocks[p].ops), loc) for p in self.preds[block]))
+        self.memo[key] = out or _DATA
+        return self.memo[key]
+
+    def _assigned(self, block: int, i: int, loc: Loc, how: str, src: Loc | None) -> Value:
+        op = self.cfg.blocks[block].ops[i]
+        if how == "const":
+            return _FIXED
+        if how == "copy":
+            return self.before(block, i, src)
+        prev = self.before(block, i, loc)
+        if how in ("step", "step_by"):
+            by = _FIXED if how == "step" else self.before(block, i, src)
+            if self.fixed(by):
+                return frozenset((a[0], True) if isinstance(a, tuple) else a for a in prev)
+            return _DATA
+        if op.kind == "alu" and op.off == 0:  # other arithmetic: fixed only on fixed operands
+            other = self.before(block, i, op.src) if op.info.src_reg else _FIXED
+            if self.fixed(prev) and self.fixed(other):
+                return _FIXED
+            return _SMALL if _small(op) else _DATA
+        return _SMALL if op.kind in ("ldx", "ldx6") and op.size <= 2 else _DATA
+
+    def at_latches(self, loc: Loc) -> Value:
+        """What loc may hold when the loop goes round again (at the ends of the header's predecessors in it)."""
+        return frozenset().union(*(self.before(p, len(self.cfg.blocks[p].ops), loc) for p in self.preds[self.header]))
+
+    def fixed(self, v: Value, assuming: frozenset[Loc] = frozenset()) -> bool:
+        """v does not change from one pass to the next after the first: constants, and header values the loop
+        gives back unchanged or sets to such."""
+        for a in v:
+            if a == FIXED:
+                continue
+            if a in (DATA, SMALL) or a[1]:
+                return False
+            if a[0] not in assuming and not self.fixed(self.at_latches(a[0]), assuming | {a[0]}):
+                return False
+        return True
+
+    def stepped(self, v: Value) -> bool:
+        """v is one header location that the loop steps by a constant (or fixed) amount on its way round."""
+        locs = {a[0] for a in v if isinstance(a, tuple)}
+        if len(locs) != 1 or len(v) != sum(isinstance(a, tuple) for a in v):
+            return False
+        loc = locs.pop()
+        back = self.at_latches(loc)
+        return (loc, True) in back and all(isinstance(a, tuple) and a[0] == loc for a in back)
+
+    def small(self, v: Value) -> bool:
+        return all(a == SMALL for a in v) or (SMALL in v and self.fixed(v - _SMALL))
 
 
 def _check_loops(cfg: Cfg) -> None:
@@ -191,35 +251,38 @@ def _check_loops(cfg: Cfg) -> None:
         exits = [b for b in body if any(s not in body for s in cfg.succs(b))]
         if not exits:
             raise CompileError(f"{where}: loop with no exit (the kernel verifier refuses an infinite loop)")
-        steps, inv, written = _induction(cfg, body)
-        if not any(_bounded_exit(cfg.blocks[b].ops, steps, inv, written) for b in exits):
-            raise CompileError(f"{where}: loop without a bound (no exit compares a register that changes by a "
-                               "constant step with a constant or a value the loop does not change; the kernel "
-                               "verifier refuses what it cannot prove finite)")
+        values = _LoopValues(cfg, header, body)
+        try:
+            bounded = any(_bounded_exit(values, b) for b in exits)
+        except RecursionError:  # a loop too long to follow: left to the run time (the cycle limit)
+            bounded = True
+        if not bounded:
+            raise CompileError(f"{where}: loop without a bound (every exit depends on data the loop reads or "
+                               "computes, none compares a register stepped by a constant with a constant or a value "
+                               "the loop does not change; the kernel verifier refuses what it cannot prove finite)")
 
 
-def _source(ops: list[Op], loc: Loc) -> Loc | None:
-    """What `loc` holds at the end of ops (the exit branch): followed back through the block's copies and stack
-    spills; None for a constant."""
-    for op in reversed(ops):
-        for dloc, how, src in _def_of(op):
-            if dloc != loc:
-                continue
-            if how == "const":
-                return None
-            if how != "copy" or src == loc:
-                return loc
-            return _source(ops[: ops.index(op)], src)
-    return loc
-
-
-def _bounded_exit(ops: list[Op], steps: set[Loc], inv: set[Loc], written: set[Loc]) -> bool:
-    """The exit branch ending ops compares a stepping location with a constant or one the loop does not change."""
+def _bounded_exit(values: _LoopValues, block: int) -> bool:
+    """The exit branch ending block compares a stepped value with a fixed one, or two fixed values (decided after
+    the loop's first pass: left to the run time, where the cycle limit stops a loop that never leaves)."""
+    ops = values.cfg.blocks[block].ops
     term = ops[-1] if ops else None
     if term is None or not term.is_cond:
         return False
-    body = ops[:-1]
-    a = _source(body, term.dst)
-    b = _source(body, term.src) if term.info.src_reg else None
-    fixed = lambda x: x is None or x in inv or x not in written  # noqa: E731
-    return (a in steps and fixed(b)) or (b in steps and fixed(a))
+    n = len(ops) - 1
+    a = values.before(block, n, term.dst)
+    b = values.before(block, n, term.src) if term.info.src_reg else _FIXED
+    if values.stepped(a) and (values.fixed(b) or values.small(b)) or \
+            values.stepped(b) and (values.fixed(a) or values.small(a)):
+        return True
+    return values.fixed(a) and values.fixed(b)
+
+
+def _small(op: Op) -> bool:
+    """op leaves a value below 2^16 whatever its input: a mask or a long right shift."""
+    name, imm = op.info.op, op.imm
+    if op.info.src_reg:
+        return False
+    if name == "and":
+        return 0 <= imm < 1 << 16
+    return name == "rsh" and imm >= (48 if op.info.width == 64 else 16)
