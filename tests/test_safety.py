@@ -141,17 +141,35 @@ def test_rom_in_value_access_still_works() -> None:
         assert mem[small.offset : small.offset + 8] == (57005).to_bytes(8, "little"), engine
 
 
-@pytest.mark.parametrize("how", ["store", "atomic"])
+@pytest.mark.parametrize("how", ["store", "atomic", "store through a lookup"])
 def test_rom_rodata_write(how: str) -> None:
+    """A .rodata value is read-only through its global-data address and through a lookup of its map (the map FSM
+    tags the pointer from the map's configuration entry)."""
     maps = [RODATA]
     layout = _layout(*maps)
     ptr = layout.value_addr(0, 0)
-    access = "*(u32 *)(r1 + 0) = r9" if how == "store" else "lock *(u32 *)(r1 + 0) += r9"
-    rom = Rom([row(f"r1 = {hex(ptr)} ll"), row("r9 = 1"), row("r0 = *(u32 *)(r1 + 4)"), row(access),
-               row("exit 1")])
+    if how == "store through a lookup":
+        rom = Rom([*LOOKUP_SMALL[:4], row("r1 = r0"), row("r9 = 1"), row("r0 = *(u32 *)(r1 + 4)"),
+                   row("*(u32 *)(r1 + 0) = r9"), row("exit 1")])
+    else:
+        access = "*(u32 *)(r1 + 0) = r9" if how == "store" else "lock *(u32 *)(r1 + 0) += r9"
+        rom = Rom([row(f"r1 = {hex(ptr)} ll"), row("r9 = 1"), row("r0 = *(u32 *)(r1 + 4)"), row(access),
+                   row("exit 1")])
     for engine, fault, mem in _run_everywhere(rom, maps, f".rodata {how}"):
         assert fault is not None and fault.startswith("access fault"), (engine, fault)
         assert mem[:8] == b"constant", engine
+
+
+@pytest.mark.parametrize("helper", [False, True])
+def test_rom_tag_outside_the_map_memory(helper: bool) -> None:
+    """Only a map-value pointer carries a tag: a stack pointer with bits 63:32 set faults, for a lane and for a
+    helper's read alike."""
+    tagged = hex(params.map_tag(0, 8) << 32 | params.STACK_TOP - 16)
+    use = [row("r1 = r6"), row("r2 = 8"), row("r3 = 0"), row("r4 = 0"), row("r5 = 0"), row("call 28")] if helper \
+        else [row("r0 = *(u64 *)(r6 + 0)")]
+    rom = Rom([row(f"r6 = {tagged} ll"), *use, row("exit 2")])
+    for engine, fault, _mem in _run_everywhere(rom, [], "tagged stack pointer"):
+        assert fault is not None and fault.startswith("access fault"), (engine, fault)
 
 
 def test_rom_ctx_store() -> None:
