@@ -192,7 +192,7 @@ def _lookup_rom(key_bytes: int) -> Rom:
                 row("call 1"), row("if r0 == 0 goto +1"), row("r0 = *(u8 *)(r0 + 0)"), row("exit 2")])
 
 
-@pytest.mark.parametrize("what", ["lpm high", "lpm count", "hash states"])
+@pytest.mark.parametrize("what", ["lpm high", "lpm count", "lpm prefix length", "hash states"])
 def test_corrupted_map_memory(what: str) -> None:
     """A corrupted header or slot gives a bounded walk (no packet near the cycle limit), the same result on the RTL
     and the model, no Python exception, and host operations that stay inside the map."""
@@ -204,6 +204,9 @@ def test_corrupted_map_memory(what: str) -> None:
     assert st.update(0, key, bytes(8)) == 0
     if what == "lpm high":
         st.mem[r.offset + 8 : r.offset + 12] = (0xFFFFF).to_bytes(4, "little")
+    elif what == "lpm prefix length":
+        st.mem[r.slot_addr(0) + 4 : r.slot_addr(0) + 8] = (0xFFFFFFFF).to_bytes(4, "little")
+        key = (0xFFFFFFFF).to_bytes(4, "little") + key[4:]  # the host deletes with the same corrupted length
     elif what == "lpm count":
         st.mem[r.offset : r.offset + 4] = (0).to_bytes(4, "little")
         for i in range(r.slots):

@@ -196,7 +196,8 @@ class MapState:
 
     @staticmethod
     def _prefix_match(a: bytes, b: bytes, bits: int) -> bool:
-        full, rest = divmod(bits, 8)
+        # (a corrupted prefix length longer than the data compares all of it, as the map FSM does)
+        full, rest = divmod(min(bits, 8 * len(a)), 8)
         if a[:full] != b[:full]:
             return False
         if rest:
