@@ -89,6 +89,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("inline_array_lookups", ("const_lookup",), constmaps.inline_array_lookups),
     Pass("fold_branches", ("fold_branches",), _on_cfg(constmaps.fold_branches)),
     Pass("dead_code", (), _on_cfg(reduce.dead_code), count="reduced"),
+    Pass("dead_stack_stores", ("const_lookup",), _on_cfg(reduce.dead_stack_stores), clean="if_changed"),
     Pass("combine_loads", ("wide_loads",), _on_cfg(wideloads.combine_loads)),
     Pass("combine_byte_loads", ("wide_loads",), _on_cfg(wideloads.combine_byte_loads), clean="always"),
     Pass("duplicate_exits", ("tail_dup",), _on_cfg(taildup.duplicate_exits)),
