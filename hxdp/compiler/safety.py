@@ -1,4 +1,4 @@
-"""The kernel verifier's safety rules the compiler checks itself: no ctx stores, no read-only map writes, bounded loops.
+"""The verifier's rules the compiler checks itself: no ctx stores or read-only map writes, map values, bounded loops.
 
 Run on the CFG as the object gives it, before any pass. Each refusal is one CompileError naming the slot and its
 instruction (compile_program adds the object and the program). These hold without the kernel; the checks are
@@ -15,13 +15,14 @@ from hxdp.compiler.cfg import Cfg
 from hxdp.compiler.dataflow import State, provenance
 from hxdp.compiler.ir import Op
 from hxdp.errors import CompileError
-from hxdp.models.maps import MapLayout
+from hxdp.models.maps import MapLayout, MapRegion
 
 MAP_UPDATE, MAP_DELETE = params.HELPER_IDS["map_update_elem"], params.HELPER_IDS["map_delete_elem"]
 
 
 def check(cfg: Cfg, layout: MapLayout) -> None:
-    """Raise CompileError for the first context store, read-only map write or unbounded loop."""
+    """Raise CompileError for the first context store, read-only map write, access outside a map value or loop
+    without a bound."""
     states = provenance(cfg)
     readonly = [r for r in layout.regions if r.flags & params.BPF_F_RDONLY_PROG]
     for bid in cfg.order:
@@ -57,7 +58,7 @@ def _check_value_bounds(op: Op, st: State, layout: MapLayout) -> None:
 
 
 # --- stores -----------------------------------------------------------------------------------------------------
-def _check_write(op: Op, st: State, readonly: list) -> None:
+def _check_write(op: Op, st: State, readonly: list[MapRegion]) -> None:
     if op.is_call and op.src == 0 and op.imm in (MAP_UPDATE, MAP_DELETE):
         handle = st.regs.get(1)
         if handle is not None and handle[0] == "handle" and handle[1] is not None:
@@ -82,7 +83,7 @@ def _check_write(op: Op, st: State, readonly: list) -> None:
                                "with BPF_F_RDONLY_PROG; the kernel verifier refuses it)")
 
 
-def _readonly_target(base: tuple, readonly: list):
+def _readonly_target(base: tuple, readonly: list[MapRegion]) -> MapRegion | None:
     """The read-only map region a map pointer surely points into, or None."""
     if base[1] is not None:  # a known pointer: the map holding its value, when its tag says read-only
         split = params.split_map_tag(base[1] >> params.MAP_TAG_SHIFT)
