@@ -46,8 +46,10 @@ MAP_HANDLE_BASE = 0x5000_0000  # lddw map references: MAP_HANDLE_BASE + map id (
 MAP_TAG_SHIFT = 32  # the tag is the register's high word
 MAP_TAG_START_BITS = (MAP_MEM_BYTES - 1).bit_length() - 3  # tag bits [16:0]: the value's offset / 8
 MAP_TAG_LEN_LSB = MAP_TAG_START_BITS
-MAP_TAG_LEN_BITS = 13  # tag bits [29:17]: round8(value size) / 8 (values up to 65,528 bytes)
-MAP_TAG_RDONLY_BIT = MAP_TAG_LEN_LSB + MAP_TAG_LEN_BITS  # tag bit 30: the program may not write the value
+# tag bits [30:17]: round8(value size) / 8 (values up to 131,064 bytes: a 64 KiB value, as bpf_xdp_load_bytes's
+# boundary tests use, fits)
+MAP_TAG_LEN_BITS = 31 - MAP_TAG_START_BITS
+MAP_TAG_RDONLY_BIT = MAP_TAG_LEN_LSB + MAP_TAG_LEN_BITS  # tag bit 31: the program may not write the value
 MAP_VALUE_MAX = ((1 << MAP_TAG_LEN_BITS) - 1) * 8
 
 

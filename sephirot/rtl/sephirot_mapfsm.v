@@ -467,8 +467,9 @@ module sephirot_mapfsm (
   localparam integer TL = `SEPH_MAP_TAG_LEN_BITS;
   localparam integer TR = `SEPH_MAP_TAG_RDONLY_BIT;
   // (value size [47:32] / 8, rounded up; bit 208 of the entry: read-only)
-  wire [TL-1:0] tag_len = mcfg_i[35 +: TL] + {{(TL-1){1'b0}}, |mcfg_i[34:32]};
-  wire [31:0] val_tag   = {{(31-TR){1'b0}}, mcfg_i[208], tag_len, mres_q[MA-1:MA-TS]};
+  wire [TL-1:0] tag_len = {{(TL-13){1'b0}}, mcfg_i[47:35]} + {{(TL-1){1'b0}}, |mcfg_i[34:32]};
+  wire [31:0] val_tag   = {31'd0, mcfg_i[208]} << TR | {{(32-TL){1'b0}}, tag_len} << TS |
+                          {{(32-TS){1'b0}}, mres_q[MA-1:MA-TS]};
   // the call's outcome (the latency counts the writes' windows past the first)
   assign fault_o = m_fault;
   assign ufault_o = ufault_q;

@@ -43,7 +43,7 @@ module sephirot_mapguard #(
       last = first + {25'd0, {1'b0, off[2:0]} + size > 4'd8};
       start = {{(26-SB){1'b0}}, tag[SB-1:0]};
       stop = start + {{(26-LB){1'b0}}, tag[LL +: LB]};
-      bad = tag[31:RB+1] != {(31-RB){1'b0}} || first < start || last >= stop || (wr && tag[RB]);
+      bad = (tag >> (RB + 1)) != 32'd0 || first < start || last >= stop || (wr && tag[RB]);
     end
   endfunction
 
