@@ -241,3 +241,40 @@ def test_corrupted_map_memory(what: str) -> None:
     assert (got.action, got.fault, got.cycles) == (res.action, res.fault, res.cycles)
     assert bytes(rtl_state.mem) == bytes(vm_state.mem)
 
+
+# --- the event helpers' pointers (execution contract section 4, docs/helpers.md) ----------------------------------
+RING = MapDef("ring", params.LINUX_MAP_TYPE_IDS["ringbuf"], 0, 0, 4096)
+PERF = MapDef("perf", params.LINUX_MAP_TYPE_IDS["perf_event_array"], 4, 4, 0)
+RESERVE_8 = [row(f"r1 = {hex(params.MAP_HANDLE_BASE + 2)} ll"), row("r2 = 8"), row("r3 = 0"), row("call 131"),
+             row("if r0 == 0 goto +9"), row("r9 = 57005")]  # ring = map 2 (after small and neighbour)
+SUBMIT = [row("r2 = 0"), row("call 132")]
+# what each case's ROM does after the lookup of small (r0: its 8-byte value) or the reservation of an 8-byte record
+EVENT_CASES = {
+    "record store and submit": (RESERVE_8, [row("*(u64 *)(r0 + 0) = r9"), row("r1 = r0"), *SUBMIT], None),
+    "store past the record": (RESERVE_8, [row("*(u64 *)(r0 + 8) = r9"), row("r1 = r0"), *SUBMIT], "access fault"),
+    "submit of an untagged record": (RESERVE_8, [row("r1 = r0"), row("r1 <<= 32"), row("r1 >>= 32"), *SUBMIT],
+                                     "helper fault"),
+    "ringbuf_output past a value": (LOOKUP_SMALL, [row("r2 = r0"), row(f"r1 = {hex(params.MAP_HANDLE_BASE + 2)} ll"),
+                                                   row("r3 = 16"), row("r4 = 0"), row("call 130")], "access fault"),
+    "perf_event_output past a value": (LOOKUP_SMALL, [row("r4 = r0"), row(f"r2 = {hex(params.MAP_HANDLE_BASE + 3)} ll"),
+                                                      row("w3 = -1"), row("r5 = 16"), row("call 25")],
+                                       "access fault"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EVENT_CASES))
+def test_rom_event_pointers(case: str) -> None:
+    """ringbuf_reserve returns a pointer tagged with its record: stores into the record pass, past it fault, and
+    submit takes only that pointer (its header is the unit's own read); the output helpers read the program's bytes
+    through its pointer's tag. The RTL equals the VLIW model row by row, and the sequential model faults alike."""
+    head, tail, want = EVENT_CASES[case]
+    rom = Rom([*head, *tail, row("exit 1")])
+    maps = [SMALL, NEIGHBOUR, RING, PERF]
+    for engine, fault, _mem in _run_everywhere(rom, maps, case):
+        if want is None:
+            assert fault is None, (engine, fault)
+        else:
+            assert fault is not None and fault.startswith(want), (engine, fault)
+    if want is None:
+        res = VliwModel(rom, MapState(_layout(*maps))).run(bytes(range(64)))
+        assert [e.data for e in res.events] == [(57005).to_bytes(8, "little")], res.events
