@@ -23,7 +23,7 @@ MUL_UNITS = 1
 CYCLE_LIMIT = 100_000  # a packet still running after this many cycles ends with XDP_ABORTED
 CLOCK_MHZ = 156.25
 
-# --- data address space (32-bit addresses in 64-bit registers; bits 63:32 of a pointer are zero) ----------
+# --- data address space (32-bit addresses in 64-bit registers; bits 63:32 are zero but a map-value tag) -----
 REGION_SHIFT = 28  # the region is addr[31:28]
 STACK_BASE = 0x1000_0000
 STACK_TOP = STACK_BASE + STACK_SIZE  # initial r10
@@ -37,6 +37,45 @@ PKT_MIN_LEN = 60  # shorter frames are dropped by the MAC (runts) before the cor
 MAP_BASE = 0x4000_0000  # map memory (values are dereferenceable here)
 MAP_MEM_BYTES = 1 << 20
 MAP_HANDLE_BASE = 0x5000_0000  # lddw map references: MAP_HANDLE_BASE + map id (not dereferenceable)
+# A pointer into the map memory carries a tag in bits 63:32 (execution contract section 4) that names the value it
+# points into: its start and length in 8-byte words (values are 8-byte aligned and padded, docs/maps.md) and whether
+# the program may write it. Every lane or helper access in the map memory must lie in [start, start + length), and a
+# store needs the write permission; an untagged pointer (length 0) reaches nothing. map_lookup_elem returns a tagged
+# pointer, and so do the compiler's constants for global data and inlined array lookups; 64-bit add/sub of offsets
+# keep the tag. The tag is self-contained: the check reads no table, one comparator pair per lane.
+MAP_TAG_SHIFT = 32  # the tag is the register's high word
+MAP_TAG_START_BITS = (MAP_MEM_BYTES - 1).bit_length() - 3  # tag bits [16:0]: the value's offset / 8
+MAP_TAG_LEN_LSB = MAP_TAG_START_BITS
+# tag bits [30:17]: round8(value size) / 8 (values up to 131,064 bytes: a 64 KiB value, as bpf_xdp_load_bytes's
+# boundary tests use, fits)
+MAP_TAG_LEN_BITS = 31 - MAP_TAG_START_BITS
+MAP_TAG_RDONLY_BIT = MAP_TAG_LEN_LSB + MAP_TAG_LEN_BITS  # tag bit 31: the program may not write the value
+MAP_VALUE_MAX = ((1 << MAP_TAG_LEN_BITS) - 1) * 8
+
+
+def map_tag(value_off: int, value_size: int, rdonly: bool = False) -> int:
+    """The 32-bit tag of a pointer into a value of `value_size` bytes at byte `value_off` of the map memory."""
+    if value_off % 8 or not 0 <= value_off < MAP_MEM_BYTES or not 0 < value_size <= MAP_VALUE_MAX:
+        raise ValueError(f"a value of {value_size} bytes at {value_off} does not fit a map-value pointer tag")
+    words = (value_size + 7) // 8
+    return int(rdonly) << MAP_TAG_RDONLY_BIT | words << MAP_TAG_LEN_LSB | value_off >> 3
+
+
+def map_pointer(value_off: int, value_size: int, rdonly: bool = False, off: int = 0) -> int:
+    """The 64-bit pointer to byte `off` of that value (tag and address)."""
+    return map_tag(value_off, value_size, rdonly) << MAP_TAG_SHIFT | (MAP_BASE + value_off + off)
+
+
+def split_map_tag(tag: int) -> tuple[int, int, bool] | None:
+    """(value offset, value bytes rounded to 8, read-only) of a 32-bit tag, or None for no value (length 0)."""
+    words = (tag >> MAP_TAG_LEN_LSB) & ((1 << MAP_TAG_LEN_BITS) - 1)
+    if not words or tag >> (MAP_TAG_RDONLY_BIT + 1):
+        return None
+    return (tag & ((1 << MAP_TAG_START_BITS) - 1)) << 3, words * 8, bool(tag >> MAP_TAG_RDONLY_BIT & 1)
+
+
+BPF_F_RDONLY_PROG = 1 << 7  # map flag: the program may not write the map (.rodata maps have it)
+
 # the memories with per-row port rules for the lanes (execution contract, memory), as the compiler names their
 # regions: region -> (name, base address, load ports, store ports)
 PORT_RULES = {

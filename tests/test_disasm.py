@@ -12,7 +12,7 @@ from original_roms import write_original_rom
 
 from hxdp.cli import main
 from hxdp.frontend.elf import load_program
-from hxdp.isa.insn import NOP, Insn
+from hxdp.isa.insn import NOP, Insn, assemble_line
 from hxdp.isa.rom import Rom
 from hxdp.listing import disasm_rom_lines
 from hxdp.models.maps import MapLayout
@@ -121,7 +121,7 @@ def test_disasm_rom_with_layout(elf_objects: dict[str, Path], tmp_path: Path,
     prog = load_program(elf_objects["globals"])
     layout = MapLayout.for_program(prog)
     rodata = layout.map_id("globals.rodata")
-    rom = Rom([[Insn(0x18, dst=1, imm=layout.value_addr(rodata, 4)), Insn(0), Insn(0x85, imm=1), NOP],
+    rom = Rom([[*assemble_line(f"r1 = {hex(layout.value_addr(rodata, 4))} ll"), Insn(0x85, imm=1), NOP],
                [Insn(0x18, dst=2, imm=layout.handle(0)), Insn(0), Insn(0x95), NOP]])
     rom.save(tmp_path / "g.rom")
     (tmp_path / "g.maps.json").write_text(layout.to_json())

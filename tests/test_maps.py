@@ -54,7 +54,8 @@ def test_layout_placement_alignment_and_json() -> None:
     assert h.offset == 64 and h.slots == 16 and h.slot_size == 8 + 8 + 8 and h.data_offset == 16
     assert lpm.offset % 64 == 0 and lpm.slot_size == 8 + 8 + 8
     assert lay.handle(2) == params.MAP_HANDLE_BASE + 2
-    assert lay.value_addr(3, 2) == params.MAP_BASE + ro.offset + 2
+    assert lay.value_addr(3, 2) == params.map_tag(ro.offset, 5, bool(ro.flags & params.BPF_F_RDONLY_PROG)) << 32 \
+        | params.MAP_BASE + ro.offset + 2
     doc = json.loads(lay.to_json())
     assert doc["version"] == LAYOUT_VERSION and doc["maps"][1]["name"] == "h"
     assert MapLayout.from_json(lay.to_json()).regions == lay.regions

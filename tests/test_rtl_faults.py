@@ -138,7 +138,7 @@ def test_map_memory_ports(kind: str, n: int, ok: bool) -> None:
     """A row may load from the map memory through MAP_LOAD_PORTS lanes and store through MAP_STORE_PORTS; one more
     is an access fault, on the RTL as in the model (the addresses are inside an array map's value)."""
     layout = MapLayout.from_maps([MapDef("m", 2, 4, 64, 4, 0)])  # an array of 4 64-byte values
-    value = params.MAP_BASE + layout.regions[0].slot_addr(1)
+    value = layout.value_pointer(0, layout.regions[0].slot_addr(1))  # a tagged map-value pointer
     acc = [f"r{3 + k} = *(u8 *)(r2 + {k})" if kind == "load" else f"*(u8 *)(r2 + {k}) = r9" for k in range(n)]
     rom = Rom([row(f"r2 = {hex(value)} ll", "r9 = 77"), row(*acc), row("r0 = *(u8 *)(r2 + 0)"), row("exit")])
     res = assert_rtl_equals_model(rom, [bytes(64)], f"{n} map {kind}s", layout=layout)[0]
@@ -153,7 +153,7 @@ def test_map_loads_beside_a_helper_call(n: int, ok: bool) -> None:
     load port. One more is an access fault, on the RTL as in the model."""
     assert params.CALL_ROW_LOADS["map"] == params.MAP_LOAD_PORTS - 1 == 1
     layout = MapLayout.from_maps([MapDef("m", 2, 4, 64, 4, 0)])
-    value = params.MAP_BASE + layout.regions[0].slot_addr(1)
+    value = layout.value_pointer(0, layout.regions[0].slot_addr(1))  # a tagged map-value pointer
     acc = [f"r{3 + k} = *(u8 *)(r2 + {k})" for k in range(n)]
     rom = Rom([row(f"r2 = {hex(value)} ll"), row(*acc, "call 7"), row("r0 = 2"), row("exit")])
     res = assert_rtl_equals_model(rom, [bytes(64)], f"{n} map loads beside a call", layout=layout)[0]
@@ -165,7 +165,7 @@ def test_map_store_beside_a_map_helper(together: bool) -> None:
     """A row calling a helper that writes the map memory (here map_lookup_elem, which refreshes lru_hash stamps)
     stores nothing else there: an access fault on the RTL as in the model; the store a row later is fine."""
     layout = MapLayout.from_maps([MapDef("m", 2, 4, 64, 4, 0)])  # an array of 4 64-byte values
-    value = params.MAP_BASE + layout.regions[0].slot_addr(1)
+    value = layout.value_pointer(0, layout.regions[0].slot_addr(1))  # a tagged map-value pointer
     call_rows = ([row("call 1", "*(u8 *)(r6 + 0) = r9")] if together else
                  [row("call 1"), row("*(u8 *)(r6 + 0) = r9")])
     rom = Rom([row(f"r1 = {hex(params.MAP_HANDLE_BASE)} ll", f"r6 = {hex(value)} ll"), row("r2 = r10", "r9 = 77"),

@@ -515,7 +515,7 @@ def map_label(r: MapRegion) -> str:
 # the entry fields of sephirot_mapcfg.v: (name, lowest bit, bits)
 MCFG_FIELDS = (("type", 0, 8), ("key_size", 16, 16), ("value_size", 32, 16), ("max_entries", 48, 32),
                ("offset", 80, 32), ("slots", 112, 32), ("slot_size", 144, 16), ("key_offset", 160, 16),
-               ("value_offset", 176, 16), ("data_offset", 192, 16))
+               ("value_offset", 176, 16), ("data_offset", 192, 16), ("rdonly", 208, 1))
 
 
 def configured_ids(entries: list[int]) -> list[int]:
@@ -533,7 +533,8 @@ def layout_from_config(entries: list[int]) -> MapLayout:
         if kind is None:
             raise MapError(f"map id {mid}: type {f['type']} in the board's map table is not a hardware map type")
         size = f["data_offset"] + f["slots"] * f["slot_size"]
-        regions.append(MapRegion(mid, "", f["type"], kind, f["key_size"], f["value_size"], f["max_entries"], 0, "",
+        flags = params.BPF_F_RDONLY_PROG if f["rdonly"] else 0
+        regions.append(MapRegion(mid, "", f["type"], kind, f["key_size"], f["value_size"], f["max_entries"], flags, "",
                                  f["offset"], size, f["slots"], f["slot_size"], f["key_offset"], f["value_offset"],
                                  f["data_offset"]))
     if [r.id for r in regions] != list(range(len(regions))):

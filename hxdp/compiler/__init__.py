@@ -8,7 +8,19 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from hxdp import params
-from hxdp.compiler import atomics, boundscheck, constmaps, copyprop, extend, lowering, masks, reduce, taildup, wideloads
+from hxdp.compiler import (
+    atomics,
+    boundscheck,
+    constmaps,
+    copyprop,
+    extend,
+    lowering,
+    masks,
+    reduce,
+    safety,
+    taildup,
+    wideloads,
+)
 from hxdp.compiler.cfg import Cfg, build_cfg
 from hxdp.compiler.emit import emit
 from hxdp.compiler.regalloc import allocate
@@ -92,6 +104,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("inline_array_lookups", ("const_lookup",), constmaps.inline_array_lookups),
     Pass("fold_branches", ("fold_branches",), _on_cfg(constmaps.fold_branches)),
     Pass("dead_code", (), _on_cfg(reduce.dead_code), count="reduced"),
+    Pass("dead_stack_stores", ("const_lookup",), _on_cfg(reduce.dead_stack_stores), clean="if_changed"),
     Pass("combine_loads", ("wide_loads",), _on_cfg(wideloads.combine_loads)),
     Pass("combine_byte_loads", ("wide_loads",), _on_cfg(wideloads.combine_byte_loads), clean="always"),
     Pass("duplicate_exits", ("tail_dup",), _on_cfg(taildup.duplicate_exits)),
@@ -260,7 +273,11 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
     builds = []
     for p in progs:
         try:
-            builds.append(builder(p))
+            build = builder(p)
+            # the kernel verifier's rules that hold without the kernel: no ctx stores, no read-only map writes,
+            # bounded loops
+            safety.check(build(), layout)
+            builds.append(build)
         except CompileError as exc:
             raise CompileError(f"{p.name}: {exc}" if p is not program else str(exc)) from None
     original = sum(len(p.insns) for p in progs)

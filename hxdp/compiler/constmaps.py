@@ -73,8 +73,10 @@ def inline_array_lookups(cfg: Cfg, layout: MapLayout) -> int:
             key = 0 if not st.written & stack_bits(rng) else _stored_constant(ops, i, rng, states)
             if key is None:
                 continue
-            addr = params.MAP_BASE + region.slot_addr(key) if key < region.max_entries else 0
-            new = mov_k(0, addr, op.slot)
+            if key < region.max_entries:  # the tagged pointer a lookup returns (execution contract section 4)
+                new = Op(0x18, 0, 0, 0, 0, layout.value_pointer(map_id, region.slot_addr(key)), op.slot)
+            else:
+                new = mov_k(0, 0, op.slot)
             new.text = op.text
             ops[i] = new
             done += 1
@@ -111,7 +113,7 @@ def fold_branches(cfg: Cfg) -> int:
         if isinstance(a, int) and isinstance(c, int):
             taken = alu.jump_taken(info.op, info.width, a, c)
         elif {a, c} == {"nonnull", 0} and info.op in ("jeq", "jne"):
-            taken = info.op == "jne"  # a map address (MAP_BASE + offset) is never null, nor are its low 32 bits
+            taken = info.op == "jne"  # a map-value pointer (MAP_BASE + offset, tagged) is never null, nor its low word
         else:
             continue
         if taken:

@@ -11,6 +11,7 @@ from hxdp.isa import table as T
 from hxdp.models.alu import alu, imm64
 
 M64 = (1 << 64) - 1
+M32 = 0xFFFFFFFF
 LOOKUP = params.HELPER_IDS["map_lookup_elem"]
 RESERVE = params.HELPER_IDS["ringbuf_reserve"]  # returns a pointer into the ring's region of map memory
 
@@ -173,8 +174,8 @@ def _span(v: Val) -> tuple[int, int, int] | None:
     """(first, end, smallest value size) of the map regions a map pointer lies in, when known."""
     if v is None or v[0] != "map":
         return None
-    if v[1] is not None:
-        return (v[1], v[1] + 1, 1)
+    if v[1] is not None:  # a known pointer: its address (the low word; the tag is not an address)
+        return (v[1] & M32, (v[1] & M32) + 1, 1)
     return v[2] if len(v) > 2 else None
 
 
@@ -248,8 +249,13 @@ def _alu(op: str, width: int, a: Val, b: Val) -> Val:
 
 
 def _region_of_addr(addr: int) -> Val:
-    if params.MAP_BASE <= addr < params.MAP_BASE + params.MAP_MEM_BYTES:
-        return ("map", addr)
+    """What a 64-bit constant is: a tagged map-value pointer (with its value's span), a map handle, or a scalar
+    (an untagged map-memory address is not dereferenceable: execution contract section 4)."""
+    split = params.split_map_tag(addr >> params.MAP_TAG_SHIFT)
+    low = addr & M32
+    if split is not None and params.MAP_BASE <= low < params.MAP_BASE + params.MAP_MEM_BYTES:
+        start = params.MAP_BASE + split[0]
+        return ("map", addr, (start, start + split[1], split[1]))
     if params.MAP_HANDLE_BASE <= addr < params.MAP_HANDLE_BASE + (1 << params.REGION_SHIFT):
         return ("handle", addr)
     return ("scalar", addr)
@@ -281,9 +287,6 @@ def transfer(op: Op, st: State, spans: dict[int, tuple[int, int, int]] | None = 
     g = regs.get
     if k == "alu" and op.off != 0:  # movsx, sdiv, smod (v4): nothing tracked
         regs[op.dst] = ("scalar", None)
-    elif k == "alu" and info.op == "mov" and info.width == 64 and not info.src_reg \
-            and params.MAP_BASE <= op.imm < params.MAP_BASE + params.MAP_MEM_BYTES:
-        regs[op.dst] = ("map", op.imm)  # an inlined array lookup (constmaps): a map value's address
     elif k == "alu":
         b = g(op.src) if info.src_reg else ("scalar", _sext32(op.imm) if info.width == 64 else op.imm & 0xFFFFFFFF)
         regs[op.dst] = _alu(info.op, info.width, g(op.dst), b)
@@ -429,7 +432,7 @@ def access_of(op: Op, st: State | None) -> Access:
     region = base[0] if base is not None else None
     lo = None
     if base is not None and len(base) > 1 and base[1] is not None and region in ("stack", "pkt", "map"):
-        lo = base[1] + op.off
+        lo = (base[1] & M32 if region == "map" else base[1]) + op.off  # (a map pointer's tag is not its address)
     if region in ("end",):
         region = "pkt"
     load = op.is_load or op.is_atomic
@@ -458,9 +461,9 @@ def speculation_safe_load(op: Op, st: State | None) -> bool:
     if base[0] == "pkt" and base[1] is not None and not st.adjusted:
         lo = base[1] + op.off
         return 0 <= lo and lo + op.size <= params.PKT_MIN_LEN
-    if base[0] == "map" and base[1] is not None:  # a known address in map memory (an array value)
-        lo = base[1] + op.off
-        return params.MAP_BASE <= lo and lo + op.size <= params.MAP_BASE + params.MAP_MEM_BYTES
+    if base[0] == "map" and base[1] is not None and len(base) > 2:  # a known pointer into a known map value
+        lo = (base[1] & M32) + op.off
+        return base[2][0] <= lo and lo + op.size <= base[2][1]
     return False
 
 

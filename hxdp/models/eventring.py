@@ -36,6 +36,12 @@ def copy_cycles(n: int) -> int:
     return -(-n // params.EVENT_BYTES_PER_CYCLE)
 
 
+def record_tag(off: int, size: int) -> int:
+    """The tag of a pointer to `size` writable bytes at map offset `off` (params.map_tag; a reserved record of 0
+    bytes gets length 0: its pointer reaches nothing, as the hardware's)."""
+    return (size + 7) // 8 << params.MAP_TAG_LEN_LSB | (off >> 3) & ((1 << params.MAP_TAG_START_BITS) - 1)
+
+
 def record_len(size: int) -> int:
     """Ring bytes a record of `size` bytes takes: header and data rounded up to 8, as Linux's."""
     return (size + params.RINGBUF_HEADER + 7) & ~7
@@ -117,11 +123,12 @@ class EventUnit:
         header = r.offset + pos
         self.state.mem[header : header + 8] = ((size | params.RINGBUF_BUSY).to_bytes(4, "little")
                                                + map_id.to_bytes(4, "little"))
-        return params.MAP_BASE + header + params.RINGBUF_HEADER, 1
+        rec = header + params.RINGBUF_HEADER
+        return record_tag(rec, size) << params.MAP_TAG_SHIFT | (params.MAP_BASE + rec), 1
 
     def _record(self, ptr: int, helper: str) -> tuple[MapRegion, int, int]:
         """The ring, header offset and size of the reserved record at `ptr`."""
-        header = (ptr & M64) - params.MAP_BASE - params.RINGBUF_HEADER
+        header = (ptr & M32) - params.MAP_BASE - params.RINGBUF_HEADER
         mem = self.state.mem
         if not 0 <= header <= len(mem) - 8:
             raise EventFault(f"{helper}: 0x{ptr:x} is not a ring buffer record")
@@ -131,7 +138,8 @@ class EventUnit:
         if not word & params.RINGBUF_BUSY or map_id >= len(self.state.layout.regions):
             raise EventFault(f"{helper}: 0x{ptr:x} is not a reserved ring buffer record")
         r = self.state.layout.region(map_id)
-        if r.kind != "ringbuf" or not r.offset <= header < header + record_len(size) <= r.offset + r.size:
+        if (r.kind != "ringbuf" or not r.offset <= header < header + record_len(size) <= r.offset + r.size
+                or (ptr & M64) >> params.MAP_TAG_SHIFT != record_tag(header + params.RINGBUF_HEADER, size)):
             raise EventFault(f"{helper}: 0x{ptr:x} is not a reserved record of a ring buffer")
         return r, header, size
 
@@ -140,7 +148,11 @@ class EventUnit:
         not; its header's busy bit is cleared either way (void helpers: r0 is 0). The header is read in the first
         cycle, the record copied from the second, the header written in the last."""
         helper = "ringbuf_discard" if discard else "ringbuf_submit"
-        self.mem.check(ptr - params.RINGBUF_HEADER, params.RINGBUF_HEADER)  # faults as the port's read would
+        # the header read is the unit's own: in the map memory its tag is that word's (it faults as the port's would)
+        hdr = (ptr & M32) - params.RINGBUF_HEADER
+        if hdr >> params.REGION_SHIFT == params.MAP_BASE >> params.REGION_SHIFT:
+            hdr |= record_tag(hdr - params.MAP_BASE, params.RINGBUF_HEADER) << params.MAP_TAG_SHIFT
+        self.mem.check(hdr, params.RINGBUF_HEADER)
         r, header, size = self._record(ptr, helper)
         word = size | (params.RINGBUF_DISCARD if discard else 0)
         self.state.mem[header : header + 4] = word.to_bytes(4, "little")

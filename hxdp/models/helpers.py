@@ -238,7 +238,7 @@ class HelperEnv:
             key = mem.read(r2, r.key_size)
             if name == "map_lookup_elem":
                 off = state.lookup_offset(map_id, key, from_program=True)
-                r0 = 0 if off is None else params.MAP_BASE + off
+                r0 = 0 if off is None else state.layout.value_pointer(map_id, off)
                 return r0, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
             if name == "map_update_elem":
                 value = mem.read(r3, r.value_size)

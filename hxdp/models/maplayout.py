@@ -105,6 +105,9 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
         slots = m.max_entries
         key_off, value_off = SLOT_HEADER, SLOT_HEADER + round8(m.key_size - 4)
         slot_size, data_off = value_off + round8(m.value_size), HEADER_BYTES
+    if m.value_size > params.MAP_VALUE_MAX:
+        raise MapError(f"map {m.name}: values of {m.value_size} bytes are longer than a map-value pointer's tag "
+                       f"describes ({params.MAP_VALUE_MAX} bytes)")
     if kind in ("devmap", "devmap_hash") and m.value_size not in (4, 8):
         raise MapError(f"map {m.name}: devmap value must be 4 (ifindex) or 8 bytes (struct bpf_devmap_val)")
     if kind == "cpumap" and m.value_size not in (4, 8):
@@ -265,11 +268,17 @@ class MapLayout:
         return i if 0 <= i < len(self.regions) else None
 
     def value_addr(self, map_id: int, off: int = 0) -> int:
-        """Absolute address of byte `off` of entry 0's value (global data sections, arrays)."""
+        """The tagged pointer to byte `off` of entry 0's value (global data sections, arrays)."""
         r = self.region(map_id)
         if r.kind not in ("array", "percpu_array"):
             raise MapError(f"map {r.name}: direct value access needs an array map, not {r.kind}")
-        return params.MAP_BASE + r.offset + off
+        return self.value_pointer(map_id, r.offset) + off
+
+    def value_pointer(self, map_id: int, value_off: int) -> int:
+        """The tagged pointer a lookup of map `map_id` returns for the value at byte `value_off` of map memory
+        (execution contract section 4: the value's start and length, and whether the program may write it)."""
+        r = self.region(map_id)
+        return params.map_pointer(value_off, r.value_size, bool(r.flags & params.BPF_F_RDONLY_PROG))
 
     def prog_value(self, name: str) -> bytes:
         """The PROG_ARRAY value that names program `name`: its entry row + 1 (u32, little-endian)."""

@@ -168,7 +168,7 @@ class MapState:
             if state == DELETED:
                 if free is None:
                     free = i
-            elif self.mem[base + r.key_offset : base + r.key_offset + r.key_size] == key:
+            elif state == USED and self.mem[base + r.key_offset : base + r.key_offset + r.key_size] == key:
                 self.last_probes = probes
                 return i, free
         self.last_probes = probes
@@ -197,12 +197,17 @@ class MapState:
         self._set_u32(r.offset, self._u32(r.offset) - 1)
 
     # --- LPM trie ------------------------------------------------------------------------------------------------
+    def _lpm_high(self, r: MapRegion) -> int:
+        """The high-water mark of the header, bounded by the slots (a corrupted header walks no further, as the
+        hardware's map FSM)."""
+        return min(self._u32(r.offset + 8), r.slots)
+
     def _lpm_entries(self, r: MapRegion) -> list[tuple[int, int, bytes]]:
         """(slot, prefixlen, data) of every valid slot below the high-water mark (a mark above the slots, which
         only a corrupted header holds, counts as every slot: the region ends there)."""
         out = []
         dsz = r.key_size - 4
-        for i in range(min(self._u32(r.offset + 8), r.slots)):
+        for i in range(self._lpm_high(r)):
             base = r.slot_addr(i)
             if self.mem[base] == USED:
                 out.append((i, self._u32(base + 4), bytes(self.mem[base + 8 : base + 8 + dsz])))
@@ -210,7 +215,8 @@ class MapState:
 
     @staticmethod
     def _prefix_match(a: bytes, b: bytes, bits: int) -> bool:
-        full, rest = divmod(bits, 8)
+        # (a corrupted prefix length longer than the data compares all of it, as the map FSM does)
+        full, rest = divmod(min(bits, 8 * len(a)), 8)
         if a[:full] != b[:full]:
             return False
         if rest:
@@ -224,12 +230,13 @@ class MapState:
                 return i
         return None
 
-    def _lpm_set_high(self, r: MapRegion) -> None:
-        high = 0
-        for i in range(r.slots):
+    def _lpm_set_high(self, r: MapRegion, high: int) -> None:
+        """After a delete: 1 + the last used slot below the old mark (what the hardware's scan finds)."""
+        new = 0
+        for i in range(high):
             if self.mem[r.slot_addr(i)] == USED:
-                high = i + 1
-        self._set_u32(r.offset + 8, high)
+                new = i + 1
+        self._set_u32(r.offset + 8, new)
 
     # --- the operations --------------------------------------------------------------------------------------------
     def present(self, r: MapRegion, off: int) -> bool:
@@ -278,7 +285,7 @@ class MapState:
         data = key[4:]
         best, best_len = None, -1
         entries = self._lpm_entries(r)
-        self.last_probes = max(1, self._u32(r.offset + 8))
+        self.last_probes = max(1, self._lpm_high(r))
         for i, plen, d in entries:
             if best_len < plen <= want and self._prefix_match(d, data, plen):
                 best, best_len = i, plen
@@ -335,12 +342,15 @@ class MapState:
                     if r.kind != "lru_hash":
                         return -E2BIG
                     victim = self._lru_victim(r)
+                    if victim < 0:  # a corrupted count: full, and no used slot to evict
+                        return -E2BIG
                     self._hash_remove(r, victim)
                     slot, free = self._hash_find(r, key)
                     self.last_probes += r.slots  # the victim scan visits every bucket (docs/helpers.md)
                     writes += windows(r.slot_size)
                 slot = free
-                assert slot is not None  # buckets >= 2 * max_entries leaves a free slot
+                if slot is None:  # a corrupted header or slots (buckets >= 2 * max_entries leaves a free one)
+                    return -E2BIG
                 base = r.slot_addr(slot)
                 self.mem[base] = USED
                 self.mem[base + r.key_offset : base + r.key_offset + r.key_size] = key
@@ -356,22 +366,25 @@ class MapState:
         if plen > 8 * (r.key_size - 4):
             return -EINVAL
         slot = self._lpm_exact(r, plen, key[4:])
-        self.last_probes = max(1, self._u32(r.offset + 8))
+        high = self._lpm_high(r)
+        self.last_probes = max(1, high)
         if slot is not None and flags == BPF_NOEXIST:
             return -EEXIST
         if slot is None and flags == BPF_EXIST:
             return -ENOENT
         if slot is None:
-            if self._u32(r.offset) >= r.max_entries:
+            # the first free slot below the high-water mark, else the mark (the hardware's scan); a corrupted
+            # header with no room left is a full map
+            slot = next((i for i in range(high) if self.mem[r.slot_addr(i)] != USED), high)
+            if self._u32(r.offset) >= r.max_entries or slot >= r.slots:
                 return -ENOSPC
-            slot = next(i for i in range(r.slots) if self.mem[r.slot_addr(i)] != USED)
             self._set_u32(r.offset, self._u32(r.offset) + 1)
         base = r.slot_addr(slot)
         self.mem[base] = USED
         self._set_u32(base + 4, plen)
         self.mem[base + r.key_offset : base + r.key_offset + r.key_size - 4] = key[4:]
         self.mem[base + r.value_offset : base + r.value_offset + r.value_size] = value
-        self._lpm_set_high(r)
+        self._set_u32(r.offset + 8, max(slot + 1, high))
         self.last_writes = windows(r.value_offset + r.value_size) + 1  # the slot, the header
         return 0
 
@@ -399,13 +412,14 @@ class MapState:
             self.last_writes = windows(r.slot_size) + 1  # the slot, the header
             return 0
         slot = self._lpm_exact(r, int.from_bytes(key[:4], "little"), key[4:])
-        self.last_probes = max(1, self._u32(r.offset + 8))
+        high = self._lpm_high(r)
+        self.last_probes = max(1, high)
         if slot is None:
             return -ENOENT
         base = r.slot_addr(slot)
         self.mem[base : base + r.slot_size] = bytes(r.slot_size)
         self._set_u32(r.offset, self._u32(r.offset) - 1)
-        self._lpm_set_high(r)
+        self._lpm_set_high(r, high)
         self.last_writes = windows(r.slot_size) + 1  # the slot, the header
         return 0
 

@@ -85,11 +85,32 @@ class DataMemory:
                            self.rx_queue_index, 0)
 
     # --- address decode ---------------------------------------------------------------------------------------
+    @staticmethod
+    def _map_value(tag: int, addr: int, size: int, write: bool) -> int:
+        """The map-memory offset of a tagged access, or AccessFault: [addr, addr + size) must lie in the value the
+        tag names (its 8-byte words), and a store needs a writable value (execution contract section 4)."""
+        what = "store" if write else "load"
+        split = params.split_map_tag(tag)
+        if split is None:
+            raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x}: not a map-value pointer (tag 0x{tag:08x})")
+        start, length, rdonly = split
+        off = addr - params.MAP_BASE
+        if not (start <= off and off + size <= start + length):
+            raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x} is outside its map value (0x"
+                              f"{params.MAP_BASE + start:08x}, {length} bytes)")
+        if write and rdonly:
+            raise AccessFault(f"store of {size} bytes at 0x{addr:08x}: the map value is read-only")
+        return off
+
     def _locate(self, addr: int, size: int, write: bool) -> tuple[bytearray, int]:
         """The backing buffer and offset of [addr, addr + size), or AccessFault."""
-        if addr < 0 or addr + size > 0xFFFFFFFF:
-            raise AccessFault(f"access of {size} bytes at 0x{addr & 0xFFFFFFFFFFFFFFFF:x}: not a 32-bit address")
+        tag, addr = addr >> params.MAP_TAG_SHIFT, addr & 0xFFFFFFFF
+        if addr < 0 or addr + size > 0xFFFFFFFF or tag >> 32:
+            raise AccessFault(f"access of {size} bytes at 0x{addr:x}: not a 32-bit address")
         region = addr >> params.REGION_SHIFT
+        if tag and region != REGION_MAP:
+            raise AccessFault(f"access of {size} bytes at 0x{addr:08x} with bits 63:32 0x{tag:08x}: only "
+                              f"map-value pointers carry a tag")
         if region == REGION_PKT:
             if self.data_meta <= addr and addr + size <= self.data_end:
                 return self.pkt, addr - params.PKT_BASE
@@ -98,7 +119,7 @@ class DataMemory:
             if off + size <= self.stack_limit:
                 return self.stack, off
         elif region == REGION_MAP:
-            off = addr - params.MAP_BASE
+            off = self._map_value(tag, addr, size, write)
             if off + size <= len(self.map_mem):
                 return self.map_mem, off
         elif region == REGION_CTX and not write:
@@ -118,7 +139,7 @@ class DataMemory:
             return b""
         buf, off = self._locate(addr, size, False)
         if self.read_log is not None:
-            self.read_log.append((addr, size))
+            self.read_log.append((addr & 0xFFFFFFFF, size))
         return bytes(buf[off : off + size])
 
     def write(self, addr: int, data: bytes) -> None:

@@ -150,7 +150,7 @@ class VliwModel:
                 if k == "atomic":
                     atomic_lanes.append(lane)
                 addr = (regs[d.src if k in T.LOAD_KINDS else d.dst] + d.off) & M64
-                region = PORTED_REGIONS.get(addr >> params.REGION_SHIFT)
+                region = PORTED_REGIONS.get((addr & 0xFFFFFFFF) >> params.REGION_SHIFT)
                 if region is not None:
                     name, load_ports, store_ports = region
                     n_ld, n_st = T.memory_ports(k)
@@ -203,6 +203,7 @@ class VliwModel:
                                     f"{helper[0]}")
         for i, (la, aa, da) in enumerate(stores):
             for lb, ab, db in stores[i + 1 :]:
+                aa, ab = aa & 0xFFFFFFFF, ab & 0xFFFFFFFF
                 if aa < ab + len(db) and ab < aa + len(da):
                     raise ContractViolation(f"row {ri} lane {lb}: store at 0x{ab:08x} overlaps the store of lane {la}")
         # commit: stores (all checked first, undone if the helper faults), helper, registers
@@ -226,7 +227,8 @@ class VliwModel:
                 log, mem.read_log = mem.read_log, None
             for raddr, rsize in log:
                 for lane, addr, data in stores:
-                    if raddr < addr + len(data) and addr < raddr + rsize:
+                    low = addr & 0xFFFFFFFF
+                    if raddr < low + len(data) and low < raddr + rsize:
                         raise ContractViolation(f"row {ri} lane {helper[0]}: helper reads 0x{raddr:08x} "
                                                 f"stored by lane {lane} of the same row")
         for _lane, reg, value in writes:
@@ -247,7 +249,8 @@ class VliwModel:
                 cost += params.CONDITIONAL_EXIT_PENALTY
         rec = None
         if self.trace_enabled:
-            rec = TraceRecord(ri, writes, stores, None, cost)
+            # (the trace shows the data bus: the address, not a map-value pointer's tag)
+            rec = TraceRecord(ri, writes, [(lane, addr & 0xFFFFFFFF, data) for lane, addr, data in stores], None, cost)
         return control, cost, rec
 
     # --- packets ---------------------------------------------------------------------------------------------------

@@ -118,6 +118,8 @@ def gen_params() -> str:
     dec("PKT_MAX_LEN", P.PKT_MAX_LEN)
     dec("PKT_MIN_LEN", P.PKT_MIN_LEN)
     dec("MAP_MEM_BYTES", P.MAP_MEM_BYTES)
+    for name in ("MAP_TAG_START_BITS", "MAP_TAG_LEN_LSB", "MAP_TAG_LEN_BITS", "MAP_TAG_RDONLY_BIT"):
+        dec(name, getattr(P, name))
     for field, off in P.CTX_FIELDS.items():
         dec(f"CTX_{field}", off)
     lines.append("")

@@ -259,7 +259,7 @@ def map_config_lines(layout: object) -> list[str]:
     for r in layout.regions:
         entry = (r.type | 1 << 8 | r.key_size << 16 | r.value_size << 32 | r.max_entries << 48 | r.offset << 80
                  | r.slots << 112 | r.slot_size << 144 | r.key_offset << 160 | r.value_offset << 176
-                 | r.data_offset << 192)
+                 | r.data_offset << 192 | bool(r.flags & params.BPF_F_RDONLY_PROG) << 208)
         lines.append(f"{r.id} {entry:064x}\n")
     return lines
 

@@ -37,6 +37,7 @@ module sephirot_core #(
   output reg  [LANES-1:0]      dbus_rd_o,
   output reg  [LANES-1:0]      dbus_wr_o,
   output reg  [32*LANES-1:0]   dbus_addr_o,
+  output reg  [32*LANES-1:0]   dbus_tag_o,      // bits 63:32 of each lane's pointer (a map-value tag, sephirot_mapguard)
   output reg  [4*LANES-1:0]    dbus_size_o,
   output reg  [64*LANES-1:0]   dbus_wdata_o,
   output wire                  dbus_commit_o,   // writes of this cycle take effect at the clock edge
@@ -253,6 +254,7 @@ module sephirot_core #(
     dbus_rd_o = {LANES{1'b0}};
     dbus_wr_o = {LANES{1'b0}};
     dbus_addr_o = {32*LANES{1'b0}};
+    dbus_tag_o = {32*LANES{1'b0}};
     dbus_size_o = l_size;
     l_ext = {LANES{1'b0}};
     l_stk = {LANES{1'b0}};
@@ -263,8 +265,10 @@ module sephirot_core #(
       a64 = l_addr[64*li +: 64];
       l_addr_lo9[9*li +: 9] = a64[8:0];
       dbus_addr_o[32*li +: 32] = a64[31:0];
+      dbus_tag_o[32*li +: 32] = a64[63:32];
       if (exec && (l_rd[li] || l_wr[li])) begin
-        if (a64[63:32] != 32'd0) begin
+        // only a map-value pointer carries a tag (bits 63:32); the map memory checks it (sephirot_mapguard)
+        if (a64[63:32] != 32'd0 && a64[31:28] != R_MAP) begin
           l_bad[li] = 1'b1;
         end else if (a64[31:28] == R_STACK) begin
           l_stk[li] = 1'b1;

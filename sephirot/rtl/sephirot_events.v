@@ -27,6 +27,7 @@ module sephirot_events (
   output wire [31:0]     rd_base_o,
   output wire [31:0]     rd_off_o,
   output wire [31:0]     rd_left_o,
+  output wire [31:0]     rd_tag_o,        // the tag of the pointer read (sephirot_mapguard)
   input  wire [3:0]      rd_size_i,
   input  wire [63:0]     rd_data_i,
   // the map configuration entry of map mid_o
@@ -65,6 +66,9 @@ module sephirot_events (
   localparam [31:0] DMAX = `SEPH_EVENT_DATA_MAX;
   localparam [4:0]  PMAX = `SEPH_EVENT_PACKET_MAX;
   localparam integer NM = `SEPH_MAPS_MAX;
+  localparam integer TS = `SEPH_MAP_TAG_START_BITS;
+  localparam integer TL = `SEPH_MAP_TAG_LEN_BITS;
+  localparam integer TR = `SEPH_MAP_TAG_RDONLY_BIT;
   localparam [63:0] EINVAL = 64'd22, EFAULT = 64'd14, E2BIG = 64'd7, ENOSPC = 64'd28, EAGAIN = 64'd11;
 
   wire [63:0] r1 = args_i[63:0];
@@ -120,11 +124,25 @@ module sephirot_events (
   wire        o_inval = r4[63:2] != 62'd0;
   wire        o_ok = !o_inval && !full && r_room;
   wire        v_ok = r3 == 64'd0 && r_room;
+  // a map-value pointer's tag (execution contract section 4, params.map_tag) of bytes bytes at map offset off,
+  // writable: a reserved record's (its size rounded up to 8), or a header word's
+  /* verilator lint_off UNUSEDSIGNAL */    // (offsets within the map memory, lengths within a tag's)
+  function automatic [31:0] tag_of(input [31:0] off, input [15:0] bytes);
+    reg [15:0] words;
+    begin
+      words = (bytes + 16'd7) >> 3;
+      tag_of = {{(32-TR){1'b0}}, words[TL-1:0], off[3 +: TS]};
+    end
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire [31:0] v_off = m_off + {8'd0, pos} + 32'd8;
   // submit/discard(data, flags): the header 8 bytes in front of the record
   wire [31:0] c_hdr = r1[31:0] - 32'd8;
   wire [31:0] c_off = c_hdr - MBASE;
   wire [32:0] c_end = {1'b0, c_off} + {17'd0, (hdr_len[15:0] + 16'd15) & ~16'd7};
-  wire        c_ok = r1[63:32] == 32'd0 && c_hdr[31:28] == MBASE[31:28] && hdr_q[31] && hdr_len <= DMAX &&
+  wire        c_map = c_hdr[31:28] == MBASE[31:28];
+  // (the pointer is the one reserve returned: the record's tag; the header read is the unit's own, tagged by its word)
+  wire        c_ok = r1[63:32] == tag_of(c_off + 32'd8, hdr_len[15:0]) && c_map && hdr_q[31] && hdr_len <= DMAX &&
                      entry_ok && want_ring && c_off >= m_off && c_end <= {1'b0, m_off} + {1'b0, m_max};
   assign ufault_o = req_i && is_com && busy_i && !c_ok && !bad_i;   // (a faulting header read: access fault)
   wire        c_send = is_sub && c_ok && !full;
@@ -142,6 +160,8 @@ module sephirot_events (
   assign rd_en_o = hdr_go || d_go || q_go;
   assign rd_base_o = hdr_go ? c_hdr : d_go ? d_base : pkt_data_i;
   assign rd_off_o = {16'd0, hdr_go ? 16'd0 : d_go ? d_off_q : q_off_q};
+  assign rd_tag_o = hdr_go ? (c_map ? tag_of(c_off, 16'd8) : 32'd0) :
+                    d_go ? (is_perf ? r4[63:32] : is_out ? r2[63:32] : r1[63:32]) : 32'd0;
   assign rd_left_o = hdr_go ? 32'd8 : d_go ? d_size - {16'd0, d_off_q} : p_ctx - {16'd0, q_off_q};
   reg  [63:0] rd_mask;
   integer bi;
@@ -163,7 +183,7 @@ module sephirot_events (
       ret = o_inval ? -EINVAL : o_ok ? 64'd0 : -EAGAIN;
       if (o_ok) lat = 33'd1 + {24'd0, d_words};
     end else if (is_resv) begin
-      ret = v_ok ? {32'd0, MBASE + m_off + {8'd0, pos} + 32'd8} : 64'd0;
+      ret = v_ok ? {tag_of(v_off, r_size[15:0]), MBASE + v_off} : 64'd0;
     end else if (is_com) begin
       lat = (busy_i && c_send) ? 33'd2 + {24'd0, d_words} : 33'd2;
     end

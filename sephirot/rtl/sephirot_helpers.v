@@ -31,6 +31,7 @@ module sephirot_helpers (
   // memory read port (any region)
   output reg             hm_en_o,
   output reg  [31:0]     hm_addr_o,
+  output reg  [31:0]     hm_tag_o,          // bits 63:32 of the pointer read (a map-value tag, sephirot_mapguard)
   output reg  [3:0]      hm_size_o,
   input  wire [63:0]     hm_rdata_i,
   input  wire            hm_fault_i,
@@ -133,7 +134,7 @@ module sephirot_helpers (
   wire [31:0] pk_left = pk_n - pk_off_q;
   wire [32:0] pk_lat  = 33'd1 + {4'd0, pk_n[31:3]} + {32'd0, pk_n[2:0] != 3'd0};
   // the map FSM (u_mapfsm, below): its key and value reads, its outcome
-  wire        mf_rd_en, m_fault, mf_ufault, mf_done, mf_redir, mf_redir_valid;
+  wire        mf_rd_en, mf_rd_val, m_fault, mf_ufault, mf_done, mf_redir, mf_redir_valid;
   wire [31:0] mf_rd_base, mf_rd_off, mf_rd_left, mf_redir_port;
   wire [1:0]  mf_redir_kind;
   wire [15:0] mf_redir_size;
@@ -153,7 +154,13 @@ module sephirot_helpers (
   reg  [5:0]  tc_cnt_q;         // tail calls of the packet so far
   wire        tc_go    = req_i && is_tc && !tc_fault && busy_q && r3[63:32] == 32'd0 &&
                          r3[31:0] < {{(32-MA){1'b0}}, mcfg_i[48 +: MA]} && tc_cnt_q < `SEPH_MAX_TAIL_CALL_CNT;
-  wire [31:0] tc_addr  = `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mcfg_i[80 +: MA]} + {r3[28:0], 3'd0};
+  wire [31:0] tc_off   = {{(32-MA){1'b0}}, mcfg_i[80 +: MA]} + {r3[28:0], 3'd0};
+  wire [31:0] tc_addr  = `SEPH_MAP_BASE + tc_off;
+  // the entry read is the helper unit's own: its tag (sephirot_mapguard) names that one writable 8-byte slot
+  localparam integer TS = `SEPH_MAP_TAG_START_BITS;
+  localparam integer TL = `SEPH_MAP_TAG_LEN_BITS;
+  localparam integer TR = `SEPH_MAP_TAG_RDONLY_BIT;
+  wire [31:0] tc_tag   = {{(32-TR){1'b0}}, {{(TL-1){1'b0}}, 1'b1}, tc_off[3 +: TS]};
   // fib_lookup (u_fib, below): its struct reads, its outcome
   wire        fb_go = req_i && id_i == H_FIB;
   wire        fb_rd_en, fb_fault, fb_done;
@@ -165,7 +172,7 @@ module sephirot_helpers (
   reg  [31:0] hm_left;
   // the event calls (u_events, below): their reads, map id, header writes and outcome
   wire        ev_sel, ev_rd_en, ev_fault, ev_ufault, ev_mww_en;
-  wire [31:0] ev_rd_base, ev_rd_off, ev_rd_left, ev_mid, mf_mid, ev_mww_off, mf_mww_off;
+  wire [31:0] ev_rd_base, ev_rd_off, ev_rd_left, ev_rd_tag, ev_mid, mf_mid, ev_mww_off, mf_mww_off;
   wire [32:0] ev_lat;
   wire [63:0] ev_ret;
   wire        mf_mww_en;
@@ -175,18 +182,19 @@ module sephirot_helpers (
   always @(*) begin
     hm_en_o = cs_go || mf_rd_en || pk_go || ev_rd_en || tc_go || fb_rd_en;
     hm_base = (cs_off_q < {1'b0, fsz}) ? r1[31:0] : r3[31:0];
+    hm_tag_o = (cs_off_q < {1'b0, fsz}) ? r1[63:32] : r3[63:32];
     hm_off = (cs_off_q < {1'b0, fsz}) ? cs_off_q[31:0] : cs_off_q[31:0] - fsz;
     hm_left = (cs_left >= 33'd8) ? 32'd8 : cs_left[31:0];
     if (mf_rd_en) begin
-      hm_base = mf_rd_base; hm_off = mf_rd_off; hm_left = mf_rd_left;
+      hm_base = mf_rd_base; hm_off = mf_rd_off; hm_left = mf_rd_left; hm_tag_o = mf_rd_val ? r3[63:32] : r2[63:32];
     end else if (ev_rd_en) begin
-      hm_base = ev_rd_base; hm_off = ev_rd_off; hm_left = ev_rd_left;
+      hm_base = ev_rd_base; hm_off = ev_rd_off; hm_left = ev_rd_left; hm_tag_o = ev_rd_tag;
     end else if (pk_go) begin
-      hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left;
+      hm_base = r1[31:0]; hm_off = pk_off_q; hm_left = pk_left; hm_tag_o = r1[63:32];
     end else if (tc_go) begin
-      hm_base = tc_addr; hm_off = 32'd0; hm_left = 32'd4;
+      hm_base = tc_addr; hm_off = 32'd0; hm_left = 32'd4; hm_tag_o = tc_tag;
     end else if (fb_rd_en) begin
-      hm_base = r2[31:0]; hm_off = fb_rd_off; hm_left = 32'd8;
+      hm_base = r2[31:0]; hm_off = fb_rd_off; hm_left = 32'd8; hm_tag_o = r2[63:32];
     end
     hm_size_o = (hm_left >= 32'd8) ? 4'd8 : hm_left[3:0];
     hm_addr_o = hm_base + hm_off;
@@ -258,7 +266,7 @@ module sephirot_helpers (
     .clk_i, .rst_ni,
     .req_i, .id_i, .r1_i(is_tc ? r2 : r1), .r2_i(r2[31:0]), .r3_i(r3), .r4_i(r4),
     .busy_i(busy_q), .cnt_i(cnt_q), .finish_i(finish),
-    .rd_en_o(mf_rd_en), .rd_base_o(mf_rd_base), .rd_off_o(mf_rd_off), .rd_left_o(mf_rd_left),
+    .rd_en_o(mf_rd_en), .rd_val_o(mf_rd_val), .rd_base_o(mf_rd_base), .rd_off_o(mf_rd_off), .rd_left_o(mf_rd_left),
     .rd_size_i(hm_size_o), .rd_data_i(hm_rdata_i), .rd_bad_i(cs_bad_q),
     .mid_o(mf_mid), .mcfg_i, .mcount_i, .mw_en_o(mf_mw_en), .mw_off_o(mf_mw_off), .mw_rdata_i,
     .mww_en_o(mf_mww_en), .mww_off_o(mf_mww_off), .mww_data_o(mf_mww_data), .mww_mask_o(mf_mww_mask),
@@ -271,6 +279,7 @@ module sephirot_helpers (
     .clk_i, .rst_ni, .pkt_start_i, .req_i, .id_i, .args_i, .busy_i(busy_q), .finish_i(finish), .bad_i(cs_bad_q),
     .pkt_data_i, .pkt_end_i, .sel_o(ev_sel),
     .rd_en_o(ev_rd_en), .rd_base_o(ev_rd_base), .rd_off_o(ev_rd_off), .rd_left_o(ev_rd_left),
+    .rd_tag_o(ev_rd_tag),
     .rd_size_i(hm_size_o), .rd_data_i(hm_rdata_i),
     .mid_o(ev_mid), .mcfg_i, .mcount_i,
     .mww_en_o(ev_mww_en), .mww_off_o(ev_mww_off), .mww_data_o(ev_mww_data), .mww_mask_o(ev_mww_mask),

@@ -5,6 +5,7 @@
 // Entry layout (256 bits, from the compiler's map layout, docs/maps.md):
 //   [7:0] type  [15:8] valid  [31:16] key_size  [47:32] value_size  [79:48] max_entries  [111:80] offset
 //   [143:112] slots  [159:144] slot_size  [175:160] key_offset  [191:176] value_offset  [207:192] data_offset
+//   [208] read-only (BPF_F_RDONLY_PROG: .rodata; sephirot_mapguard.v keeps a copy with the value size)
 module sephirot_mapcfg #(
   parameter integer N = `SEPH_MAPS_MAX
 ) (

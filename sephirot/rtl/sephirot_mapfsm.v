@@ -25,6 +25,7 @@ module sephirot_mapfsm (
   // key and value reads through the helper unit's memory read port: rd_left_o bytes from rd_base_o + rd_off_o,
   // rd_size_i (at most 8) of them read this cycle
   output wire            rd_en_o,
+  output wire            rd_val_o,        // the read is an update's value (r3), else the key (r2)
   output wire [31:0]     rd_base_o,
   output wire [31:0]     rd_off_o,
   output wire [31:0]     rd_left_o,
@@ -140,6 +141,7 @@ module sephirot_mapfsm (
   // the read port: the key, then an update's value
   assign rd_en_o   = k_go || v_go;
   assign rd_base_o = k_go ? r2_i : r3_i[31:0];
+  assign rd_val_o  = !k_go;
   assign rd_off_o  = {24'd0, k_go ? kcnt_q : vcnt_q};
   assign rd_left_o = k_go ? key_left : val_left;
   // the bytes read (as compares, not a shift of a mask: with a shift here yosys's `share` pass ran out of memory)
@@ -214,6 +216,7 @@ module sephirot_mapfsm (
   // the first free slot, the last other used slot; one more cycle decides
   reg         lex_v_q, lfree_v_q, ldec_q;
   reg  [MA-1:0] uhigh_q, lex_q, lfree_q, llast_q, lnhigh_q;
+  reg         ucbig_q;             // the header's entry count is beyond MA bits (a corrupted header: full)
   wire        l_exact  = s_state == 8'd1 && s_plen == kplen && pmatch;
   wire [MA-1:0] l_slot = lex_v_q ? lex_q : (lfree_v_q ? lfree_q : uhigh_q);
   wire [MA-1:0] l_off  = slot_at(l_slot);
@@ -458,6 +461,15 @@ module sephirot_mapfsm (
     end
   end
 
+  // a lookup's pointer carries the tag of its value (execution contract section 4, sephirot_mapguard.v): read-only
+  // (configuration bit 208), the value's length and start in 8-byte words (values are 8-byte aligned and padded)
+  localparam integer TS = `SEPH_MAP_TAG_START_BITS;
+  localparam integer TL = `SEPH_MAP_TAG_LEN_BITS;
+  localparam integer TR = `SEPH_MAP_TAG_RDONLY_BIT;
+  // (value size [47:32] / 8, rounded up; bit 208 of the entry: read-only)
+  wire [TL-1:0] tag_len = {{(TL-13){1'b0}}, mcfg_i[47:35]} + {{(TL-1){1'b0}}, |mcfg_i[34:32]};
+  wire [31:0] val_tag   = {31'd0, mcfg_i[208]} << TR | {{(32-TL){1'b0}}, tag_len} << TS |
+                          {{(32-TS){1'b0}}, mres_q[MA-1:MA-TS]};
   // the call's outcome (the latency counts the writes' windows past the first)
   assign fault_o = m_fault;
   assign ufault_o = ufault_q;
@@ -466,7 +478,7 @@ module sephirot_mapfsm (
   always @(*) begin
     ret_o = 64'd0;
     case (id_i)
-      H_LOOKUP:   ret_o = mhit_q ? {32'd0, `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mres_q}} : 64'd0;
+      H_LOOKUP:   ret_o = mhit_q ? {val_tag, `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mres_q}} : 64'd0;
       H_UPDATE, H_DELETE: ret_o = {{32{ures_q[31]}}, ures_q};
       H_REDIRMAP: ret_o = rm_badflags ? 64'd`SEPH_XDP_ABORTED : (mhit_q ? 64'd`SEPH_XDP_REDIRECT : {62'd0, rflags[1:0]});
       default:    ret_o = 64'd0;
@@ -490,12 +502,15 @@ module sephirot_mapfsm (
       ufree_q <= {MA{1'b0}}; ucount_q <= {MA{1'b0}}; ures_q <= 32'd0; ufault_q <= 1'b0; uclk_q <= 32'd0;
       uslot_q <= {MA{1'b0}}; uev_q <= 1'b0; vbest_v_q <= 1'b0; ustart_q <= {MA{1'b0}}; ufidx_q <= {MA{1'b0}};
       vbest_q <= {MA{1'b0}}; vstamp_q <= 32'd0; uvoff_q <= {MA{1'b0}};
-      lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= {MA{1'b0}};
+      lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= {MA{1'b0}}; ucbig_q <= 1'b0;
       lex_q <= {MA{1'b0}}; lfree_q <= {MA{1'b0}}; llast_q <= {MA{1'b0}}; lnhigh_q <= {MA{1'b0}};
       lc_q <= 2'd0; keq_q <= 1'b0; pm_q <= 1'b0; s_state_q <= 8'd0; s_plen_q <= 32'd0; s_val_q <= 32'd0;
     end else begin
       if (hdr_go) begin
-        ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32]; uhigh_q <= mw_rdata_i[64 +: MA];
+        // (a corrupted header walks no further than the map's slots: the scan stays in the region and in time)
+        ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32];
+        uhigh_q <= (mw_rdata_i[95:64] > {{(32-MA){1'b0}}, m_slots}) ? m_slots : mw_rdata_i[64 +: MA];
+        ucbig_q <= mw_rdata_i[31:MA] != {(32-MA){1'b0}};
       end
       // (the buffers are read 8 bytes per cycle from offset 0: every write is a whole aligned word, selected by a
       // compare per word; a part-select at 64 * count made yosys build a 64-to-512-bit shifter per buffer for the
@@ -530,6 +545,7 @@ module sephirot_mapfsm (
         if ({1'b0, pidx_q} + 1'b1 >= {1'b0, m_slots}) begin
           mdone_q <= 1'b1;
           uvoff_q <= ev_off;
+          if (!vbest_v_q && !ev_this) ures_q <= -32'd7;   // a corrupted count: full with no entry to evict
           // the insert goes to the first free slot of the key's probe sequence, the victim's included
           if (!ufree_v_q || ((ev_victim - ustart_q) & (m_slots - 1'b1)) < ((ufidx_q - ustart_q) & (m_slots - 1'b1)))
             mres_q <= ev_off;
@@ -562,7 +578,7 @@ module sephirot_mapfsm (
         end else begin
           if (lex_v_q && uflags == 64'd1) ures_q <= -32'd17;              // NOEXIST: -EEXIST
           else if (!lex_v_q && uflags == 64'd2) ures_q <= -32'd2;         // EXIST: -ENOENT
-          else if (!lex_v_q && ucount_q >= m_max) ures_q <= -32'd28;      // -ENOSPC
+          else if (!lex_v_q && (ucount_q >= m_max || ucbig_q || l_slot >= m_slots)) ures_q <= -32'd28;   // -ENOSPC
           lnhigh_q <= ({1'b0, l_slot} + 1'b1 > {1'b0, uhigh_q}) ? l_slot + 1'b1 : uhigh_q;
         end
       end else if (p_do && is_del && m_hash) begin                        // hash delete: probe

@@ -41,6 +41,10 @@
 `define SEPH_PKT_MAX_LEN                 2048
 `define SEPH_PKT_MIN_LEN                 60
 `define SEPH_MAP_MEM_BYTES               1048576
+`define SEPH_MAP_TAG_START_BITS          17
+`define SEPH_MAP_TAG_LEN_LSB             17
+`define SEPH_MAP_TAG_LEN_BITS            14
+`define SEPH_MAP_TAG_RDONLY_BIT          31
 `define SEPH_CTX_DATA                    0
 `define SEPH_CTX_DATA_END                4
 `define SEPH_CTX_DATA_META               8

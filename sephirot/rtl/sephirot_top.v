@@ -103,7 +103,8 @@ module sephirot_top #(
 
   wire                hlp_req, hlp_done, hlp_illegal, hlp_fault, hlp_access;
   wire                hm_en, hm_fault, hb_rd;
-  wire [31:0]         hm_addr;
+  wire [31:0]         hm_addr, hm_tag;
+  wire [32*LANES-1:0] d_tag;
   wire [3:0]          hm_size;
   wire [63:0]         hm_rdata;
   wire                hs_en;                  // fib_lookup's writes into its struct on the stack
@@ -168,7 +169,7 @@ module sephirot_top #(
     .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i(rows_q),
     .pkt_ready_i(core_ready), .pkt_filled_i(core_filled), .init_r1_i(init_r1), .init_r2_i(init_r2),
     .pkt_start_o, .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o, .res_cycles_o,
-    .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
+    .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_tag_o(d_tag), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
     .dbus_commit_o(d_commit), .dbus_hold_o(d_hold), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait), .pkt_hold_i(pb_hold),
     .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
     .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
@@ -193,13 +194,24 @@ module sephirot_top #(
   wire                    ph_fault, mh_fault;
   wire                    hb_msel = hm_addr[31:28] == R_MAP;
   wire [63:0]             hb_rdata = hb_msel ? mh_rdata : ph_rdata;
-  wire                    hb_fault = hb_msel ? mh_fault : ph_fault;
+  wire                    hb_fault = hb_msel ? (mh_fault || gh_fault) : ph_fault;
   always @(*) begin
     for (li = 0; li < LANES; li = li + 1) begin
       d_rdata[64*li +: 64] = m_sel[li] ? m_rdata[64*li +: 64] : p_rdata[64*li +: 64];
-      d_fault[li] = m_sel[li] ? m_fault[li] : p_fault[li];
+      d_fault[li] = m_sel[li] ? (m_fault[li] || g_fault[li]) : p_fault[li];
     end
   end
+
+  // map-value pointers (execution contract section 4): every lane access and helper read in the map memory is
+  // checked against the value its pointer's tag names; a helper's pointer elsewhere must carry no tag
+  wire [LANES-1:0] g_fault;
+  wire             gh_fault;
+  sephirot_mapguard #(.LANES(LANES)) u_mapguard (
+    .l_en_i((d_rd | d_wr) & m_sel), .l_wr_i(d_wr), .l_tag_i(d_tag), .l_addr_i(d_addr), .l_size_i(d_size),
+    .l_fault_o(g_fault), .h_en_i(hb_rd && hb_msel), .h_tag_i(hm_tag), .h_addr_i(hm_addr), .h_size_i(hm_size),
+    .h_fault_o(gh_fault)
+  );
+  wire hm_tag_bad = hm_en && hm_addr[31:28] != R_MAP && hm_tag != 32'd0;
 
   sephirot_pktbuf #(.LANES(LANES), .NBUF(NBUF)) u_pktbuf (
     .clk_i, .rst_ni,
@@ -236,7 +248,8 @@ module sephirot_top #(
     .req_i(hlp_req), .id_i(hlp_id), .args_i(hlp_args), .cycles_i(hlp_cycles),
     .pkt_data_i(ctx_data), .pkt_end_i(ctx_end),
     .done_o(hlp_done), .ret_o(hlp_ret), .illegal_o(hlp_illegal), .fault_o(hlp_fault), .access_o(hlp_access),
-    .hm_en_o(hm_en), .hm_addr_o(hm_addr), .hm_size_o(hm_size), .hm_rdata_i(hm_rdata), .hm_fault_i(hm_fault),
+    .hm_en_o(hm_en), .hm_addr_o(hm_addr), .hm_tag_o(hm_tag), .hm_size_o(hm_size), .hm_rdata_i(hm_rdata),
+    .hm_fault_i(hm_fault || hm_tag_bad),
     .mid_o(m_id), .mcfg_i(m_entry), .mcount_i(m_count), .mw_en_o(mw_en), .mw_off_o(mw_off),
     .mww_en_o(mww_en), .mww_off_o(mww_off), .mww_data_o(mww_data), .mww_mask_o(mww_mask), .mw_rdata_i(mw_rdata),
     .sw_en_o(hs_en), .sw_off_o(hs_off), .sw_size_o(hs_size), .sw_data_o(hs_data),
