@@ -734,6 +734,9 @@ class Generator:
 FEATURES = ("alu", "asm", "pktrd", "pktwr", "if", "stack", "map", "mapupd", "mapdel", "csum", "ret", "guard", "loop",
             "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop", "copy", "meta", "spinlock", "xdpbytes",
             "ringbuf", "ringrsv", "perf", "tailcall", "sized")
+# The features issue 24 added: excluding them regenerates the programs of the campaigns recorded before them (the
+# choices among the older statement kinds draw the same numbers).
+ROUND2_FEATURES = ("spinlock", "xdpbytes", "ringbuf", "ringrsv", "perf", "tailcall", "sized")
 def parse_exclude(text: str | None) -> frozenset[str]:
     """Comma-separated feature names -> the set; unknown names are an error."""
     out: set[str] = set()
