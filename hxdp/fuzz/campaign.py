@@ -148,7 +148,7 @@ def write_reproducers(results: list[fuzz.CaseResult], seed: int, npackets: int, 
                 return written
             prog = fuzz.gen_program(seed, r.index, exclude=exclude)
             packets = fuzz.gen_packets(seed, r.index, npackets)
-            cfg = fuzz.gen_config(seed, r.index)
+            cfg = fuzz.gen_config(seed, r.index, prog)
             folder = out / f"{r.name}_{eng}"
             note = f"{r.name} on {eng}: packet {d[0]}: {d[1]} differs\n" + "\n".join("  " + x for x in d[2][:8])
             entry: dict[str, Any] = {"prog": r.name, "engine": eng, "folder": str(folder), "class": signature(eng, d)}

@@ -55,10 +55,11 @@ class Outcome:
 
 
 def kernel_outcome(obj: Path, prog: str, packets: list[bytes], cfg: dict[str, Any]) -> Outcome:
+    from hxdp.frontend.sizing import config_sizes
     from hxdp.linux.kernel import KernelProgram
 
     res, maps = [], []
-    with KernelProgram(obj, prog=prog) as k:
+    with KernelProgram(obj, prog=prog, sizes=config_sizes(cfg)) as k:
         k.apply_config(cfg)
         for p in packets:
             res.append(k.run(p))
@@ -134,17 +135,29 @@ class CaseResult:
     features: list[str] = field(default_factory=list)
 
 
+def loaded_config(obj: Path, prog: str, cfg: dict[str, Any]) -> dict[str, Any]:
+    """`cfg` without its PROG_ARRAY entries when the compiled program makes no tail call (clang removed a dead
+    one): its callee is then not loaded beside it, on the kernel as on the NIC."""
+    from hxdp.frontend.elf import load_program
+
+    if "jmp" not in cfg.get("maps", {}) or load_program(obj, prog=prog).resident:
+        return cfg
+    return {**cfg, "maps": {k: v for k, v in cfg["maps"].items() if k != "jmp"}}
+
+
 def check_program(obj: Path, prog: str, packets: list[bytes], cfg: dict[str, Any],
                   engines: tuple[str, ...]) -> tuple[str, str, Outcome | None, dict, dict]:
     """(status, detail, kernel outcome, divergences by engine, errors by engine) of one program of an object."""
     from hxdp.frontend.elf import load_program
+    from hxdp.frontend.sizing import config_sizes
     from hxdp.linux.kernel import KernelError
 
+    cfg = loaded_config(obj, prog, cfg)
     try:
         kern = kernel_outcome(obj, prog, packets, cfg)
     except KernelError as exc:
         return "rejected", str(exc).splitlines()[0][-300:], None, {}, {}
-    program = load_program(obj, prog=prog)
+    program = load_program(obj, prog=prog, sizes=config_sizes(cfg))
     divs: dict[str, tuple[int, str, list[str]]] = {}
     errs: dict[str, str] = {}
     for eng in engines:
@@ -162,8 +175,18 @@ def check_program(obj: Path, prog: str, packets: list[bytes], cfg: dict[str, Any
 
 def run_batch(seed: int, indices: list[int], npackets: int, engines: tuple[str, ...], workdir: Path,
               keep: bool = False, exclude: frozenset[str] = frozenset()) -> list[CaseResult]:
-    """Generate, compile (one object), and check the programs `indices` of campaign `seed`."""
+    """Generate, compile and check the programs `indices` of campaign `seed`: one object for those without tail
+    calls, one each for the others (every XDP program of an object is a tail call's possible target)."""
     progs = [gen_program(seed, i, exclude=exclude) for i in indices]
+    plain = [(i, p) for i, p in zip(indices, progs, strict=True) if p.callee is None]
+    out: list[CaseResult] = []
+    for group in ([plain] if plain else []) + [[(i, p)] for i, p in zip(indices, progs, strict=True) if p.callee]:
+        out += _run_object(seed, [i for i, _ in group], [p for _, p in group], npackets, engines, workdir, keep)
+    return sorted(out, key=lambda c: c.index)
+
+
+def _run_object(seed: int, indices: list[int], progs: list[FuzzProgram], npackets: int, engines: tuple[str, ...],
+                workdir: Path, keep: bool) -> list[CaseResult]:
     workdir.mkdir(parents=True, exist_ok=True)
     obj = workdir / f"batch_{seed}_{indices[0]}.o"
     out: list[CaseResult] = []
@@ -195,7 +218,7 @@ def _check_all(seed: int, indices: list[int], progs: list[FuzzProgram], obj: Pat
     out = []
     for i, p in zip(indices, progs, strict=True):
         packets = gen_packets(seed, i, npackets)
-        cfg = gen_config(seed, i)
+        cfg = gen_config(seed, i, p)
         try:
             status, detail, kern, divs, errs = check_program(obj, p.name, packets, cfg, engines)
         except HxdpError as exc:
@@ -301,6 +324,7 @@ def write_case_src(folder: Path, src: str, name: str, packets: list[bytes], cfg:
     folder.mkdir(parents=True, exist_ok=True)
     obj = folder / "prog.o"
     compile_c(src, obj)
+    cfg = loaded_config(obj, name, cfg)
     write_pcap(folder / "packets.pcap", packets)
     (folder / "maps.json").write_text(json.dumps(cfg, indent=1) + "\n")
     kern = kernel_outcome(obj, name, packets, cfg)

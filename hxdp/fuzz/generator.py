@@ -41,12 +41,27 @@ struct { __uint(type, BPF_MAP_TYPE_CPUMAP); __uint(max_entries, 4); __type(key, 
 struct { __uint(type, BPF_MAP_TYPE_XSKMAP); __uint(max_entries, 4); __type(key, __u32);
 	__type(value, __u32); } xsks SEC(".maps");
 
+struct lval { struct bpf_spin_lock l; __u32 c; __u64 a; __u64 b; };
+
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 4); __type(key, __u32);
+	__type(value, struct lval); } slk SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, 0); __type(key, __u32);
+	__type(value, struct val); } hsz SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_RINGBUF); __uint(max_entries, 4096); } ring SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY); __uint(max_entries, 1); __uint(key_size, 4);
+	__uint(value_size, 4); } perf SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_PROG_ARRAY); __uint(max_entries, 4); __type(key, __u32);
+	__type(value, __u32); } jmp SEC(".maps");
+
 union stk { __u8 b[32]; __u16 h[16]; __u32 w[8]; __u64 d[4]; };
 
 """
 FOOTER = 'char _license[] SEC("license") = "GPL";\n'
 VAL_SIZE = 24
 MAPS = ("arr", "hmap", "pca")
+SIZED_MAX = (1, 2, 4, 8)  # max_entries the configuration gives `hsz` (0 in the object: sized at load time)
+JMP_PROGS = (0, 2)  # PROG_ARRAY `jmp` entries naming the callee; 1 and 3 stay empty, indices 4..7 are past the end
+EVENTS_MAX = 8  # event statements per packet (main program and callee): under the NIC's 16 records a packet
 
 
 class Node:
@@ -118,6 +133,7 @@ class FuzzProgram:
     body: list[Node]
     ret: str
     stack: bool
+    callee: FuzzProgram | None = None  # the second program of the object its tail calls reach (PROG_ARRAY `jmp`)
 
     def render(self) -> str:
         out = ['SEC("xdp")', f"int {self.name}(struct xdp_md *ctx)", "{",
@@ -133,7 +149,8 @@ class FuzzProgram:
             out += n.render("\t")
         out.append(f"\treturn {self.ret};")
         out.append("}")
-        return "\n".join(out) + "\n"
+        text = "\n".join(out) + "\n"
+        return text + "\n" + self.callee.render() if self.callee is not None else text
 
     def count(self) -> int:
         def walk(nodes: list[Node]) -> int:
@@ -152,7 +169,7 @@ class FuzzProgram:
             return out
 
         text = self.render()
-        found = walk(self.body)
+        found = walk(self.body) | (self.callee.features() if self.callee is not None else set())
         found |= {name for name, call in (("redirect_map", "bpf_redirect_map("), ("redirect", "bpf_redirect("))
                   if call in text}
         return found & set(FEATURES)
@@ -178,12 +195,15 @@ class _Ctx:
 class Generator:
     """Random program trees from a seed; every choice is made with the generator's own Random."""
 
-    def __init__(self, rng: random.Random, size: int = 24, exclude: frozenset[str] = frozenset()) -> None:
+    def __init__(self, rng: random.Random, size: int = 24, exclude: frozenset[str] = frozenset(),
+                 events: int = EVENTS_MAX) -> None:
         self.r = rng
         self.exclude = exclude
         self.size = size
         self.budget = size
         self.uid = 0
+        self.events = events  # event statements still allowed (each runs at most once a packet: never in loops)
+        self.tail = False  # a tail call was generated: the object gets a callee
 
     def fresh(self, prefix: str) -> str:
         self.uid += 1
@@ -332,6 +352,11 @@ class Generator:
             kinds += [("loop", 3), ("adjust", 3), ("pktloop", 3), ("meta", 2)]
         if ctx.mvals:
             kinds += [("atomic", 8), ("mvwr", 5)]
+        kinds += [("spinlock", 3), ("xdpbytes", 4), ("sized", 4)]
+        if not ctx.in_loop and self.events > 0:
+            kinds += [("ringbuf", 2), ("ringrsv", 2), ("perf", 3)]
+        if not ctx.in_loop:
+            kinds += [("tailcall", 2)]
         kinds = [(k, w) for k, w in kinds if k not in self.exclude]
         total = sum(w for _, w in kinds)
         x = r.uniform(0, total)
@@ -575,6 +600,111 @@ class Generator:
                        f"\t\t*(__u32 *)({mt} + {w}) = (__u32){self.operand(ctx)};",
                        f"\t\t{self.var()} ^= *(__u32 *)({mt} + {r.randrange(0, n // 4) * 4});", "\t}", "}"])
 
+    def s_spinlock(self, ctx: _Ctx) -> Node:
+        """Fields of an `slk` value updated and read under its bpf_spin_lock (no helper call between lock and
+        unlock: the verifier's rule)."""
+        r = self.r
+        k, m = self.fresh("k"), self.fresh("sl")
+        body = [f"bpf_spin_lock(&{m}->l);"]
+        for _ in range(r.randrange(1, 4)):
+            fld = r.choice("abc")
+            if r.random() < 0.6:
+                body.append(f"{m}->{fld} {r.choice(('=', '+=', '^='))} {self.alu_expr(ctx)};")
+            else:
+                body.append(f"{self.var()} {r.choice(('=', '+=', '^='))} {m}->{fld};")
+        body.append(f"bpf_spin_unlock(&{m}->l);")
+        return Simple(["{", f"\t__u32 {k} = {self.key_expr(ctx, 8)};",
+                       f"\tstruct lval *{m} = bpf_map_lookup_elem(&slk, &{k});", f"\tif ({m}) {{"]
+                      + ["\t\t" + b for b in body] + ["\t}", "}"])
+
+    def s_xdpbytes(self, ctx: _Ctx) -> Node:
+        """bpf_xdp_load_bytes / bpf_xdp_store_bytes of a constant length between the packet and the stack or a map
+        value, at offsets inside, at the end of and past the packet, and above 0xffff (-EFAULT)."""
+        r = self.r
+        n = r.choice((1, 2, 3, 4, 6, 8, 14, 16, 20, 32))
+        buf = f"(void *)((__u8 *)&st + {r.randrange(0, 32 - n + 1)})"
+        if ctx.mvals and r.random() < 0.3:
+            n = min(n, VAL_SIZE)
+            buf = f"(void *){r.choice(ctx.mvals)}"
+        x = r.random()
+        if x < 0.5:
+            off = str(r.randrange(0, 320))
+        elif x < 0.8:
+            off = f"((__u32){self.var()} & 0x1ff)"
+        elif x < 0.9:
+            off = r.choice(("0xffff", "0x10000", "0xfffffff0"))
+        else:
+            off = f"(__u32){self.var()}"
+        fn = r.choice(("bpf_xdp_load_bytes", "bpf_xdp_store_bytes"))
+        return Simple([f"{self.var()} {r.choice(('=', '+=', '^='))} (__u64){fn}(ctx, {off}, {buf}, {n});"])
+
+    def s_ringbuf(self, ctx: _Ctx) -> Node:
+        """bpf_ringbuf_output of stack bytes (flags valid and not)."""
+        r = self.r
+        self.events -= 1
+        n = r.choice((1, 4, 8, 13, 16, 24, 32))
+        flags = r.choice(("0", "0", "BPF_RB_NO_WAKEUP", "BPF_RB_FORCE_WAKEUP", "4"))
+        return Simple([f"{self.var()} {r.choice(('=', '+=', '^='))} (__u64)bpf_ringbuf_output(&ring, "
+                       f"(void *)((__u8 *)&st + {r.randrange(0, 32 - n + 1)}), {n}, {flags});"])
+
+    def s_ringrsv(self, ctx: _Ctx) -> Node:
+        """bpf_ringbuf_reserve, every byte of the record written (the kernel's ring keeps old bytes), then submit
+        or discard, now and then chosen by a condition."""
+        r = self.r
+        self.events -= 1
+        n, rb = r.randrange(1, 5), self.fresh("rb")
+        fill = [f"\t\t{rb}[{j}] = (__u64){self.alu_expr(ctx)};" for j in range(n)]
+        rflags = r.choice(("0", "BPF_RB_NO_WAKEUP", "BPF_RB_FORCE_WAKEUP"))
+        ends = {"submit": [f"\t\tbpf_ringbuf_submit({rb}, {rflags});"],
+                "discard": [f"\t\tbpf_ringbuf_discard({rb}, {rflags});"],
+                "cond": [f"\t\tif ({self.cond(ctx)})", f"\t\t\tbpf_ringbuf_submit({rb}, {rflags});", "\t\telse",
+                         f"\t\t\tbpf_ringbuf_discard({rb}, 0);"]}[r.choice(("submit", "submit", "discard", "cond"))]
+        rsv = "0" if r.random() < 0.9 else "1"
+        return Simple(["{", f"\t__u64 *{rb} = bpf_ringbuf_reserve(&ring, {8 * n}, {rsv});", f"\tif ({rb}) {{",
+                       *fill, *ends, "\t}", f"\t{self.var()} += {rb} ? 1 : 0;", "}"])
+
+    def s_perf(self, ctx: _Ctx) -> Node:
+        """bpf_perf_event_output of stack bytes with a packet sample (BPF_F_CTXLEN): lengths inside and past the
+        packet, the current CPU, slot 0, a slot past max_entries, now and then a flag bit the helper refuses."""
+        r = self.r
+        self.events -= 1
+        n = r.choice((1, 4, 8, 12, 16, 32))
+        ctxlen = r.choice(("0", "14", "64", f"((__u64){self.var()} & 0xff)", f"((__u64){self.var()} & 0x1ff)",
+                           "0xffff"))
+        index = r.choice(("BPF_F_CURRENT_CPU", "BPF_F_CURRENT_CPU", "BPF_F_CURRENT_CPU", "0", "1"))
+        bad = " | (1ULL << 52)" if r.random() < 0.05 else ""
+        return Simple([f"{self.var()} {r.choice(('=', '+=', '^='))} (__u64)bpf_perf_event_output(ctx, &perf, "
+                       f"((__u64)({ctxlen}) << 32) | {index}{bad}, (void *)((__u8 *)&st + "
+                       f"{r.randrange(0, 32 - n + 1)}), {n});"])
+
+    def s_tailcall(self, ctx: _Ctx) -> Node:
+        """bpf_tail_call through `jmp` into the object's second program: a filled entry, an empty one, an index
+        past max_entries (the last two fall through)."""
+        self.tail = True
+        idx = self.r.choice(("0", "1", "2", "3", "4", f"{self.var()} & 7", f"(__u32){self.var()}"))
+        return Simple([f"bpf_tail_call(ctx, &jmp, {idx});"])
+
+    def s_sized(self, ctx: _Ctx) -> Node:
+        """A lookup, update or delete on `hsz`, the hash map the configuration sizes at load time (max_entries 0 in
+        the object)."""
+        r = self.r
+        k = self.fresh("k")
+        x = r.random()
+        if ctx.hlive or x < 0.5:
+            m = self.fresh("m")
+            pre = [f"__u32 {k} = {self.key_expr(ctx, 16)};", f"struct val *{m} = bpf_map_lookup_elem(&hsz, &{k});"]
+            sub = replace(ctx, depth=ctx.depth + 1, mvals=ctx.mvals + [m], hlive=True)
+            body = self.stmts(sub, r.randrange(1, 3))
+            return Block([f"if ({m})"], body, pre=pre)
+        if x < 0.8:
+            nv = self.fresh("nv")
+            vals = ", ".join(self.operand(ctx) for _ in range(4))
+            flags = r.choice(("BPF_ANY", "BPF_ANY", "BPF_NOEXIST", "BPF_EXIST"))
+            return Simple(["{", f"\t__u32 {k} = {self.key_expr(ctx, 16)};", f"\tstruct val {nv} = {{ {vals} }};",
+                           f"\t{self.var()} += (__u64)bpf_map_update_elem(&hsz, &{k}, &{nv}, {flags});", "}"])
+        return Simple(["{", f"\t__u32 {k} = {self.key_expr(ctx, 16)};",
+                       f"\t{self.var()} += (__u64)bpf_map_delete_elem(&hsz, &{k});", "}"])
+
     def s_ret(self, ctx: _Ctx) -> Node:
         return Block([f"if ({self.cond(ctx)})"], [Simple([f"return {self.action_expr(ctx)};"])])
 
@@ -602,7 +732,11 @@ class Generator:
 
 # Statement kinds (Generator.s_<kind>) and "redirect_map" (in computed exits) that `exclude` may name.
 FEATURES = ("alu", "asm", "pktrd", "pktwr", "if", "stack", "map", "mapupd", "mapdel", "csum", "ret", "guard", "loop",
-            "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop", "copy", "meta")
+            "adjust", "atomic", "mvwr", "redirect_map", "redirect", "pktloop", "copy", "meta", "spinlock", "xdpbytes",
+            "ringbuf", "ringrsv", "perf", "tailcall", "sized")
+# The features issue 24 added: excluding them regenerates the programs of the campaigns recorded before them (the
+# choices among the older statement kinds draw the same numbers).
+ROUND2_FEATURES = ("spinlock", "xdpbytes", "ringbuf", "ringrsv", "perf", "tailcall", "sized")
 def parse_exclude(text: str | None) -> frozenset[str]:
     """Comma-separated feature names -> the set; unknown names are an error."""
     out: set[str] = set()
@@ -623,5 +757,11 @@ def gen_program(seed: int, index: int, size: int | None = None, exclude: frozens
     """Program `index` of campaign `seed` (independent of batching), without the `exclude`d features."""
     rng = random.Random(f"hxdp-fuzz:{seed}:{index}:prog")
     n = size if size is not None else rng.randrange(8, 40)
-    return Generator(rng, n, exclude).program(f"fz_{seed}_{index}")
+    gen = Generator(rng, n, exclude)
+    prog = gen.program(f"fz_{seed}_{index}")
+    if gen.tail:  # the tail calls' target, generated with what is left of the packet's event statements
+        crng = random.Random(f"hxdp-fuzz:{seed}:{index}:callee")
+        callee = Generator(crng, crng.randrange(4, 16), exclude | {"tailcall"}, events=gen.events)
+        prog.callee = callee.program(f"{prog.name}_t")
+    return prog
 

@@ -6,7 +6,7 @@ import random
 import struct
 from typing import Any
 
-from hxdp.fuzz.generator import VAL_SIZE
+from hxdp.fuzz.generator import JMP_PROGS, SIZED_MAX, VAL_SIZE, FuzzProgram
 
 
 # --- packets and maps ---------------------------------------------------------------------------------------------
@@ -57,9 +57,11 @@ def gen_packets(seed: int, index: int, count: int) -> list[bytes]:
     return [gen_packet(rng) for _ in range(count)]
 
 
-def gen_config(seed: int, index: int) -> dict[str, Any]:
+def gen_config(seed: int, index: int, prog: FuzzProgram | None = None) -> dict[str, Any]:
     """Initial maps: some array and per-CPU array entries, a few hash entries, devmap entries 0 and 2 -> lo, CPU 0's
-    cpumap entry (the one CPU every kernel has), xskmap entries 0 (queue 0) and 2 (queue 1)."""
+    cpumap entry (the one CPU every kernel has), xskmap entries 0 (queue 0) and 2 (queue 1); `hsz` sized at load
+    time and partly filled, `slk` entries (lock word zero), and for a program with a callee (`prog`) the `jmp`
+    entries JMP_PROGS naming it."""
     rng = random.Random(f"hxdp-fuzz:{seed}:{index}:maps")
 
     def val() -> str:
@@ -74,5 +76,13 @@ def gen_config(seed: int, index: int) -> dict[str, Any]:
         "cpus": [{"key": struct.pack("<I", 0).hex(), "value": struct.pack("<I", 64).hex()}],
         "xsks": [{"key": struct.pack("<I", i).hex(), "value": struct.pack("<I", q).hex()} for i, q in ((0, 0), (2, 1))],
     }
-    return {"maps": cfg}
+    size = rng.choice(SIZED_MAX)
+    cfg["hsz"] = [{"key": struct.pack("<I", k).hex(), "value": val()}
+                  for k in sorted(rng.sample(range(16), rng.randrange(0, size + 1)))]
+    cfg["slk"] = [{"key": struct.pack("<I", i).hex(), "value": bytes(4).hex() + rng.randbytes(20).hex()}
+                  for i in range(4) if rng.random() < 0.6]
+    out: dict[str, Any] = {"maps": cfg, "max_entries": {"hsz": size}}
+    if prog is not None and prog.callee is not None:
+        cfg["jmp"] = [{"key": struct.pack("<I", i).hex(), "prog": prog.callee.name} for i in JMP_PROGS]
+    return out
 

@@ -152,7 +152,8 @@ module sephirot_helpers (
   wire        tc_fault = req_i && is_tc && !(r2[63:32] == 32'd0 && r2[31:0] >= HBASE && mid_o < mcount_i &&
                          mcfg_i[15:8] != 8'd0 && mcfg_i[7:0] == `SEPH_MAP_TYPE_PROG_ARRAY);
   reg  [5:0]  tc_cnt_q;         // tail calls of the packet so far
-  wire        tc_go    = req_i && is_tc && !tc_fault && busy_q && r3[63:32] == 32'd0 &&
+  // the index is the helper's u32 argument: r3's upper half is ignored, as the kernel's JIT compares w3
+  wire        tc_go    = req_i && is_tc && !tc_fault && busy_q &&
                          r3[31:0] < {{(32-MA){1'b0}}, mcfg_i[48 +: MA]} && tc_cnt_q < `SEPH_MAX_TAIL_CALL_CNT;
   wire [31:0] tc_off   = {{(32-MA){1'b0}}, mcfg_i[80 +: MA]} + {r3[28:0], 3'd0};
   wire [31:0] tc_addr  = `SEPH_MAP_BASE + tc_off;
