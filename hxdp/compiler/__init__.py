@@ -265,6 +265,7 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
         def build() -> Cfg:
             cfg = build_cfg(p.insns, map_ref, p.functions)
             cfg.value_spans = spans
+            cfg.entry_adjusted = p is not program  # entered by a tail call: the caller may have moved the packet
             return cfg
 
         return build

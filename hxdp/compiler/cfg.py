@@ -40,6 +40,9 @@ class Cfg:
     next_vreg: int = 16
     next_block: int = 0
     raw: bool = False  # entry registers are the caller's (hxdp exec), not the XDP entry state
+    # a tail-call target (or a dispatcher's later program): the packet may have been adjusted before its entry, so
+    # nothing is assumed of its length (no PKT_MIN_LEN bytes, no removed bounds checks, no speculated packet loads)
+    entry_adjusted: bool = False
     # lddw map handle -> (first, end) absolute addresses of the map's region and its value size: where the
     # values a lookup returns lie (set from the MapLayout; empty for raw programs)
     value_spans: dict[int, tuple[int, int, int]] = field(default_factory=dict)

@@ -201,13 +201,13 @@ class State:
                 and self.adjusted == o.adjusted and self.written == o.written)
 
 
-def entry_state(raw: bool = False) -> State:
+def entry_state(raw: bool = False, adjusted: bool = False) -> State:
     regs: dict[int, Val] = {} if raw else {r: ("scalar", 0) for r in range(16)}
     if not raw:
         regs[1] = ("ctx",)
         regs[2] = ("pkt", 0)  # the packet start (execution contract section 1)
     regs[FP] = ("stack", 0)
-    return State(regs, {})
+    return State(regs, {}, adjusted)
 
 
 # Operations whose constant results the analysis tracks; the arithmetic itself is the models' (hxdp.alu).
@@ -356,7 +356,7 @@ def transfer(op: Op, st: State, spans: dict[int, tuple[int, int, int]] | None = 
 
 def provenance(cfg: Cfg) -> dict[int, State]:
     """Abstract state before every op (keyed by id(op)); unreached ops are absent."""
-    entry = entry_state(cfg.raw)
+    entry = entry_state(cfg.raw, cfg.entry_adjusted)
     ins: dict[int, State] = {cfg.entry: entry}
     preds = cfg.preds()
     succs = {b: cfg.succs(b) for b in cfg.order}

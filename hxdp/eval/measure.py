@@ -326,8 +326,8 @@ def m_linux(ctx: Context, key: str) -> Record:
     opts = baseline.Options(repeat=20_000 if ctx.quick else LINUX_REPEAT, test_runs=2_000 if ctx.quick else
                             LINUX_TEST_RUNS, runs=1 if ctx.quick else LINUX_RUNS, max_packets=len(frames),
                             veth=not ctx.quick, native=not ctx.quick)
-    res = baseline.run_baseline(str(prog.obj), str(pcap), maps=str(prog.maps) if prog.maps.exists() else None,
-                                sizes=prog.sizes(), options=opts)
+    res = baseline.run_baseline(str(prog.obj), str(pcap), prog=prog.prog,
+                                maps=str(prog.maps) if prog.maps.exists() else None, sizes=prog.sizes(), options=opts)
     rec: Record = {"program": name, "path": paths[0], "trace": what, "skipped": res.skipped,
                    "loadavg": [res.loadavg_before, res.loadavg_after]}
     for m in res.modes:
