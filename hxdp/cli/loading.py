@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from hxdp.frontend.sizing import MAP_OPTION_SHAPE, MapSizeError, merge_sizes
+
+if TYPE_CHECKING:
+    from hxdp.models.maplayout import MapLayout
 
 
 def add_map_option(p: argparse.ArgumentParser) -> None:
@@ -19,12 +23,12 @@ def sizes_from_args(args: argparse.Namespace, cfg: dict | None = None, source: s
     return merge_sizes(cfg, getattr(args, "map_options", None), source or "map config")
 
 
-def check_rom_sizes(layout: object, sizes: dict[str, int], rom: str) -> None:
+def check_rom_sizes(layout: MapLayout, sizes: dict[str, int], rom: str) -> None:
     """A ROM's map layout is fixed at compile time: sizes given to a run must be the ones it was compiled with."""
     for name, n in sizes.items():
-        if name in layout.unused:  # type: ignore[attr-defined]
+        if name in layout.unused:
             continue
-        region = layout.by_name.get(name)  # type: ignore[attr-defined]
+        region = layout.by_name.get(name)
         if region is None:
             raise MapSizeError(f"{rom}: --map {name}.max_entries={n}: no map named {name!r} in the ROM's layout")
         if region.max_entries != n:
