@@ -87,21 +87,20 @@ class SuiteProgram:
         return {}
 
 
+def program(name: str, progs_dir: Path = PROGS_DIR) -> SuiteProgram:
+    """The suite program `name` with its companion files (xdp_progs/NAME.c, build/NAME.o, traffic/, maps/, expect/)."""
+    return SuiteProgram(
+        name=name,
+        obj=progs_dir / "build" / f"{name}.o",
+        traffic=progs_dir / "traffic" / f"{name}.pcap",
+        maps=progs_dir / "maps" / f"{name}.json",
+        expect=progs_dir / "expect" / f"{name}.json",
+    )
+
+
 def programs(progs_dir: Path = PROGS_DIR) -> list[SuiteProgram]:
     """Every program whose C source is in xdp_progs/ (objects are in xdp_progs/build/ after `make progs`)."""
-    out = []
-    for src in sorted(progs_dir.glob("*.c")):
-        name = src.stem
-        out.append(
-            SuiteProgram(
-                name=name,
-                obj=progs_dir / "build" / f"{name}.o",
-                traffic=progs_dir / "traffic" / f"{name}.pcap",
-                maps=progs_dir / "maps" / f"{name}.json",
-                expect=progs_dir / "expect" / f"{name}.json",
-            )
-        )
-    return out
+    return [program(src.stem, progs_dir) for src in sorted(progs_dir.glob("*.c"))]
 
 
 def build_roms(out_dir: Path = ROMS_DIR, progs_dir: Path = PROGS_DIR) -> list[Path]:

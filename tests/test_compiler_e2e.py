@@ -17,6 +17,7 @@ from hxdp import params
 from hxdp.compiler import CompileOptions, compile_program
 from hxdp.frontend.elf import load_program
 from hxdp.isa import table as T
+from hxdp.suite import program as suite_program
 from hxdp.traffic.gen import generate
 
 DATA = Path(__file__).parent / "data" / "compiler"
@@ -35,19 +36,6 @@ def _packets(name: str) -> list[bytes]:
 def _config(name: str) -> dict:
     f = XDP_PROGS / "maps" / f"{name}.json"
     return json.loads(f.read_text()) if f.exists() else {}
-
-
-def _prog(name: str) -> str | None:
-    """The program to load: the one named as the file when the object holds several (tail-call stages)."""
-    from hxdp.frontend.elf import list_programs
-
-    return name if len(list_programs(SUITE_BUILD / f"{name}.o")) > 1 else None
-
-
-def _sizes(name: str) -> dict[str, int]:
-    from hxdp.frontend.sizing import config_sizes
-
-    return config_sizes(_config(name))
 
 
 # --- random programs -----------------------------------------------------------------------------------------
@@ -124,7 +112,7 @@ def test_suite_program(name: str) -> None:
     obj = SUITE_BUILD / f"{name}.o"
     if not obj.exists():
         pytest.skip(f"{obj} not built (make progs)")
-    p = load_program(obj, prog=_prog(name), sizes=_sizes(name))
+    p = suite_program(name).load()
     res = compile_program(p)
     assert check(p, res.rom, _packets(name), _config(name), layout=res.layout) == []
     if len(p.insns) >= 50:
@@ -144,14 +132,14 @@ def test_suite_program_against_kernel(name: str) -> None:
     obj = SUITE_BUILD / f"{name}.o"
     if not obj.exists():
         pytest.skip(f"{obj} not built (make progs)")
-    p = load_program(obj, prog=_prog(name), sizes=_sizes(name))
+    p = suite_program(name).load()
     res = compile_program(p)
     state = MapState(res.layout)
     cfg = _config(name)
     if cfg:
         state.apply_config(cfg)
     vliw = VliwModel(res.rom, state)
-    with kernel.KernelProgram(obj, prog=_prog(name), sizes=_sizes(name)) as kp:
+    with suite_program(name).kernel() as kp:
         if cfg:
             kp.apply_config(cfg)
         for i, pkt in enumerate(_packets(name)[:30]):

@@ -14,9 +14,8 @@ from elftools.elf.elffile import ELFFile
 from kernel_fixtures import CLANG, requires_clang, requires_kernel
 
 from hxdp import params
-from hxdp.frontend.elf import list_programs
-from hxdp.frontend.sizing import config_sizes
 from hxdp.linux.kernel import KernelError, KernelProgram
+from hxdp.suite import program as suite_program
 from hxdp.traffic.pcap import read_pcap
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,18 +33,8 @@ def built() -> Path:
     return PROGS / "build"
 
 
-def sizes_of(name: str) -> dict[str, int]:
-    """max_entries the suite's loader gives the program's unsized maps (its map configuration)."""
-    return config_sizes(json.loads((PROGS / "maps" / f"{name}.json").read_text()))
-
-
-def prog_of(name: str) -> str | None:
-    """The program of a suite object to load: the one named as the file when it holds several (tail calls)."""
-    return name if len(list_programs(PROGS / "build" / f"{name}.o")) > 1 else None
-
-
 def run_suite(name: str, built: Path) -> tuple[list, dict]:
-    with KernelProgram(built / f"{name}.o", prog=prog_of(name), sizes=sizes_of(name)) as kp:
+    with suite_program(name).kernel() as kp:
         kp.apply_config(PROGS / "maps" / f"{name}.json")
         results = [kp.run(p) for p in read_pcap(PROGS / "traffic" / f"{name}.pcap")]
         return results, kp.dump()
@@ -112,7 +101,7 @@ def test_program_uses_supported_features(name: str, built: Path) -> None:
                 assert src == 0 and (imm in params.HELPERS or imm in params.LOWERED_HELPERS), \
                     f"{name}: call {imm} (src {src})"
                 assert imm not in (5, 7), f"{name}: ktime/prandom in a program"
-    with KernelProgram(built / f"{name}.o", prog=prog_of(name), sizes=sizes_of(name)) as kp:
+    with suite_program(name).kernel() as kp:
         for m in kp.maps.values():
             assert m.type in params.MAP_TYPES, f"{name}: map {m.name} type {m.type}"
 
@@ -241,10 +230,9 @@ UNREACHED_ALLOWED = {"xdp_rxq_info": 6, "xdp2": 1, "xdp_flowevents": 16}
 def test_traffic_reaches_every_instruction(name: str, built: Path) -> None:
     """Each program's traffic executes every instruction (sequential model trace), so it exercises all its paths."""
     seqmodel = pytest.importorskip("hxdp.models.seq")
-    from hxdp.frontend.elf import load_program
     from hxdp.models.maps import MapState
 
-    prog = load_program(built / f"{name}.o", prog=prog_of(name), sizes=sizes_of(name))
+    prog = suite_program(name).load()
     state = MapState.for_program(prog)
     state.apply_config(json.loads((PROGS / "maps" / f"{name}.json").read_text()))
     model = seqmodel.SeqModel(prog, state, trace=True)
@@ -262,21 +250,18 @@ def test_traffic_reaches_every_instruction(name: str, built: Path) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_our_loader_agrees_with_libbpf(name: str, built: Path) -> None:
     """The program as our ELF loader links it (maps, relocations) behaves in the kernel exactly as libbpf's."""
-    from hxdp.frontend.elf import load_program
 
-    prog = prog_of(name)
-    if any(m.lock_offset is not None for m in load_program(built / f"{name}.o", prog=prog, sizes=sizes_of(name)).maps):
+    sp = suite_program(name)
+    program = sp.load()
+    if any(m.lock_offset is not None for m in program.maps):
         with pytest.raises(KernelError, match="holds a struct bpf_spin_lock, which the kernel accepts only with"):
-            KernelProgram.from_program(load_program(built / f"{name}.o", prog=prog, sizes=sizes_of(name)))
+            KernelProgram.from_program(program)
         return  # our loader creates maps without BTF
     frames = read_pcap(PROGS / "traffic" / f"{name}.pcap")
     cfg = json.loads((PROGS / "maps" / f"{name}.json").read_text())
-    used = {m.name for m in load_program(built / f"{name}.o", prog=prog, sizes=sizes_of(name)).maps}  # libbpf: all
+    used = {m.name for m in program.maps}  # libbpf creates them all
     outcomes = []
-    for make in (
-        lambda: KernelProgram(built / f"{name}.o", prog=prog, sizes=sizes_of(name)),
-        lambda: KernelProgram.from_program(load_program(built / f"{name}.o", prog=prog, sizes=sizes_of(name))),
-    ):
+    for make in (sp.kernel, lambda: KernelProgram.from_program(program)):
         with make() as kp:
             kp.apply_config(cfg)
             results = [(r.action, r.packet) for r in (kp.run(f) for f in frames)]

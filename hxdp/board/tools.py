@@ -21,6 +21,7 @@ from hxdp import params
 from hxdp.atomic_write import write_atomic
 from hxdp.board.tracelog import PrintkRecord, format_printk, read_tracelog  # re-exported: the tools' API
 from hxdp.board.transport import Board, BoardAddressError, BoardError, imem_commit_addr, imem_word_addr
+from hxdp.frontend.program import Program
 from hxdp.isa.insn import Insn
 from hxdp.isa.rom import Rom, RomError
 from hxdp.models.maps import BPF_ANY, EVENT_KINDS, MapError, MapLayout, MapRegion, MapState
@@ -660,10 +661,16 @@ def load_object(board: Board, obj: str | Path, section: str | None = None, prog:
 def compile_object(obj: str | Path, section: str | None = None, prog: str | None = None,
                    sizes: dict[str, int] | None = None) -> tuple[Rom, MapLayout]:
     """The ROM and map layout of an XDP object, checked against the board's capacity (before a board is opened)."""
-    from hxdp.compiler import CompileOptions, compile_program
     from hxdp.frontend.elf import load_program
 
-    result = compile_program(load_program(str(obj), section, prog, sizes), CompileOptions())
+    return compile_loaded(load_program(str(obj), section, prog, sizes))
+
+
+def compile_loaded(program: Program) -> tuple[Rom, MapLayout]:
+    """compile_object for a program already loaded (hxdp load reads the object once: verifier, then compiler)."""
+    from hxdp.compiler import CompileOptions, compile_program
+
+    result = compile_program(program, CompileOptions())
     check_rom(result.rom)
     map_config_entries(result.layout)
     return result.rom, result.layout

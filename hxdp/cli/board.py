@@ -319,7 +319,7 @@ def cmd_tracelog(args: argparse.Namespace) -> int:
 def cmd_load(args: argparse.Namespace) -> int:
     """hxdp load and hxdp prog load: compile, configure the maps, inject; noted on this host for `prog show`."""
     from hxdp.atomic_write import check_outputs, layout_path_beside
-    from hxdp.board.tools import compile_object, configure_and_inject, remember_load, save_rom_and_layout
+    from hxdp.board.tools import compile_loaded, configure_and_inject, remember_load, save_rom_and_layout
     from hxdp.fib.table import Fib
     from hxdp.frontend.elf import host_notes, load_program
     from hxdp.models.mapconfig import load_map_config
@@ -335,9 +335,9 @@ def cmd_load(args: argparse.Namespace) -> int:
     if chain is not None:  # the dispatcher's chain: one ROM (hxdp.frontend.chain)
         rom, layout = compile_chain(args, [(args.object, args.prog), *chain.links], chain.actions, sizes)
     else:
-        load_program(args.object, args.section, args.prog, sizes)  # our reading of the object's errors come first
+        program = load_program(args.object, args.section, args.prog, sizes)  # our reading's errors come first
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
-        rom, layout = compile_object(args.object, args.section, args.prog, sizes)  # refused before the board
+        rom, layout = compile_loaded(program)  # refused before the board
     if fib is not None and not layout.fib:
         raise HxdpError(f"--fib: {args.object} does not call bpf_fib_lookup (its map layout has no FIB region)")
     with board_from_args(args) as b:
