@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from hxdp.errors import HxdpError
 from hxdp.events import Event, same_event
+from hxdp.mapdump import MapDump, differing_keys
 from hxdp.result import RunResult
 
 if TYPE_CHECKING:
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 
 ENGINES = ("seq-model", "vliw-model", "rtl")
 
-MapDump = dict[str, dict[bytes, bytes]]
 
 
 @dataclass
@@ -84,7 +84,9 @@ def map_diff(expected: MapDump, got: MapDump, limit: int = 8) -> list[str]:
     out: list[str] = []
     for name in sorted(set(expected) & set(got)):
         e, g = expected[name], got[name]
-        for key in sorted(set(e) | set(g)):
+        if e == g:
+            continue
+        for key in differing_keys(e, g):
             ev, gv = e.get(key), g.get(key)
             if ev != gv:
                 out.append(

@@ -14,7 +14,6 @@ import json
 import socket
 import struct
 import sys
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from scapy.layers.inet6 import ICMPv6EchoRequest, ICMPv6ND_NS, IPv6
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Packet, Raw
 
+from hxdp.traffic import maglev
 from hxdp.traffic.pcap import pcap_bytes
 
 HERE = Path(__file__).resolve().parent
@@ -326,29 +326,6 @@ def g_firewall() -> tuple[list[bytes], Config]:
     return frames, cfg
 
 
-def maglev(backends: list[int], size: int) -> list[int]:
-    """Maglev table population (Eisenbud et al., NSDI'16): each backend's preference list is a permutation of the
-    slots given by an offset and a skip from two hashes of its id; backends take turns claiming their next free slot."""
-    perms = []
-    for b in backends:
-        offset = zlib.crc32(b"offset%d" % b) % size
-        skip = zlib.crc32(b"skip%d" % b) % (size - 1) + 1
-        perms.append([(offset + j * skip) % size for j in range(size)])
-    table = [-1] * size
-    nxt = [0] * len(backends)
-    filled = 0
-    while filled < size:
-        for i, b in enumerate(backends):
-            while table[perms[i][nxt[i]]] >= 0:
-                nxt[i] += 1
-            table[perms[i][nxt[i]]] = b
-            nxt[i] += 1
-            filled += 1
-            if filled == size:
-                break
-    return table
-
-
 def g_load_balancer() -> tuple[list[bytes], Config]:
     ring_size, reals = 13, ["172.16.0.1", "172.16.0.2", "172.16.0.3", "172.16.1.1", "172.16.1.2"]
 
@@ -361,7 +338,7 @@ def g_load_balancer() -> tuple[list[bytes], Config]:
     rings: list[dict[str, str]] = []
     backends = {0: [0, 1, 2], 1: [3, 4], 2: [0, 4], 3: [99]}  # vip 3 names backend 99, beyond reals: DROP
     for vip, group in backends.items():
-        for slot, real in enumerate(maglev(group, ring_size)):
+        for slot, real in enumerate(maglev.table(group, ring_size)):
             rings.append(entry(u32(vip * ring_size + slot), u32(real)))
     cfg: Config = {
         "vips": [

@@ -82,6 +82,7 @@ from hxdp.linux.libbpf import (
     take_messages,
     verifier_summary,
 )
+from hxdp.mapdump import ArrayDump
 from hxdp.result import RunResult
 
 __all__ = ["KernelError", "KernelMap", "KernelProgram", "Timing", "available", "libbpf", "list_programs", "require",
@@ -97,6 +98,8 @@ CREATABLE_MAP_TYPES = frozenset(_ids[n] for n in ("hash", "array", "percpu_hash"
                                                   "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
                                                   "xskmap", "perf_event_array", "ringbuf", "prog_array"))
 XSKMAP = _ids["xskmap"]
+# arrays dumped in one batch lookup (hxdp.mapdump.ArrayDump); devmaps and the like list their set entries only
+_BLOB_ARRAY_TYPES = frozenset({_ids["array"], _ids["percpu_array"]})
 AF_XDP = 44  # socket family of AF_XDP sockets (linux/socket.h)
 
 _available: tuple[bool, str] | None = None
@@ -587,6 +590,9 @@ class KernelProgram:
                 continue  # their records go to the host as events (RunResult.events), not entries
             if self.maps[name].type == _ids["prog_array"]:
                 continue  # program ids: they mean nothing outside this kernel (the NIC holds entry rows)
+            if self.maps[name].type in _BLOB_ARRAY_TYPES:
+                out[name] = self.array_dump(name, cpu)
+                continue
             entries: dict[bytes, bytes] = {}
             for k in self.keys(name):
                 v = self.lookup(name, k, cpu)
@@ -594,6 +600,27 @@ class KernelProgram:
                     entries[k] = v
             out[name] = entries
         return out
+
+    def array_dump(self, name: str, cpu: int = 0) -> ArrayDump:
+        """An array map's values in one BPF_MAP_LOOKUP_BATCH (a ring of millions of slots is read in one call);
+        a per-CPU array gives CPU `cpu`'s slot of every index."""
+        m = self.map(name)
+        stride = self._vsize(m)
+        count = ctypes.c_uint32(m.max_entries)
+        keys = ctypes.create_string_buffer(4 * m.max_entries)
+        values = ctypes.create_string_buffer(stride * m.max_entries)
+        out_batch = ctypes.create_string_buffer(4)
+        ret = self.lib.bpf_map_lookup_batch(m.fd, None, out_batch, keys, values, ctypes.byref(count), None)
+        if ret < 0 and -ret != errno_mod.ENOENT or count.value != m.max_entries:
+            raise KernelError(f"map {name}: batch lookup of {m.max_entries} entries failed "
+                              f"({err_text(ret) if ret < 0 else f'{count.value} returned'})")
+        raw = values.raw
+        if not m.percpu:
+            return ArrayDump(raw, m.value_size)
+        slot = (m.value_size + 7) // 8 * 8
+        lo = cpu * slot
+        return ArrayDump(b"".join(raw[i + lo : i + lo + m.value_size] for i in range(0, len(raw), stride)),
+                         m.value_size)
 
     @staticmethod
     def _run_cpu() -> int:

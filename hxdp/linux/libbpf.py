@@ -175,6 +175,7 @@ def libbpf() -> ctypes.CDLL:
         _sig(lib, "bpf_map_lookup_elem", i, i, vp, vp)
         _sig(lib, "bpf_map_delete_elem", i, i, vp)
         _sig(lib, "bpf_map_get_next_key", i, i, vp, vp)
+        _sig(lib, "bpf_map_lookup_batch", i, i, vp, vp, vp, vp, ctypes.POINTER(ctypes.c_uint32), vp)
         _sig(lib, "bpf_map_create", i, i, cp, u32, u32, u32, ctypes.POINTER(MapCreateOpts))
         _sig(lib, "bpf_map_freeze", i, i)
         _sig(lib, "bpf_prog_load", i, i, cp, cp, vp, ctypes.c_size_t, ctypes.POINTER(ProgLoadOpts))

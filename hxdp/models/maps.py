@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Mapping
 
 from hxdp import params
 from hxdp.frontend.program import MapDef, Program
+from hxdp.mapdump import ArrayDump
 from hxdp.models.mapconfig import CONFIG_SHAPE, check_map_config, load_map_config
 from hxdp.models.maplayout import (
     ARRAY_KINDS,
@@ -424,11 +426,13 @@ class MapState:
         return 0
 
     # --- host views --------------------------------------------------------------------------------------------------
-    def dump_map(self, map_id: int) -> dict[bytes, bytes]:
+    def dump_map(self, map_id: int) -> Mapping[bytes, bytes]:
         r = self.layout.region(map_id)
         out: dict[bytes, bytes] = {}
         if r.kind in EVENT_KINDS:
             return out
+        if r.kind in ("array", "percpu_array"):
+            return self.array_dump(r)
         if r.kind in ARRAY_KINDS:
             for i in range(r.max_entries):
                 off = r.slot_addr(i)
@@ -449,7 +453,16 @@ class MapState:
                     self.mem[base + r.value_offset : base + r.value_offset + r.value_size])
         return out
 
-    def dump(self) -> dict[str, dict[bytes, bytes]]:
+    def array_dump(self, r: MapRegion) -> ArrayDump:
+        """A plain array's values as one blob (its slots are value_size rounded to 8 bytes apart)."""
+        start, end = r.slot_addr(0), r.slot_addr(r.max_entries)
+        mv = memoryview(self.mem)[start:end]
+        if r.slot_size == r.value_size:
+            return ArrayDump(bytes(mv), r.value_size)
+        vs = r.value_size
+        return ArrayDump(b"".join(mv[o : o + vs] for o in range(0, end - start, r.slot_size)), vs)
+
+    def dump(self) -> dict[str, Mapping[bytes, bytes]]:
         """Map name -> {key: value}; arrays list every index, devmaps their non-empty entries."""
         return {r.name: self.dump_map(r.id) for r in self.layout.regions if r.kind not in EVENT_KINDS}
 
