@@ -106,7 +106,10 @@ def config(vips: list[str], reals: list[str], gw_mac: str, ring_size: int, lru_s
     if len(mac) != 6:
         fail(f"--gw-mac {gw_mac}: not a MAC address")
     cfg["ctl_array"].append(entry(struct.pack("<I", 0), mac + bytes(2)))
-    return {"maps": cfg, "inner_max_entries": {"lru_mapping": lru_size // cores}}
+    # KatranLb::attachLrus: lru_mapping[core] = a fresh LRU_HASH of LruSize / cores entries for every forwarding core
+    lrus = {struct.pack("<I", core).hex(): f"katran_lru{core}" for core in range(cores)}
+    return {"maps": cfg, "inner_maps": {"lru_mapping": lrus},
+            "max_entries": {name: lru_size // cores for name in lrus.values()}}
 
 
 def main() -> int:
