@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from hxdp.errors import HxdpError
 from hxdp.events import Event, same_event
-from hxdp.mapdump import MapDump, differing_keys
+from hxdp.mapdump import MapDump, SkipBytes, differing_keys, masked
 from hxdp.result import RunResult
 
 if TYPE_CHECKING:
@@ -271,14 +271,16 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
              repro_dir: str | Path | None = None, compile_options: Any = None,
              progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
              cfg_source: str | None = None, sizes: dict[str, int] | None = None,
-             chain: Chain | None = None, fib: Fib | None = None) -> DiffReport:
+             chain: Chain | None = None, fib: Fib | None = None,
+             skip: list[SkipBytes] | None = None) -> DiffReport:
     """Compare every packet's action, bytes and (models: after every packet; RTL: at the end) map contents.
 
     cfg_source names the map configuration (its file) in error messages; sizes are the maps' max_entries set at
     load time (both sides), over the configuration's own "max_entries". `chain`: the programs that run after this
     one, as libxdp's dispatcher runs them (one ROM on the engine, program by program in the kernel). fib
     (hxdp.fib.table.Fib) is loaded into the engine's map memory, and the kernel runs in the network namespace it was
-    read from (fib.netns), so that bpf_fib_lookup sees one FIB on both sides."""
+    read from (fib.netns), so that bpf_fib_lookup sees one FIB on both sides. `skip`: map value bytes left out of
+    the map comparison (hxdp.mapdump.SkipBytes: the time a program stored, say)."""
     from hxdp.fib.netns import netns
     from hxdp.frontend.sizing import config_sizes
     from hxdp.linux.dispatcher import KernelChain
@@ -310,7 +312,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
             kmaps: MapDump | None = None
             if div is None and batch is None:
                 kmaps, emaps = kernel.dump(), runner.dump()
-                lines = map_diff(kmaps, emaps)
+                lines = map_diff(masked(kmaps, skip or []), masked(emaps, skip or []))
                 if lines:
                     div = Divergence(i, "map", "see detail", "see detail", lines)
             if div is not None:
@@ -324,7 +326,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
             if kmaps is not None:
                 maps_before = kmaps
         if batch is not None:
-            lines = map_diff(kernel.dump(), runner.dump())
+            lines = map_diff(masked(kernel.dump(), skip or []), masked(runner.dump(), skip or []))
             if lines:
                 report.divergence = Divergence(len(packets) - 1, "map", "see detail", "see detail",
                                                ["(RTL maps compared after the whole trace)"] + lines)

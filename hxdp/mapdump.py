@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 # A map's contents: key -> value. Every dump is a Mapping; an array of a million slots (a load balancer's ring) is an
 # ArrayDump, so that comparing two dumps after every packet costs one bytes comparison, not a million lookups.
@@ -73,3 +75,55 @@ def differing_keys(expected: Entries, got: Entries) -> Iterator[bytes]:
     for k in sorted(set(expected) | set(got)):
         if expected.get(k) != got.get(k):
             yield k
+
+
+@dataclass(frozen=True)
+class SkipBytes:
+    """Value bytes of a map that a comparison leaves out: [offset, offset + size) of the value at `key` (every key
+    when None). For a value that holds host-dependent data: bpf_ktime_get_ns reads the NIC's clock, not the
+    host's, so a program that stores the time (Katran's new-connection rate quantum) cannot match it byte for
+    byte; everything else of the map still is compared."""
+
+    map: str
+    offset: int
+    size: int
+    key: bytes | None = None
+
+    SHAPE = "MAP:OFFSET:SIZE[:KEYHEX]"
+
+    @classmethod
+    def parse(cls, text: str) -> SkipBytes:
+        m = re.fullmatch(r"([A-Za-z_][\w.]*):(\d+):(\d+)(?::([0-9a-fA-F]+))?", text)
+        if m is None or int(m[3]) == 0 or (m[4] is not None and len(m[4]) % 2):
+            raise ValueError(f"{text!r}: expected {cls.SHAPE} (value bytes OFFSET..OFFSET+SIZE of map MAP, at the "
+                             "key given in hex or at every key)")
+        return cls(m[1], int(m[2]), int(m[3]), bytes.fromhex(m[4]) if m[4] else None)
+
+    def mask(self, value: bytes) -> bytes:
+        end = min(len(value), self.offset + self.size)
+        if self.offset >= end:
+            return value
+        return value[: self.offset] + bytes(end - self.offset) + value[end:]
+
+
+def masked(dump: MapDump, skips: list[SkipBytes]) -> MapDump:
+    """The dump with the skipped value bytes zeroed (a copy of the maps they touch)."""
+    out = dict(dump)
+    for skip in skips:
+        entries = out.get(skip.map)
+        if entries is None:
+            continue
+        if isinstance(entries, ArrayDump):
+            blob = bytearray(entries.blob)
+            vs = entries.value_size
+            if skip.key is not None:
+                index = int.from_bytes(skip.key, "little")
+                slots = [index] if len(skip.key) == 4 and index < len(entries) else []
+            else:
+                slots = range(len(entries))
+            for i in slots:
+                blob[i * vs : (i + 1) * vs] = skip.mask(bytes(blob[i * vs : (i + 1) * vs]))
+            out[skip.map] = ArrayDump(bytes(blob), vs)
+        else:
+            out[skip.map] = {k: (skip.mask(v) if skip.key is None or k == skip.key else v) for k, v in entries.items()}
+    return out

@@ -6,7 +6,7 @@ import pytest
 from kernel_fixtures import requires_kernel
 
 from hxdp.diff import map_diff
-from hxdp.mapdump import ArrayDump, differing_keys
+from hxdp.mapdump import ArrayDump, SkipBytes, differing_keys, masked
 from hxdp.traffic import maglev
 
 
@@ -58,3 +58,30 @@ def test_kernel_array_dump_equals_key_by_key() -> None:
             blob = k.array_dump(name)
             assert len(blob) == k.map(name).max_entries
             assert dict(blob) == {key: k.lookup(name, key) for key in k.keys(name)}
+
+
+def test_skip_bytes_parse_and_mask() -> None:
+    s = SkipBytes.parse("stats:8:8:02020000")
+    assert (s.map, s.offset, s.size, s.key) == ("stats", 8, 8, bytes.fromhex("02020000"))
+    for bad in ("stats", "stats:8", "stats:8:0", "stats:8:8:123", "9x:1:1"):
+        with pytest.raises(ValueError):
+            SkipBytes.parse(bad)
+    a = ArrayDump(bytes(range(16)) * 4, 16)
+    assert masked({"stats": a}, [s])["stats"] == a  # key 514: beyond this array, nothing to leave out
+    m = masked({"stats": a, "other": {b"k": bytes(16)}}, [SkipBytes.parse("stats:8:8:02000000"),
+                                                         SkipBytes.parse("other:0:2")])
+    assert m["stats"][bytes.fromhex("02000000")] == bytes(range(8)) + bytes(8)
+    assert m["stats"][bytes.fromhex("01000000")] == bytes(range(16))
+    assert m["other"][b"k"] == bytes(16)
+    whole = masked({"stats": a}, [SkipBytes.parse("stats:12:100")])["stats"]
+    assert all(v == bytes(range(12)) + bytes(4) for v in whole.values())
+
+
+def test_diff_cli_refuses_a_bad_skip(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "hxdp.cli", "diff", "x.o", "--pcap", "x.pcap", "--skip-bytes", "stats:1"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "--skip-bytes" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

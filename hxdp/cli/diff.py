@@ -12,6 +12,7 @@ from pathlib import Path
 from hxdp.cli.loading import add_chain_options, add_map_option, chain_from_args, sizes_from_args
 from hxdp.diff import ENGINES, run_diff
 from hxdp.errors import HxdpError
+from hxdp.mapdump import SkipBytes
 
 PROGRESS_MIN_PACKETS = 200  # a progress bar on stderr (terminals only) from this many packets
 
@@ -31,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ingress-ifindex", type=int, default=1, help="ingress ifindex in xdp_md (default 1)")
     p.add_argument("--fib", help="FIB of bpf_fib_lookup (`hxdp fib sync` writes it); the kernel runs in its namespace")
     p.add_argument("--ingress", metavar="DEV", help="ingress interface of the FIB (sets --ingress-ifindex)")
+    p.add_argument("--skip-bytes", action="append", default=[], metavar=SkipBytes.SHAPE,
+                   help="leave value bytes OFFSET..OFFSET+SIZE of map MAP (at key KEYHEX, or every key) out of the map "
+                        "comparison: for host-dependent data such as a stored bpf_ktime_get_ns (repeatable)")
     p.add_argument("--repro", default="hxdp-repro", help="folder for a reproducer on divergence")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_run)
@@ -42,6 +46,10 @@ def _run(args: argparse.Namespace) -> int:
     from hxdp.traffic.pcap import check_frame_sizes, read_pcap
 
     cfg = load_map_config(args.maps) if args.maps else None
+    try:
+        skip = [SkipBytes.parse(t) for t in args.skip_bytes]
+    except ValueError as exc:
+        raise HxdpError(f"--skip-bytes {exc}") from None
     fib = Fib.load(args.fib) if args.fib else None
     ingress_ifindex = args.ingress_ifindex
     if args.ingress:
@@ -70,7 +78,7 @@ def _run(args: argparse.Namespace) -> int:
                          console=Console(stderr=True))
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
                       ingress_ifindex=ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
-                      progress=progress, sizes=sizes_from_args(args), chain=chain_from_args(args), fib=fib)
+                      progress=progress, sizes=sizes_from_args(args), chain=chain_from_args(args), fib=fib, skip=skip)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1, default=str)
         print()
