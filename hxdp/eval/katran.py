@@ -119,42 +119,61 @@ def skip_bytes(cores: int = 1) -> list[str]:
     return [f"stats:8:8:{rate_key}", *(f"katran_lru{c}:8:8" for c in range(cores))]
 
 
+def _frame(src: str, dst: str, l4: object, size: int = 64, **ip: object) -> bytes:
+    from scapy.layers.inet import IP
+    from scapy.layers.l2 import Ether
+    from scapy.packet import Raw
+
+    pkt = Ether(src=CLIENT_MAC, dst=NIC_MAC) / IP(src=src, dst=dst, ttl=64, **ip) / l4  # type: ignore[operator]
+    raw = bytes(pkt)
+    return raw if len(raw) >= size else bytes(pkt / Raw(bytes(size - len(raw))))
+
+
+def path_frames(vip: str, path: str, n: int, net: int = 2) -> list[bytes]:
+    """n frames of one Katran path to the VIP, each its own flow (client 192.0.NET.x): "new" opens a connection
+    (SYN), "reuse" comes back on one ("new" frames first fill the LRU), "lru-miss" is an established flow the LRU
+    does not know, "reset" a RST of a new flow, "miss" goes to the VIP's address on another port (PASS)."""
+    from scapy.layers.inet import TCP, UDP
+
+    addr, port, proto = parse_vip(vip)
+    if ":" in addr:
+        raise KatranError(f"--vip {vip}: traffic is IPv4 only")
+    flags = {"new": "S", "reuse": "A", "lru-miss": "A", "reset": "R", "miss": "S"}.get(path)
+    if flags is None:
+        raise KatranError(f"unknown Katran path {path!r}")
+    out = []
+    for i in range(n):
+        base = {"lru-miss": 20000, "reset": 25000, "miss": 35000}.get(path, 30000)
+        src, sport = f"192.0.{net}.{10 + i % 200}", base + 17 * i
+        dport = port + 1 if path == "miss" else port
+        if proto == 6 or path == "miss":
+            l4: object = TCP(sport=sport, dport=dport, flags=flags, seq=1000, window=8192)
+        else:
+            l4 = UDP(sport=sport, dport=dport)
+        out.append(_frame(src, addr, l4, 200 if path == "reuse" else 64))
+    return out
+
+
 def traffic(vips: list[str], flows: int = 8) -> list[tuple[str, bytes]]:
     """(path, frame) pairs for the given VIPs: new connections (SYN: the ring, then the LRU), the same connections
     again (the LRU), an unknown established flow (an LRU miss: the ring), a reset (no LRU update), UDP flows
     opened and reused, and the misses katran passes or drops (another address or port, ARP, IP options, a
     fragment). Every frame 64 bytes or more (the NIC drops runts)."""
-    from scapy.layers.inet import IP, TCP, UDP, IPOption_NOP
+    from scapy.layers.inet import TCP, IPOption_NOP
     from scapy.layers.l2 import ARP, Ether
     from scapy.packet import Raw
 
-    def pad(pkt: object, size: int = 64) -> bytes:
-        raw = bytes(pkt)  # type: ignore[call-overload]
-        return raw if len(raw) >= size else bytes(pkt / Raw(bytes(size - len(raw))))  # type: ignore[operator]
-
-    eth = Ether(src=CLIENT_MAC, dst=NIC_MAC)
     out: list[tuple[str, bytes]] = []
     for v, text in enumerate(vips):
-        addr, port, proto = parse_vip(text)
-        if ":" in addr:
-            raise KatranError(f"--vip {text}: traffic is IPv4 only")
-
-        def l4(sport: int, flags: str = "S", port: int = port, proto: int = proto) -> object:
-            return TCP(sport=sport, dport=port, flags=flags, seq=1000, window=8192) if proto == 6 else \
-                UDP(sport=sport, dport=port)
-
-        clients = [(f"192.0.{2 + v}.{10 + i}", 30000 + 17 * i) for i in range(flows)]
-        out += [("new", pad(eth / IP(src=c, dst=addr, ttl=64) / l4(p))) for c, p in clients]
-        out += [("reuse", pad(eth / IP(src=c, dst=addr, ttl=64) / l4(p, "A"), 200)) for c, p in clients]
-        if proto == 6:
-            out.append(("lru-miss", pad(eth / IP(src=f"192.0.{2 + v}.200", dst=addr, ttl=64) / l4(31000, "A"))))
-            out.append(("reset", pad(eth / IP(src=f"192.0.{2 + v}.201", dst=addr, ttl=64) / l4(31001, "R"))))
-        out.append(("miss", pad(eth / IP(src="192.0.2.250", dst=addr, ttl=64) / TCP(sport=1, dport=port + 1))))
+        tcp = parse_vip(text)[2] == 6
+        for path in ("new", "reuse", *(("lru-miss", "reset") if tcp else ()), "miss"):
+            out += [(path, f) for f in path_frames(text, path, flows if path in ("new", "reuse") else 1, 2 + v)]
+    first = parse_vip(vips[0])[0]
+    arp = Ether(src=CLIENT_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc="10.0.0.1", pdst="10.0.0.2")
     out += [
-        ("miss", pad(eth / IP(src="192.0.2.251", dst="10.255.0.1", ttl=64) / TCP(sport=2, dport=80))),
-        ("miss", pad(Ether(src=CLIENT_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc="10.0.0.1", pdst="10.0.0.2"))),
-        ("drop", pad(eth / IP(src="192.0.2.252", dst=parse_vip(vips[0])[0], ttl=64,
-                              options=[IPOption_NOP()] * 4) / TCP(sport=3, dport=80))),
-        ("drop", pad(eth / IP(src="192.0.2.253", dst=parse_vip(vips[0])[0], ttl=64, flags="MF") / TCP(sport=4))),
+        ("miss", _frame("192.0.2.251", "10.255.0.1", TCP(sport=2, dport=80))),
+        ("miss", bytes(arp / Raw(bytes(64 - len(bytes(arp)))))),
+        ("drop", _frame("192.0.2.252", first, TCP(sport=3, dport=80), options=[IPOption_NOP()] * 4)),
+        ("drop", _frame("192.0.2.253", first, TCP(sport=4), flags="MF")),
     ]
     return out
