@@ -20,6 +20,7 @@ from hxdp.compiler import (
     safety,
     taildup,
     wideloads,
+    widen,
 )
 from hxdp.compiler.cfg import Cfg, build_cfg
 from hxdp.compiler.emit import emit, exit_actions_to_lane
@@ -111,6 +112,7 @@ def _on_cfg(fn: Callable[[Cfg], int]) -> Callable[[Cfg, MapLayout], int]:
 # it runs after alu3 and only with it. Lowered helpers come before everything: every pass sees their loads and stores.
 PIPELINE: tuple[Pass, ...] = (
     Pass("lower_helpers", (), _on_cfg(lowering.lower_helpers)),
+    Pass("widen_jmp32", (), lambda _cfg, _layout: 0, original=_on_cfg(widen.widen_jmp32)),  # ours has JMP32
     Pass("remove_bounds_checks", ("bounds",), _on_cfg(reduce.remove_bounds_checks)),
     Pass("remove_zeroing", ("zeroing",), _on_cfg(reduce.remove_zeroing)),
     Pass("inline_array_lookups", ("const_lookup",), constmaps.inline_array_lookups),

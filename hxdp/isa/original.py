@@ -111,7 +111,7 @@ def check_rom(rom: Rom, source: str = "ROM") -> None:
 
 def program_problem(insns: list[Insn]) -> str | None:
     """The first eBPF instruction (by slot) a program needs that the original core lacks, as one line; None when
-    every instruction maps onto its ISA (the compiler then emits only its opcodes)."""
+    every instruction maps onto its ISA (JMP32 jumps are widened by hxdp.compiler.widen)."""
     skip = False
     for i, ins in enumerate(insns):
         if skip:
@@ -124,9 +124,7 @@ def program_problem(insns: list[Insn]) -> str | None:
             continue  # the compiler names unknown opcodes itself
         k = meaning.kind
         why = None
-        if k == "jmp" and meaning.width == 32:
-            why = "a JMP32 (32-bit compare) jump, a class the original does not decode"
-        elif k == "atomic":
+        if k == "atomic":
             why = "an atomic memory operation, which the original does not have"
         elif k in ("ldxsx", "bswap") or meaning.name == "gotol":
             why = f"{meaning.name} (eBPF v4), which the original does not decode"
