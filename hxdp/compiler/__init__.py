@@ -171,6 +171,11 @@ def _allocate(cfg: Cfg, opts: CompileOptions) -> int:
 def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
               layout: MapLayout) -> tuple[Rom, set]:
     counts = _run_passes(cfg, opts, layout)
+    if opts.original:  # what the passes left must mean the same there (a raw input is not checked before)
+        for op in cfg.ops():
+            why = O.meaning_problem(Insn(op.opcode, op.dst, op.src, op.off, op.imm))
+            if why is not None and not (op.kind == "exit_action" or op.kind == "lddw"):
+                raise CompileError(f"{op.where()}: not supported on {O.NAME}: {why}")
     if lanes < 2 and any(op.kind == "lddw" for op in cfg.ops()):
         raise CompileError(f"lddw needs two adjacent lanes; {lanes} lane(s) cannot hold it")
     renamed = _allocate(cfg, opts)

@@ -109,6 +109,19 @@ def check_rom(rom: Rom, source: str = "ROM") -> None:
             skip = ins.opcode == 0x18
 
 
+def meaning_problem(ins: Insn) -> str | None:
+    """Why an instruction of our ISA does not mean the same on the original core (absent there, or another
+    operation at its opcode, as 0xD7: our BSWAP, its sub), or None."""
+    ours, theirs = T.OPCODES.get(ins.opcode), OPCODES.get(ins.opcode)
+    if ours is None:
+        return None  # not ours either: the contract checks name it
+    if theirs is None or (theirs.kind, theirs.op, theirs.width) != (ours.kind, ours.op, ours.width):
+        return f"{ours.name}, which the original does not have"
+    if theirs.kind == "alu" and ins.off != 0:
+        return "a sign-extending move or signed division (eBPF v4), which it does not decode"
+    return slot_problem(ins, 0) if theirs.kind == "call" else None  # registers are checked after renaming
+
+
 def program_problem(insns: list[Insn]) -> str | None:
     """The first eBPF instruction (by slot) a program needs that the original core lacks, as one line; None when
     every instruction maps onto its ISA (JMP32 jumps are widened by hxdp.compiler.widen)."""
