@@ -113,6 +113,7 @@ def _on_cfg(fn: Callable[[Cfg], int]) -> Callable[[Cfg, MapLayout], int]:
 PIPELINE: tuple[Pass, ...] = (
     Pass("lower_helpers", (), _on_cfg(lowering.lower_helpers)),
     Pass("widen_jmp32", (), lambda _cfg, _layout: 0, original=_on_cfg(widen.widen_jmp32)),  # ours has JMP32
+    Pass("split_atomics", (), lambda _cfg, _layout: 0, original=_on_cfg(atomics.split_atomics)),  # ours has them
     Pass("remove_bounds_checks", ("bounds",), _on_cfg(reduce.remove_bounds_checks)),
     Pass("remove_zeroing", ("zeroing",), _on_cfg(reduce.remove_zeroing)),
     Pass("inline_array_lookups", ("const_lookup",), constmaps.inline_array_lookups),

@@ -137,8 +137,9 @@ def program_problem(insns: list[Insn]) -> str | None:
             continue  # the compiler names unknown opcodes itself
         k = meaning.kind
         why = None
-        if k == "atomic":
-            why = "an atomic memory operation, which the original does not have"
+        if k == "atomic" and T.ATOMIC_OPS.get(ins.imm) not in ("add", "or", "and", "xor"):
+            # (the ones without a fetched result become load, op, store: hxdp.compiler.atomics.split_atomics)
+            why = "an atomic memory operation returning a value, which the original does not have"
         elif k in ("ldxsx", "bswap") or meaning.name == "gotol":
             why = f"{meaning.name} (eBPF v4), which the original does not decode"
         elif k == "alu" and ins.off != 0:
