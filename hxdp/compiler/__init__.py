@@ -273,6 +273,10 @@ def _for_original(program: Program, opts: CompileOptions) -> CompileOptions:
         why = O.program_problem(p.insns)
         if why is not None:
             raise CompileError(why)
+    return _original_options(opts)
+
+
+def _original_options(opts: CompileOptions) -> CompileOptions:
     return replace(opts, atomic_rmw=False, const_lookup=False, entry_data=False, imem_rows=O.ROWS)
 
 
@@ -353,6 +357,8 @@ def _check_tail_calls(p: Program) -> None:
 def compile_insns(insns: list[Insn], options: CompileOptions | None = None) -> CompileResult:
     """Compile a raw instruction list with no maps (for `hxdp exec`); r1/r2 at entry are the caller's."""
     opts = options or CompileOptions()
+    if opts.original:
+        opts = _original_options(opts)
     layout = MapLayout.from_maps([])
 
     def build() -> Cfg:
