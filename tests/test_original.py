@@ -147,3 +147,32 @@ def test_doc_table_is_current() -> None:
         cell = "refused | " + out.refused if out.refused is not None else f"{out.rows} rows |"
         assert re.search(rf"^\| {re.escape(sp.name)} \| {re.escape(cell)}", text, re.M), \
             f"{sp.name}: docs/compiler.md is stale, run python3 -m hxdp.originalsuite"
+
+
+@pytest.mark.parametrize("sp", SUITE, ids=[s.name for s in SUITE])
+def test_original_rom_means_the_same_on_our_core(sp) -> None:
+    """A ROM for the original core is in the common subset: our VLIW model and our RTL give what the original's
+    model gives, packet for packet, and the same maps."""
+    from hxdp.compiler import compile_program
+    from hxdp.models.vliw import VliwModel
+    from hxdp.rtl.sim import RtlSim
+    from hxdp.traffic.pcap import read_pcap
+
+    if not sp.obj.exists():
+        pytest.skip("xdp_progs not built (make -s -C xdp_progs)")
+    try:
+        result = compile_program(sp.load(), CompileOptions(target=O.NAME))
+    except CompileError:
+        pytest.skip("refused for the original core (test_suite_program_runs_on_the_original_or_is_refused)")
+    states = [MapState(result.layout) for _ in range(3)]
+    for st in states:
+        st.apply_config(sp.map_config())
+    packets = read_pcap(sp.traffic)
+    theirs, ours = OriginalModel(result.rom, states[0]), VliwModel(result.rom, states[1])
+    rtl = RtlSim(result.rom, layout=result.layout, state=states[2]).run_packets([(p, 1, 0) for p in packets])
+    for i, pkt in enumerate(packets):
+        a, b = theirs.run(pkt), ours.run(pkt)
+        for got in (b, rtl[i]):
+            assert (got.action, got.packet, got.redirect, got.fault is None) == \
+                (a.action, a.packet, a.redirect, a.fault is None), f"packet {i}: {got} vs {a}"
+    assert states[0].dump() == states[1].dump() == states[2].dump()
