@@ -9,8 +9,10 @@ from hxdp.isa.insn import Insn, IsaError, disasm
 from hxdp.isa.rom import Rom
 
 NAME = "hxdp-original"
-ROWS = 256  # the original's instruction memory (our IMEM_ROWS is a separate, larger parameter)
-REGS = 11  # r0-r10 (paper section 4.1.3: "11 64b registers")
+ROWS = 256  # the original's instruction memory (kept apart from our core's params.IMEM_ROWS)
+# r0-r10 (paper section 4.1.3: "11 64b registers"). The artifact's published xdp_router_ipv4 ROM (not in
+# ../shared/reference/roms/) uses r11-r14, so its register file may be wider; r0-r10 runs in either case.
+REGS = 11
 EXIT_ACTION_LANES = frozenset({0})  # the original recognises exit-with-action in lane 0 only
 # The helpers its helper unit decodes (design.md section 4); every other call is refused.
 HELPERS: dict[int, str] = {i: params.HELPERS[i] for i in (1, 2, 8, 51)}
