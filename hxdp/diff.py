@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ from hxdp.result import RunResult
 if TYPE_CHECKING:
     from hxdp.fib.table import Fib
 
-ENGINES = ("seq-model", "vliw-model", "rtl")
+ENGINES = ("seq-model", "vliw-model", "rtl", "original-model")
 
 
 
@@ -222,9 +222,11 @@ class _EngineRunner:
             if fib is not None:
                 fib.install(self.state.mem)
             self.model: Any = SeqModel(program, self.state)
-        elif engine in ("vliw-model", "rtl"):
-            from hxdp.compiler import compile_program
+        elif engine in ("vliw-model", "rtl", "original-model"):
+            from hxdp.compiler import CompileOptions, compile_program
 
+            if engine == "original-model":  # compiled for the original core (--target hxdp-original)
+                compile_options = replace(compile_options or CompileOptions(), target="hxdp-original")
             result = compile_program(program, compile_options)
             self.state = MapState(result.layout)
             self.state.apply_config(cfg, source=cfg_source)
@@ -234,6 +236,10 @@ class _EngineRunner:
                 from hxdp.models.vliw import VliwModel
 
                 self.model = VliwModel(result.rom, self.state)
+            elif engine == "original-model":
+                from hxdp.models.original import OriginalModel
+
+                self.model = OriginalModel(result.rom, self.state)
             else:
                 from hxdp.rtl.sim import RtlSim
 

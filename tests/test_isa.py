@@ -85,7 +85,9 @@ KNOWN = [
     (0x0000000000000000, "nop"),
     (0x0000000200000096, "exit 2"),
     (Insn(0x8F, dst=1, src=2, imm=-17).to_u64(), "r1 = r2 + -17"),
-    (Insn(0xE4, dst=12, src=2, imm=8).to_u64(), "w12 = w2 << 8"),
+    (Insn(0xEC, dst=12, src=2, imm=8).to_u64(), "w12 = w2 << 8"),
+    (Insn(0xE4, dst=2, src=3, imm=9).to_u64(), "w2 = w3 - 9"),
+    (Insn(0xE6, dst=2, src=3, imm=9).to_u64(), "w2 = w3 & 9"),
     (Insn(0xFF, dst=3, src=3, imm=0xFF).to_u64(), "r3 = r3 ^ 255"),
     (Insn(0x59, dst=1, src=2, off=250).to_u64(), "r1 = *(u48 *)(r2 + 250)"),
     (Insn(0x5A, dst=2, src=1, off=-2).to_u64(), "*(u48 *)(r2 - 2) = r1"),
@@ -245,7 +247,7 @@ def test_assemble_extras() -> None:
     with pytest.raises(IsaError, match="unknown map"):
         assemble("r1 = map[zz] ll", ["a"])
     with pytest.raises(IsaError, match="no three-operand"):
-        assemble("w1 = w2 ^ 3")  # the 32-bit three-operand set has no xor
+        assemble("r1 = r2 - 3")  # 0xd7 is RFC 9669 BSWAP on our core, so the 64-bit set has no sub
 
 
 def test_rom_rows_carry_their_lane_count() -> None:

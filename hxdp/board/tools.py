@@ -666,11 +666,12 @@ def compile_object(obj: str | Path, section: str | None = None, prog: str | None
     return compile_loaded(load_program(str(obj), section, prog, sizes))
 
 
-def compile_loaded(program: Program) -> tuple[Rom, MapLayout]:
-    """compile_object for a program already loaded (hxdp load reads the object once: verifier, then compiler)."""
+def compile_loaded(program: Program, target: str = "hxdp") -> tuple[Rom, MapLayout]:
+    """compile_object for a program already loaded (hxdp load reads the object once: verifier, then compiler), for
+    our core or the original one (`target`, hxdp.compiler.TARGETS)."""
     from hxdp.compiler import CompileOptions, compile_program
 
-    result = compile_program(program, CompileOptions())
+    result = compile_program(program, CompileOptions(target=target))
     check_rom(result.rom)
     map_config_entries(result.layout)
     return result.rom, result.layout

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from hxdp import params
 from hxdp.board.transport import DEFAULT_IFACE, DEFAULT_SOCKET, Board, BoardError, SimBoard, open_board
+from hxdp.cli.compile import add_target_option
 from hxdp.cli.loading import (
     add_chain_options,
     add_map_option,
@@ -332,12 +333,15 @@ def cmd_load(args: argparse.Namespace) -> int:
                       [args.object] + ([args.config] if args.config else []))
     sizes = sizes_from_args(args, cfg, args.config)
     chain = chain_from_args(args)
+    if chain is not None and args.target != "hxdp":
+        raise HxdpError(f"--target {args.target}: not supported with a chain, because the dispatcher's chain is "
+                        "compiled for our core only (hxdp.frontend.chain)")
     if chain is not None:  # the dispatcher's chain: one ROM (hxdp.frontend.chain)
         rom, layout = compile_chain(args, [(args.object, args.prog), *chain.links], chain.actions, sizes)
     else:
         program = load_program(args.object, args.section, args.prog, sizes)  # our reading's errors come first
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
-        rom, layout = compile_loaded(program)  # refused before the board
+        rom, layout = compile_loaded(program, args.target)  # refused before the board
     if fib is not None and not layout.fib:
         raise HxdpError(f"--fib: {args.object} does not call bpf_fib_lookup (its map layout has no FIB region)")
     with board_from_args(args) as b:
@@ -388,6 +392,7 @@ def add_load_arguments(lo: argparse.ArgumentParser) -> None:
     lo.add_argument("--no-hold", action="store_true", help="do not hold the input while loading")
     lo.add_argument("--force", action="store_true", help="take over an input hold a live owner keeps")
     lo.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
+    add_target_option(lo)
 
 
 # --- registration ----------------------------------------------------------------------------------------------------

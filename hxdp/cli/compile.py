@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from hxdp import params
 from hxdp.atomic_write import check_outputs, layout_path_beside, write_outputs
 from hxdp.cli.loading import (
     add_chain_options,
@@ -16,8 +17,9 @@ from hxdp.cli.loading import (
     verify_chain_in_kernel,
     verify_in_kernel,
 )
-from hxdp.compiler import CompileOptions, compile_program
+from hxdp.compiler import TARGETS, CompileOptions, compile_program
 from hxdp.errors import HxdpError
+from hxdp.isa import original as original_isa
 
 # --no-X flags: option name -> help
 NO_FLAGS = {
@@ -67,6 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(its entries are loaded by load, run and diff)")
     p.add_argument("-o", "--output", help="ROM path (default: OBJECT with .rom)")
     p.add_argument("--lanes", type=int, default=4, help="VLIW lanes (default 4)")
+    add_target_option(p)
     p.add_argument("--report", help="write a JSON report (instruction counts per pass, rows, static IPC)")
     p.add_argument("--sweep", type=_lanes_list, default=(), metavar="LANES",
                    help="also report rows for these lane counts, e.g. 1-8")
@@ -75,9 +78,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def add_target_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", choices=TARGETS, default="hxdp",
+                   help="the core the ROM is for: hxdp (ours, default) or hxdp-original (the original hXDP "
+                        "bitstream: its ISA, 11 registers, 256 rows; docs/compiler.md)")
+
+
 def options_from_args(args: argparse.Namespace) -> CompileOptions:
     kw = {name: not getattr(args, f"no_{name}") for name in NO_FLAGS}
-    return CompileOptions(lanes=args.lanes, lanes_sweep=tuple(args.sweep), **kw)
+    return CompileOptions(lanes=args.lanes, lanes_sweep=tuple(args.sweep), target=args.target, **kw)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
     result = compile_program(program, options_from_args(args))
     rep = result.report
-    files: list[tuple[Path | str, str]] = [(rom_path, result.rom.to_text())]
+    pad = original_isa.ROWS if args.target == original_isa.NAME else params.IMEM_ROWS
+    files: list[tuple[Path | str, str]] = [(rom_path, result.rom.to_text(pad_to=pad))]
     if maps_path:
         files.append((maps_path, result.layout.to_json()))
     if args.report is not None:

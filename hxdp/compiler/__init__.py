@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
 from hxdp import params
@@ -20,15 +20,17 @@ from hxdp.compiler import (
     safety,
     taildup,
     wideloads,
+    widen,
 )
 from hxdp.compiler.cfg import Cfg, build_cfg
-from hxdp.compiler.emit import emit
-from hxdp.compiler.regalloc import allocate
+from hxdp.compiler.emit import emit, exit_actions_to_lane
+from hxdp.compiler.regalloc import PHYS, allocate
 from hxdp.compiler.schedule import schedule
 from hxdp.compiler.verify import verify_rom
 from hxdp.errors import CompileError, HxdpError
 from hxdp.fib import uses_fib
 from hxdp.frontend.program import Program
+from hxdp.isa import original as O
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
 from hxdp.isa.rom import Rom
@@ -60,6 +62,11 @@ class CompileOptions:
     entry_data: bool = True  # `x = ctx->data` before any adjust -> a copy of r2 (the packet start at entry)
     lanes_sweep: tuple[int, ...] = ()  # also report rows for these lane counts (Fig. 8)
     imem_rows: int = params.IMEM_ROWS
+    target: str = "hxdp"  # "hxdp" (our core) or "hxdp-original" (the original bitstream: hxdp.isa.original)
+
+    @property
+    def original(self) -> bool:
+        return self.target == O.NAME
 
     @classmethod
     def names(cls) -> list[str]:
@@ -87,6 +94,12 @@ class Pass:
     run: Callable[[Cfg, MapLayout], int]  # returns how many rewrites it made
     clean: Clean = "never"
     count: str | None = None
+    original: Callable[[Cfg, MapLayout], int] | None = None  # the run for --target hxdp-original, where it differs
+
+
+# the original core's three-operand set: operation -> opcode
+_ORIGINAL_ALU3 = ({op: code for code, op in O.ALU3_64.items()}, {op: code for code, op in O.ALU3_32.items()})
+TARGETS = ("hxdp", O.NAME)
 
 
 def _on_cfg(fn: Callable[[Cfg], int]) -> Callable[[Cfg, MapLayout], int]:
@@ -99,6 +112,8 @@ def _on_cfg(fn: Callable[[Cfg], int]) -> Callable[[Cfg, MapLayout], int]:
 # it runs after alu3 and only with it. Lowered helpers come before everything: every pass sees their loads and stores.
 PIPELINE: tuple[Pass, ...] = (
     Pass("lower_helpers", (), _on_cfg(lowering.lower_helpers)),
+    Pass("widen_jmp32", (), lambda _cfg, _layout: 0, original=_on_cfg(widen.widen_jmp32)),  # ours has JMP32
+    Pass("split_atomics", (), lambda _cfg, _layout: 0, original=_on_cfg(atomics.split_atomics)),  # ours has them
     Pass("remove_bounds_checks", ("bounds",), _on_cfg(reduce.remove_bounds_checks)),
     Pass("remove_zeroing", ("zeroing",), _on_cfg(reduce.remove_zeroing)),
     Pass("inline_array_lookups", ("const_lookup",), constmaps.inline_array_lookups),
@@ -114,7 +129,8 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("exit_truncations", ("exit_action",), _on_cfg(extend.exit_truncations), clean="if_changed"),
     Pass("fold_offsets", ("copyprop",), _on_cfg(copyprop.fold_offsets)),
     Pass("rmw_atomic", ("atomic_rmw",), _on_cfg(atomics.rmw_atomic)),
-    Pass("alu3", ("alu3",), _on_cfg(extend.alu3), count="alu3"),
+    Pass("alu3", ("alu3",), _on_cfg(extend.alu3), count="alu3",
+         original=_on_cfg(lambda cfg: extend.alu3(cfg, *_ORIGINAL_ALU3))),
     Pass("rewrite_bounds_checks", ("alu3", "rewrite_checks"), _on_cfg(boundscheck.rewrite_bounds_checks)),
     Pass("ld6", ("ld6",), _on_cfg(extend.ld6), count="ld6"),
     Pass("dead_code", (), _on_cfg(reduce.dead_code), count="extended"),
@@ -127,7 +143,7 @@ def _run_passes(cfg: Cfg, opts: CompileOptions, layout: MapLayout) -> dict[str, 
     for p in PIPELINE:
         if not all(getattr(opts, switch) for switch in p.needs):
             continue
-        changed = p.run(cfg, layout)
+        changed = (p.original if opts.original and p.original is not None else p.run)(cfg, layout)
         if p.clean == "always" or (p.clean == "if_changed" and changed):
             reduce.dead_code(cfg)
         if p.count is not None:
@@ -142,7 +158,7 @@ def _allocate(cfg: Cfg, opts: CompileOptions) -> int:
     entry = opts.entry_data and not cfg.raw
     if entry:
         constmaps.entry_data_loads(cfg)
-    renamed = allocate(cfg, rename=opts.rename)
+    renamed = allocate(cfg, rename=opts.rename, regs=O.REGS if opts.original else PHYS)
     # renaming may have freed r2 where the program had put another value in it (clang's data_end): the loads
     # left become copies too; where x kept its own register, its first uses read r2 instead
     if entry:
@@ -156,13 +172,25 @@ def _allocate(cfg: Cfg, opts: CompileOptions) -> int:
 def _pipeline(cfg: Cfg, opts: CompileOptions, lanes: int, report: dict | None,
               layout: MapLayout) -> tuple[Rom, set]:
     counts = _run_passes(cfg, opts, layout)
+    if opts.original:  # what the passes left must mean the same there (a raw input is not checked before)
+        for op in cfg.ops():
+            why = O.meaning_problem(Insn(op.opcode, op.dst, op.src, op.off, op.imm))
+            if why is not None and not (op.kind == "exit_action" or op.kind == "lddw"):
+                raise CompileError(f"{op.where()}: not supported on {O.NAME}: {why}")
     if lanes < 2 and any(op.kind == "lddw" for op in cfg.ops()):
         raise CompileError(f"lddw needs two adjacent lanes; {lanes} lane(s) cannot hold it")
     renamed = _allocate(cfg, opts)
     sched = schedule(cfg, lanes, superblocks=opts.hoist, speculate=opts.speculate and opts.hoist)
     rows = emit(sched.rows, sched.start, lanes)
+    if opts.original:
+        rows = exit_actions_to_lane(rows, O.EXIT_ACTION_LANES)
     rom = Rom(rows, lanes)
     verify_rom(rom, sched.disjoint_stores, opts.imem_rows, sched.regions)
+    if opts.original:
+        try:
+            O.check_rom(rom, "the compiled ROM")
+        except HxdpError as exc:
+            raise CompileError(str(exc)) from None
     if report is not None:
         report["counts"] = counts
         report["renamed_webs"] = renamed
@@ -233,7 +261,30 @@ def compile_program(program: Program, options: CompileOptions | None = None) -> 
         raise CompileError(f"{where}: {exc}") from None
 
 
+def _for_original(program: Program, opts: CompileOptions) -> CompileOptions:
+    """The options a ROM for the original core is compiled with; CompileError at the first instruction it lacks.
+    Off: atomics (it has none), constant map lookups and the entry-data rewrite (they bake our core's data
+    addresses and its r2 = ctx->data into the ROM); the instruction memory is its 256 rows."""
+    if opts.lanes != params.LANES:
+        raise CompileError(f"not supported on {O.NAME}: {opts.lanes} lanes, the original core has {params.LANES}")
+    if program.resident:
+        raise CompileError(f"not supported on {O.NAME}: resident programs (tail calls), the original runs one")
+    for p in (program, *program.resident):
+        why = O.program_problem(p.insns)
+        if why is not None:
+            raise CompileError(why)
+    return _original_options(opts)
+
+
+def _original_options(opts: CompileOptions) -> CompileOptions:
+    return replace(opts, atomic_rmw=False, const_lookup=False, entry_data=False, imem_rows=O.ROWS)
+
+
 def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
+    if opts.target not in TARGETS:
+        raise CompileError(f"unknown target {opts.target!r} (known: {', '.join(TARGETS)})")
+    if opts.original:
+        opts = _for_original(program, opts)
     for i, m in enumerate(program.maps):
         if m.type not in params.MAP_TYPES:
             kind = params.LINUX_MAP_TYPES.get(m.type, "unknown")
@@ -306,6 +357,8 @@ def _check_tail_calls(p: Program) -> None:
 def compile_insns(insns: list[Insn], options: CompileOptions | None = None) -> CompileResult:
     """Compile a raw instruction list with no maps (for `hxdp exec`); r1/r2 at entry are the caller's."""
     opts = options or CompileOptions()
+    if opts.original:
+        opts = _original_options(opts)
     layout = MapLayout.from_maps([])
 
     def build() -> Cfg:

@@ -79,3 +79,29 @@ def rmw_atomic(cfg: Cfg) -> int:
             n += 1
         b.ops = ops
     return n
+
+
+_SPLIT = {"add": "add", "or": "or", "and": "and", "xor": "xor"}  # the atomics without a fetched result
+
+
+def split_atomics(cfg: Cfg) -> int:
+    """`lock *p OP= v` -> `t = *p; t OP= v; *p = t`, for a core without atomics that runs one packet at a time
+    (the original hXDP: nothing else writes between the load and the store). Fetching atomics stay (refused)."""
+    n = 0
+    for bid in cfg.order:
+        b = cfg.blocks[bid]
+        new: list[Op] = []
+        for op in b.ops:
+            aop = T.ATOMIC_OPS.get(op.imm, "") if op.kind == "atomic" else ""
+            if aop not in _SPLIT:
+                new.append(op)
+                continue
+            size = "w" if op.info.width == 4 else "dw"
+            width = 32 if size == "w" else 64
+            t = cfg.new_vreg()
+            new += [Op(T.BY_NAME[f"ldx{size}"].opcode, t, op.dst, op.off, slot=op.slot, text=op.text),
+                    Op(T.BY_NAME[f"{_SPLIT[aop]}{width}_x"].opcode, t, op.src, slot=op.slot, text=op.text),
+                    Op(T.BY_NAME[f"stx{size}"].opcode, op.dst, t, op.off, slot=op.slot, text=op.text)]
+            n += 1
+        b.ops = new
+    return n

@@ -105,3 +105,20 @@ def _drop_jumps_to_next_row(slots: list[Insn]) -> list[Insn]:
             return slots
         new = Insn(inv | (prev.opcode & 0x0F), prev.dst, prev.src, slots[last].off, prev.imm)
         slots = slots[:ctl[-2]] + [new] + slots[ctl[-2] + 1:last] + slots[last + 1:]
+
+
+def exit_actions_to_lane(rows: list[list[Insn]], lanes: frozenset[int]) -> list[list[Insn]]:
+    """For a core that recognises exit-with-action only in `lanes` (the original hXDP: lane 0): one elsewhere
+    becomes `goto` a row appended at the end that holds it in lane 0. The goto keeps the lane, so lower lanes'
+    branches keep their priority and the row's other lanes commit as before; it costs the taken-branch cycle."""
+    out = [list(row) for row in rows]
+    exit_rows: dict[int, int] = {}  # action -> appended row
+    for r in range(len(rows)):
+        for lane, ins in enumerate(out[r]):
+            if lane in lanes or ins.opcode != T.EXT_EXIT_ACTION:
+                continue
+            if ins.imm not in exit_rows:
+                exit_rows[ins.imm] = len(out)
+                out.append([ins] + [NOP] * (len(out[r]) - 1))
+            out[r][lane] = Insn(0x05, 0, 0, exit_rows[ins.imm] - (r + 1), 0)
+    return out

@@ -95,8 +95,9 @@ def exit_truncations(cfg: Cfg) -> int:
 
 
 # --- three-operand ALU -----------------------------------------------------------------------------------
-def alu3(cfg: Cfg) -> int:
-    """`dst = src; dst OP= imm` -> `dst = src OP imm` when dst is not read in between and src is unchanged."""
+def alu3(cfg: Cfg, table64: dict[str, int] = ALU3_64, table32: dict[str, int] = ALU3_32) -> int:
+    """`dst = src; dst OP= imm` -> `dst = src OP imm` when dst is not read in between and src is unchanged (the
+    tables: operation -> opcode of the target's three-operand set)."""
     n = 0
     for bid in cfg.order:
         b = cfg.blocks[bid]
@@ -106,7 +107,7 @@ def alu3(cfg: Cfg) -> int:
             info = op.info
             if op.kind != "alu" or info.src_reg or info.op not in ("add", "sub", "and", "or", "xor", "lsh", "rsh"):
                 continue
-            table = ALU3_64 if info.width == 64 else ALU3_32
+            table = table64 if info.width == 64 else table32
             name, imm = info.op, op.imm
             if name == "sub":
                 if imm == -(1 << 31):

@@ -47,9 +47,9 @@ def _implicit(op: Op) -> set[int]:
     return set()
 
 
-def allocate(cfg: Cfg, rename: bool = True) -> int:
-    """Assign physical registers to every web; returns how many webs changed register. Without `rename`, a web
-    keeps its register where it can (used when renaming runs out of registers)."""
+def allocate(cfg: Cfg, rename: bool = True, regs: int = PHYS) -> int:
+    """Assign physical registers r0..r{regs-1} to every web; returns how many webs changed register. Without
+    `rename`, a web keeps its register where it can (used when renaming runs out of registers)."""
     sites = def_sites(cfg)
     reach_in = reaching_defs(cfg, sites)
     uf = _UF(len(sites.reg))
@@ -62,12 +62,12 @@ def allocate(cfg: Cfg, rename: bool = True) -> int:
     reg_of = _precoloured(webs, sites, fixed)
     order = sorted((w for w in webs if w not in reg_of),
                    key=lambda w: (sites.reg[w] >= PHYS, min(sites.pos[d] for d in webs[w])))
-    stuck = _colour(order, sites, interf, _copy_preferences(cfg, sites, uf, use_web), reg_of, rename)
+    stuck = _colour(order, sites, interf, _copy_preferences(cfg, sites, uf, use_web), reg_of, rename, regs)
     if stuck is not None:
         if rename:
-            return allocate(cfg, rename=False)  # nothing was rewritten yet
+            return allocate(cfg, rename=False, regs=regs)  # nothing was rewritten yet
         first = min(sites.pos[d] for d in webs[stuck])
-        raise CompileError(f"op {first}: more values live at once than the 15 registers can hold")
+        raise CompileError(f"op {first}: more values live at once than the {regs - 1} registers can hold")
     _rewrite(cfg, sites, uf, use_web, reg_of)
     return sum(1 for w in webs if reg_of[w] != sites.reg[w])
 
@@ -158,24 +158,25 @@ def _copy_preferences(cfg: Cfg, sites: DefSites, uf: _UF, use_web: UseWebs) -> d
 
 
 def _colour(order: list[int], sites: DefSites, interf: dict[int, set[int]], prefs: dict[int, list[int]],
-            reg_of: dict[int, int], rename: bool) -> int | None:
-    """Give each web of `order` a register (into reg_of); returns the first web that found none, else None."""
+            reg_of: dict[int, int], rename: bool, regs: int = PHYS) -> int | None:
+    """Give each web of `order` a register below `regs` (into reg_of); returns the first web that found none."""
+    rotation = tuple(r for r in ROTATION if r < regs)
     turn = 0
     for w in order:
         taken = {reg_of[n] for n in interf.get(w, ()) if n in reg_of}
         choice = next((reg_of[o] for o in prefs.get(w, ())
                        if o in reg_of and reg_of[o] not in taken and reg_of[o] != FP), None)
         if choice is None and rename:
-            for k in range(len(ROTATION)):
-                cand = ROTATION[(turn + k) % len(ROTATION)]
+            for k in range(len(rotation)):
+                cand = rotation[(turn + k) % len(rotation)]
                 if cand not in taken:
                     choice = cand
-                    turn = (turn + k + 1) % len(ROTATION)
+                    turn = (turn + k + 1) % len(rotation)
                     break
-        elif choice is None and sites.reg[w] < PHYS and sites.reg[w] not in taken:
+        elif choice is None and sites.reg[w] < regs and sites.reg[w] not in taken:
             choice = sites.reg[w]
         elif choice is None:
-            choice = next((cand for cand in ROTATION if cand not in taken), None)
+            choice = next((cand for cand in rotation if cand not in taken), None)
         if choice is None:
             return w
         reg_of[w] = choice

@@ -221,7 +221,7 @@ class AsmError(IsaError):
 
 _CMP = {sym: op for op, (_code, sym) in T.JMP_OPS.items()}
 _ALU_SYM = {sym: op for op, (_code, sym) in T.ALU_OPS.items()}
-_ALU3_SYM = {"+": "add", "&": "and", "<<": "lsh", ">>": "rsh", "|": "or", "^": "xor"}
+_ALU3_SYM = {"+": "add", "-": "sub", "&": "and", "<<": "lsh", ">>": "rsh", "|": "or", "^": "xor"}
 _ATOMIC_SYM = {"+": "add", "|": "or", "&": "and", "^": "xor"}
 _MEMSIZE = {"8": "b", "16": "h", "32": "w", "64": "dw", "48": "6"}
 _REG = r"([rw])(\d+)"
@@ -247,7 +247,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(name, re.compile(rx)) for name,
     ("xchg", rf"{_REG} = xchg(_64|32_32)\(r(\d+) ([+-]) (\d+), {_REG}\)"),
     ("cmpxchg", rf"[rw]0 = cmpxchg(_64|32_32)\(r(\d+) ([+-]) (\d+), [rw]0, {_REG}\)"),
     ("legacy", r"r0 = \*\(u(8|16|32) \*\)skb\[(?:r(\d+))?(?: \+ )?(-?\d+)?\]"),
-    ("alu3", rf"{_REG} = {_REG} (\+|&|<<|>>|\||\^) (-?\w+)"),
+    ("alu3", rf"{_REG} = {_REG} (\+|-|&|<<|>>|\||\^) (-?\w+)"),
     ("alu", rf"{_REG} (s/=|s%=|s>>=|<<=|>>=|[-+*/|&%^]=|=) (\S+)"),
 )]
 

@@ -70,10 +70,14 @@ PSEUDO_MAP_IDX_VALUE = 6
 # Pseudo source values of CALL.
 CALL_HELPER, CALL_LOCAL, CALL_KFUNC = 0, 1, 2
 
-# hXDP extensions. The original design's encodings are kept where RFC 9669 leaves them free; 0xd7 (the
-# RFC 9669 64-bit byte swap) is NOT reused, so the 64-bit three-operand set has six members, not seven.
-EXT_ALU3_64: dict[int, str] = {0x8F: "add", 0xDF: "and", 0xE7: "lsh", 0xEF: "rsh", 0xF7: "or", 0xFF: "xor"}
-EXT_ALU3_32: dict[int, str] = {0x8C: "add", 0xE4: "lsh", 0xEC: "rsh", 0xF4: "and", 0xFC: "or"}
+# hXDP extensions. The three-operand opcodes carry the original hXDP core's operations wherever that core has
+# them, so a ROM of the common subset means the same on both cores (docs/execution_contract.md, "Encodings").
+# The original's 0xD7 (64-bit sub) is RFC 9669's 64-bit byte swap, so our core keeps BSWAP there and has no
+# 64-bit three-operand sub (the compiler fuses a sub as an add of -imm); our 32-bit and/or, which the original
+# lacks, take the free encodings 0xE6/0xEE (JMP32 class, operation codes 0xE0/0xF0 that RFC 9669 leaves unused).
+EXT_ALU3_64: dict[int, str] = {0x8F: "add", 0xDF: "or", 0xE7: "and", 0xEF: "lsh", 0xF7: "rsh", 0xFF: "xor"}
+EXT_ALU3_32: dict[int, str] = {0x8C: "add", 0xE4: "sub", 0xEC: "lsh", 0xF4: "rsh", 0xFC: "xor",
+                               0xE6: "and", 0xEE: "or"}
 EXT_EXIT_ACTION = 0x96
 EXT_LDX6 = 0x59
 EXT_STX6 = 0x5A

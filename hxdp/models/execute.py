@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from hxdp.errors import HxdpError
 from hxdp.isa import table as T
-from hxdp.isa.insn import Insn, IsaError, lddw_value
+from hxdp.isa.insn import Insn, lddw_value
 from hxdp.models import alu
 from hxdp.models.memory import DataMemory
 
@@ -57,12 +57,13 @@ def plain_lddw(lo: Insn, hi: Insn) -> int:
     return lddw_value(lo, hi)
 
 
-def decode(insn: Insn, nxt: Insn | None, resolve: LddwResolver = plain_lddw, where: str = "") -> Decoded:
-    """Decode one slot; raises IllegalInstruction naming `where` for encodings the machine rejects."""
-    try:
-        info = insn.info
-    except IsaError:
-        raise IllegalInstruction(f"{where}unknown opcode 0x{insn.opcode:02x}") from None
+def decode(insn: Insn, nxt: Insn | None, resolve: LddwResolver = plain_lddw, where: str = "",
+           opcodes: dict[int, T.OpInfo] | None = None) -> Decoded:
+    """Decode one slot against an opcode table (default: our core's, hxdp.isa.table); raises IllegalInstruction
+    naming `where` for encodings the machine rejects."""
+    info = (T.OPCODES if opcodes is None else opcodes).get(insn.opcode)
+    if info is None:
+        raise IllegalInstruction(f"{where}unknown opcode 0x{insn.opcode:02x}")
     k = info.kind
     value = 0
     if not info.supported:

@@ -73,7 +73,8 @@ class DecodedRow:
     divides: int = 0  # lanes that divide (div/mod): the row waits DIV_EXTRA_CYCLES for each (one divider)
 
 
-def decode_rom(rom: Rom) -> list[DecodedRow]:
+def decode_rom(rom: Rom, opcodes: dict[int, T.OpInfo] | None = None) -> list[DecodedRow]:
+    """Every row decoded against an opcode table (default: our core's)."""
     out: list[DecodedRow] = []
     for ri, row in enumerate(rom.rows):
         lanes: list[tuple[int, Decoded]] = []
@@ -94,7 +95,7 @@ def decode_rom(rom: Rom) -> list[DecodedRow]:
                     continue
                 skip = True
             try:
-                lanes.append((k, decode(ins, row[k + 1] if k + 1 < len(row) else None, plain_lddw, where)))
+                lanes.append((k, decode(ins, row[k + 1] if k + 1 < len(row) else None, plain_lddw, where, opcodes)))
             except IllegalInstruction as exc:
                 error = error or str(exc)
         muls = [k for k, d in lanes if d.kind == "alu" and d.op == "mul"]

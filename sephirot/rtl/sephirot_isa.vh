@@ -201,17 +201,19 @@
 `define SEPH_OP_BE                       8'hdc  // end
 `define SEPH_OP_JSLE64_X                 8'hdd  // jmp
 `define SEPH_OP_JSLE32_X                 8'hde  // jmp
-`define SEPH_OP_AND64_3                  8'hdf  // alu3 ext
-`define SEPH_OP_LSH32_3                  8'he4  // alu3 ext
-`define SEPH_OP_LSH64_3                  8'he7  // alu3 ext
-`define SEPH_OP_RSH32_3                  8'hec  // alu3 ext
-`define SEPH_OP_RSH64_3                  8'hef  // alu3 ext
-`define SEPH_OP_AND32_3                  8'hf4  // alu3 ext
-`define SEPH_OP_OR64_3                   8'hf7  // alu3 ext
-`define SEPH_OP_OR32_3                   8'hfc  // alu3 ext
+`define SEPH_OP_OR64_3                   8'hdf  // alu3 ext
+`define SEPH_OP_SUB32_3                  8'he4  // alu3 ext
+`define SEPH_OP_AND32_3                  8'he6  // alu3 ext
+`define SEPH_OP_AND64_3                  8'he7  // alu3 ext
+`define SEPH_OP_LSH32_3                  8'hec  // alu3 ext
+`define SEPH_OP_OR32_3                   8'hee  // alu3 ext
+`define SEPH_OP_LSH64_3                  8'hef  // alu3 ext
+`define SEPH_OP_RSH32_3                  8'hf4  // alu3 ext
+`define SEPH_OP_RSH64_3                  8'hf7  // alu3 ext
+`define SEPH_OP_XOR32_3                  8'hfc  // alu3 ext
 `define SEPH_OP_XOR64_3                  8'hff  // alu3 ext
 
 // bit k set when opcode k is supported by the core
-`define SEPH_OP_SUPPORTED_MASK           256'h90909090f8f0f0f8f0f0f0f090f292b2fefefefef6f4f0f0f0f0f0f0f1f090f0
+`define SEPH_OP_SUPPORTED_MASK           256'h9090d0d0f8f0f0f8f0f0f0f090f292b2fefefefef6f4f0f0f0f0f0f0f1f090f0
 
 `endif

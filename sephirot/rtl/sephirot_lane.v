@@ -64,16 +64,18 @@ module sephirot_lane #(
 
   wire is_alu   = (cls == `SEPH_CLASS_ALU) || (cls == `SEPH_CLASS_ALU64);
   wire is_jmpc  = (cls == `SEPH_CLASS_JMP) || (cls == `SEPH_CLASS_JMP32);
-  wire is_alu3  = (opcode == `SEPH_OP_ADD64_3) || (opcode == `SEPH_OP_AND64_3) || (opcode == `SEPH_OP_LSH64_3) ||
-                  (opcode == `SEPH_OP_RSH64_3) || (opcode == `SEPH_OP_OR64_3) || (opcode == `SEPH_OP_XOR64_3) ||
-                  (opcode == `SEPH_OP_ADD32_3) || (opcode == `SEPH_OP_LSH32_3) || (opcode == `SEPH_OP_RSH32_3) ||
-                  (opcode == `SEPH_OP_AND32_3) || (opcode == `SEPH_OP_OR32_3);
-  wire alu3_64  = (opcode == `SEPH_OP_ADD64_3) || (opcode == `SEPH_OP_AND64_3) || (opcode == `SEPH_OP_LSH64_3) ||
-                  (opcode == `SEPH_OP_RSH64_3) || (opcode == `SEPH_OP_OR64_3) || (opcode == `SEPH_OP_XOR64_3);
+  // three-operand ALU: the original hXDP core's encodings and operations (0xD7 stays RFC 9669 BSWAP here)
+  wire alu3_64  = (opcode == `SEPH_OP_ADD64_3) || (opcode == `SEPH_OP_OR64_3) || (opcode == `SEPH_OP_AND64_3) ||
+                  (opcode == `SEPH_OP_LSH64_3) || (opcode == `SEPH_OP_RSH64_3) || (opcode == `SEPH_OP_XOR64_3);
+  wire alu3_32  = (opcode == `SEPH_OP_ADD32_3) || (opcode == `SEPH_OP_SUB32_3) || (opcode == `SEPH_OP_LSH32_3) ||
+                  (opcode == `SEPH_OP_RSH32_3) || (opcode == `SEPH_OP_XOR32_3) || (opcode == `SEPH_OP_AND32_3) ||
+                  (opcode == `SEPH_OP_OR32_3);
+  wire is_alu3  = alu3_64 || alu3_32;
   reg  [3:0] alu3_op;
   always @(*) begin
     case (opcode)
       `SEPH_OP_ADD64_3, `SEPH_OP_ADD32_3: alu3_op = `SEPH_ALU_ADD;
+      `SEPH_OP_SUB32_3:                   alu3_op = `SEPH_ALU_SUB;
       `SEPH_OP_AND64_3, `SEPH_OP_AND32_3: alu3_op = `SEPH_ALU_AND;
       `SEPH_OP_LSH64_3, `SEPH_OP_LSH32_3: alu3_op = `SEPH_ALU_LSH;
       `SEPH_OP_RSH64_3, `SEPH_OP_RSH32_3: alu3_op = `SEPH_ALU_RSH;

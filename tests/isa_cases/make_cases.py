@@ -257,9 +257,10 @@ def main() -> None:
                                               f"r5 = {seed}", "call 28", "exit"], exp, cmem,
               cycles=8 + 1 + (fsz + tsz + 7) // 8)
     # three-operand extensions
-    for w, names in ((64, ("add", "and", "lsh", "rsh", "or", "xor")), (32, ("add", "lsh", "rsh", "and", "or"))):
+    for w, names in ((64, ("add", "and", "lsh", "rsh", "or", "xor")),
+                     (32, ("add", "sub", "lsh", "rsh", "and", "or", "xor"))):
         rr = "r" if w == 64 else "w"
-        sym = {"add": "+", "and": "&", "lsh": "<<", "rsh": ">>", "or": "|", "xor": "^"}
+        sym = {"add": "+", "sub": "-", "and": "&", "lsh": "<<", "rsh": ">>", "or": "|", "xor": "^"}
         for n in names:
             k = 5 if n in ("lsh", "rsh") else -77
             a = 0x8765_4321_0FED_CBA9
