@@ -13,6 +13,7 @@ from hxdp.cli.loading import (
     add_verify_option,
     chain_from_args,
     sizes_from_args,
+    tiers_from_args,
     verify_chain_in_kernel,
     verify_in_kernel,
 )
@@ -53,6 +54,13 @@ def _lanes_list(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def tier_summary(tiers: dict[str, dict]) -> str:
+    """One line: the bytes in use of each map memory tier and the maps placed there (the report's "map_tiers")."""
+    parts = [f"{t} {u['bytes']:,} of {u['capacity']:,} bytes" + (f" ({', '.join(u['maps'])})" if u["maps"] else "")
+             for t, u in tiers.items()]
+    return "map memory: " + "; ".join(parts)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compile", help="compile an XDP object into a Sephirot ROM",
                        description="Compile an eBPF XDP object into a VLIW ROM (PROG.rom) and its map layout "
@@ -82,6 +90,7 @@ def options_from_args(args: argparse.Namespace) -> CompileOptions:
 
 def run(args: argparse.Namespace) -> int:
     from hxdp.frontend.elf import host_notes, load_program
+    from hxdp.frontend.sizing import apply_tiers
     from hxdp.models.mapconfig import load_map_config
 
     if args.lanes < 1 or args.lanes > 16:
@@ -96,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
         ({args.report: "report"} if args.report is not None else {})
     check_outputs(outputs, [obj] + ([args.maps] if args.maps else []))
     cfg = load_map_config(args.maps) if args.maps else None
-    sizes = sizes_from_args(args, cfg, args.maps)
+    sizes = sizes_from_args(args, cfg, args.maps, tiers=True)
+    tiers = tiers_from_args(args, cfg, args.maps)
     chain = chain_from_args(args)
     if chain is not None:
         from hxdp.frontend.chain import load_chain
@@ -107,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         program = load_program(args.object, args.section, args.prog, sizes)  # our reading of the object first
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
-    result = compile_program(program, options_from_args(args))
+    result = compile_program(apply_tiers(program, tiers), options_from_args(args))
     rep = result.report
     files: list[tuple[Path | str, str]] = [(rom_path, result.rom.to_text())]
     if maps_path:
@@ -127,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
     if rep.get("programs"):
         print("programs resident (tail calls, a chain; entry rows): " +
               ", ".join(f"{p['name']} {p['row']}" for p in rep["programs"]))
+    print(tier_summary(rep["map_tiers"]))
     if rep["unused_maps"]:
         print(f"maps the program never references (not placed): {', '.join(rep['unused_maps'])}")
     print(f"wrote {rom_path} and {maps_path}" if maps_path else f"wrote {rom_path} (a device: no map layout beside it)")

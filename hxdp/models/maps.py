@@ -107,6 +107,12 @@ class MapState:
     """
 
     def __init__(self, layout: MapLayout) -> None:
+        off_chip = next((r for r in layout.regions if r.tier != "bram"), None)
+        if off_chip is not None:
+            raise MapError(f"map {off_chip.name} is placed in {off_chip.tier}: not supported by the engines yet "
+                           "(hxdp.models.maps.MapState), because the map unit has no off-chip memory port (issue 25 "
+                           f"part 2, docs/maps.md \"Memory tiers\"); place it on chip with --map "
+                           f"{off_chip.name}.tier=bram")
         self.layout = layout
         self.mem = bytearray(layout.mem_bytes)
         self.last_probes = 0
