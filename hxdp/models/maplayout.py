@@ -246,6 +246,8 @@ def place_tiers(maps: list[MapDef], room: dict[str, int]) -> list[str]:
     tiers: list[str | None] = [m.tier for m in maps]
     free = dict(room)
     for m in maps:
+        if m.tier is not None and m.tier not in params.TIERS:
+            raise MapError(f"map {m.name}: no map memory tier {m.tier!r} (tiers: {', '.join(params.TIERS)})")
         if m.tier is not None:
             free[m.tier] -= _tier_size(m, m.tier) or 0
     auto = [i for i, t in enumerate(tiers) if t is None]

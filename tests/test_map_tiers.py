@@ -1,0 +1,152 @@
+"""Map memory tiers (docs/maps.md "Memory tiers"): tags per tier, placement, overrides, the compile report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from hxdp import params
+from hxdp.cli import main
+from hxdp.cli.loading import sizes_from_args, tiers_from_args
+from hxdp.errors import HxdpError
+from hxdp.frontend.program import MapDef
+from hxdp.frontend.sizing import MapSizeError, merge_tiers, parse_map_tiers
+from hxdp.models.maps import MapLayout, MapState, check_map_config
+
+HASH, ARRAY = params.LINUX_MAP_TYPE_IDS["hash"], params.LINUX_MAP_TYPE_IDS["array"]
+SIZED = "xdp_sized_counter"  # xdp_progs/: src_stats sized at load
+
+
+def counters() -> MapDef:
+    return MapDef("cnt", ARRAY, 4, 8, 4)
+
+
+def test_on_chip_tag_unchanged() -> None:
+    # the on-chip tag as before tiers: start in 8-byte words in bits 16:0, length in words in 30:17, read-only 31
+    for off, size, ro in ((0, 1, False), (8, 8, True), (0xFFFF8, 131_064, False), (4096, 20, True)):
+        old = int(ro) << 31 | (size + 7) // 8 << 17 | off >> 3
+        assert params.map_tag(off, size, ro) == old
+        assert params.split_map_tag(old) == (off, (size + 7) // 8 * 8, ro)
+
+
+@pytest.mark.parametrize("tier", params.TIERS)
+def test_tier_tags_bound_the_value(tier: str) -> None:
+    grain = params.TIER_GRAIN[tier]
+    top = params.TIER_BYTES[tier] - grain
+    vmax = params.tier_value_max(tier)
+    for off, size in ((0, 1), (grain, vmax), (top, grain)):
+        tag = params.map_tag(off, size, True, tier)
+        assert tag >> 32 == 0
+        assert params.split_map_tag(tag, tier) == (off, (size + grain - 1) // grain * grain, True)
+        ptr = params.map_pointer(off, size, False, 4, tier)
+        assert params.tier_of(ptr & 0xFFFF_FFFF) == tier and ptr & 0xFFFF_FFFF == params.TIER_BASE[tier] + off + 4
+    with pytest.raises(ValueError, match="does not fit"):
+        params.map_tag(0, vmax + 1, tier=tier)
+    with pytest.raises(ValueError, match="does not fit"):
+        params.map_tag(params.TIER_BYTES[tier], 8, tier=tier)
+
+
+def test_tier_figures() -> None:
+    assert params.tier_value_max("ddr") == 240 and params.tier_value_max("qdr") == 4088
+    assert params.QDR_TAG_START_BITS + params.QDR_TAG_LEN_BITS == 31 == params.DDR_TAG_START_BITS + \
+        params.DDR_TAG_LEN_BITS
+    with pytest.raises(ValueError, match="does not fit"):
+        params.map_tag(8, 8, tier="ddr")  # DDR values start on 16 bytes
+    assert params.tier_of(0x4000_0000) == "bram" and params.tier_of(0x5000_0000) is None
+    assert params.tier_of(0x6000_0000 + params.QDR_BYTES - 1) == "qdr" and params.tier_of(0x6000_0000 +
+                                                                                            params.QDR_BYTES) is None
+    assert params.tier_of(0xFFFF_FFFF) == "ddr" and params.tier_of(0x3000_0000) is None
+
+
+def test_programs_that_fit_stay_on_chip() -> None:
+    maps = [counters(), MapDef("h", HASH, 8, 16, 1000), MapDef("g", ARRAY, 4, 100, 1)]
+    auto = MapLayout.from_maps(maps)
+    pinned = MapLayout.from_maps([MapDef(**{**m.__dict__, "tier": "bram"}) for m in maps])
+    assert [(r.tier, r.offset, r.size) for r in auto.regions] == [(r.tier, r.offset, r.size) for r in pinned.regions]
+    assert {r.tier for r in auto.regions} == {"bram"}
+    assert '"tier"' not in auto.to_json()  # layout files of on-chip maps are as before
+
+
+def test_large_maps_spill_smallest_first() -> None:
+    maps = [counters(), MapDef("huge", HASH, 4, 16, 2_000_000), MapDef("mid", HASH, 8, 16, 100_000)]
+    lay = MapLayout.from_maps(maps)
+    assert [r.tier for r in lay.regions] == ["bram", "ddr", "qdr"]
+    huge = lay.regions[1]
+    assert huge.slots == 1 << 22 and huge.slot_size == 32 and huge.value_offset == 16
+    assert huge.base == params.DDR_BASE
+    for r in lay.regions:  # values start on their tier's granularity
+        grain = params.TIER_GRAIN[r.tier]
+        assert (r.offset + r.data_offset + r.value_offset) % grain == 0 and r.slot_size % grain == 0
+    use = lay.tier_use()
+    assert use["ddr"]["maps"] == ["huge"] and use["ddr"]["bytes"] == huge.size == 16 + (1 << 22) * 32
+    assert use["qdr"]["maps"] == ["mid"] and use["bram"]["maps"] == ["cnt"]
+    back = MapLayout.from_json(lay.to_json())
+    assert back.regions == lay.regions
+    ptr = lay.value_pointer(1, huge.slot_addr(5) + huge.value_offset)
+    assert params.tier_of(ptr) == "ddr"
+    assert params.split_map_tag(ptr >> 32, "ddr") == (huge.slot_addr(5) + 16, 16, False)
+
+
+def test_user_placement() -> None:
+    lay = MapLayout.from_maps([MapDef("c", ARRAY, 4, 8, 4, tier="ddr"), MapDef("d", ARRAY, 4, 8, 4, tier="qdr")])
+    assert [(r.tier, r.offset, r.slot_size) for r in lay.regions] == [("ddr", 0, 16), ("qdr", 0, 8)]
+    with pytest.raises(HxdpError, match="map big: needs .* qdr holds 25165824 bytes"):
+        MapLayout.from_maps([MapDef("big", HASH, 4, 16, 2_000_000, tier="qdr")])
+    with pytest.raises(HxdpError, match="longer than a map-value pointer's tag describes in ddr"):
+        MapLayout.from_maps([MapDef("wide", HASH, 4, 256, 10, tier="ddr")])
+    with pytest.raises(HxdpError, match="no map memory tier 'sram'"):
+        MapLayout.from_maps([MapDef("c", ARRAY, 4, 8, 4, tier="sram")])
+    # too wide for a DDR tag, too large for the chip: QDR
+    assert MapLayout.from_maps([MapDef("wide", HASH, 4, 256, 4000)]).regions[0].tier == "qdr"
+
+
+def test_layout_file_tier_checked() -> None:
+    doc = json.loads(MapLayout.from_maps([MapDef("c", ARRAY, 4, 8, 4, tier="qdr")]).to_json())
+    assert doc["maps"][0]["tier"] == "qdr"
+    doc["maps"][0]["tier"] = "flash"
+    with pytest.raises(HxdpError, match=r"maps\[0\].tier is 'flash'"):
+        MapLayout.from_json(json.dumps(doc))
+    doc["maps"][0]["tier"] = "ddr"  # its slot size is QDR's: not what a DDR region of these sizes has
+    with pytest.raises(HxdpError, match=r"\(c\): size 32 is not what a array map of these sizes has \(64\)"):
+        MapLayout.from_json(json.dumps(doc))
+
+
+def test_engines_refuse_off_chip_maps() -> None:
+    lay = MapLayout.from_maps([counters(), MapDef("huge", HASH, 4, 16, 2_000_000)])
+    with pytest.raises(HxdpError, match=r"map huge is placed in ddr: not supported .*--map huge\.tier=bram"):
+        MapState(lay)
+
+
+def test_tier_options() -> None:
+    assert parse_map_tiers(["a.tier=qdr", "a.max_entries=4", "b.tier=ddr", "a.tier=bram"]) == {"a": "bram",
+                                                                                              "b": "ddr"}
+    assert merge_tiers({"tier": {"a": "ddr", "c": "qdr"}}, ["a.tier=bram"]) == {"a": "bram", "c": "qdr"}
+    with pytest.raises(MapSizeError, match="tier must be one of bram, qdr, ddr, not 'dram'"):
+        parse_map_tiers(["a.tier=dram"])
+    check_map_config({"tier": {"a": "ddr"}})
+    with pytest.raises(HxdpError, match="tier.a: tier must be one of"):
+        check_map_config({"tier": {"a": 3}}, "f.json")
+    args = argparse.Namespace(map_options=["a.tier=ddr", "a.max_entries=5"])
+    assert tiers_from_args(args) == {"a": "ddr"} and sizes_from_args(args, tiers=True) == {"a": 5}
+    with pytest.raises(MapSizeError, match="only hxdp compile places maps"):
+        sizes_from_args(args)
+
+
+def test_compile_places_a_two_million_entry_map_in_ddr(xdp_prog_objects: dict[str, Path], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    obj, rom, rep = xdp_prog_objects[SIZED], tmp_path / "p.rom", tmp_path / "r.json"
+    assert main(["compile", str(obj), "--no-kernel-verify", "--map", "src_stats.max_entries=2000000",
+                 "--map", "overflow.tier=qdr", "-o", str(rom), "--report", str(rep)]) == 0
+    out = capsys.readouterr().out
+    assert "ddr 134,217,744 of 2,147,483,648 bytes (src_stats)" in out and "qdr 8 of" in out
+    report = json.loads(rep.read_text())
+    assert report["map_tiers"]["ddr"]["maps"] == ["src_stats"] and report["map_tiers"]["qdr"]["maps"] == ["overflow"]
+    assert {m["name"]: m["tier"] for m in report["maps"]} == {"src_stats": "ddr", "overflow": "qdr"}
+    layout = MapLayout.load(rom.with_suffix(".maps.json"))
+    assert layout.by_name["src_stats"].tier == "ddr" and layout.by_name["src_stats"].max_entries == 2_000_000
+    assert main(["compile", str(obj), "--no-kernel-verify", "--map", "src_stats.max_entries=2000000",
+                 "--map", "src_stats.tier=bram", "-o", str(rom)]) != 0
+    assert "map src_stats: needs 134217744 bytes at offset 0, map memory holds 1048576" in capsys.readouterr().err
