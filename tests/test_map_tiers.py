@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from kernel_fixtures import requires_kernel
 
 from hxdp import params
 from hxdp.cli import main
@@ -15,6 +16,7 @@ from hxdp.errors import HxdpError
 from hxdp.frontend.program import MapDef
 from hxdp.frontend.sizing import MapSizeError, merge_tiers, parse_map_tiers
 from hxdp.models.maps import MapLayout, MapState, check_map_config
+from hxdp.models.memory import AccessFault, DataMemory, SparseMemory
 
 HASH, ARRAY = params.LINUX_MAP_TYPE_IDS["hash"], params.LINUX_MAP_TYPE_IDS["array"]
 SIZED = "xdp_sized_counter"  # xdp_progs/: src_stats sized at load
@@ -114,10 +116,54 @@ def test_layout_file_tier_checked() -> None:
         MapLayout.from_json(json.dumps(doc))
 
 
-def test_engines_refuse_off_chip_maps() -> None:
+def test_sparse_memory() -> None:
+    mem = SparseMemory(1 << 31)
+    assert mem[(1 << 31) - 1] == 0 and mem[100:108] == bytes(8) and not mem.pages
+    mem[4094:4098] = b"\x01\x02\x03\x04"  # across a page boundary
+    mem[5000] = 7
+    mem[1 << 30 : (1 << 30) + 4] = bytes(4)  # zeros allocate nothing
+    assert mem[4092:4100] == b"\0\0\x01\x02\x03\x04\0\0" and mem[5000] == 7 and sorted(mem.pages) == [0, 1]
+    assert mem.touched(16, 32, 1 << 20) == list(range(128)) + list(range(128, 256))
+    with pytest.raises(ValueError, match="does not resize"):
+        mem[0:4] = b"\1"
+    other = mem.copy()
+    other[5000] = 8
+    assert mem[5000] == 7
+
+
+def test_off_chip_state_and_pointers() -> None:
     lay = MapLayout.from_maps([counters(), MapDef("huge", HASH, 4, 16, 2_000_000)])
-    with pytest.raises(HxdpError, match=r"map huge is placed in ddr: not supported .*--map huge\.tier=bram"):
-        MapState(lay)
+    state = MapState(lay)
+    assert set(state.tiers) == {"ddr"} and len(state.mem) == params.MAP_MEM_BYTES
+    keys = [i.to_bytes(4, "little") for i in (1, 77, 1_999_999)]
+    for n, key in enumerate(keys):
+        assert state.update(1, key, bytes([n]) * 16) == 0
+    assert state.count(1) == 3 and state.lookup(1, keys[1]) == bytes([1]) * 16
+    assert state.dump()["huge"] == {k: bytes([n]) * 16 for n, k in enumerate(keys)}
+    assert state.delete(1, keys[0]) == 0 and state.lookup(1, keys[0]) is None
+    off = state.lookup_offset(1, keys[2])
+    ptr = lay.value_pointer(1, off)
+    mem = DataMemory(state.mem, tiers=state.tiers)
+    assert mem.load(ptr + 8, 8) == int.from_bytes(bytes([2]) * 8, "little")
+    mem.store(ptr, 4, 0xDEADBEEF)
+    assert state.lookup(1, keys[2])[:4] == (0xDEADBEEF).to_bytes(4, "little")
+    with pytest.raises(AccessFault, match="outside its map value"):
+        mem.load(ptr + 12, 8)
+    with pytest.raises(AccessFault, match="outside its map value"):
+        mem.load(ptr - 8, 4)  # the slot's key: not the value
+    with pytest.raises(AccessFault, match="not a map-value pointer"):
+        mem.load(ptr & 0xFFFF_FFFF, 4)
+    assert state.copy().dump() == state.dump()
+
+
+def test_cycle_engines_refuse_off_chip_maps() -> None:
+    from hxdp.rtl.sim import map_config_lines
+
+    lay = MapLayout.from_maps([counters(), MapDef("huge", HASH, 4, 16, 2_000_000)])
+    assert "map huge is placed in ddr: not supported by the VLIW" in MapState(lay).off_chip_refusal("the VLIW")
+    assert MapState(MapLayout.from_maps([counters()])).off_chip_refusal("x") is None
+    with pytest.raises(HxdpError, match=r"map huge is placed in ddr: not supported by the RTL .*tier=bram"):
+        map_config_lines(lay)
 
 
 def test_tier_options() -> None:
@@ -131,7 +177,7 @@ def test_tier_options() -> None:
         check_map_config({"tier": {"a": 3}}, "f.json")
     args = argparse.Namespace(map_options=["a.tier=ddr", "a.max_entries=5"])
     assert tiers_from_args(args) == {"a": "ddr"} and sizes_from_args(args, tiers=True) == {"a": 5}
-    with pytest.raises(MapSizeError, match="only hxdp compile places maps"):
+    with pytest.raises(MapSizeError, match="only hxdp compile and hxdp diff place maps in tiers"):
         sizes_from_args(args)
 
 
@@ -150,3 +196,22 @@ def test_compile_places_a_two_million_entry_map_in_ddr(xdp_prog_objects: dict[st
     assert main(["compile", str(obj), "--no-kernel-verify", "--map", "src_stats.max_entries=2000000",
                  "--map", "src_stats.tier=bram", "-o", str(rom)]) != 0
     assert "map src_stats: needs 134217744 bytes at offset 0, map memory holds 1048576" in capsys.readouterr().err
+
+
+@requires_kernel
+@pytest.mark.kernel
+def test_two_million_entries_in_ddr_against_the_kernel(xdp_prog_objects: dict[str, Path],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from hxdp.diff import run_diff
+    from hxdp.traffic.pcap import read_pcap
+
+    obj = xdp_prog_objects[SIZED]
+    packets = read_pcap(Path(__file__).parent.parent / "xdp_progs" / "traffic" / f"{SIZED}.pcap")
+    report = run_diff(obj, packets, {"maps": {}}, engine="seq-model", sizes={"src_stats": 2_000_000})
+    assert report.ok, report.divergence and report.divergence.render()
+    assert report.packets == len(packets) > 20
+    for engine in ("vliw-model", "rtl"):
+        assert main(["diff", str(obj), "--pcap", str(Path(__file__).parent.parent / "xdp_progs" / "traffic" /
+                                                     f"{SIZED}.pcap"),
+                     "--map", "src_stats.max_entries=2000000", "--engine", engine]) != 0
+        assert "map src_stats is placed in ddr: not supported by" in capsys.readouterr().err

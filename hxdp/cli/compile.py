@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
     p.add_argument("--prog", help="function name of the program")
     add_chain_options(p)
-    add_map_option(p)
+    add_map_option(p, tiers=True)
     add_verify_option(p)
     p.add_argument("--maps", metavar="INIT.json", help="map configuration whose \"max_entries\" sizes the maps "
                    "(its entries are loaded by load, run and diff)")

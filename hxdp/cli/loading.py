@@ -12,11 +12,14 @@ if TYPE_CHECKING:
     from hxdp.models.maplayout import MapLayout
 
 
-def add_map_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--map", dest="map_options", action="append", default=[], metavar=MAP_OPTION_SHAPE,
+def add_map_option(p: argparse.ArgumentParser, tiers: bool = False) -> None:
+    """--map NAME.max_entries=N, and NAME.tier=T where the command places maps (`tiers`)."""
+    what = " NAME.tier=bram|qdr|ddr places a map in a memory tier (over the configuration's \"tier\")." \
+        if tiers else ""
+    p.add_argument("--map", dest="map_options", action="append", default=[],
+                   metavar=MAP_OPTION_SHAPE if tiers else "NAME.max_entries=N",
                    help="set a map's max_entries at load time, as a libbpf loader does with "
-                        "bpf_map__set_max_entries (repeatable; over the configuration's \"max_entries\"); "
-                        "hxdp compile also takes NAME.tier=bram|qdr|ddr, the memory the map is placed in")
+                        "bpf_map__set_max_entries (repeatable; over the configuration's \"max_entries\")." + what)
 
 
 def sizes_from_args(args: argparse.Namespace, cfg: dict | None = None, source: str | None = None,
@@ -27,8 +30,8 @@ def sizes_from_args(args: argparse.Namespace, cfg: dict | None = None, source: s
     placed = parse_map_tiers(options)
     if placed and not tiers:
         name, tier = next(iter(placed.items()))
-        raise MapSizeError(f"--map {name}.tier={tier}: only hxdp compile places maps in tiers (it writes the "
-                           "placement into the ROM's map layout)")
+        raise MapSizeError(f"--map {name}.tier={tier}: only hxdp compile and hxdp diff place maps in tiers (compile "
+                           "writes the placement into the ROM's map layout)")
     return merge_sizes(cfg, options, source or "map config")
 
 
