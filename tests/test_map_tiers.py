@@ -215,3 +215,19 @@ def test_two_million_entries_in_ddr_against_the_kernel(xdp_prog_objects: dict[st
                                                      f"{SIZED}.pcap"),
                      "--map", "src_stats.max_entries=2000000", "--engine", engine]) != 0
         assert "map src_stats is placed in ddr: not supported by" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tier", ["qdr", "ddr"])
+def test_compiled_pointers_into_off_chip_maps(tier: str, xdp_prog_objects: dict[str, Path], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # simple_firewall's fw_config lookup is inlined into a constant pointer: tagged in the tier, named by disasm
+    rom = tmp_path / "fw.rom"
+    assert main(["compile", str(xdp_prog_objects["simple_firewall"]), "--no-kernel-verify", "--map",
+                 f"fw_config.tier={tier}", "--map", f"flows.tier={tier}", "-o", str(rom)]) == 0
+    layout = MapLayout.load(rom.with_suffix(".maps.json"))
+    assert layout.by_name["fw_config"].tier == tier and layout.by_name["tx_port"].tier == "bram"
+    ptr = layout.value_addr(layout.map_id("fw_config"))
+    assert params.tier_of(ptr) == tier and params.split_map_tag(ptr >> 32, tier) is not None
+    capsys.readouterr()
+    assert main(["disasm", str(rom)]) == 0
+    assert "map[fw_config] + 0 ll" in capsys.readouterr().out
