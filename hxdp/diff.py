@@ -204,6 +204,7 @@ class _EngineRunner:
                  compile_options: Any = None, cfg_source: str | None = None,
                  sizes: dict[str, int] | None = None, chain: Chain | None = None, fib: Fib | None = None) -> None:
         from hxdp.frontend.elf import load_program
+        from hxdp.frontend.sizing import apply_tiers, config_tiers
         from hxdp.models.maps import MapState
 
         self.engine = engine
@@ -213,6 +214,7 @@ class _EngineRunner:
             program = load_chain([(str(obj), prog), *chain.links], chain.actions, sizes)
         else:
             program = load_program(obj, section=section, prog=prog, sizes=sizes)
+        program = apply_tiers(program, config_tiers(cfg, cfg_source or "map config"))
         if engine == "seq-model":
             from hxdp.fib import uses_fib
             from hxdp.models.seq import SeqModel

@@ -93,10 +93,11 @@ def _lddw_text(ins: Insn, hi: Insn | None, layout: MapLayout | None) -> str:
         if map_id is not None:
             return f"r{ins.dst} = map[{layout.region(map_id).name}] ll"
         addr = value & 0xFFFFFFFF  # a map-value pointer: its tag (bits 63:32) names the value, the address is below
-        tagged = params.split_map_tag(value >> params.MAP_TAG_SHIFT) is not None
+        tier = params.tier_of(addr)
+        tagged = tier is not None and params.split_map_tag(value >> params.MAP_TAG_SHIFT, tier) is not None
         for r in layout.regions:
-            if tagged and params.MAP_BASE + r.offset <= addr < params.MAP_BASE + r.offset + r.size:
-                return f"r{ins.dst} = map[{r.name}] + {addr - params.MAP_BASE - r.offset} ll"
+            if tagged and r.base <= addr < r.base + r.size:
+                return f"r{ins.dst} = map[{r.name}] + {addr - r.base} ll"
     return f"r{ins.dst} = 0x{value:x} ll" if value >= 0x10000 else disasm(ins, hi)
 
 

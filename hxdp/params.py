@@ -34,44 +34,101 @@ PKT_BUF_SIZE = 4096
 PKT_HEADROOM = 256  # initial data = PKT_BASE + PKT_HEADROOM
 PKT_MAX_LEN = 2048  # longest frame the input queue accepts
 PKT_MIN_LEN = 60  # shorter frames are dropped by the MAC (runts) before the core sees them
-MAP_BASE = 0x4000_0000  # map memory (values are dereferenceable here)
+MAP_BASE = 0x4000_0000  # on-chip map memory (block RAM; values are dereferenceable here)
 MAP_MEM_BYTES = 1 << 20
 MAP_HANDLE_BASE = 0x5000_0000  # lddw map references: MAP_HANDLE_BASE + map id (not dereferenceable)
-# A pointer into the map memory carries a tag in bits 63:32 (execution contract section 4) that names the value it
-# points into: its start and length in 8-byte words (values are 8-byte aligned and padded, docs/maps.md) and whether
-# the program may write it. Every lane or helper access in the map memory must lie in [start, start + length), and a
-# store needs the write permission; an untagged pointer (length 0) reaches nothing. map_lookup_elem returns a tagged
-# pointer, and so do the compiler's constants for global data and inlined array lookups; 64-bit add/sub of offsets
-# keep the tag. The tag is self-contained: the check reads no table, one comparator pair per lane.
+
+# --- map memory tiers (docs/maps.md "Memory tiers") ----------------------------------------------------------------
+# Maps live in one of three memories of the NetFPGA-SUME, each a region of the 32-bit data address space:
+#   bram  on-chip block RAM, MAP_MEM_BYTES at MAP_BASE (region 0x4): small and hot maps, no latency
+#   qdr   the board's three QDRII+ SRAMs (Cypress CY7C25652KV18, 72 Mbit each, 2M x 36 bits, 500 MHz, burst of 4):
+#         8 MiB of data each (the ninth bit of each 9-bit byte lane is not used), 24 MiB at QDR_BASE (region 0x6)
+#   ddr   a 2 GiB window of the two DDR3-1866 SO-DIMMs (2 x 4 GiB, 64 bits): regions 0x8..0xF (addr[31] set)
+# A value in a tier starts on the tier's granularity (TIER_GRAIN bytes) and its pointer's tag counts start and length
+# in that granularity: a 32-bit tag then bounds every access in every tier (map_tag below).
+QDR_BASE = 0x6000_0000
+QDR_PARTS = 3
+QDR_PART_BYTES = 8 << 20
+QDR_BYTES = QDR_PARTS * QDR_PART_BYTES
+DDR_BASE = 0x8000_0000
+DDR_BYTES = 1 << 31  # the window the 32-bit addresses reach (the SO-DIMMs hold 8 GiB)
+TIERS = ("bram", "qdr", "ddr")  # fastest first: the placement's order of preference
+TIER_BASE = {"bram": MAP_BASE, "qdr": QDR_BASE, "ddr": DDR_BASE}
+TIER_BYTES = {"bram": MAP_MEM_BYTES, "qdr": QDR_BYTES, "ddr": DDR_BYTES}
+# start granularity of a value (and unit of its tag): 8 bytes on chip and in QDR; 16 in DDR, so that 27 start bits
+# reach the 2 GiB window and 4 length bits remain (values of up to 240 bytes: Katran's are at most 64)
+TIER_GRAIN = {"bram": 8, "qdr": 8, "ddr": 16}
+# Cycles of the 156.25 MHz core clock, as seen through each part's Xilinx controller (docs/maps.md cites the figures):
+# the first data of a read comes TIER_READ_CYCLES after the request; a read of more bytes takes one cycle more per
+# TIER_READ_BYTES_PER_CYCLE; writes are posted (the controller's write FIFO takes one window a cycle, later reads see
+# them). On chip a read is served in its own cycle (0 cycles more).
+TIER_READ_CYCLES = {"bram": 0, "qdr": 8, "ddr": 18}
+TIER_READ_BYTES_PER_CYCLE = {"bram": 32, "qdr": 16, "ddr": 64}
+
+
+def _tag_fields(tier: str) -> tuple[int, int, int]:
+    """(start bits, length bits, granularity) of the map-value tags of a tier."""
+    grain = TIER_GRAIN[tier]
+    start_bits = (TIER_BYTES[tier] - 1).bit_length() - (grain.bit_length() - 1)
+    return start_bits, 31 - start_bits, grain
+
+
+def tier_of(addr: int) -> str | None:
+    """The tier whose region holds 32-bit address `addr` (bits 63:32 are the tag), or None outside every tier."""
+    addr &= 0xFFFF_FFFF
+    for tier in TIERS:
+        if TIER_BASE[tier] <= addr < TIER_BASE[tier] + TIER_BYTES[tier]:
+            return tier
+    return None
+
+
+def tier_value_max(tier: str) -> int:
+    """The longest value a tag of `tier` describes."""
+    _, len_bits, grain = _tag_fields(tier)
+    return ((1 << len_bits) - 1) * grain
+
+
+# A pointer into map memory carries a tag in bits 63:32 (execution contract section 4) that names the value it
+# points into: its start and length in the tier's granularity (values are aligned and padded to it, docs/maps.md) and
+# whether the program may write it. Every lane or helper access in map memory must lie in [start, start + length),
+# and a store needs the write permission; an untagged pointer (length 0) reaches nothing. map_lookup_elem returns a
+# tagged pointer, and so do the compiler's constants for global data and inlined array lookups; 64-bit add/sub of
+# offsets keep the tag. The tag is self-contained: the check reads no table, one comparator pair per lane; the
+# address's region (addr[31:28]) says which tier's field widths apply.
 MAP_TAG_SHIFT = 32  # the tag is the register's high word
-MAP_TAG_START_BITS = (MAP_MEM_BYTES - 1).bit_length() - 3  # tag bits [16:0]: the value's offset / 8
+MAP_TAG_START_BITS = _tag_fields("bram")[0]  # on chip: tag bits [16:0], the value's offset / 8
 MAP_TAG_LEN_LSB = MAP_TAG_START_BITS
-# tag bits [30:17]: round8(value size) / 8 (values up to 131,064 bytes: a 64 KiB value, as bpf_xdp_load_bytes's
-# boundary tests use, fits)
-MAP_TAG_LEN_BITS = 31 - MAP_TAG_START_BITS
-MAP_TAG_RDONLY_BIT = MAP_TAG_LEN_LSB + MAP_TAG_LEN_BITS  # tag bit 31: the program may not write the value
-MAP_VALUE_MAX = ((1 << MAP_TAG_LEN_BITS) - 1) * 8
+# on chip: tag bits [30:17], round8(value size) / 8 (values up to 131,064 bytes: a 64 KiB value, as
+# bpf_xdp_load_bytes's boundary tests use, fits)
+MAP_TAG_LEN_BITS = _tag_fields("bram")[1]
+MAP_TAG_RDONLY_BIT = 31  # every tier: the program may not write the value
+MAP_VALUE_MAX = tier_value_max("bram")
+QDR_TAG_START_BITS, QDR_TAG_LEN_BITS, _ = _tag_fields("qdr")  # 22 and 9: values up to 4,088 bytes
+DDR_TAG_START_BITS, DDR_TAG_LEN_BITS, _ = _tag_fields("ddr")  # 27 and 4: values up to 240 bytes
 
 
-def map_tag(value_off: int, value_size: int, rdonly: bool = False) -> int:
-    """The 32-bit tag of a pointer into a value of `value_size` bytes at byte `value_off` of the map memory."""
-    if value_off % 8 or not 0 <= value_off < MAP_MEM_BYTES or not 0 < value_size <= MAP_VALUE_MAX:
-        raise ValueError(f"a value of {value_size} bytes at {value_off} does not fit a map-value pointer tag")
-    words = (value_size + 7) // 8
-    return int(rdonly) << MAP_TAG_RDONLY_BIT | words << MAP_TAG_LEN_LSB | value_off >> 3
+def map_tag(value_off: int, value_size: int, rdonly: bool = False, tier: str = "bram") -> int:
+    """The 32-bit tag of a pointer into a value of `value_size` bytes at byte `value_off` of a tier's memory."""
+    start_bits, _, grain = _tag_fields(tier)
+    if value_off % grain or not 0 <= value_off < TIER_BYTES[tier] or not 0 < value_size <= tier_value_max(tier):
+        raise ValueError(f"a value of {value_size} bytes at {value_off} of {tier} does not fit a map-value pointer tag")
+    units = (value_size + grain - 1) // grain
+    return int(rdonly) << MAP_TAG_RDONLY_BIT | units << start_bits | value_off // grain
 
 
-def map_pointer(value_off: int, value_size: int, rdonly: bool = False, off: int = 0) -> int:
+def map_pointer(value_off: int, value_size: int, rdonly: bool = False, off: int = 0, tier: str = "bram") -> int:
     """The 64-bit pointer to byte `off` of that value (tag and address)."""
-    return map_tag(value_off, value_size, rdonly) << MAP_TAG_SHIFT | (MAP_BASE + value_off + off)
+    return map_tag(value_off, value_size, rdonly, tier) << MAP_TAG_SHIFT | (TIER_BASE[tier] + value_off + off)
 
 
-def split_map_tag(tag: int) -> tuple[int, int, bool] | None:
-    """(value offset, value bytes rounded to 8, read-only) of a 32-bit tag, or None for no value (length 0)."""
-    words = (tag >> MAP_TAG_LEN_LSB) & ((1 << MAP_TAG_LEN_BITS) - 1)
-    if not words or tag >> (MAP_TAG_RDONLY_BIT + 1):
+def split_map_tag(tag: int, tier: str = "bram") -> tuple[int, int, bool] | None:
+    """(value offset, value bytes rounded to the tier's granularity, read-only) of a 32-bit tag of a pointer into
+    `tier`, or None for no value (length 0)."""
+    start_bits, len_bits, grain = _tag_fields(tier)
+    units = (tag >> start_bits) & ((1 << len_bits) - 1)
+    if not units or tag >> (MAP_TAG_RDONLY_BIT + 1):
         return None
-    return (tag & ((1 << MAP_TAG_START_BITS) - 1)) << 3, words * 8, bool(tag >> MAP_TAG_RDONLY_BIT & 1)
+    return (tag & ((1 << start_bits) - 1)) * grain, units * grain, bool(tag >> MAP_TAG_RDONLY_BIT & 1)
 
 
 BPF_F_RDONLY_PROG = 1 << 7  # map flag: the program may not write the map (.rodata maps have it)

@@ -68,8 +68,8 @@ def test_layout_errors() -> None:
         MapLayout.from_maps([MapDef("q", 22, 0, 4, 4)])
     with pytest.raises(HxdpError, match="map jt: prog_array needs 4-byte keys and values, not 4/8"):
         MapLayout.from_maps([MapDef("jt", 3, 4, 8, 4)])
-    with pytest.raises(HxdpError, match="map big: needs"):
-        MapLayout.from_maps([MapDef("big", T["hash"], 8, 64, 100_000)])
+    with pytest.raises(HxdpError, match="map big: needs"):  # placed on chip by the user (else: in QDR)
+        MapLayout.from_maps([MapDef("big", T["hash"], 8, 64, 100_000, tier="bram")])
     with pytest.raises(HxdpError, match="format"):
         MapLayout.from_json('{"format": "x", "version": 1}')
 

@@ -14,6 +14,7 @@ from hxdp.cli.loading import (
     add_verify_option,
     chain_from_args,
     sizes_from_args,
+    tiers_from_args,
     verify_chain_in_kernel,
     verify_in_kernel,
 )
@@ -55,6 +56,13 @@ def _lanes_list(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def tier_summary(tiers: dict[str, dict]) -> str:
+    """One line: the bytes in use of each map memory tier and the maps placed there (the report's "map_tiers")."""
+    parts = [f"{t} {u['bytes']:,} of {u['capacity']:,} bytes" + (f" ({', '.join(u['maps'])})" if u["maps"] else "")
+             for t, u in tiers.items()]
+    return "map memory: " + "; ".join(parts)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compile", help="compile an XDP object into a Sephirot ROM",
                        description="Compile an eBPF XDP object into a VLIW ROM (PROG.rom) and its map layout "
@@ -63,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--section", help="ELF section of the program (default: the only XDP program)")
     p.add_argument("--prog", help="function name of the program")
     add_chain_options(p)
-    add_map_option(p)
+    add_map_option(p, tiers=True)
     add_verify_option(p)
     p.add_argument("--maps", metavar="INIT.json", help="map configuration whose \"max_entries\" sizes the maps "
                    "(its entries are loaded by load, run and diff)")
@@ -91,6 +99,7 @@ def options_from_args(args: argparse.Namespace) -> CompileOptions:
 
 def run(args: argparse.Namespace) -> int:
     from hxdp.frontend.elf import host_notes, load_program
+    from hxdp.frontend.sizing import apply_tiers
     from hxdp.models.mapconfig import load_map_config
 
     if args.lanes < 1 or args.lanes > 16:
@@ -105,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
         ({args.report: "report"} if args.report is not None else {})
     check_outputs(outputs, [obj] + ([args.maps] if args.maps else []))
     cfg = load_map_config(args.maps) if args.maps else None
-    sizes = sizes_from_args(args, cfg, args.maps)
+    sizes = sizes_from_args(args, cfg, args.maps, tiers=True)
+    tiers = tiers_from_args(args, cfg, args.maps)
     chain = chain_from_args(args)
     if chain is not None:
         from hxdp.frontend.chain import load_chain
@@ -116,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         program = load_program(args.object, args.section, args.prog, sizes)  # our reading of the object first
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
-    result = compile_program(program, options_from_args(args))
+    result = compile_program(apply_tiers(program, tiers), options_from_args(args))
     rep = result.report
     pad = original_isa.ROWS if args.target == original_isa.NAME else params.IMEM_ROWS
     files: list[tuple[Path | str, str]] = [(rom_path, result.rom.to_text(pad_to=pad))]
@@ -137,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if rep.get("programs"):
         print("programs resident (tail calls, a chain; entry rows): " +
               ", ".join(f"{p['name']} {p['row']}" for p in rep["programs"]))
+    print(tier_summary(rep["map_tiers"]))
     if rep["unused_maps"]:
         print(f"maps the program never references (not placed): {', '.join(rep['unused_maps'])}")
     print(f"wrote {rom_path} and {maps_path}" if maps_path else f"wrote {rom_path} (a device: no map layout beside it)")

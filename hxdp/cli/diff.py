@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from hxdp.cli.loading import add_chain_options, add_map_option, chain_from_args, sizes_from_args
+from hxdp.cli.loading import add_chain_options, add_map_option, chain_from_args, sizes_from_args, tiers_from_args
 from hxdp.diff import ENGINES, run_diff
 from hxdp.errors import HxdpError
 from hxdp.mapdump import SkipBytes
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("obj", help="clang-compiled XDP object (.o)")
     p.add_argument("--pcap", required=True, help="input packets")
     p.add_argument("--maps", help="initial map configuration (JSON)")
-    add_map_option(p)
+    add_map_option(p, tiers=True)
     p.add_argument("--engine", choices=ENGINES, default="vliw-model", help="engine compared with the kernel "
                    "(default vliw-model)")
     p.add_argument("--section", help="ELF section of the program (default: the only one)")
@@ -76,9 +76,13 @@ def _run(args: argparse.Namespace) -> int:
         def progress(indices: Iterable[int]) -> Iterable[int]:
             return track(indices, total=len(packets), description=f"diff {args.engine}", transient=True,
                          console=Console(stderr=True))
+    sizes = sizes_from_args(args, tiers=True)
+    tiers = tiers_from_args(args)  # the command line's over the configuration's "tier" (run_diff reads it there)
+    if tiers:
+        cfg = {**(cfg or {"maps": {}}), "tier": {**(cfg or {}).get("tier", {}), **tiers}}
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
                       ingress_ifindex=ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
-                      progress=progress, sizes=sizes_from_args(args), chain=chain_from_args(args), fib=fib, skip=skip)
+                      progress=progress, sizes=sizes, chain=chain_from_args(args), fib=fib, skip=skip)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1, default=str)
         print()

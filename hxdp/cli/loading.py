@@ -6,21 +6,38 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from hxdp.frontend.sizing import MAP_OPTION_SHAPE, MapSizeError, merge_sizes
+from hxdp.frontend.sizing import MAP_OPTION_SHAPE, MapSizeError, merge_sizes, merge_tiers, parse_map_tiers
 
 if TYPE_CHECKING:
     from hxdp.models.maplayout import MapLayout
 
 
-def add_map_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--map", dest="map_options", action="append", default=[], metavar=MAP_OPTION_SHAPE,
+def add_map_option(p: argparse.ArgumentParser, tiers: bool = False) -> None:
+    """--map NAME.max_entries=N, and NAME.tier=T where the command places maps (`tiers`)."""
+    what = " NAME.tier=bram|qdr|ddr places a map in a memory tier (over the configuration's \"tier\")." \
+        if tiers else ""
+    p.add_argument("--map", dest="map_options", action="append", default=[],
+                   metavar=MAP_OPTION_SHAPE if tiers else "NAME.max_entries=N",
                    help="set a map's max_entries at load time, as a libbpf loader does with "
-                        "bpf_map__set_max_entries (repeatable; over the configuration's \"max_entries\")")
+                        "bpf_map__set_max_entries (repeatable; over the configuration's \"max_entries\")." + what)
 
 
-def sizes_from_args(args: argparse.Namespace, cfg: dict | None = None, source: str | None = None) -> dict[str, int]:
-    """{map name: max_entries} from the map configuration (if any) and the --map options."""
-    return merge_sizes(cfg, getattr(args, "map_options", None), source or "map config")
+def sizes_from_args(args: argparse.Namespace, cfg: dict | None = None, source: str | None = None,
+                    tiers: bool = False) -> dict[str, int]:
+    """{map name: max_entries} from the map configuration (if any) and the --map options. A `--map NAME.tier=T` is
+    refused where the command does not place maps (`tiers` False): the ROM's layout already placed them."""
+    options = getattr(args, "map_options", None)
+    placed = parse_map_tiers(options)
+    if placed and not tiers:
+        name, tier = next(iter(placed.items()))
+        raise MapSizeError(f"--map {name}.tier={tier}: only hxdp compile and hxdp diff place maps in tiers (compile "
+                           "writes the placement into the ROM's map layout)")
+    return merge_sizes(cfg, options, source or "map config")
+
+
+def tiers_from_args(args: argparse.Namespace, cfg: dict | None = None, source: str | None = None) -> dict[str, str]:
+    """{map name: tier} from the map configuration's "tier" (if any) and the --map NAME.tier=T options."""
+    return merge_tiers(cfg, getattr(args, "map_options", None), source or "map config")
 
 
 def check_rom_sizes(layout: MapLayout, sizes: dict[str, int], rom: str) -> None:

@@ -234,10 +234,11 @@ def _compile(builds: list[Builder], names: list[str], original: int, layout: Map
     report["slots"] = rom.slots()
     report["static_ipc"] = round(original / len(rom.rows), 3) if rom.rows else 0.0
     report["options"] = {n: getattr(opts, n) for n in CompileOptions.names()}
-    report["maps"] = [{"name": r.name, "type": r.kind, "max_entries": r.max_entries, "offset": r.offset,
-                       "bytes": r.size} for r in layout.regions]
+    report["maps"] = [{"name": r.name, "type": r.kind, "max_entries": r.max_entries, "tier": r.tier,
+                       "offset": r.offset, "bytes": r.size} for r in layout.regions]
     report["unused_maps"] = list(layout.unused)
     report["map_bytes"] = layout.used_bytes()
+    report["map_tiers"] = layout.tier_use()
     if opts.lanes_sweep:
         sweep: dict[str, int | None] = {}
         for n in opts.lanes_sweep:
@@ -307,7 +308,7 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
         except HxdpError as exc:
             raise CompileError(str(exc)) from None
 
-    spans = {layout.handle(r.id): (params.MAP_BASE + r.offset, params.MAP_BASE + r.offset + r.size, r.value_size)
+    spans = {layout.handle(r.id): (r.base, r.base + r.size, r.value_size)
              for r in layout.regions}
 
     def builder(p: Program) -> Builder:

@@ -251,10 +251,11 @@ def _alu(op: str, width: int, a: Val, b: Val) -> Val:
 def _region_of_addr(addr: int) -> Val:
     """What a 64-bit constant is: a tagged map-value pointer (with its value's span), a map handle, or a scalar
     (an untagged map-memory address is not dereferenceable: execution contract section 4)."""
-    split = params.split_map_tag(addr >> params.MAP_TAG_SHIFT)
     low = addr & M32
-    if split is not None and params.MAP_BASE <= low < params.MAP_BASE + params.MAP_MEM_BYTES:
-        start = params.MAP_BASE + split[0]
+    tier = params.tier_of(low)
+    split = params.split_map_tag(addr >> params.MAP_TAG_SHIFT, tier) if tier else None
+    if split is not None:
+        start = params.TIER_BASE[tier] + split[0]
         return ("map", addr, (start, start + split[1], split[1]))
     if params.MAP_HANDLE_BASE <= addr < params.MAP_HANDLE_BASE + (1 << params.REGION_SHIFT):
         return ("handle", addr)

@@ -45,10 +45,10 @@ def _check_value_bounds(op: Op, st: State, layout: MapLayout) -> None:
     first, _end, vsize = base[2]
     if base[1] is not None:  # a known pointer (global data, an inlined lookup): its offset in the value
         lo = (base[1] & 0xFFFFFFFF) + op.off - first
-        r = next((r for r in layout.regions if 0 <= first - params.MAP_BASE - r.offset < r.size), None)
+        r = next((r for r in layout.regions if 0 <= first - r.base < r.size), None)
     else:  # a lookup result, not moved: the value's start
         lo = op.off
-        r = next((r for r in layout.regions if (params.MAP_BASE + r.offset, params.MAP_BASE + r.offset + r.size) ==
+        r = next((r for r in layout.regions if (r.base, r.base + r.size) ==
                   (first, _end)), None)
     if r is None or 0 <= lo and lo + op.size <= r.value_size:
         return
@@ -86,14 +86,15 @@ def _check_write(op: Op, st: State, readonly: list[MapRegion]) -> None:
 def _readonly_target(base: tuple, readonly: list[MapRegion]) -> MapRegion | None:
     """The read-only map region a map pointer surely points into, or None."""
     if base[1] is not None:  # a known pointer: the map holding its value, when its tag says read-only
-        split = params.split_map_tag(base[1] >> params.MAP_TAG_SHIFT)
+        tier = params.tier_of(base[1])
+        split = params.split_map_tag(base[1] >> params.MAP_TAG_SHIFT, tier) if tier else None
         if split is None or not split[2]:
             return None
-        return next((r for r in readonly if 0 <= split[0] - r.offset < r.size), None)
+        return next((r for r in readonly if r.tier == tier and 0 <= split[0] - r.offset < r.size), None)
     span = base[2] if len(base) > 2 else None
     if span is None:
         return None
-    return next((r for r in readonly if (params.MAP_BASE + r.offset, params.MAP_BASE + r.offset + r.size) ==
+    return next((r for r in readonly if (r.base, r.base + r.size) ==
                  (span[0], span[1])), None)
 
 

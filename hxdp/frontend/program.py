@@ -22,6 +22,7 @@ class MapDef:
     inner: MapDef | None = None
     lock_offset: int | None = None  # byte offset of a struct bpf_spin_lock in the value (BTF), if it holds one
     prog_entries: dict[int, str] | None = None  # a PROG_ARRAY the loader fills: index -> program name
+    tier: str | None = None  # the map memory the user placed it in (params.TIERS); None: the compiler chooses
 
 
 @dataclass

@@ -1,18 +1,20 @@
-"""Load-time map settings: max_entries set by the loader (libbpf's bpf_map__set_max_entries) and unused maps."""
+"""Load-time map settings: max_entries set by the loader (libbpf's bpf_map__set_max_entries), tiers, unused maps."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
+from hxdp import params
 from hxdp.errors import HxdpError
 from hxdp.frontend.program import MapDef, Program
 from hxdp.isa import table as T
 
-__all__ = ["MAP_OPTION_SHAPE", "MapSizeError", "apply_sizes", "config_sizes", "drop_unused", "merge_sizes",
-           "parse_map_options", "referenced_maps"]
+__all__ = ["MAP_OPTION_SHAPE", "MapSizeError", "apply_sizes", "apply_tiers", "config_sizes", "config_tiers",
+           "drop_unused", "merge_sizes", "merge_tiers", "parse_map_options", "parse_map_tiers", "referenced_maps"]
 
-MAP_OPTION_SHAPE = "NAME.max_entries=N"
+MAP_OPTION_SHAPE = "NAME.max_entries=N|NAME.tier=bram|qdr|ddr"
+_SETTINGS = ("max_entries", "tier")
 MAX_ENTRIES_LIMIT = (1 << 31) - 1  # the kernel's u32 field, capped where its allocations would overflow
 _OPTION = re.compile(r"^(?P<name>[^=]+)\.(?P<attr>[a-z_]+)=(?P<value>.*)$")
 _DATA_SECTIONS = (".data", ".rodata", ".bss", ".kconfig")
@@ -34,17 +36,61 @@ def _entries(value: object, where: str) -> int:
     return n
 
 
-def parse_map_options(options: list[str] | None) -> dict[str, int]:
-    """`--map NAME.max_entries=N` options -> {map name: N}; the last setting of a map wins, as on a command line."""
-    sizes: dict[str, int] = {}
+def _tier(value: object, where: str) -> str:
+    if value not in params.TIERS:
+        raise MapSizeError(f"{where}: tier must be one of {', '.join(params.TIERS)}, not {value!r}")
+    return str(value)
+
+
+def _settings(options: list[str] | None, attr: str) -> dict[str, str]:
+    """{map name: value text} of the `--map NAME.ATTR=VALUE` options setting `attr` (every option checked)."""
+    out: dict[str, str] = {}
     for text in options or []:
         m = _OPTION.match(text)
         if m is None:
             raise MapSizeError(f"--map {text!r}: expected {MAP_OPTION_SHAPE}")
-        if m["attr"] != "max_entries":
-            raise MapSizeError(f"--map {text!r}: unknown map setting {m['attr']!r} (settable: max_entries)")
-        sizes[m["name"]] = _entries(m["value"], f"--map {text}")
-    return sizes
+        if m["attr"] not in _SETTINGS:
+            raise MapSizeError(f"--map {text!r}: unknown map setting {m['attr']!r} (settable: {', '.join(_SETTINGS)})")
+        if m["attr"] == attr:
+            out[m["name"]] = m["value"]
+    return out
+
+
+def parse_map_options(options: list[str] | None) -> dict[str, int]:
+    """`--map NAME.max_entries=N` options -> {map name: N}; the last setting of a map wins, as on a command line."""
+    return {name: _entries(v, f"--map {name}.max_entries={v}") for name, v in _settings(options, "max_entries").items()}
+
+
+def parse_map_tiers(options: list[str] | None) -> dict[str, str]:
+    """`--map NAME.tier=T` options -> {map name: tier} (params.TIERS); the last setting of a map wins."""
+    return {name: _tier(v, f"--map {name}.tier={v}") for name, v in _settings(options, "tier").items()}
+
+
+def config_tiers(cfg: dict | None, source: str = "map config") -> dict[str, str]:
+    """The `"tier": {NAME: "bram"|"qdr"|"ddr"}` part of a map configuration (see hxdp.models.mapconfig)."""
+    raw = (cfg or {}).get("tier") or {}
+    if not isinstance(raw, dict):
+        raise MapSizeError(f"{source}: \"tier\" must be an object {{map name: tier}}, not {type(raw).__name__}")
+    return {str(name): _tier(t, f"{source}: tier.{name}") for name, t in raw.items()}
+
+
+def merge_tiers(cfg: dict | None, options: list[str] | None, source: str = "map config") -> dict[str, str]:
+    """Tiers from a configuration, then the command line's --map options over them."""
+    return {**config_tiers(cfg, source), **parse_map_tiers(options)}
+
+
+def apply_tiers(program: Program, tiers: dict[str, str]) -> Program:
+    """The program with its maps placed by the user (MapDef.tier); a name may be a map the program never references
+    (it is not placed), any other must be one of its maps."""
+    known = {m.name for m in (*program.maps, *program.unused_maps)}
+    for name, tier in tiers.items():
+        if name not in known:
+            raise MapSizeError(f"{program.source or program.name}: --map {name}.tier={tier}: no map named {name!r} "
+                               f"(maps: {', '.join(sorted(known)) or 'none'})")
+    if not tiers:
+        return program
+    maps = [replace(m, tier=tiers[m.name]) if m.name in tiers else m for m in program.maps]
+    return replace(program, maps=maps, resident=[replace(p, maps=maps) for p in program.resident])
 
 
 def config_sizes(cfg: dict | None, source: str = "map config") -> dict[str, int]:

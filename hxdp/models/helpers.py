@@ -204,7 +204,7 @@ class HelperEnv:
         lat = helper_latency(helper_id, state.last_probes)
         if off is None:
             return r3 & XDP_ACTION_MASK, lat
-        word = int.from_bytes(state.mem[off : off + 4], "little")
+        word = int.from_bytes(state.region_mem(r)[off : off + 4], "little")
         if r.kind == "cpumap":
             self.host = ("cpu", index)
         elif r.kind == "xskmap":
@@ -343,7 +343,7 @@ class HelperEnv:
             return 0
         self.tail_calls += 1
         off = r.slot_addr(index)
-        value = int.from_bytes(self.state.mem[off : off + 4], "little")
+        value = int.from_bytes(self.state.region_mem(r)[off : off + 4], "little")
         if value:
             self.tail_row = value - 1
         return 0

@@ -1,4 +1,4 @@
-"""Map memory layout: where MapLayout places a program's maps in the one map memory, and the regions' format.
+"""Map memory layout: where MapLayout places a program's maps in the map memory tiers, and the regions' format.
 
 The byte format is docs/maps.md (layout version LAYOUT_VERSION); MapState (hxdp.models.maps) gives it kernel
 semantics.
@@ -69,18 +69,32 @@ class MapRegion:
     data_offset: int  # first slot, from the region start (HEADER_BYTES for hash/lpm, 0 for arrays)
     initial: str = ""  # hex of the initial bytes (global data)
     prog_entries: dict[str, str] = field(default_factory=dict)  # a PROG_ARRAY the loader fills: index -> program
+    tier: str = "bram"  # the memory holding the region (params.TIERS); `offset` is in that memory
 
     def slot_addr(self, i: int) -> int:
-        """Byte offset of slot i in map memory."""
+        """Byte offset of slot i in its tier's memory."""
         return self.offset + self.data_offset + i * self.slot_size
 
+    @property
+    def base(self) -> int:
+        """The 32-bit address of the region's first byte."""
+        return params.TIER_BASE[self.tier] + self.offset
 
-def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
+
+def _round(n: int, grain: int) -> int:
+    return (n + grain - 1) // grain * grain
+
+
+def _region(map_id: int, m: MapDef, offset: int, tier: str = "bram") -> MapRegion:
     kind = params.MAP_TYPES.get(m.type)
     if kind is None:
         raise MapError(f"map {m.name}: map type {m.type} is not supported by the hardware maps "
                        f"(supported: {', '.join(params.MAP_TYPES.values())})")
+    if tier not in params.TIERS:
+        raise MapError(f"map {m.name}: no map memory tier {tier!r} (tiers: {', '.join(params.TIERS)})")
     if kind in EVENT_KINDS:
+        if tier != "bram":
+            raise MapError(f"map {m.name}: a {kind} stays on chip (its records are the event unit's), not in {tier}")
         return _event_region(map_id, m, kind, offset)
     if m.max_entries == 0:
         raise MapError(f"map {m.name}: max_entries is 0 in the object, its loader sizes it at load time: give "
@@ -88,26 +102,28 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
                        "configuration)")
     if m.max_entries < 0 or m.value_size <= 0:
         raise MapError(f"map {m.name}: max_entries {m.max_entries} / value_size {m.value_size} must be positive")
+    # values start on the tier's granularity and are padded to it (their pointers' tags count in it, docs/maps.md)
+    grain = max(8, params.TIER_GRAIN[tier])
     key_off = value_off = data_off = 0
     if kind in ARRAY_KINDS:
         if m.key_size != 4:
             raise MapError(f"map {m.name}: {kind} needs a 4-byte key, not {m.key_size}")
-        slots, slot_size = m.max_entries, round8(m.value_size)
+        slots, slot_size = m.max_entries, _round(m.value_size, grain)
     elif kind in HASH_KINDS:
         if m.key_size <= 0:
             raise MapError(f"map {m.name}: key size must be positive")
         slots = next_pow2(max(2 * m.max_entries, 2))
-        key_off, value_off = SLOT_HEADER, SLOT_HEADER + round8(m.key_size)
-        slot_size, data_off = value_off + round8(m.value_size), HEADER_BYTES
+        key_off, value_off = SLOT_HEADER, _round(SLOT_HEADER + round8(m.key_size), grain)
+        slot_size, data_off = value_off + _round(m.value_size, grain), HEADER_BYTES
     else:  # lpm_trie
         if not 5 <= m.key_size <= 4 + 256:
             raise MapError(f"map {m.name}: LPM trie key size {m.key_size} must be 4 + 1..256")
         slots = m.max_entries
-        key_off, value_off = SLOT_HEADER, SLOT_HEADER + round8(m.key_size - 4)
-        slot_size, data_off = value_off + round8(m.value_size), HEADER_BYTES
-    if m.value_size > params.MAP_VALUE_MAX:
+        key_off, value_off = SLOT_HEADER, _round(SLOT_HEADER + round8(m.key_size - 4), grain)
+        slot_size, data_off = value_off + _round(m.value_size, grain), HEADER_BYTES
+    if m.value_size > params.tier_value_max(tier):
         raise MapError(f"map {m.name}: values of {m.value_size} bytes are longer than a map-value pointer's tag "
-                       f"describes ({params.MAP_VALUE_MAX} bytes)")
+                       f"describes in {tier} ({params.tier_value_max(tier)} bytes)")
     if kind in ("devmap", "devmap_hash") and m.value_size not in (4, 8):
         raise MapError(f"map {m.name}: devmap value must be 4 (ifindex) or 8 bytes (struct bpf_devmap_val)")
     if kind == "cpumap" and m.value_size not in (4, 8):
@@ -122,14 +138,17 @@ def _region(map_id: int, m: MapDef, offset: int) -> MapRegion:
     initial = (m.initial or b"").hex()
     entries = {str(k): v for k, v in (m.prog_entries or {}).items()}
     return MapRegion(map_id, m.name, m.type, kind, m.key_size, m.value_size, m.max_entries, m.flags, m.section,
-                     offset, size, slots, slot_size, key_off, value_off, data_off, initial, entries)
+                     offset, size, slots, slot_size, key_off, value_off, data_off, initial, entries, tier)
 
 
 def _region_doc(r: MapRegion) -> dict:
-    """A region in the layout file; `prog_entries` only where the loader fills a PROG_ARRAY (older files lack it)."""
+    """A region in the layout file; `prog_entries` only where the loader fills a PROG_ARRAY, `tier` only off chip
+    (older files lack them)."""
     doc = asdict(r)
     if not r.prog_entries:
         del doc["prog_entries"]
+    if r.tier == "bram":
+        del doc["tier"]
     return doc
 
 
@@ -153,7 +172,8 @@ def _event_region(map_id: int, m: MapDef, kind: str, offset: int) -> MapRegion:
     return MapRegion(map_id, m.name, m.type, kind, 0, 0, size, m.flags, m.section, offset, size, 1, 0, 0, 0, 0)
 
 
-_STR_FIELDS = ("name", "kind", "section", "initial")
+_STR_FIELDS = ("name", "kind", "section", "initial", "tier")
+_OPTIONAL_FIELDS = {"initial": "", "prog_entries": {}, "tier": "bram"}
 
 
 def _checked_region(doc: dict, i: int) -> MapRegion:
@@ -165,12 +185,14 @@ def _checked_region(doc: dict, i: int) -> MapRegion:
     for f in fields(MapRegion):
         if f.name == "prog_entries":
             continue
-        v = doc.get(f.name, "")
+        v = doc.get(f.name, _OPTIONAL_FIELDS.get(f.name, ""))
         want_str = f.name in _STR_FIELDS
         if (want_str and not isinstance(v, str)) or (not want_str and (type(v) is not int or v < 0)):
             what = "a string" if want_str else "a whole number, 0 or more"
             raise MapError(f"map layout: maps[{i}].{f.name} is {v!r}, expected {what}")
     r = MapRegion(**doc)
+    if r.tier not in params.TIERS:
+        raise MapError(f"map layout: maps[{i}].tier is {r.tier!r}, not one of {', '.join(params.TIERS)}")
     if r.id != i:
         raise MapError(f"map layout: maps[{i}] has id {r.id} (ids are 0..n-1 in order)")
     try:
@@ -178,7 +200,7 @@ def _checked_region(doc: dict, i: int) -> MapRegion:
     except ValueError:
         raise MapError(f"map layout: maps[{i}].initial is not hex bytes") from None
     ref = _region(r.id, MapDef(r.name, r.type, r.key_size, r.value_size, r.max_entries, r.flags, initial or None,
-                               r.section), r.offset)
+                               r.section), r.offset, r.tier)
     bad = [f.name for f in fields(MapRegion)
            if f.name not in ("initial", "prog_entries") and getattr(ref, f.name) != getattr(r, f.name)]
     if bad:
@@ -190,19 +212,57 @@ def _checked_region(doc: dict, i: int) -> MapRegion:
 
 
 def _check_placement(regions: list[MapRegion], mem_bytes: int) -> None:
-    """Regions aligned, inside map memory, not overlapping, names unique."""
-    end = 0
-    for r in sorted(regions, key=lambda x: x.offset):
-        if r.offset % REGION_ALIGN:
-            raise MapError(f"map layout: map {r.name} at offset {r.offset}, not on a {REGION_ALIGN}-byte boundary")
-        if r.offset < end:
-            raise MapError(f"map layout: map {r.name} at offset {r.offset} overlaps the region before it")
-        end = r.offset + r.size
-        if end > mem_bytes:
-            raise MapError(f"map layout: map {r.name} ends at byte {end}, map memory holds {mem_bytes}")
+    """Regions aligned, inside their tier's memory (on chip: `mem_bytes`), not overlapping, names unique."""
+    for tier in params.TIERS:
+        end = 0
+        limit, where = (mem_bytes, "map memory") if tier == "bram" else (params.TIER_BYTES[tier], tier)
+        for r in sorted((x for x in regions if x.tier == tier), key=lambda x: x.offset):
+            if r.offset % REGION_ALIGN:
+                raise MapError(f"map layout: map {r.name} at offset {r.offset}, not on a {REGION_ALIGN}-byte "
+                               "boundary")
+            if r.offset < end:
+                raise MapError(f"map layout: map {r.name} at offset {r.offset} overlaps the region before it")
+            end = r.offset + r.size
+            if end > limit:
+                raise MapError(f"map layout: map {r.name} ends at byte {end}, {where} holds {limit}")
     names = [r.name for r in regions]
     if len(set(names)) != len(names):
         raise MapError(f"map layout: map name {next(n for n in names if names.count(n) > 1)!r} appears twice")
+
+
+def _tier_size(m: MapDef, tier: str) -> int | None:
+    """Bytes the map takes in `tier`, rounded to the region alignment, or None when it cannot live there."""
+    try:
+        return _round(_region(0, m, 0, tier).size, REGION_ALIGN)
+    except MapError:
+        return None
+
+
+def place_tiers(maps: list[MapDef], room: dict[str, int]) -> list[str]:
+    """The tier of each map: the user's (MapDef.tier) where given; the others on chip when they all fit there (so
+    every program that fits 1 MiB keeps its layout), else, smallest first (small maps are the hot ones: arrays of
+    counters, configuration), each in the fastest tier with room left. A map that fits no tier keeps `bram`, where
+    placement then reports its size."""
+    tiers: list[str | None] = [m.tier for m in maps]
+    free = dict(room)
+    for m in maps:
+        if m.tier is not None and m.tier not in params.TIERS:
+            raise MapError(f"map {m.name}: no map memory tier {m.tier!r} (tiers: {', '.join(params.TIERS)})")
+        if m.tier is not None:
+            free[m.tier] -= _tier_size(m, m.tier) or 0
+    auto = [i for i, t in enumerate(tiers) if t is None]
+    on_chip = [_tier_size(maps[i], "bram") for i in auto]
+    if all(n is not None for n in on_chip) and sum(n or 0 for n in on_chip) <= free["bram"]:
+        return [t or "bram" for t in tiers]
+    for i in sorted(auto, key=lambda j: (_tier_size(maps[j], "bram") or 1 << 62, j)):
+        for tier in params.TIERS:
+            need = _tier_size(maps[i], tier)
+            if need is not None and need <= free[tier]:
+                tiers[i], free[tier] = tier, free[tier] - need
+                break
+        else:
+            tiers[i] = "bram"
+    return [t or "bram" for t in tiers]
 
 
 class MapLayout:
@@ -222,17 +282,21 @@ class MapLayout:
     @classmethod
     def from_maps(cls, maps: list[MapDef], mem_bytes: int = params.MAP_MEM_BYTES,
                   unused: list[str] | None = None, fib: bool = False) -> MapLayout:
+        """Each map in its tier (MapDef.tier, else `place_tiers`), each tier's regions in map id order from 0."""
+        room = {"bram": params.FIB_OFFSET if fib else mem_bytes, "qdr": params.QDR_BYTES, "ddr": params.DDR_BYTES}
+        tiers = place_tiers(maps, room)
         regions: list[MapRegion] = []
-        offset = 0
-        end = params.FIB_OFFSET if fib else mem_bytes
+        offset = dict.fromkeys(params.TIERS, 0)
         for i, m in enumerate(maps):
-            r = _region(i, m, offset)
-            if r.offset + r.size > end:
-                room = f" below the FIB of bpf_fib_lookup at {params.FIB_OFFSET}" if fib else ""
-                raise MapError(f"map {m.name}: needs {r.size} bytes at offset {r.offset}, map memory holds "
-                               f"{end} bytes{room}")
+            tier = tiers[i]
+            r = _region(i, m, offset[tier], tier)
+            if r.offset + r.size > room[tier]:
+                fits = f" below the FIB of bpf_fib_lookup at {params.FIB_OFFSET}" if fib and tier == "bram" else ""
+                where = "map memory" if tier == "bram" else tier
+                raise MapError(f"map {m.name}: needs {r.size} bytes at offset {r.offset}, {where} holds "
+                               f"{room[tier]} bytes{fits}")
             regions.append(r)
-            offset = (r.offset + r.size + REGION_ALIGN - 1) // REGION_ALIGN * REGION_ALIGN
+            offset[tier] = _round(r.offset + r.size, REGION_ALIGN)
         return cls(regions, mem_bytes, unused, fib)
 
     @classmethod
@@ -278,7 +342,7 @@ class MapLayout:
         """The tagged pointer a lookup of map `map_id` returns for the value at byte `value_off` of map memory
         (execution contract section 4: the value's start and length, and whether the program may write it)."""
         r = self.region(map_id)
-        return params.map_pointer(value_off, r.value_size, bool(r.flags & params.BPF_F_RDONLY_PROG))
+        return params.map_pointer(value_off, r.value_size, bool(r.flags & params.BPF_F_RDONLY_PROG), tier=r.tier)
 
     def prog_value(self, name: str) -> bytes:
         """The PROG_ARRAY value that names program `name`: its entry row + 1 (u32, little-endian)."""
@@ -288,14 +352,27 @@ class MapLayout:
         return (self.programs[name] + 1).to_bytes(4, "little")
 
     def used_spans(self) -> list[tuple[int, int]]:
-        """The byte ranges of map memory in use: the maps from offset 0, and the FIB region when placed."""
-        spans = [(0, max((r.offset + r.size for r in self.regions), default=0))]
+        """The byte ranges of the on-chip map memory in use: its maps from offset 0, and the FIB region when
+        placed."""
+        spans = [(0, self.tier_end("bram"))]
         return spans + ([(params.FIB_OFFSET, params.FIB_OFFSET + params.FIB_BYTES)] if self.fib else [])
 
     def used_bytes(self) -> int:
+        """Bytes of the on-chip map memory in use (up to the end of the FIB region when placed)."""
         if self.fib:
             return params.FIB_OFFSET + params.FIB_BYTES
-        return max((r.offset + r.size for r in self.regions), default=0)
+        return self.tier_end("bram")
+
+    def tier_end(self, tier: str) -> int:
+        """The end of the last region in `tier` (its memory in use from 0)."""
+        return max((r.offset + r.size for r in self.regions if r.tier == tier), default=0)
+
+    def tier_use(self) -> dict[str, dict]:
+        """Per tier: the maps placed there, the bytes in use and the capacity (the compile report's "map_tiers")."""
+        cap = {"bram": self.mem_bytes, "qdr": params.QDR_BYTES, "ddr": params.DDR_BYTES}
+        return {t: {"maps": [r.name for r in self.regions if r.tier == t],
+                    "bytes": self.used_bytes() if t == "bram" else self.tier_end(t), "capacity": cap[t]}
+                for t in params.TIERS}
 
     def to_json(self) -> str:
         doc = {"format": "hxdp-map-layout", "version": LAYOUT_VERSION, "map_base": params.MAP_BASE,
@@ -325,7 +402,7 @@ class MapLayout:
         if not isinstance(doc.get("maps", []), list):
             raise MapError("map layout: \"maps\" must be a list of map regions")
         for i, r in enumerate(doc.get("maps", [])):
-            if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial", "prog_entries"}:
+            if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - set(_OPTIONAL_FIELDS):
                 raise MapError(f"map layout: maps[{i}] is malformed (fields: {', '.join(sorted(names))})")
             regions.append(_checked_region(r, i))
         unused = doc.get("unused", [])

@@ -9,7 +9,6 @@ from here, where most callers look for them.
 from __future__ import annotations
 
 import os
-import struct
 from collections.abc import Mapping
 
 from hxdp import params
@@ -31,6 +30,7 @@ from hxdp.models.maplayout import (
     next_pow2,
     round8,
 )
+from hxdp.models.memory import SparseMemory
 
 __all__ = ["ARRAY_KINDS", "BPF_ANY", "BPF_EXIST", "BPF_NOEXIST", "CONFIG_SHAPE", "DELETED", "E2BIG", "EEXIST",
            "EINVAL", "EMPTY", "ENOENT", "ENOSPC", "EVENT_KINDS", "HASH_KINDS", "HASH_MULT", "HEADER_BYTES",
@@ -111,15 +111,28 @@ class MapState:
     def __init__(self, layout: MapLayout) -> None:
         self.layout = layout
         self.mem = bytearray(layout.mem_bytes)
+        # the off-chip tiers the layout uses (docs/maps.md "Memory tiers"), sparse: zeros until written
+        self.tiers = {t: SparseMemory(params.TIER_BYTES[t]) for t in params.TIERS[1:]
+                      if any(r.tier == t for r in layout.regions)}
         self.last_probes = 0
         self.last_writes = 0
         for r in layout.regions:
+            mem = self.region_mem(r)
             if r.initial:
                 init = bytes.fromhex(r.initial)
-                self.mem[r.offset : r.offset + len(init)] = init
+                mem[r.offset : r.offset + len(init)] = init
             for index, name in r.prog_entries.items():  # a PROG_ARRAY of the loader's own (hxdp.frontend.chain)
                 off = r.slot_addr(int(index))
-                self.mem[off : off + 4] = layout.prog_value(name)
+                mem[off : off + 4] = layout.prog_value(name)
+
+    def off_chip_refusal(self, where: str) -> str | None:
+        """Why `where` cannot run this layout: a map placed off chip (None when every map is on chip)."""
+        r = next((r for r in self.layout.regions if r.tier != "bram"), None)
+        if r is None:
+            return None
+        return (f"map {r.name} is placed in {r.tier}: not supported by {where} yet, because the map unit has no "
+                "off-chip memory port and the cycle model no off-chip costs (issue 25 part 2, docs/maps.md \"Memory "
+                f"tiers\"); the sequential model runs it, or place it on chip (--map {r.name}.tier=bram)")
 
     @classmethod
     def from_maps(cls, maps: list[MapDef]) -> MapState:
@@ -131,11 +144,15 @@ class MapState:
         return cls(MapLayout.for_program(program, fib=fib))
 
     # --- small accessors ---------------------------------------------------------------------------------------
-    def _u32(self, off: int) -> int:
-        return struct.unpack_from("<I", self.mem, off)[0]
+    def region_mem(self, r: MapRegion) -> bytearray | SparseMemory:
+        """The memory holding region `r` (its offsets index it): the on-chip map memory or an off-chip tier's."""
+        return self.mem if r.tier == "bram" else self.tiers[r.tier]
 
-    def _set_u32(self, off: int, v: int) -> None:
-        struct.pack_into("<I", self.mem, off, v & 0xFFFFFFFF)
+    def _u32(self, r: MapRegion, off: int) -> int:
+        return int.from_bytes(self.region_mem(r)[off : off + 4], "little")
+
+    def _set_u32(self, r: MapRegion, off: int, v: int) -> None:
+        self.region_mem(r)[off : off + 4] = (v & 0xFFFFFFFF).to_bytes(4, "little")
 
     def _check_key(self, r: MapRegion, key: bytes) -> bytes:
         if r.kind in EVENT_KINDS:
@@ -150,11 +167,12 @@ class MapState:
             return 0
         if r.kind in ARRAY_KINDS:
             return r.max_entries
-        return self._u32(r.offset)
+        return self._u32(r, r.offset)
 
     # --- hash tables ---------------------------------------------------------------------------------------------
     def _hash_find(self, r: MapRegion, key: bytes) -> tuple[int | None, int | None]:
         """(slot holding key or None, first free slot for an insert or None); sets last_probes."""
+        mem = self.region_mem(r)
         mask = r.slots - 1
         start = key_hash(key) & mask
         free = None
@@ -162,7 +180,7 @@ class MapState:
         for n in range(r.slots):
             i = (start + n) & mask
             base = r.slot_addr(i)
-            state = self.mem[base]
+            state = mem[base]
             probes += 1
             if state == EMPTY:
                 self.last_probes = probes
@@ -170,23 +188,23 @@ class MapState:
             if state == DELETED:
                 if free is None:
                     free = i
-            elif state == USED and self.mem[base + r.key_offset : base + r.key_offset + r.key_size] == key:
+            elif state == USED and mem[base + r.key_offset : base + r.key_offset + r.key_size] == key:
                 self.last_probes = probes
                 return i, free
         self.last_probes = probes
         return None, free
 
     def _lru_touch(self, r: MapRegion, slot: int) -> None:
-        clock = (self._u32(r.offset + 4) + 1) & 0xFFFFFFFF
-        self._set_u32(r.offset + 4, clock)
-        self._set_u32(r.slot_addr(slot) + 4, clock)
+        clock = (self._u32(r, r.offset + 4) + 1) & 0xFFFFFFFF
+        self._set_u32(r, r.offset + 4, clock)
+        self._set_u32(r, r.slot_addr(slot) + 4, clock)
 
     def _lru_victim(self, r: MapRegion) -> int:
         best, best_stamp = -1, None
         for i in range(r.slots):
             base = r.slot_addr(i)
-            if self.mem[base] == USED:
-                stamp = self._u32(base + 4)
+            if self.region_mem(r)[base] == USED:
+                stamp = self._u32(r, base + 4)
                 if best_stamp is None or stamp < best_stamp:
                     best, best_stamp = i, stamp
         self.last_probes += r.slots
@@ -194,15 +212,15 @@ class MapState:
 
     def _hash_remove(self, r: MapRegion, slot: int) -> None:
         base = r.slot_addr(slot)
-        self.mem[base : base + r.slot_size] = bytes(r.slot_size)
-        self.mem[base] = DELETED
-        self._set_u32(r.offset, self._u32(r.offset) - 1)
+        self.region_mem(r)[base : base + r.slot_size] = bytes(r.slot_size)
+        self.region_mem(r)[base] = DELETED
+        self._set_u32(r, r.offset, self._u32(r, r.offset) - 1)
 
     # --- LPM trie ------------------------------------------------------------------------------------------------
     def _lpm_high(self, r: MapRegion) -> int:
         """The high-water mark of the header, bounded by the slots (a corrupted header walks no further, as the
         hardware's map FSM)."""
-        return min(self._u32(r.offset + 8), r.slots)
+        return min(self._u32(r, r.offset + 8), r.slots)
 
     def _lpm_entries(self, r: MapRegion) -> list[tuple[int, int, bytes]]:
         """(slot, prefixlen, data) of every valid slot below the high-water mark (a mark above the slots, which
@@ -211,8 +229,8 @@ class MapState:
         dsz = r.key_size - 4
         for i in range(self._lpm_high(r)):
             base = r.slot_addr(i)
-            if self.mem[base] == USED:
-                out.append((i, self._u32(base + 4), bytes(self.mem[base + 8 : base + 8 + dsz])))
+            if self.region_mem(r)[base] == USED:
+                out.append((i, self._u32(r, base + 4), bytes(self.region_mem(r)[base + 8 : base + 8 + dsz])))
         return out
 
     @staticmethod
@@ -236,17 +254,17 @@ class MapState:
         """After a delete: 1 + the last used slot below the old mark (what the hardware's scan finds)."""
         new = 0
         for i in range(high):
-            if self.mem[r.slot_addr(i)] == USED:
+            if self.region_mem(r)[r.slot_addr(i)] == USED:
                 new = i + 1
-        self._set_u32(r.offset + 8, new)
+        self._set_u32(r, r.offset + 8, new)
 
     # --- the operations --------------------------------------------------------------------------------------------
     def present(self, r: MapRegion, off: int) -> bool:
         """Whether the array slot at `off` holds an entry: always for plain arrays; a devmap entry has an ifindex, a
         cpumap entry a qsize, an xskmap entry the bound word (the slot's second u32) set (docs/maps.md)."""
         if r.kind == "xskmap":
-            return any(self.mem[off + 4 : off + 8])
-        return r.kind not in SPARSE_KINDS or any(self.mem[off : off + 4])
+            return any(self.region_mem(r)[off + 4 : off + 8])
+        return r.kind not in SPARSE_KINDS or any(self.region_mem(r)[off : off + 4])
 
     def _xsk_update(self, r: MapRegion, idx: int, value: bytes, flags: int) -> int:
         """An xskmap entry from the host: the queue id its AF_XDP socket is bound to, and the socket's receive ring
@@ -256,7 +274,7 @@ class MapState:
             return -EEXIST
         if not self.present(r, off) and flags == BPF_EXIST:
             return -ENOENT
-        self.mem[off : off + 8] = value + params.XSK_RING_FRAMES.to_bytes(4, "little")
+        self.region_mem(r)[off : off + 8] = value + params.XSK_RING_FRAMES.to_bytes(4, "little")
         self.last_writes = 1
         return 0
 
@@ -299,7 +317,7 @@ class MapState:
         if off is None:
             return None
         r = self.layout.region(map_id)
-        return bytes(self.mem[off : off + r.value_size])
+        return bytes(self.region_mem(r)[off : off + r.value_size])
 
     def update(self, map_id: int, key: bytes, value: bytes, flags: int = BPF_ANY) -> int:
         """bpf_map_update_elem: 0 or the kernel's negative errno."""
@@ -326,7 +344,7 @@ class MapState:
                 return -EOVERFLOW
             if r.kind == "cpumap" and not any(value[:4]):
                 value = bytes(r.value_size)  # qsize 0 removes the entry, as in the kernel
-            self.mem[off : off + r.value_size] = value
+            self.region_mem(r)[off : off + r.value_size] = value
             self.last_writes = windows(r.value_size)
             return 0
         if r.kind in HASH_KINDS:
@@ -340,7 +358,7 @@ class MapState:
             # the slot from its start to the value's end; the header (new entry, LRU clock); the victim's slot
             writes = windows(r.value_offset + r.value_size) + (slot is None or r.kind == "lru_hash")
             if slot is None:
-                if self._u32(r.offset) >= r.max_entries:
+                if self._u32(r, r.offset) >= r.max_entries:
                     if r.kind != "lru_hash":
                         return -E2BIG
                     victim = self._lru_victim(r)
@@ -354,11 +372,11 @@ class MapState:
                 if slot is None:  # a corrupted header or slots (buckets >= 2 * max_entries leaves a free one)
                     return -E2BIG
                 base = r.slot_addr(slot)
-                self.mem[base] = USED
-                self.mem[base + r.key_offset : base + r.key_offset + r.key_size] = key
-                self._set_u32(r.offset, self._u32(r.offset) + 1)
+                self.region_mem(r)[base] = USED
+                self.region_mem(r)[base + r.key_offset : base + r.key_offset + r.key_size] = key
+                self._set_u32(r, r.offset, self._u32(r, r.offset) + 1)
             base = r.slot_addr(slot)
-            self.mem[base + r.value_offset : base + r.value_offset + r.value_size] = value
+            self.region_mem(r)[base + r.value_offset : base + r.value_offset + r.value_size] = value
             if r.kind == "lru_hash":
                 self._lru_touch(r, slot)
             self.last_writes = writes
@@ -377,16 +395,16 @@ class MapState:
         if slot is None:
             # the first free slot below the high-water mark, else the mark (the hardware's scan); a corrupted
             # header with no room left is a full map
-            slot = next((i for i in range(high) if self.mem[r.slot_addr(i)] != USED), high)
-            if self._u32(r.offset) >= r.max_entries or slot >= r.slots:
+            slot = next((i for i in range(high) if self.region_mem(r)[r.slot_addr(i)] != USED), high)
+            if self._u32(r, r.offset) >= r.max_entries or slot >= r.slots:
                 return -ENOSPC
-            self._set_u32(r.offset, self._u32(r.offset) + 1)
+            self._set_u32(r, r.offset, self._u32(r, r.offset) + 1)
         base = r.slot_addr(slot)
-        self.mem[base] = USED
-        self._set_u32(base + 4, plen)
-        self.mem[base + r.key_offset : base + r.key_offset + r.key_size - 4] = key[4:]
-        self.mem[base + r.value_offset : base + r.value_offset + r.value_size] = value
-        self._set_u32(r.offset + 8, max(slot + 1, high))
+        self.region_mem(r)[base] = USED
+        self._set_u32(r, base + 4, plen)
+        self.region_mem(r)[base + r.key_offset : base + r.key_offset + r.key_size - 4] = key[4:]
+        self.region_mem(r)[base + r.value_offset : base + r.value_offset + r.value_size] = value
+        self._set_u32(r, r.offset + 8, max(slot + 1, high))
         self.last_writes = windows(r.value_offset + r.value_size) + 1  # the slot, the header
         return 0
 
@@ -403,7 +421,7 @@ class MapState:
             if idx >= r.max_entries:
                 return -EINVAL
             off = r.slot_addr(idx)
-            self.mem[off : off + r.slot_size] = bytes(r.slot_size)
+            self.region_mem(r)[off : off + r.slot_size] = bytes(r.slot_size)
             self.last_writes = windows(r.slot_size)
             return 0
         if r.kind in HASH_KINDS:
@@ -419,8 +437,8 @@ class MapState:
         if slot is None:
             return -ENOENT
         base = r.slot_addr(slot)
-        self.mem[base : base + r.slot_size] = bytes(r.slot_size)
-        self._set_u32(r.offset, self._u32(r.offset) - 1)
+        self.region_mem(r)[base : base + r.slot_size] = bytes(r.slot_size)
+        self._set_u32(r, r.offset, self._u32(r, r.offset) - 1)
         self._lpm_set_high(r, high)
         self.last_writes = windows(r.slot_size) + 1  # the slot, the header
         return 0
@@ -436,29 +454,33 @@ class MapState:
         if r.kind in ARRAY_KINDS:
             for i in range(r.max_entries):
                 off = r.slot_addr(i)
-                value = bytes(self.mem[off : off + r.value_size])
+                value = bytes(self.region_mem(r)[off : off + r.value_size])
                 if not self.present(r, off):
                     continue
                 out[i.to_bytes(4, "little")] = value
         elif r.kind in HASH_KINDS:
-            for i in range(r.slots):
+            mem = self.region_mem(r)
+            # (off chip only the written pages can hold a used slot: a map of millions of slots dumps fast)
+            slots = (mem.touched(r.slot_addr(0), r.slot_size, r.slots) if isinstance(mem, SparseMemory)
+                     else range(r.slots))
+            for i in slots:
                 base = r.slot_addr(i)
-                if self.mem[base] == USED:
-                    key = bytes(self.mem[base + r.key_offset : base + r.key_offset + r.key_size])
-                    out[key] = bytes(self.mem[base + r.value_offset : base + r.value_offset + r.value_size])
+                if self.region_mem(r)[base] == USED:
+                    key = bytes(self.region_mem(r)[base + r.key_offset : base + r.key_offset + r.key_size])
+                    out[key] = bytes(self.region_mem(r)[base + r.value_offset : base + r.value_offset + r.value_size])
         else:
             for i, plen, data in self._lpm_entries(r):
                 base = r.slot_addr(i)
                 out[plen.to_bytes(4, "little") + data] = bytes(
-                    self.mem[base + r.value_offset : base + r.value_offset + r.value_size])
+                    self.region_mem(r)[base + r.value_offset : base + r.value_offset + r.value_size])
         return out
 
     def array_dump(self, r: MapRegion) -> ArrayDump:
         """A plain array's values as one blob (its slots are value_size rounded to 8 bytes apart)."""
         start, end = r.slot_addr(0), r.slot_addr(r.max_entries)
-        mv = memoryview(self.mem)[start:end]
+        mv = memoryview(bytes(self.region_mem(r)[start:end]))
         if r.slot_size == r.value_size:
-            return ArrayDump(bytes(mv), r.value_size)
+            return ArrayDump(mv.tobytes(), r.value_size)
         vs = r.value_size
         return ArrayDump(b"".join(mv[o : o + vs] for o in range(0, end - start, r.slot_size)), vs)
 
@@ -508,6 +530,7 @@ class MapState:
         other = MapState.__new__(MapState)
         other.layout = self.layout
         other.mem = bytearray(self.mem)
+        other.tiers = {t: m.copy() for t, m in self.tiers.items()}
         other.last_probes = 0
         other.last_writes = 0
         return other

@@ -1,4 +1,4 @@
-"""The data address space of docs/execution_contract.md section 4: stack, xdp_md, packet, map memory, faults.
+"""The data address space of docs/execution_contract.md section 4: stack, xdp_md, packet, map memory tiers, faults.
 
 Packet buffer geometry (the same as the kernel's BPF_PROG_TEST_RUN, so that adjust_head/tail limits agree):
 
@@ -31,6 +31,79 @@ REGION_PKT = params.PKT_BASE >> params.REGION_SHIFT
 REGION_MAP = params.MAP_BASE >> params.REGION_SHIFT
 
 
+SPARSE_PAGE = 4096
+
+
+class SparseMemory:
+    """An off-chip map memory tier's bytes (docs/maps.md "Memory tiers"): zeros until written, kept in pages
+    allocated on first write, so a map of millions of entries costs what its written slots cost. Indexed like a
+    bytearray by an int (one byte) or a slice with step 1 (bytes)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pages: dict[int, bytearray] = {}
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _span(self, key: slice) -> tuple[int, int]:
+        start, stop, step = key.indices(self.size)
+        if step != 1:
+            raise ValueError("SparseMemory slices have step 1")
+        return start, max(start, stop)
+
+    def __getitem__(self, key: int | slice) -> int | bytes:
+        if isinstance(key, int):
+            if not 0 <= key < self.size:
+                raise IndexError(f"byte {key} outside {self.size}")
+            page = self.pages.get(key // SPARSE_PAGE)
+            return page[key % SPARSE_PAGE] if page is not None else 0
+        start, stop = self._span(key)
+        out = bytearray()
+        while start < stop:
+            n, off = divmod(start, SPARSE_PAGE)
+            end = min(stop, (n + 1) * SPARSE_PAGE)
+            page = self.pages.get(n)
+            out += page[off : off + end - start] if page is not None else bytes(end - start)
+            start = end
+        return bytes(out)
+
+    def __setitem__(self, key: int | slice, value: int | bytes | bytearray) -> None:
+        if isinstance(key, int):
+            key, value = slice(key, key + 1), bytes([value])  # type: ignore[list-item]
+        start, stop = self._span(key)
+        data = bytes(value)  # type: ignore[arg-type]
+        if len(data) != stop - start:
+            raise ValueError(f"{len(data)} bytes for a span of {stop - start} (SparseMemory does not resize)")
+        pos = 0
+        while start < stop:
+            n, off = divmod(start, SPARSE_PAGE)
+            end = min(stop, (n + 1) * SPARSE_PAGE)
+            chunk = data[pos : pos + end - start]
+            page = self.pages.get(n)
+            if page is None and any(chunk):
+                page = self.pages[n] = bytearray(SPARSE_PAGE)
+            if page is not None:
+                page[off : off + len(chunk)] = chunk
+            pos += end - start
+            start = end
+
+    def touched(self, first: int, stride: int, count: int) -> list[int]:
+        """Indices i < count of the items at first + i * stride whose first byte lies in a written page, in order
+        (the only ones that can hold anything but zeros)."""
+        out: set[int] = set()
+        for n in self.pages:
+            lo, hi = n * SPARSE_PAGE - first, (n + 1) * SPARSE_PAGE - first  # [lo, hi) relative to item 0
+            i0, i1 = max(0, -(-lo // stride)), min(count, -(-hi // stride))
+            out.update(range(i0, i1))
+        return sorted(out)
+
+    def copy(self) -> SparseMemory:
+        other = SparseMemory(self.size)
+        other.pages = {n: bytearray(p) for n, p in self.pages.items()}
+        return other
+
+
 class AccessFault(HxdpError):
     """A load or store outside the accessible part of the data address space (the packet ends ABORTED)."""
 
@@ -42,8 +115,10 @@ class DataMemory:
     [STACK_BASE + 512 k, STACK_BASE + 512 (k + 1)); only frames of active calls are accessible.
     """
 
-    def __init__(self, map_mem: bytearray | None = None, stack_frames: int = 1) -> None:
+    def __init__(self, map_mem: bytearray | None = None, stack_frames: int = 1,
+                 tiers: dict[str, SparseMemory] | None = None) -> None:
         self.map_mem = map_mem if map_mem is not None else bytearray(0)
+        self.tiers = tiers or {}  # the off-chip map memory tiers a layout uses (MapState.tiers)
         self.max_frames = stack_frames
         self.stack = bytearray(params.STACK_SIZE * stack_frames)
         self.stack_limit = params.STACK_SIZE  # accessible bytes of the stack (active frames)
@@ -86,28 +161,35 @@ class DataMemory:
 
     # --- address decode ---------------------------------------------------------------------------------------
     @staticmethod
-    def _map_value(tag: int, addr: int, size: int, write: bool) -> int:
-        """The map-memory offset of a tagged access, or AccessFault: [addr, addr + size) must lie in the value the
-        tag names (its 8-byte words), and a store needs a writable value (execution contract section 4)."""
+    def _map_value(tag: int, addr: int, size: int, write: bool, tier: str = "bram") -> int:
+        """The offset in its tier's memory of a tagged access, or AccessFault: [addr, addr + size) must lie in the
+        value the tag names (its words of the tier's grain), and a store needs a writable value (execution contract
+        section 4)."""
         what = "store" if write else "load"
-        split = params.split_map_tag(tag)
+        split = params.split_map_tag(tag, tier)
         if split is None:
             raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x}: not a map-value pointer (tag 0x{tag:08x})")
         start, length, rdonly = split
-        off = addr - params.MAP_BASE
+        base = params.TIER_BASE[tier]
+        off = addr - base
         if not (start <= off and off + size <= start + length):
             raise AccessFault(f"{what} of {size} bytes at 0x{addr:08x} is outside its map value (0x"
-                              f"{params.MAP_BASE + start:08x}, {length} bytes)")
+                              f"{base + start:08x}, {length} bytes)")
         if write and rdonly:
             raise AccessFault(f"store of {size} bytes at 0x{addr:08x}: the map value is read-only")
         return off
 
-    def _locate(self, addr: int, size: int, write: bool) -> tuple[bytearray, int]:
+    def _locate(self, addr: int, size: int, write: bool) -> tuple[bytearray | SparseMemory, int]:
         """The backing buffer and offset of [addr, addr + size), or AccessFault."""
         tag, addr = addr >> params.MAP_TAG_SHIFT, addr & 0xFFFFFFFF
         if addr < 0 or addr + size > 0xFFFFFFFF or tag >> 32:
             raise AccessFault(f"access of {size} bytes at 0x{addr:x}: not a 32-bit address")
         region = addr >> params.REGION_SHIFT
+        tier = params.tier_of(addr)
+        if tier in self.tiers:  # an off-chip tier of the layout (the others hold no map: every access faults)
+            off = self._map_value(tag, addr, size, write, tier)
+            if off + size <= params.TIER_BYTES[tier]:
+                return self.tiers[tier], off
         if tag and region != REGION_MAP:
             raise AccessFault(f"access of {size} bytes at 0x{addr:08x} with bits 63:32 0x{tag:08x}: only "
                               f"map-value pointers carry a tag")

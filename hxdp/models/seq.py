@@ -85,7 +85,7 @@ class SeqModel:
         by_name = {p.name: p for p in (program, *program.resident)}
         self.entries = {row: (by_name[name], decode_program(by_name[name].insns, state.layout, name))
                         for name, row in state.layout.programs.items() if name in by_name}
-        self.mem = DataMemory(state.mem, stack_frames=MAX_CALL_FRAMES)
+        self.mem = DataMemory(state.mem, stack_frames=MAX_CALL_FRAMES, tiers=state.tiers)
         self.env = HelperEnv(self.mem, state)
         self.regs = [0] * params.NUM_REGS
 

@@ -117,6 +117,9 @@ class VliwModel:
         self.state = state
         self.cycle_limit = cycle_limit
         self.trace_enabled = trace
+        refusal = state.off_chip_refusal("the VLIW cycle model")
+        if refusal is not None:
+            raise HxdpError(refusal)
         self.rows = decode_rom(rom)
         self.mem = DataMemory(state.mem)
         self.env = HelperEnv(self.mem, state)

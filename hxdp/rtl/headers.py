@@ -120,6 +120,16 @@ def gen_params() -> str:
     dec("MAP_MEM_BYTES", P.MAP_MEM_BYTES)
     for name in ("MAP_TAG_START_BITS", "MAP_TAG_LEN_LSB", "MAP_TAG_LEN_BITS", "MAP_TAG_RDONLY_BIT"):
         dec(name, getattr(P, name))
+    # the off-chip map memory tiers (docs/maps.md "Memory tiers"): their regions and their tags' field widths
+    for name in ("QDR_BASE", "DDR_BASE"):
+        hexd(name, getattr(P, name))
+    hexd("REGION_QDR", P.QDR_BASE >> P.REGION_SHIFT, 4)
+    hexd("REGION_DDR_FIRST", P.DDR_BASE >> P.REGION_SHIFT, 4)  # addr[31] set: regions 0x8..0xF
+    dec("QDR_BYTES", P.QDR_BYTES)
+    for name in ("QDR_TAG_START_BITS", "QDR_TAG_LEN_BITS", "DDR_TAG_START_BITS", "DDR_TAG_LEN_BITS"):
+        dec(name, getattr(P, name))
+    for tier in P.TIERS:
+        dec(f"{tier}_GRAIN", P.TIER_GRAIN[tier])
     for field, off in P.CTX_FIELDS.items():
         dec(f"CTX_{field}", off)
     lines.append("")
@@ -213,13 +223,21 @@ def gen_params() -> str:
 def gen_harness_params() -> str:
     """The facts the C++ harnesses need (the core's shape, the frame path, the clock), from params."""
     lines = [HEADER.format(src="params.py"), "#pragma once", "",
-             "#include <cstddef>", "", "namespace seph {"]
+             "#include <cstddef>", "#include <cstdint>", "", "namespace seph {"]
     consts = [("int", "kLanes", P.LANES, "lanes of a ROM row"),
               ("int", "kFrame", P.INPUT_BYTES_PER_CYCLE, "bytes of an input/output frame (one per cycle)"),
               ("size_t", "kRunt", P.PKT_MIN_LEN, "shorter frames are dropped by the MAC before the core"),
               ("size_t", "kMaxLen", P.PKT_MAX_LEN, "longest frame the input queue accepts"),
               ("int", "kImemRows", P.IMEM_ROWS, "instruction memory rows"),
               ("uint32_t", "kCtrlAddr", P.AXI_CTRL, "AXI CTRL register (bit 0: input hold)")]
+    # the map memory tiers' timing as the core sees it (docs/maps.md "Memory tiers"): what a memory model answers
+    for tier in P.TIERS:
+        cap = tier.capitalize()
+        consts += [("uint32_t", f"k{cap}Base", P.TIER_BASE[tier], f"{tier}: first address of its region"),
+                   ("uint64_t", f"k{cap}Bytes", P.TIER_BYTES[tier], f"{tier}: bytes the addresses reach"),
+                   ("int", f"k{cap}ReadCycles", P.TIER_READ_CYCLES[tier], f"{tier}: cycles from a read to its data"),
+                   ("int", f"k{cap}ReadBytesPerCycle", P.TIER_READ_BYTES_PER_CYCLE[tier],
+                    f"{tier}: bytes a read returns per cycle after the first")]
     for ty, name, value, comment in consts:
         lines.append(f"constexpr {ty} {name} = {value};  // {comment}")
     lines.append(f"constexpr double kClockMhz = {P.CLOCK_MHZ};  // the NetFPGA-SUME core clock")

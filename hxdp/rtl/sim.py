@@ -254,9 +254,17 @@ class PacketStamps:
 
 
 def map_config_lines(layout: object) -> list[str]:
-    """The hardware map table (sephirot_mapcfg.v) for a MapLayout: one `<id> <256-bit hex>` line per map."""
+    """The hardware map table (sephirot_mapcfg.v) for a MapLayout: one `<id> <256-bit hex>` line per map. A map
+    placed off chip is refused: the map unit has no off-chip port yet (docs/maps.md "Memory tiers")."""
+    from hxdp.models.maplayout import MapError
+
     lines = []
     for r in layout.regions:
+        if r.tier != "bram":
+            raise MapError(f"map {r.name} is placed in {r.tier}: not supported by the RTL and the board yet "
+                           "(hxdp.rtl.sim.map_config_lines), because the map unit has no off-chip memory port "
+                           f"(issue 25 part 2, docs/maps.md \"Memory tiers\"); place it on chip (--map "
+                           f"{r.name}.tier=bram)")
         entry = (r.type | 1 << 8 | r.key_size << 16 | r.value_size << 32 | r.max_entries << 48 | r.offset << 80
                  | r.slots << 112 | r.slot_size << 144 | r.key_offset << 160 | r.value_offset << 176
                  | r.data_offset << 192 | bool(r.flags & params.BPF_F_RDONLY_PROG) << 208)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace seph {
 constexpr int kLanes = 4;  // lanes of a ROM row
@@ -11,5 +12,17 @@ constexpr size_t kRunt = 60;  // shorter frames are dropped by the MAC before th
 constexpr size_t kMaxLen = 2048;  // longest frame the input queue accepts
 constexpr int kImemRows = 256;  // instruction memory rows
 constexpr uint32_t kCtrlAddr = 2147680256;  // AXI CTRL register (bit 0: input hold)
+constexpr uint32_t kBramBase = 1073741824;  // bram: first address of its region
+constexpr uint64_t kBramBytes = 1048576;  // bram: bytes the addresses reach
+constexpr int kBramReadCycles = 0;  // bram: cycles from a read to its data
+constexpr int kBramReadBytesPerCycle = 32;  // bram: bytes a read returns per cycle after the first
+constexpr uint32_t kQdrBase = 1610612736;  // qdr: first address of its region
+constexpr uint64_t kQdrBytes = 25165824;  // qdr: bytes the addresses reach
+constexpr int kQdrReadCycles = 8;  // qdr: cycles from a read to its data
+constexpr int kQdrReadBytesPerCycle = 16;  // qdr: bytes a read returns per cycle after the first
+constexpr uint32_t kDdrBase = 2147483648;  // ddr: first address of its region
+constexpr uint64_t kDdrBytes = 2147483648;  // ddr: bytes the addresses reach
+constexpr int kDdrReadCycles = 18;  // ddr: cycles from a read to its data
+constexpr int kDdrReadBytesPerCycle = 64;  // ddr: bytes a read returns per cycle after the first
 constexpr double kClockMhz = 156.25;  // the NetFPGA-SUME core clock
 }  // namespace seph
