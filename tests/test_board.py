@@ -607,7 +607,7 @@ class FakeSume:
 
     def __init__(self, iface: str = "nf0") -> None:
         self.iface = iface
-        self.regs: dict[int, int] = {}
+        self.regs: dict[int, int] = {params.AXI_ID: params.AXI_ID_VALUE}  # this project's bitstream
         self.calls: list[tuple[str, int, int]] = []
 
     def __call__(self, fd: int, req: int, ifr: bytearray) -> int:
