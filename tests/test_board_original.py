@@ -170,6 +170,21 @@ def test_load_writes_maps_and_all_rows() -> None:
     assert writes(slave) == before
 
 
+def test_load_writes_no_map_table_into_line_16() -> None:
+    """Our map table's staging words (0x8001_1000 + 4w) are line 16 on the original: a load that was not told the
+    bitstream (`--no-hold` alone) probes it and writes no table, so map line 16 keeps its value (the issue's `load`
+    overwrote line 16)."""
+    slave = O.OriginalSlave()
+    marker = bytes(range(0xA0, 0xB0))
+    H.write_line(slave, 16, marker)
+    small = MapLayout.from_maps([MapDef("arr", 2, 4, 8, 4)], mem_bytes=4096)
+    assert max(hi for _lo, hi in small.used_spans()) <= 16 * 16  # the layout itself does not reach line 16
+    before = len(writes(slave))
+    H.configure_and_inject(slave, rom_of(3), small, atomic=False)
+    assert H.read_line(slave, 16) == marker
+    assert not [a for a, _v in writes(slave)[before:] if 0x8001_1000 <= a <= 0x8001_10FF]
+
+
 # --- counters ------------------------------------------------------------------------------------------------------
 def test_counters_have_the_originals_meanings() -> None:
     """RX counts arrivals (a packet still in the core too), DROP excludes ABORTED, TX counts TX and REDIRECT."""
