@@ -172,3 +172,36 @@ def test_xdc_is_tcl_of_vivados_commands() -> None:
     assert proc.returncode == 0, proc.stderr
     calls = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("CALL ")]
     assert calls.count("set_clock_groups") == 1 and calls.count("set_false_path") == 2, proc.stdout
+
+
+# --- the output path, simulated (Verilator, a SystemVerilog testbench) ----------------------------------------------
+# (tuser[31:0] = {destination, source, length}, tkeep, tlast, first data byte) of every beat the receiver took, in
+# order, for the testbench's packets A..H (fpga/tb/sephirot_sume_emit_tb.sv)
+EMIT_BEATS = [
+    ("1010003c", "ffffffff", 0, "10"), ("00000000", "0fffffff", 1, "11"),  # A: TX, port 2 -> port 2, 60 bytes
+    # B: DROP, nothing
+    ("08040064", "ffffffff", 0, "30"), ("00000000", "ffffffff", 0, "31"),  # C: PASS, port 1 -> its DMA queue
+    ("00000000", "ffffffff", 0, "32"), ("00000000", "0000000f", 1, "33"),
+    ("40010040", "ffffffff", 0, "40"), ("00000000", "ffffffff", 1, "41"),  # D: REDIRECT ifindex 4 -> port 3
+    ("41040021", "ffffffff", 0, "50"), ("00000000", "00000001", 1, "51"),  # E: broadcast 0,1,3 but not port 1
+    # F: XDP metadata in front, dropped (DROPS 1)
+    ("8040003c", "ffffffff", 0, "70"), ("00000000", "0fffffff", 1, "71"),  # G: xskmap queue 2 -> port 3's DMA
+    # H: REDIRECT to ifindex 9 (no such port), nothing
+]
+
+
+@pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator is not installed")
+def test_emit_destinations_and_tuser(tmp_path: Path) -> None:
+    """Each action's NetFPGA destination, tuser on the first beat, tkeep of the last, a stalling receiver; the
+    metadata packet counted as dropped; the xskmap frame pops host queue 8 + 2."""
+    build = subprocess.run(["verilator", "--binary", "--timing", "-Wall", f"-I{ROOT / 'sephirot/rtl'}",
+                            "--top-module", "sephirot_sume_emit_tb", "-Mdir", str(tmp_path / "obj"),
+                            str(FPGA / "tb/sephirot_sume_emit_tb.sv"), str(FPGA / "rtl/sephirot_sume_emit.v")],
+                           capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(tmp_path / "obj" / "Vsephirot_sume_emit_tb")], capture_output=True, text=True,
+                         timeout=120)
+    beats = [(m[0], m[1], int(m[2]), m[3]) for m in
+             re.findall(r"BEAT user=(\w+) keep=(\w+) last=(\d) data0=(\w+)", run.stdout)]
+    assert beats == EMIT_BEATS, run.stdout
+    assert "HOSTPOP q=10" in run.stdout and "DROPS 1" in run.stdout
