@@ -231,5 +231,7 @@ def test_cli_on_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert cli("monitor", "--board", board, "--count", "1", "--interval", "0", "--json") == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["bitstream"] == "original" and "arrived" in doc["totals"]
-    assert cli("tracelog", "--board", board) == 1
-    assert "needs this project's bitstream" in capsys.readouterr().err
+    for cmd in (["tracelog"], ["events"], ["prog", "show"]):
+        assert cli(*cmd, "--board", board) == 1, cmd
+        err = capsys.readouterr().err
+        assert "original" in err and len(err.strip().splitlines()) == 1, (cmd, err)
