@@ -78,7 +78,7 @@ def require_ours(board: Board, what: str) -> None:
 
 def no_hold(board: Board) -> OriginalUnsupported:
     return OriginalUnsupported(f"{board.name}: the original hXDP bitstream has no input hold, so the writes cannot be "
-                               "made atomic: pass --no-hold (or --original) to write while packets run")
+                               "made atomic: pass --no-hold (inject, load: or --original) to write while packets run")
 
 
 # --- its protocols ---------------------------------------------------------------------------------------------------
