@@ -607,7 +607,7 @@ class FakeSume:
 
     def __init__(self, iface: str = "nf0") -> None:
         self.iface = iface
-        self.regs: dict[int, int] = {}
+        self.regs: dict[int, int] = {params.AXI_ID: params.AXI_ID_VALUE}  # this project's bitstream
         self.calls: list[tuple[str, int, int]] = []
 
     def __call__(self, fd: int, req: int, ifr: bytearray) -> int:
@@ -635,13 +635,15 @@ def test_sume_transport_fake_device(compiled) -> None:  # noqa: ANN001
     assert b.read32(0x8002_0002) == 7 and b.read32(0x8002_0003) == 0xDEADBEEF
     assert fake.calls == [("w", 0x8002_0002, 7), ("r", 0x8002_0002, 0), ("r", 0x8002_0003, 0)]
     assert H.axi(b, 0x8002_0002) == "0x00000007"
-    # inject on the original bitstream: eight words and a commit per row, then the read-back
+    # inject on the original bitstream (its ID address reads 0x01234567): eight words and a commit for every one
+    # of its 256 rows (no stale row of a longer program), then the read-back
     _rom, res = compiled["drop"]
+    fake.regs[params.AXI_ID] = 0x0123_4567
     fake.calls.clear()
     rep = H.inject(b, res.rom, extensions=False)
     nrows = len(res.rom.rows)
     writes = [c for c in fake.calls if c[0] == "w"]
-    assert len(writes) == 9 * nrows and rep.rows == nrows
+    assert len(writes) == 9 * 256 and rep.rows == nrows and rep.cleared == 256 - nrows
     assert writes[8] == ("w", 0x8000_00FF, 1)
     lo = res.rom.rows[0][0].to_u64()
     assert writes[0] == ("w", 0x8000_0000, lo & 0xFFFFFFFF) and writes[1] == ("w", 0x8000_0004, lo >> 32)

@@ -14,6 +14,9 @@ def read_events(board: Board, layout: MapLayout | None = None,
                 max_records: int | None = None) -> tuple[list[Event], int]:
     """Pop the records of the event ring (oldest first): perf_event_output and ring buffer records, their maps named
     from the layout when given; returns them and the dropped-records counter."""
+    from hxdp.board.original import require_ours
+
+    require_ours(board, "events (the event ring)")
     count, dropped = board.read_many([params.AXI_EVENT_COUNT, params.AXI_EVENT_DROPPED])
     if count > params.EVENT_FIFO_DEPTH:
         raise BoardError(f"event ring reports {count} records (depth {params.EVENT_FIFO_DEPTH}): not this bitstream")

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from hxdp import params
 from hxdp.atomic_write import write_atomic
+from hxdp.board import original as orig
 from hxdp.board.tracelog import PrintkRecord, format_printk, read_tracelog  # re-exported: the tools' API
-from hxdp.board.transport import Board, BoardAddressError, BoardError, imem_commit_addr, imem_word_addr
+from hxdp.board.transport import Board, BoardError, imem_commit_addr, imem_word_addr
 from hxdp.frontend.program import Program
 from hxdp.isa.insn import Insn
 from hxdp.isa.rom import Rom, RomError
@@ -92,6 +93,8 @@ def held(board: Board, enabled: bool = True, force: bool = False, recover: bool 
         if not enabled:
             yield
             return
+        if orig.is_original(board):
+            raise orig.no_hold(board)
         hold_input(board, force=force, recover=recover)
         yield
         release_input(board)
@@ -129,6 +132,7 @@ class InjectReport:
     reads: int
     seconds: float
     cleared: int
+    atomic: bool = True
 
 
 def inject(board: Board, rom: Rom, verify: bool = True, atomic: bool = True, extensions: bool = True,
@@ -139,10 +143,15 @@ def inject(board: Board, rom: Rom, verify: bool = True, atomic: bool = True, ext
     extensions: the board has this project's registers (row count, hold); False for the original bitstream
     (implies not atomic). Rows the old program used beyond the new one are zeroed. On a read-back mismatch the
     input stays held and InjectError names the row. A hold left by an owner that is gone is taken over (inject is
-    the recovery); one of a live owner only with `force`.
+    the recovery); one of a live owner only with `force`. On the original bitstream (probed; `extensions=False`
+    claims it): hxdp.board.original.inject, all 256 rows, refused unless `atomic` is off or claimed.
     """
     check_rom(rom)
-    atomic = atomic and extensions
+    if orig.check_claim(board, not extensions):
+        if atomic and extensions:
+            raise orig.no_hold(board)
+        o = orig.inject(board, rom, verify)
+        return InjectReport(o.rows, o.writes, o.reads, o.seconds, orig.ROWS - o.rows, atomic=False)
     t0 = time.perf_counter()
     writes = reads = 0
     with held(board, atomic, force=force, recover=True):
@@ -175,6 +184,8 @@ def inject(board: Board, rom: Rom, verify: bool = True, atomic: bool = True, ext
 def dump_imem(board: Board, rows: int | None = None) -> Rom:
     """The first `rows` rows of instruction memory (default: the program's row count register)."""
     if rows is None:
+        if orig.is_original(board):
+            raise BoardError(f"{board.name}: the original bitstream has no row count register: give the rows to dump")
         rows = board.read32(params.AXI_ROWS)
     if not 0 <= rows <= params.IMEM_ROWS:
         raise BoardError(f"row count {rows} outside 0..{params.IMEM_ROWS}")
@@ -199,6 +210,13 @@ def dump_imem_lines(rom: Rom, layout: MapLayout | None = None) -> list[str]:
 
 
 # --- map memory lines ------------------------------------------------------------------------------------------------
+def line_read_ops(board: Board, idx: int) -> list[tuple[int, int | None]]:
+    """Reads of line idx's four words: ours through LINE_ADDR, the original's by address."""
+    if orig.is_original(board):
+        return orig.line_read_ops(idx)
+    return [(params.AXI_MAPS_LINE_ADDR, idx)] + [(params.AXI_MAPS_BASE + 4 * i, None) for i in range(4)]
+
+
 def line_words(data: bytes) -> list[int]:
     return [int.from_bytes(data[4 * i : 4 * i + 4], "little") for i in range(4)]
 
@@ -212,11 +230,15 @@ def check_line(board: Board, line: int) -> None:
 def write_lines(board: Board, lines: dict[int, bytes], descending: bool = False) -> int:
     """Write 16-byte lines (staging words then commit with the line number); returns the AXI writes."""
     ops = []
+    original = orig.is_original(board)
     for idx in sorted(lines, reverse=descending):
         check_line(board, idx)
         data = lines[idx]
         if len(data) != LINE:
             raise BoardError(f"map line {idx}: {len(data)} bytes, a line has {LINE}")
+        if original:  # the line by address bits 15:8, word by word
+            ops += orig.line_write_ops(idx, data)
+            continue
         ops += [(params.AXI_MAPS_BASE + 4 * i, w) for i, w in enumerate(line_words(data))]
         ops.append((params.AXI_MAPS_BASE + params.AXI_MAPS_COMMIT, idx))
     with board.lease():  # the staging line is shared: another client's words never mix into these
@@ -231,8 +253,7 @@ def read_lines(board: Board, first: int, count: int) -> bytes:
     check_line(board, first + count - 1)
     ops: list[tuple[int, int | None]] = []
     for idx in range(first, first + count):
-        ops.append((params.AXI_MAPS_LINE_ADDR, idx))
-        ops += [(params.AXI_MAPS_BASE + 4 * i, None) for i in range(4)]
+        ops += line_read_ops(board, idx)
     with board.lease():  # LINE_ADDR is shared
         vals = [v for v in board.transact(ops) if v is not None]
     return b"".join(v.to_bytes(4, "little") for v in vals)
@@ -296,8 +317,7 @@ class BoardMaps:
         ops: list[tuple[int, int | None]] = []
         for first, count in runs:
             for idx in range(first, first + count):
-                ops.append((params.AXI_MAPS_LINE_ADDR, idx))
-                ops += [(params.AXI_MAPS_BASE + 4 * i, None) for i in range(4)]
+                ops += line_read_ops(self.board, idx)
         with self.board.lease():
             vals = [v for v in self.board.transact(ops) if v is not None]
         data = b"".join(v.to_bytes(4, "little") for v in vals)
@@ -382,10 +402,9 @@ class BoardMaps:
     def check_board(self, r: MapRegion) -> None:
         """Refuse to write map `r` unless the board's map-configuration table has the same entry for its id: a
         layout of another program would write into that program's maps."""
-        try:
-            have = read_map_config(self.board)[r.id]
-        except BoardAddressError:
+        if orig.is_original(self.board):
             return  # the original bitstream has no map table to check against
+        have = read_map_config(self.board)[r.id]
         want = map_config_entries(self.layout)[r.id]
         if have != want:
             where = "has no map" if not (have >> 8) & 0xFF else "has another map"
@@ -545,11 +564,8 @@ def layout_from_config(entries: list[int]) -> MapLayout:
 
 
 def has_extensions(board: Board) -> bool:
-    """This project's bitstream (ID register answers "hXDP"), not the original one."""
-    try:
-        return board.read32(params.AXI_ID) == params.AXI_ID_VALUE
-    except BoardAddressError:
-        return False
+    """This project's bitstream (ID register answers "hXDP"), not the original one (another answer: refused)."""
+    return not orig.is_original(board)
 
 
 # --- counters --------------------------------------------------------------------------------------------------------
@@ -639,11 +655,14 @@ def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict
         state.apply_config(config)
     if fib_image is not None:
         state.mem[params.FIB_OFFSET : params.FIB_OFFSET + len(fib_image)] = fib_image
-    with held(board, atomic and extensions, force=force, recover=True):
-        if extensions:
+    original = orig.check_claim(board, not extensions)
+    if original and atomic and extensions:
+        raise orig.no_hold(board)
+    with held(board, atomic and not original, force=force, recover=True):
+        if not original:
             write_map_config(board, layout)
         lines = write_state(board, state)
-        rep = inject(board, rom, verify=verify, atomic=False, extensions=extensions)
+        rep = inject(board, rom, verify=verify, atomic=False, extensions=not original)
     return LoadReport(rom, layout, lines, rep)
 
 

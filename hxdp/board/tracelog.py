@@ -68,6 +68,9 @@ def format_printk(fmt: bytes, args: tuple[int, ...]) -> str:
 
 def read_tracelog(board: Board, max_records: int | None = None) -> tuple[list[PrintkRecord], int]:
     """Pop the records in the trace_printk FIFO (oldest first); returns them and the dropped-records counter."""
+    from hxdp.board.original import require_ours
+
+    require_ours(board, "tracelog (the trace_printk FIFO)")
     with board.lease():  # the count read and the pops belong together
         return _read_tracelog(board, max_records)
 

@@ -65,6 +65,7 @@ class Board:
 
     name = "board"
     _lease_depth = 0
+    bitstream: str | None = None  # "ours" or "original" once probed (hxdp.board.original.probe)
 
     @contextmanager
     def lease(self) -> Iterator[None]:
@@ -220,11 +221,12 @@ class SumeBoard(Board):
             self._lock_fd = None
 
     def hold_info(self) -> HoldInfo | None:
-        try:
-            if not self.read32(params.AXI_CTRL) & params.AXI_CTRL_HOLD:
-                return None
-        except BoardAddressError:
-            return None  # the original bitstream has no hold
+        from hxdp.board.original import is_original
+
+        if is_original(self):
+            return None  # the original bitstream has no hold (its CTRL address reads 0x01234567)
+        if not self.read32(params.AXI_CTRL) & params.AXI_CTRL_HOLD:
+            return None
         try:
             owner, pid = self._lock_path("hold").read_text().split()
         except (OSError, ValueError):
@@ -488,14 +490,19 @@ class SimBoard(Board):
 
 
 def open_board(spec: str | None = None) -> Board:
-    """`sume[:IFACE]` (default nf0) or `sim[:SOCKET]` (default /tmp/hxdp-board.sock); default from $HXDP_BOARD."""
+    """`sume[:IFACE]` (default nf0), `sim[:SOCKET]` (default /tmp/hxdp-board.sock) or `model:STATE.json` (the
+    model of the original bitstream's register slave, its registers kept in the file); default from $HXDP_BOARD."""
     spec = spec or os.environ.get("HXDP_BOARD") or f"sim:{DEFAULT_SOCKET}"
     kind, _, arg = spec.partition(":")
     if kind == "sume":
         return SumeBoard(arg or DEFAULT_IFACE)
     if kind == "sim":
         return SimBoard(arg or DEFAULT_SOCKET)
-    raise BoardError(f"--board {spec!r}: expected sume[:IFACE] or sim[:SOCKET]")
+    if kind == "model" and arg:
+        from hxdp.board.original import OriginalSlave
+
+        return OriginalSlave(arg)
+    raise BoardError(f"--board {spec!r}: expected sume[:IFACE], sim[:SOCKET] or model:STATE.json")
 
 
 # register map (design.md section 6 plus the extensions of docs/board.md)

@@ -168,7 +168,9 @@ def cmd_inject(args: argparse.Namespace) -> int:
                      force=args.force)
         remember_load(b, rom, _layout_next_to(args.rom), args.rom)
     verified = "verified" if not args.no_verify else "not verified"
-    print(f"injected {rep.rows} rows ({rep.writes} writes, {rep.reads} reads, {verified}) in {rep.seconds:.3f} s")
+    how = "" if rep.atomic else f", not atomic: {rep.cleared} rows after the program zeroed, no input hold"
+    print(f"injected {rep.rows} rows ({rep.writes} writes, {rep.reads} reads, {verified}{how}) in "
+          f"{rep.seconds:.3f} s")
     return 0
 
 
@@ -278,18 +280,23 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     check_interval(args.interval)
     if args.count is not None and args.count < 1:
         raise HxdpError(f"--count {args.count}: expected 1 or more samples")
+    from hxdp.board import original as orig
+
     with board_from_args(args) as b:
-        mon = Monitor(b, extended=not args.original)
+        original = orig.check_claim(b, args.original)  # the original's counters mean other things
+        mon = orig.OriginalMonitor(b) if original else Monitor(b)
         n = 0
         while args.count is None or n < args.count:
             time.sleep(args.interval)
             s = mon.sample()
-            info = None if args.original else b.hold_info()
+            info = None if original else b.hold_info()
             held_by = info.text() if info else None
             if args.json:
-                print(json.dumps({"sample": s, "totals": mon.totals, "held_by": held_by}), flush=True)
+                print(json.dumps({"sample": s, "totals": mon.totals, "held_by": held_by}
+                                 | ({"bitstream": "original"} if original else {})), flush=True)
             else:
-                print(format_sample(s, mon.totals) + (f"  | input HELD by {held_by}" if held_by else ""), flush=True)
+                text = orig.format_sample(s, mon.totals) if original else format_sample(s, mon.totals)
+                print(text + (f"  | input HELD by {held_by}" if held_by else ""), flush=True)
             n += 1
     return 0
 
@@ -391,7 +398,7 @@ def add_load_arguments(lo: argparse.ArgumentParser) -> None:
     lo.add_argument("-o", "--output", help="also save the ROM (and PROG.maps.json next to it)")
     lo.add_argument("--no-hold", action="store_true", help="do not hold the input while loading")
     lo.add_argument("--force", action="store_true", help="take over an input hold a live owner keeps")
-    lo.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
+    lo.add_argument("--original", action="store_true", help="the original bitstream (probed): 256 rows, no hold")
     add_target_option(lo)
 
 
@@ -448,7 +455,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     i.add_argument("rom", help="ROM file (hXDP text format)")
     i.add_argument("--no-verify", action="store_true", help="do not read the rows back")
     i.add_argument("--no-hold", action="store_true", help="do not hold the input while writing (not atomic)")
-    i.add_argument("--original", action="store_true", help="original bitstream: no row count or hold registers")
+    i.add_argument("--original", action="store_true", help="the original bitstream (probed): 256 rows, no hold")
     i.add_argument("--force", action="store_true", help="take over an input hold a live owner keeps")
     i.set_defaults(func=cmd_inject)
 
@@ -482,7 +489,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mo.add_argument("--interval", type=float, default=1.0, help="seconds between samples")
     mo.add_argument("--count", type=int, help="stop after this many samples")
     mo.add_argument("--json", action="store_true", help="one JSON object per sample")
-    mo.add_argument("--original", action="store_true", help="original bitstream: only rx/tx/drop counters")
+    mo.add_argument("--original", action="store_true", help="the original bitstream (probed): its 3 counters")
     mo.set_defaults(func=cmd_monitor)
 
     t = subparsers.add_parser("tracelog", parents=[bp],

@@ -13,11 +13,13 @@ from hxdp.events import Event, event_lines, read_event_lines, samples
 
 def _board_events(args: argparse.Namespace) -> tuple[list[Event], int]:
     from hxdp.board.events import read_events
+    from hxdp.board.original import require_ours
     from hxdp.board.tools import dump_imem, program_tag, recall_load, recalled_layout
     from hxdp.cli.board import board_from_args
     from hxdp.models.maps import MapLayout
 
     with board_from_args(args) as b:
+        require_ours(b, "events (the event ring)")  # before the row count this needs too
         if args.layout:
             layout = MapLayout.load(args.layout)
         else:  # the maps of what this host loaded, if it did

@@ -12,12 +12,14 @@ from hxdp.fib.table import AF_INET, RTN_NAMES, Fib
 
 def _to_board(fib: Fib, spec: str | None) -> int:
     """Write the FIB image into the board's map memory at params.FIB_OFFSET (input held); returns the lines."""
+    from hxdp.board.original import require_ours
     from hxdp.board.tools import LINE, held, write_lines
     from hxdp.cli.board import board_from_args
 
     board = board_from_args(argparse.Namespace(board=spec))
     img = fib.image()
     first = params.FIB_OFFSET // LINE
+    require_ours(board, "the FIB of bpf_fib_lookup")
     with held(board):
         write_lines(board, {first + i: img[i * LINE : (i + 1) * LINE] for i in range(len(img) // LINE)})
     return len(img) // LINE
