@@ -235,3 +235,28 @@ def test_cli_on_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         assert cli(*cmd, "--board", board) == 1, cmd
         err = capsys.readouterr().err
         assert "original" in err and len(err.strip().splitlines()) == 1, (cmd, err)
+
+
+def test_a_rom_for_our_core_never_reaches_the_original() -> None:
+    """What the original's core cannot run (here a JMP32 and a register past r10) is refused before a write."""
+    slave = O.OriginalSlave()
+    jmp32 = Insn.from_u64((1 << 32) | (0 << 16) | (0x02 << 12) | 0x16)  # if w2 == 1 goto +0 (JMP32)
+    for bad in ([jmp32, NOP, NOP, NOP], [Insn.from_u64(0x0BB7), NOP, NOP, NOP]):  # r11 = 0
+        rom = Rom([bad, *rom_of(2).rows])
+        with pytest.raises(BoardError, match="not a ROM for the original hXDP core.*--target hxdp-original"):
+            O.inject(slave, rom)
+        assert writes(slave) == []
+
+
+def test_load_on_the_original_needs_its_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hxdp.suite import program
+
+    prog = program("xdp_drop")
+    if not prog.obj.exists():
+        pytest.skip("xdp_progs not built")
+    board = f"model:{tmp_path / 'orig.json'}"
+    assert cli("load", str(prog.obj), "--board", board, "--original", "--no-kernel-verify") == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if "warning: --no-kernel-verify" not in line]
+    assert len(err) == 1 and "--target hxdp-original" in err[0]
+    assert cli("load", str(prog.obj), "--board", board, "--original", "--no-kernel-verify",
+               "--target", "hxdp-original") == 0

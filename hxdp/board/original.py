@@ -21,6 +21,8 @@ from pathlib import Path
 
 from hxdp import params
 from hxdp.board.transport import SUME_IOCTL_READ, SUME_IOCTL_WRITE, Board, BoardError
+from hxdp.errors import HxdpError
+from hxdp.isa import original as original_isa
 from hxdp.isa.rom import Rom
 
 UNDECODED = 0x0123_4567  # what the original answers at an address it does not decode
@@ -131,6 +133,11 @@ def inject(board: Board, rom: Rom, verify: bool = True) -> OriginalInject:
     if rom.lanes != params.LANES or not rom.rows or len(rom.rows) > ROWS:
         raise BoardError(f"ROM of {len(rom.rows)} rows x {rom.lanes} lanes: the original holds 1..{ROWS} rows of "
                          f"{params.LANES} lanes")
+    try:  # what the original's core cannot run never reaches it (its opcodes, lane-0 exit, helpers, r0-r10)
+        original_isa.check_rom(rom)
+    except HxdpError as exc:
+        raise BoardError(f"{board.name}: not a ROM for the original hXDP core: {exc} (compile with --target "
+                         "hxdp-original)") from None
     t0 = time.perf_counter()
     ops: list[tuple[int, int]] = []
     for r in range(ROWS):

@@ -327,6 +327,7 @@ def cmd_tracelog(args: argparse.Namespace) -> int:
 def cmd_load(args: argparse.Namespace) -> int:
     """hxdp load and hxdp prog load: compile, configure the maps, inject; noted on this host for `prog show`."""
     from hxdp.atomic_write import check_outputs, layout_path_beside
+    from hxdp.board import original as orig
     from hxdp.board.tools import compile_loaded, configure_and_inject, remember_load, save_rom_and_layout
     from hxdp.fib.table import Fib
     from hxdp.frontend.elf import host_notes, load_program
@@ -352,6 +353,9 @@ def cmd_load(args: argparse.Namespace) -> int:
     if fib is not None and not layout.fib:
         raise HxdpError(f"--fib: {args.object} does not call bpf_fib_lookup (its map layout has no FIB region)")
     with board_from_args(args) as b:
+        if chain is None and args.target != "hxdp-original" and orig.is_original(b):
+            raise HxdpError(f"{b.name}: the board runs the original hXDP bitstream, whose core reads some of our "
+                            "core's opcodes otherwise: load with --target hxdp-original")
         rep = configure_and_inject(b, rom, layout, cfg, atomic=not args.no_hold, extensions=not args.original,
                                    fib_image=fib.image() if fib is not None else None,
                                    force=getattr(args, "force", False))
