@@ -200,7 +200,8 @@ class _EngineRunner:
 
     def __init__(self, engine: str, obj: Path, section: str | None, prog: str | None, cfg: dict[str, Any],
                  compile_options: Any = None, cfg_source: str | None = None,
-                 sizes: dict[str, int] | None = None, chain: Chain | None = None, fib: Fib | None = None) -> None:
+                 sizes: dict[str, int] | None = None, chain: Chain | None = None, fib: Fib | None = None,
+                 inner: dict[str, dict[bytes, str]] | None = None) -> None:
         from hxdp.frontend.elf import load_program
         from hxdp.models.maps import MapState
 
@@ -210,7 +211,7 @@ class _EngineRunner:
 
             program = load_chain([(str(obj), prog), *chain.links], chain.actions, sizes)
         else:
-            program = load_program(obj, section=section, prog=prog, sizes=sizes)
+            program = load_program(obj, section=section, prog=prog, sizes=sizes, inner=inner)
         if engine == "seq-model":
             from hxdp.fib import uses_fib
             from hxdp.models.seq import SeqModel
@@ -252,14 +253,15 @@ class _EngineRunner:
         return self.state.dump()
 
 
-def _kernel_program(obj: Path, section: str | None, prog: str | None, sizes: dict[str, int]) -> Any:
+def _kernel_program(obj: Path, section: str | None, prog: str | None, sizes: dict[str, int],
+                    inner: dict[str, dict[bytes, str]] | None = None) -> Any:
     """The kernel oracle through libbpf, or through our loader for objects libbpf cannot open (legacy `maps`
     sections, which libbpf 1.x refuses: the shape of older samples)."""
     from hxdp.frontend.elf import load_program
     from hxdp.linux.kernel import KernelProgram, LibbpfOpenError
 
     try:
-        return KernelProgram(obj, section=section, prog=prog, sizes=sizes)
+        return KernelProgram(obj, section=section, prog=prog, sizes=sizes, inner=inner)
     except LibbpfOpenError:
         return KernelProgram.from_program(load_program(obj, section, prog, sizes))
 
@@ -278,17 +280,18 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
     (hxdp.fib.table.Fib) is loaded into the engine's map memory, and the kernel runs in the network namespace it was
     read from (fib.netns), so that bpf_fib_lookup sees one FIB on both sides."""
     from hxdp.fib.netns import netns
-    from hxdp.frontend.sizing import config_sizes
+    from hxdp.frontend.sizing import config_inner, config_sizes
     from hxdp.linux.dispatcher import KernelChain
 
     obj = Path(obj)
     cfg = cfg or {"maps": {}}
     sizes = {**config_sizes(cfg, cfg_source or "map config"), **(sizes or {})}
+    inner = config_inner(cfg, cfg_source or "map config")
     report = DiffReport(engine)
-    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes, chain, fib)
+    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes, chain, fib, inner)
     batch = runner.run_all(packets, ingress_ifindex)
     oracle: Any = KernelChain([(obj, prog), *chain.links], chain.actions, sizes) if chain is not None else \
-        _kernel_program(obj, section, prog, sizes)
+        _kernel_program(obj, section, prog, sizes, inner)
     with netns(fib.netns if fib is not None else None), oracle as kernel:
         kernel.apply_config(cfg, source=cfg_source)
         maps_before = kernel.dump()

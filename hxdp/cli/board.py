@@ -19,6 +19,7 @@ from hxdp.cli.loading import (
     add_map_option,
     add_verify_option,
     chain_from_args,
+    inner_from_cfg,
     sizes_from_args,
     verify_chain_in_kernel,
     verify_in_kernel,
@@ -335,7 +336,8 @@ def cmd_load(args: argparse.Namespace) -> int:
     if chain is not None:  # the dispatcher's chain: one ROM (hxdp.frontend.chain)
         rom, layout = compile_chain(args, [(args.object, args.prog), *chain.links], chain.actions, sizes)
     else:
-        program = load_program(args.object, args.section, args.prog, sizes)  # our reading's errors come first
+        program = load_program(args.object, args.section, args.prog, sizes,  # our reading's errors come first
+                               inner_from_cfg(cfg, args.config))
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
         rom, layout = compile_loaded(program)  # refused before the board
     if fib is not None and not layout.fib:

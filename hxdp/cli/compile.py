@@ -12,6 +12,7 @@ from hxdp.cli.loading import (
     add_map_option,
     add_verify_option,
     chain_from_args,
+    inner_from_cfg,
     sizes_from_args,
     verify_chain_in_kernel,
     verify_in_kernel,
@@ -105,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         program = load_chain(links, chain.actions, sizes)  # type: ignore[attr-defined]
         verify_chain_in_kernel(args, links, sizes)
     else:
-        program = load_program(args.object, args.section, args.prog, sizes)  # our reading of the object first
+        program = load_program(args.object, args.section, args.prog, sizes,  # our reading of the object first
+                               inner_from_cfg(cfg, args.maps))
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
     result = compile_program(program, options_from_args(args))
     rep = result.report

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from hxdp.frontend.sizing import MAP_OPTION_SHAPE, MapSizeError, merge_sizes
+from hxdp.frontend.sizing import MAP_OPTION_SHAPE, MapSizeError, config_inner, merge_sizes
 
 if TYPE_CHECKING:
     from hxdp.models.maplayout import MapLayout
@@ -21,6 +21,11 @@ def add_map_option(p: argparse.ArgumentParser) -> None:
 def sizes_from_args(args: argparse.Namespace, cfg: dict | None = None, source: str | None = None) -> dict[str, int]:
     """{map name: max_entries} from the map configuration (if any) and the --map options."""
     return merge_sizes(cfg, getattr(args, "map_options", None), source or "map config")
+
+
+def inner_from_cfg(cfg: dict | None, source: str | None = None) -> dict[str, dict[bytes, str]]:
+    """The inner maps the loader creates in the maps of maps ("inner_maps" of the map configuration, if any)."""
+    return config_inner(cfg, source or "map config")
 
 
 def check_rom_sizes(layout: MapLayout, sizes: dict[str, int], rom: str) -> None:
