@@ -34,8 +34,8 @@ from hxdp.models.maplayout import (
 __all__ = ["ARRAY_KINDS", "BPF_ANY", "BPF_EXIST", "BPF_NOEXIST", "CONFIG_SHAPE", "DELETED", "E2BIG", "EEXIST",
            "EINVAL", "EMPTY", "ENOENT", "ENOSPC", "EVENT_KINDS", "HASH_KINDS", "HASH_MULT", "HEADER_BYTES",
            "LAYOUT_VERSION", "OUTER_KINDS", "REGION_ALIGN", "SLOT_HEADER", "USED", "MapError", "MapLayout",
-           "MapRegion", "MapState", "check_map_config", "errno_text", "key_hash", "load_map_config", "next_pow2", "rotl32", "round8",
-           "windows"]
+           "MapRegion", "MapState", "check_map_config", "errno_text", "key_hash", "load_map_config", "next_pow2",
+           "rotl32", "round8", "windows"]
 
 
 DEVMAP_PROG_REFUSAL = ("not supported yet: devmap entries with a program (bpf_prog, an egress program), because "
