@@ -1,6 +1,6 @@
-/* Maps of maps, in the shape of Katran: an ARRAY_OF_MAPS indexed by the CPU holds each CPU's LRU of connections
- * (its slot 0 set statically, as the NIC has CPU 0 only), and a HASH_OF_MAPS keyed by the virtual IP holds the VIP's
- * backends (an ARRAY per VIP, created and set by the loader). A TCP/UDP packet to a VIP with backends is sent back
+/* xdp_map_in_map: maps of maps, in the shape of Katran: an ARRAY_OF_MAPS indexed by the CPU holds each CPU's LRU
+ * of connections (its slot 0 set statically, as the NIC has CPU 0 only), and a HASH_OF_MAPS keyed by the virtual IP
+ * holds the VIP's backends (an ARRAY per VIP, created and set by the loader). A TCP/UDP packet to a VIP with backends is sent back
  * (XDP_TX) to the backend its connection maps to: the backend a new connection gets is remembered in the CPU's LRU,
  * so later packets of the connection reuse it. Other packets pass. */
 #include "common.h"
@@ -64,7 +64,7 @@ struct {
 	__type(value, __u64);
 } mim_stats SEC(".maps");
 
-enum { ST_NO_LRU, ST_NO_VIP, ST_NEW_CONN, ST_REUSED };
+enum { ST_NO_VIP = 1, ST_NEW_CONN, ST_REUSED };
 
 static __always_inline void count(__u32 what)
 {
@@ -82,7 +82,7 @@ static __always_inline void set_daddr(struct iphdr *iph, __u32 daddr)
 	sum += (~iph->daddr & 0xffff) + (~iph->daddr >> 16);
 	sum += (daddr & 0xffff) + (daddr >> 16);
 	iph->daddr = daddr;
-	iph->check = ~csum_fold(sum);
+	iph->check = csum_fold(sum);
 }
 
 SEC("xdp")
@@ -116,10 +116,8 @@ int xdp_map_in_map(struct xdp_md *ctx)
 	}
 	cpu = bpf_get_smp_processor_id();
 	lru = bpf_map_lookup_elem(&lru_mapping, &cpu);
-	if (!lru) {
-		count(ST_NO_LRU);
+	if (!lru) /* a CPU without its LRU: the NIC's one CPU has it (slot 0) */
 		return XDP_PASS;
-	}
 	flow.saddr = iph->saddr;
 	flow.daddr = iph->daddr;
 	flow.sport = ports[0];
