@@ -3,6 +3,7 @@ the layout, the host's and the program's operations against the kernel's rules, 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,18 @@ def test_board_tools_set_and_read_outer_entries(mim, tmp_path, monkeypatch, caps
         assert "update of key 02 00 00 00 failed: Invalid argument" in capsys.readouterr().err
         assert cli_main(["map", "dump", "id", str(ids["vip_web"]), *b]) == 0
         assert "value: ac 10 00 01" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("outer_update", "map_update_elem on the map of maps outer (the kernel verifier refuses it"),
+    ("handle_load", "not supported: a load through a map handle (an inner map a lookup in a map of maps returned)"),
+])
+def test_compiler_refuses_writes_and_reads_of_maps_of_maps(name: str, why: str, tmp_path: Path) -> None:
+    from conftest import compile_bpf
+
+    from hxdp.compiler import compile_program
+    from hxdp.errors import CompileError
+
+    obj = compile_bpf(Path(__file__).parent / "data" / "map_in_map" / f"{name}.c", tmp_path)
+    with pytest.raises(CompileError, match=re.escape(why)):
+        compile_program(load_program(obj))
