@@ -65,7 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_map_option(p)
     add_verify_option(p)
     p.add_argument("--maps", metavar="INIT.json", help="map configuration whose \"max_entries\" sizes the maps "
-                   "(its entries are loaded by load, run and diff)")
+                   "and whose \"inner_maps\" creates the inner maps of maps of maps (its entries are loaded by "
+                   "load, run and diff)")
     p.add_argument("-o", "--output", help="ROM path (default: OBJECT with .rom)")
     p.add_argument("--lanes", type=int, default=4, help="VLIW lanes (default 4)")
     p.add_argument("--report", help="write a JSON report (instruction counts per pass, rows, static IPC)")
