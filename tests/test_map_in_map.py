@@ -177,3 +177,66 @@ def test_compiler_refuses_writes_and_reads_of_maps_of_maps(name: str, why: str, 
     obj = compile_bpf(Path(__file__).parent / "data" / "map_in_map" / f"{name}.c", tmp_path)
     with pytest.raises(CompileError, match=re.escape(why)):
         compile_program(load_program(obj))
+
+
+KEY20 = bytes(range(20))
+LOOKUPS_CFG = {
+    "maps": {"arr_a": [{"key": "00000000", "value": "a1a2a3a4"}], "arr_b": [{"key": "00000000", "value": "b1b2b3b4"}],
+             "k_one": [{"key": "01000000", "value": "c1c2c3c4"}], "k_two": [{"key": "01000000", "value": "d1d2d3d4"}]},
+    "inner_maps": {"by_key": {KEY20.hex(): "k_one", bytes(20).hex(): "k_two"}},
+}
+
+
+def _lookup_frames() -> list[bytes]:
+    def frame(idx: int, key: bytes) -> bytes:
+        return bytes(12) + b"\x08\x00" + bytes([idx]) + key + bytes(25)
+
+    other = bytes([9] * 20)
+    return [frame(1, KEY20), frame(3, bytes(20)), frame(3, KEY20), frame(0, KEY20), frame(2, KEY20),
+            frame(4, KEY20), frame(200, KEY20), frame(1, other), frame(3, other)]
+
+
+@requires_kernel
+@pytest.mark.kernel
+@pytest.mark.parametrize("engine", ["seq-model", "vliw-model", pytest.param("rtl", marks=pytest.mark.rtl)])
+def test_outer_lookups_match_the_kernel(engine: str, tmp_path: Path) -> None:
+    """Hits, empty slots, indexes past the end, 20-byte hash keys present and absent: every engine as the kernel."""
+    from conftest import compile_bpf
+
+    from hxdp.diff import run_diff
+
+    if engine == "rtl":
+        from rtl_support import require_rtl
+
+        require_rtl()
+    obj = compile_bpf(Path(__file__).parent / "data" / "map_in_map" / "outer_lookups.c", tmp_path)
+    report = run_diff(obj, _lookup_frames(), LOOKUPS_CFG, engine=engine)
+    assert report.ok, report.divergence
+    assert report.actions == {params.XDP_TX: 3, params.XDP_PASS: 4, params.XDP_DROP: 2}
+
+
+@pytest.mark.rtl
+def test_outer_lookups_rtl_cycles_equal_the_model(tmp_path: Path) -> None:
+    """The RTL's outer lookups take the VLIW model's cycles, row by row, and leave the same map memory."""
+    from conftest import compile_bpf
+    from rtl_support import first_divergence, require_rtl
+
+    from hxdp.compiler import compile_program
+    from hxdp.frontend.sizing import config_inner
+    from hxdp.models.vliw import VliwModel
+    from hxdp.rtl.sim import RtlSim
+
+    require_rtl()
+    obj = compile_bpf(Path(__file__).parent / "data" / "map_in_map" / "outer_lookups.c", tmp_path)
+    res = compile_program(load_program(obj, inner=config_inner(LOOKUPS_CFG)))
+    s_rtl, s_vm = MapState(res.layout), MapState(res.layout)
+    s_rtl.apply_config(LOOKUPS_CFG)
+    s_vm.apply_config(LOOKUPS_CFG)
+    packets = _lookup_frames()
+    got = RtlSim(res.rom, res.layout, s_rtl, trace=True).run_packets(packets)
+    vm = VliwModel(res.rom, s_vm, trace=True)
+    for i, pkt in enumerate(packets):
+        want = vm.run(pkt)
+        assert first_divergence(got[i].trace, want.trace) is None, f"packet {i}"
+        assert (got[i].action, got[i].packet, got[i].cycles) == (want.action, want.packet, want.cycles), f"packet {i}"
+    assert s_rtl.mem == s_vm.mem
