@@ -3,6 +3,7 @@ the layout, the host's and the program's operations against the kernel's rules, 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -162,6 +163,15 @@ def test_board_tools_set_and_read_outer_entries(mim, tmp_path, monkeypatch, caps
         assert "update of key 02 00 00 00 failed: Invalid argument" in capsys.readouterr().err
         assert cli_main(["map", "dump", "id", str(ids["vip_web"]), *b]) == 0
         assert "value: ac 10 00 01" in capsys.readouterr().out
+        # the older `hxdp maps` form takes the same operands
+        layout = tmp_path / "mim.maps.json"
+        layout.write_text(MapLayout.for_program(mim).to_json())
+        lb = [*b, "--layout", str(layout)]
+        assert cli_main(["maps", *lb, "update", "lru_mapping", "key", "3", "0", "0", "0", "value", "name",
+                         "conns_cpu0"]) == 0
+        assert cli_main(["maps", *lb, "dump", "lru_mapping"]) == 0
+        slots = {int(e["key"][0], 16): int(e["value"][0], 16) for e in json.loads(capsys.readouterr().out)}
+        assert slots == {0: ids["conns_cpu0"], 1: ids["conns_cpu0"], 3: ids["conns_cpu0"]}
 
 
 @pytest.mark.parametrize(("name", "why"), [

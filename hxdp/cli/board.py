@@ -208,9 +208,12 @@ def _layout(args: argparse.Namespace):  # noqa: ANN202
 
 def _key_value(bm: BoardMaps, name: str, tokens: list[str], want_value: bool) -> tuple[bytes, bytes | None, int]:
     """NAME's operands as `hxdp map` takes them (bpftool's DATA, or one hex token each)."""
-    from hxdp.cli.bpftool import parse_elem
+    from hxdp.cli.bpftool import OUTER_KINDS, parse_elem
+    from hxdp.cli.objects import inner_value
 
     r = bm.region(name)
+    if want_value and r.kind in OUTER_KINDS:  # a map of maps' value: value id ID or value name NAME (an inner map)
+        tokens = inner_value(bm.layout, tokens)
     elem = parse_elem(tokens, r.key_size, r.value_size, want_value)
     return elem.key, elem.value, elem.flags
 
@@ -465,7 +468,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ms.add_parser("list", help="maps with their entry counts")
     x = ms.add_parser("dump", help="entries as bpftool-like JSON")
     x.add_argument("name", nargs="?", help="map name (default: every map)")
-    for op, hlp in (("lookup", "NAME KEY"), ("update", "NAME KEY VALUE [flags any|noexist|exist]"),
+    for op, hlp in (("lookup", "NAME KEY"), ("update", "NAME KEY VALUE [flags any|noexist|exist] (a map of maps: "
+                                                   "value id ID or value name NAME)"),
                     ("delete", "NAME KEY")):
         x = ms.add_parser(op, help=hlp)
         x.add_argument("name", help="map name (as in the map layout file)")
