@@ -151,11 +151,12 @@ def dump_to_config(dump: MapDump) -> dict[str, Any]:
 def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
                 section: str | None, prog: str | None, sizes: dict[str, int] | None = None,
                 prog_entries: dict[str, list] | None = None, fib: Fib | None = None,
-                ingress_ifindex: int = 1) -> None:
+                ingress_ifindex: int = 1, inner_maps: dict[str, Any] | None = None) -> None:
     """A self-contained reproducer: the object, the packets, the map contents before the first of them, and the
-    command. The models' reproducer is the divergent packet alone (with the maps just before it); the RTL runs a
-    trace back to back, where a packet's result may depend on the packets around it in the pipeline, so its
-    reproducer is the whole trace from the initial maps."""
+    command (a map of maps' slots as the configuration's "inner_maps" set them: `inner_maps`). The models'
+    reproducer is the divergent packet alone (with the maps just before it); the RTL runs a trace back to back,
+    where a packet's result may depend on the packets around it in the pipeline, so its reproducer is the whole
+    trace from the initial maps."""
     from hxdp.atomic_write import OutputError, write_atomic
     from hxdp.traffic.pcap import write_pcap
 
@@ -171,6 +172,8 @@ def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapD
     config["maps"].update(prog_entries or {})  # PROG_ARRAYs, by program name (no dump shows them: docs/maps.md)
     if sizes:
         config["max_entries"] = dict(sorted(sizes.items()))
+    if inner_maps:
+        config["inner_maps"] = inner_maps
     write_atomic(folder / "maps.json", json.dumps(config, indent=1) + "\n")
     sel = (f" --section {section}" if section else "") + (f" --prog {prog}" if prog else "")
     if fib is not None:  # (the kernel side runs in the FIB's namespace: it must still exist)
@@ -320,7 +323,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                     # the RTL's maps_before is the initial state: its reproducer is the whole trace
                     trace = list(packets) if batch is not None else [pkt]
                     _try_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes, progs, fib,
-                               ingress_ifindex)
+                               ingress_ifindex, _maps_of_maps(kernel, cfg))
                 return report
             if kmaps is not None:
                 maps_before = kmaps
@@ -331,17 +334,29 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                                                ["(RTL maps compared after the whole trace)"] + lines)
                 if repro_dir is not None:
                     _try_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes,
-                               progs, fib, ingress_ifindex)
+                               progs, fib, ingress_ifindex, _maps_of_maps(kernel, cfg))
     return report
+
+
+def _maps_of_maps(kernel: Any, cfg: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
+    """The kernel oracle's maps of maps by name, and the configuration's "inner_maps" (for a reproducer)."""
+    from hxdp.linux.kernel import MAP_IN_MAP_TYPES
+
+    maps = getattr(kernel, "maps", {})
+    return {n for n, m in maps.items() if m.type in MAP_IN_MAP_TYPES}, cfg.get("inner_maps") or {}
 
 
 def _try_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
                section: str | None, prog: str | None, sizes: dict[str, int] | None,
-               prog_entries: dict[str, list] | None = None, fib: Fib | None = None, ingress_ifindex: int = 1) -> None:
-    """Write the reproducer; a failure is noted in the report, which keeps the divergence to print."""
+               prog_entries: dict[str, list] | None = None, fib: Fib | None = None, ingress_ifindex: int = 1,
+               inner: tuple[set[str], dict[str, Any]] = (set(), {})) -> None:
+    """Write the reproducer; a failure is noted in the report, which keeps the divergence to print. `inner`: the
+    maps of maps (their slots come from the object and the configuration's "inner_maps", not from a dump)."""
+    outer, inner_maps = inner
+    maps_before = {n: e for n, e in maps_before.items() if n not in outer}
     try:
         write_repro(folder, obj, packets, maps_before, report, section, prog, sizes, prog_entries, fib,
-                    ingress_ifindex)
+                    ingress_ifindex, inner_maps)
         report.repro = str(folder)
     except (OSError, HxdpError) as exc:
         report.repro_error = str(exc)

@@ -250,3 +250,26 @@ def test_outer_lookups_rtl_cycles_equal_the_model(tmp_path: Path) -> None:
         assert first_divergence(got[i].trace, want.trace) is None, f"packet {i}"
         assert (got[i].action, got[i].packet, got[i].cycles) == (want.action, want.packet, want.cycles), f"packet {i}"
     assert s_rtl.mem == s_vm.mem
+
+
+@requires_kernel
+@pytest.mark.kernel
+def test_reproducer_sets_outer_slots_with_inner_maps(mim, tmp_path: Path) -> None:  # noqa: ANN001
+    """A divergence's maps.json keeps "inner_maps" and leaves the maps of maps' dumps out (a dump's ids are no
+    configuration): the reproducer loads and runs."""
+    from hxdp.diff import DiffReport, _maps_of_maps, _try_repro, run_diff
+    from hxdp.traffic.pcap import read_pcap
+
+    cfg = MIM.map_config()
+    state = MapState.for_program(mim)
+    state.apply_config(cfg)
+    with MIM.kernel() as kp:
+        outer = _maps_of_maps(kp, cfg)
+    assert outer == ({"lru_mapping", "vip_map"}, cfg["inner_maps"])
+    report = DiffReport("seq-model")
+    packets = read_pcap(MIM.traffic)[:3]
+    _try_repro(tmp_path, MIM.obj, packets, state.dump(), report, None, None, {}, inner=outer)
+    assert report.repro == str(tmp_path), report.repro_error
+    written = json.loads((tmp_path / "maps.json").read_text())
+    assert written["inner_maps"] == cfg["inner_maps"] and not {"lru_mapping", "vip_map"} & set(written["maps"])
+    assert run_diff(tmp_path / MIM.obj.name, packets, written, engine="seq-model").ok
