@@ -273,3 +273,12 @@ def test_reproducer_sets_outer_slots_with_inner_maps(mim, tmp_path: Path) -> Non
     written = json.loads((tmp_path / "maps.json").read_text())
     assert written["inner_maps"] == cfg["inner_maps"] and not {"lru_mapping", "vip_map"} & set(written["maps"])
     assert run_diff(tmp_path / MIM.obj.name, packets, written, engine="seq-model").ok
+
+
+def test_run_checks_inner_maps_against_the_rom(mim) -> None:  # noqa: ANN001
+    from hxdp.cli.loading import check_rom_inner
+
+    layout = MapLayout.for_program(mim)
+    check_rom_inner(layout, config_inner(MIM.map_config()), "mim.rom")
+    with pytest.raises(MapSizeError, match="the ROM was compiled with 'vip_web' there"):
+        check_rom_inner(layout, {"vip_map": {WEB: "vip_other"}}, "mim.rom")

@@ -41,6 +41,17 @@ def check_rom_sizes(layout: MapLayout, sizes: dict[str, int], rom: str) -> None:
                                f"compile again with --map {name}.max_entries={n}")
 
 
+def check_rom_inner(layout: MapLayout, inner: dict[str, dict[bytes, str]], rom: str) -> None:
+    """The inner maps a ROM's layout holds are fixed at compile time: a configuration's "inner_maps" must be them."""
+    for outer, slots in inner.items():
+        region = layout.by_name.get(outer)
+        have = region.inner_entries if region is not None else {}
+        for key, name in slots.items():
+            if have.get(key.hex()) != name:
+                raise MapSizeError(f"{rom}: inner_maps.{outer}.{key.hex()} = {name!r}: the ROM was compiled with "
+                                   f"{have.get(key.hex())!r} there: compile again with this map configuration")
+
+
 def add_verify_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-kernel-verify", action="store_true",
                    help="do not load the object into the kernel's verifier first (a warning; only the compiler's "
