@@ -290,6 +290,9 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
     cfg = cfg or {"maps": {}}
     sizes = {**config_sizes(cfg, cfg_source or "map config"), **(sizes or {})}
     inner = config_inner(cfg, cfg_source or "map config")
+    if inner and chain is not None:
+        raise HxdpError(f"{cfg_source or 'map config'}: not supported: \"inner_maps\" with --chain, because the "
+                        "dispatcher's loader creates no inner maps (static `.values` slots work)")
     report = DiffReport(engine)
     runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes, chain, fib, inner)
     batch = runner.run_all(packets, ingress_ifindex)

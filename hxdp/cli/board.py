@@ -337,6 +337,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     sizes = sizes_from_args(args, cfg, args.config)
     chain = chain_from_args(args)
     if chain is not None:  # the dispatcher's chain: one ROM (hxdp.frontend.chain)
+        inner_from_cfg(cfg, args.config, chain=True)
         rom, layout = compile_chain(args, [(args.object, args.prog), *chain.links], chain.actions, sizes)
     else:
         program = load_program(args.object, args.section, args.prog, sizes,  # our reading's errors come first

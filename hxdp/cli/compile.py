@@ -103,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
     if chain is not None:
         from hxdp.frontend.chain import load_chain
 
+        inner_from_cfg(cfg, args.maps, chain=True)
+
         links = [(args.object, args.prog), *chain.links]  # type: ignore[attr-defined]
         program = load_chain(links, chain.actions, sizes)  # type: ignore[attr-defined]
         verify_chain_in_kernel(args, links, sizes)

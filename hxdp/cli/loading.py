@@ -23,9 +23,13 @@ def sizes_from_args(args: argparse.Namespace, cfg: dict | None = None, source: s
     return merge_sizes(cfg, getattr(args, "map_options", None), source or "map config")
 
 
-def inner_from_cfg(cfg: dict | None, source: str | None = None) -> dict[str, dict[bytes, str]]:
+def inner_from_cfg(cfg: dict | None, source: str | None = None, chain: bool = False) -> dict[str, dict[bytes, str]]:
     """The inner maps the loader creates in the maps of maps ("inner_maps" of the map configuration, if any)."""
-    return config_inner(cfg, source or "map config")
+    inner = config_inner(cfg, source or "map config")
+    if inner and chain:
+        raise MapSizeError(f"{source or 'map config'}: not supported: \"inner_maps\" with --chain, because the "
+                           "dispatcher's loader creates no inner maps (static `.values` slots work)")
+    return inner
 
 
 def check_rom_sizes(layout: MapLayout, sizes: dict[str, int], rom: str) -> None:
