@@ -103,6 +103,8 @@ def test_inner_maps_configuration_is_checked(mim, tmp_path: Path) -> None:  # no
         load_program(MIM.obj, inner={"vip_map": {bytes(4): "x"}})
     with pytest.raises(MapSizeError, match="'mim_stats' is a map of the object already"):
         load_program(MIM.obj, inner={"vip_map": {WEB: "mim_stats"}})
+    with pytest.raises(MapSizeError, match="inner map 'x1' has type 9, the template 2"):  # one map, two templates
+        load_program(MIM.obj, inner={"lru_mapping": {bytes(4): "x1"}, "vip_map": {WEB: "x1"}})
     state = MapState.for_program(mim)
     with pytest.raises(MapError, match="its slots are set with \"inner_maps\""):
         state.apply_config({"maps": {"vip_map": [{"key": WEB.hex(), "value": "05000000"}]}})

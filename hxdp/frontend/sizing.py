@@ -147,8 +147,11 @@ def add_inner_maps(program: Program, inner: dict[str, dict[bytes, str]]) -> Prog
             if name not in names:
                 maps.append(replace(template, name=name, section=INNER_SECTION, inner=None))
                 names.add(name)
-            elif not any(m.name == name and m.section == INNER_SECTION for m in maps):
-                raise MapSizeError(f"{where}: inner_maps.{outer_name}: {name!r} is a map of the object already")
+            else:
+                made = next((m for m in maps if m.name == name and m.section == INNER_SECTION), None)
+                if made is None:
+                    raise MapSizeError(f"{where}: inner_maps.{outer_name}: {name!r} is a map of the object already")
+                check_inner(outer, made, lambda msg: MapSizeError(f"{where}: {msg}"))  # created for another outer
             entries[key] = name
         maps[idx] = replace(outer, inner_entries=entries)
     return replace(program, maps=maps, resident=[replace(p, maps=maps) for p in program.resident])
