@@ -419,6 +419,8 @@ class KernelProgram:
         map's slot. The NIC's map ids of every map, for a map of maps' dump (hxdp.frontend.elf.load_program)."""
         from hxdp.frontend.elf import load_program
 
+        if not self.inner and not any(m.type in MAP_IN_MAP_TYPES for m in self.maps.values()):
+            return  # (our reading of the object only where a map of maps needs it)
         program = load_program(self.path, self.section, self.name, self.sizes, self.inner)
         self.hxdp_ids = {m.name: i for i, m in enumerate(program.maps)}
         by_name = {m.name: m for m in program.maps}
