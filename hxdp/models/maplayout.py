@@ -282,7 +282,7 @@ class MapLayout:
                     raise MapError(f"map {r.name}: slot {key} names {name!r}, which is not an inner map of the "
                                    "layout")
 
-    def inner_id(self, outer: MapRegion, inner_id: int) -> bool:
+    def fits_inner(self, outer: MapRegion, inner_id: int) -> bool:
         """Whether map id `inner_id` may be set in a slot of map of maps `outer`: a map of the layout, other than a
         map of maps, with the outer map's template (as the kernel's bpf_map_meta_equal; id 0 is an empty slot)."""
         if not 0 < inner_id < len(self.regions):

@@ -266,8 +266,8 @@ class MapState:
         return 0
 
     def _inner_ok(self, r: MapRegion, value: bytes) -> bool:
-        """A map of maps' value: the id of an inner map that fits its template (MapLayout.inner_id)."""
-        return self.layout.inner_id(r, int.from_bytes(value[:4], "little"))
+        """A map of maps' value: the id of an inner map that fits its template (MapLayout.fits_inner)."""
+        return self.layout.fits_inner(r, int.from_bytes(value[:4], "little"))
 
     def inner_handle(self, map_id: int, key: bytes) -> int:
         """A program's lookup in a map of maps: the handle of the inner map at key (MAP_HANDLE_BASE + its id), 0
