@@ -153,11 +153,12 @@ def dump_to_config(dump: MapDump) -> dict[str, Any]:
 def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
                 section: str | None, prog: str | None, sizes: dict[str, int] | None = None,
                 prog_entries: dict[str, list] | None = None, fib: Fib | None = None,
-                ingress_ifindex: int = 1) -> None:
+                ingress_ifindex: int = 1, inner_maps: dict[str, Any] | None = None) -> None:
     """A self-contained reproducer: the object, the packets, the map contents before the first of them, and the
-    command. The models' reproducer is the divergent packet alone (with the maps just before it); the RTL runs a
-    trace back to back, where a packet's result may depend on the packets around it in the pipeline, so its
-    reproducer is the whole trace from the initial maps."""
+    command (a map of maps' slots as the configuration's "inner_maps" set them: `inner_maps`). The models'
+    reproducer is the divergent packet alone (with the maps just before it); the RTL runs a trace back to back,
+    where a packet's result may depend on the packets around it in the pipeline, so its reproducer is the whole
+    trace from the initial maps."""
     from hxdp.atomic_write import OutputError, write_atomic
     from hxdp.traffic.pcap import write_pcap
 
@@ -173,6 +174,8 @@ def write_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapD
     config["maps"].update(prog_entries or {})  # PROG_ARRAYs, by program name (no dump shows them: docs/maps.md)
     if sizes:
         config["max_entries"] = dict(sorted(sizes.items()))
+    if inner_maps:
+        config["inner_maps"] = inner_maps
     write_atomic(folder / "maps.json", json.dumps(config, indent=1) + "\n")
     sel = (f" --section {section}" if section else "") + (f" --prog {prog}" if prog else "")
     if fib is not None:  # (the kernel side runs in the FIB's namespace: it must still exist)
@@ -202,7 +205,8 @@ class _EngineRunner:
 
     def __init__(self, engine: str, obj: Path, section: str | None, prog: str | None, cfg: dict[str, Any],
                  compile_options: Any = None, cfg_source: str | None = None,
-                 sizes: dict[str, int] | None = None, chain: Chain | None = None, fib: Fib | None = None) -> None:
+                 sizes: dict[str, int] | None = None, chain: Chain | None = None, fib: Fib | None = None,
+                 inner: dict[str, dict[bytes, str]] | None = None) -> None:
         from hxdp.frontend.elf import load_program
         from hxdp.frontend.sizing import apply_tiers, config_tiers
         from hxdp.models.maps import MapState
@@ -213,7 +217,7 @@ class _EngineRunner:
 
             program = load_chain([(str(obj), prog), *chain.links], chain.actions, sizes)
         else:
-            program = load_program(obj, section=section, prog=prog, sizes=sizes)
+            program = load_program(obj, section=section, prog=prog, sizes=sizes, inner=inner)
         program = apply_tiers(program, config_tiers(cfg, cfg_source or "map config"))
         if engine == "seq-model":
             from hxdp.fib import uses_fib
@@ -262,14 +266,15 @@ class _EngineRunner:
         return self.state.dump()
 
 
-def _kernel_program(obj: Path, section: str | None, prog: str | None, sizes: dict[str, int]) -> Any:
+def _kernel_program(obj: Path, section: str | None, prog: str | None, sizes: dict[str, int],
+                    inner: dict[str, dict[bytes, str]] | None = None) -> Any:
     """The kernel oracle through libbpf, or through our loader for objects libbpf cannot open (legacy `maps`
     sections, which libbpf 1.x refuses: the shape of older samples)."""
     from hxdp.frontend.elf import load_program
     from hxdp.linux.kernel import KernelProgram, LibbpfOpenError
 
     try:
-        return KernelProgram(obj, section=section, prog=prog, sizes=sizes)
+        return KernelProgram(obj, section=section, prog=prog, sizes=sizes, inner=inner)
     except LibbpfOpenError:
         return KernelProgram.from_program(load_program(obj, section, prog, sizes))
 
@@ -290,17 +295,21 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
     read from (fib.netns), so that bpf_fib_lookup sees one FIB on both sides. `skip`: map value bytes left out of
     the map comparison (hxdp.mapdump.SkipBytes: the time a program stored, say)."""
     from hxdp.fib.netns import netns
-    from hxdp.frontend.sizing import config_sizes
+    from hxdp.frontend.sizing import config_inner, config_sizes
     from hxdp.linux.dispatcher import KernelChain
 
     obj = Path(obj)
     cfg = cfg or {"maps": {}}
     sizes = {**config_sizes(cfg, cfg_source or "map config"), **(sizes or {})}
+    inner = config_inner(cfg, cfg_source or "map config")
+    if inner and chain is not None:
+        raise HxdpError(f"{cfg_source or 'map config'}: not supported: \"inner_maps\" with --chain, because the "
+                        "dispatcher's loader creates no inner maps (static `.values` slots work)")
     report = DiffReport(engine)
-    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes, chain, fib)
+    runner = _EngineRunner(engine, obj, section, prog, cfg, compile_options, cfg_source, sizes, chain, fib, inner)
     batch = runner.run_all(packets, ingress_ifindex)
     oracle: Any = KernelChain([(obj, prog), *chain.links], chain.actions, sizes) if chain is not None else \
-        _kernel_program(obj, section, prog, sizes)
+        _kernel_program(obj, section, prog, sizes, inner)
     with netns(fib.netns if fib is not None else None), oracle as kernel:
         kernel.apply_config(cfg, source=cfg_source)
         maps_before = kernel.dump()
@@ -329,7 +338,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                     # the RTL's maps_before is the initial state: its reproducer is the whole trace
                     trace = list(packets) if batch is not None else [pkt]
                     _try_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes, progs, fib,
-                               ingress_ifindex)
+                               ingress_ifindex, _maps_of_maps(kernel, cfg))
                 return report
             if kmaps is not None:
                 maps_before = kmaps
@@ -340,17 +349,29 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                                                ["(RTL maps compared after the whole trace)"] + lines)
                 if repro_dir is not None:
                     _try_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes,
-                               progs, fib, ingress_ifindex)
+                               progs, fib, ingress_ifindex, _maps_of_maps(kernel, cfg))
     return report
+
+
+def _maps_of_maps(kernel: Any, cfg: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
+    """The kernel oracle's maps of maps by name, and the configuration's "inner_maps" (for a reproducer)."""
+    from hxdp.linux.kernel import MAP_IN_MAP_TYPES
+
+    maps = getattr(kernel, "maps", {})
+    return {n for n, m in maps.items() if m.type in MAP_IN_MAP_TYPES}, cfg.get("inner_maps") or {}
 
 
 def _try_repro(folder: Path, obj: Path, packets: list[bytes], maps_before: MapDump, report: DiffReport,
                section: str | None, prog: str | None, sizes: dict[str, int] | None,
-               prog_entries: dict[str, list] | None = None, fib: Fib | None = None, ingress_ifindex: int = 1) -> None:
-    """Write the reproducer; a failure is noted in the report, which keeps the divergence to print."""
+               prog_entries: dict[str, list] | None = None, fib: Fib | None = None, ingress_ifindex: int = 1,
+               inner: tuple[set[str], dict[str, Any]] = (set(), {})) -> None:
+    """Write the reproducer; a failure is noted in the report, which keeps the divergence to print. `inner`: the
+    maps of maps (their slots come from the object and the configuration's "inner_maps", not from a dump)."""
+    outer, inner_maps = inner
+    maps_before = {n: e for n, e in maps_before.items() if n not in outer}
     try:
         write_repro(folder, obj, packets, maps_before, report, section, prog, sizes, prog_entries, fib,
-                    ingress_ifindex)
+                    ingress_ifindex, inner_maps)
         report.repro = str(folder)
     except (OSError, HxdpError) as exc:
         report.repro_error = str(exc)

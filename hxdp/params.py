@@ -234,7 +234,7 @@ LINUX_MAP_TYPE_IDS = {name: num for num, name in LINUX_MAP_TYPES.items()}
 # the subset the hardware maps module implements
 MAP_TYPES = {LINUX_MAP_TYPE_IDS[name]: name for name in (
     "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
-    "xskmap", "perf_event_array", "ringbuf", "prog_array")}
+    "xskmap", "perf_event_array", "ringbuf", "prog_array", "array_of_maps", "hash_of_maps")}
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
 MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1)
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)

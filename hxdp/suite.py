@@ -61,17 +61,24 @@ class SuiteProgram:
 
         return self.name if len(list_programs(self.obj)) > 1 else None
 
+    def inner(self) -> dict[str, dict[bytes, str]]:
+        """The inner maps its loader creates in its maps of maps ("inner_maps" of the configuration)."""
+        from hxdp.frontend.sizing import config_inner
+
+        return config_inner(self.map_config(), str(self.maps))
+
     def load(self) -> Any:
-        """The program as hxdp.frontend.elf.load_program gives it, maps sized."""
+        """The program as hxdp.frontend.elf.load_program gives it, maps sized, inner maps created."""
         from hxdp.frontend.elf import load_program
 
-        return load_program(self.obj, prog=self.prog, sizes=self.sizes())
+        return load_program(self.obj, prog=self.prog, sizes=self.sizes(), inner=self.inner())
 
     def kernel(self) -> Any:
-        """The program loaded in the kernel oracle (hxdp.linux.kernel.KernelProgram), maps sized."""
+        """The program loaded in the kernel oracle (hxdp.linux.kernel.KernelProgram), maps sized, inner maps
+        created."""
         from hxdp.linux.kernel import KernelProgram
 
-        return KernelProgram(self.obj, prog=self.prog, sizes=self.sizes())
+        return KernelProgram(self.obj, prog=self.prog, sizes=self.sizes(), inner=self.inner())
 
     def main_path(self) -> str:
         """The action of the program's main path (xdp_progs/paths.json); a program without one is an error."""

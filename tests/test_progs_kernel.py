@@ -66,6 +66,7 @@ def test_suite_is_complete() -> None:
         "xdp_flowevents",
         "xdp_tail_parse",
         "xdp_tail_chain",
+        "xdp_map_in_map",
     }
     assert set(NAMES) == expected
     for name in NAMES:
@@ -208,6 +209,21 @@ class TestBehaviour:
         assert [stats[i][0] for i in range(4)] == [12, 3, 2, 1]
         assert len(maps["conn_table"]) == 12
 
+    def test_map_in_map_conns_and_slots(self, built: Path) -> None:
+        results, maps = run_suite("xdp_map_in_map", built)
+        ids = {m.name: i for i, m in enumerate(suite_program("xdp_map_in_map").load().maps)}
+        # CPU 0's LRU (slot 0 of the ARRAY_OF_MAPS) holds the 10 connections; 7 packets reused one
+        assert maps["lru_mapping"] == {bytes(4): ids["conns_cpu0"].to_bytes(4, "little")}
+        assert len(maps["conns_cpu0"]) == 10
+        stats = {int.from_bytes(k, "little"): int.from_bytes(v, "little") for k, v in maps["mim_stats"].items()}
+        assert (stats[2], stats[3]) == (10, 7)  # new connections, reused ones
+        # the HASH_OF_MAPS slots hold the NIC's ids of the inner maps the loader created
+        assert sorted(maps["vip_map"].values()) == sorted(ids[n].to_bytes(4, "little") for n in ("vip_web", "vip_dns"))
+        tx = [r for r in results if r.action == params.XDP_TX]
+        assert all(r.packet[30:34] in {bytes([172, 16, 0, i]) for i in range(1, 5)} | {bytes([172, 16, 1, i])
+                                                                                    for i in (1, 3, 4)} for r in tx)
+        assert all(ip_checksum_ok(r.packet[14:34]) for r in tx)
+
     def test_bytes_swap_reflects_and_counts_short_frames(self, built: Path) -> None:
         frames = read_pcap(PROGS / "traffic" / "xdp_bytes_swap.pcap")
         results, maps = run_suite("xdp_bytes_swap", built)
@@ -257,6 +273,10 @@ def test_our_loader_agrees_with_libbpf(name: str, built: Path) -> None:
         with pytest.raises(KernelError, match="holds a struct bpf_spin_lock, which the kernel accepts only with"):
             KernelProgram.from_program(program)
         return  # our loader creates maps without BTF
+    if any(m.inner is not None for m in program.maps):
+        with pytest.raises(KernelError, match="cannot be created without libbpf"):
+            KernelProgram.from_program(program)
+        return  # a map of maps needs its inner-map template, which libbpf creates
     frames = read_pcap(PROGS / "traffic" / f"{name}.pcap")
     cfg = json.loads((PROGS / "maps" / f"{name}.json").read_text())
     used = {m.name for m in program.maps}  # libbpf creates them all

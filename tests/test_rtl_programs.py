@@ -19,7 +19,7 @@ pytestmark = pytest.mark.rtl
 # lru_hash eviction is not in the hardware map FSM (sephirot/README.md); the suite stays below capacity
 NEEDS_MAP_UPDATE: set[str] = set()
 FAST = {"simple_firewall", "xdp1", "xdp_router_ipv4", "xdp_redirect_map", "csum_diff_x10", "xdp_adjust_tail",
-        "map_access_k16", "xdp_redirect_cpu", "xdp_sock_steer", "xdp_flood"}
+        "map_access_k16", "xdp_redirect_cpu", "xdp_sock_steer", "xdp_flood", "xdp_map_in_map"}
 SUITE = [p if p.name in FAST else pytest.param(p, marks=pytest.mark.slow)
          for p in programs() if p.name not in NEEDS_MAP_UPDATE]
 MAX_PACKETS = 40

@@ -471,7 +471,38 @@ def g_tail_chain() -> tuple[list[bytes], Config]:
 
 
 # maps a program leaves unsized in its object (max_entries 0): the size its loader gives them
+def _vip_key(addr: str, port: int, proto: int) -> bytes:
+    return ip(addr) + struct.pack("!H", port) + bytes([proto, 0])
+
+
+def g_map_in_map() -> tuple[list[bytes], Config]:
+    """Two VIPs with backends (ARRAYs in the HASH_OF_MAPS, one with an empty backend: DROP), a VIP without (a
+    miss: PASS); connections open and come back (the CPU's LRU in the ARRAY_OF_MAPS remembers their backend)."""
+    cfg: Config = {
+        "vip_web": [{"key": u32(i).hex(), "value": ip(f"172.16.0.{i + 1}").hex()} for i in range(4)],
+        "vip_dns": [{"key": u32(i).hex(), "value": (bytes(4) if i == 1 else ip(f"172.16.1.{i + 1}")).hex()}
+                    for i in range(4)],
+    }
+    frames = []
+    for n in range(6):  # new connections to the web VIP, then the same ones again (reused)
+        frames.append(tcp4(f"10.0.0.{n + 1}", "10.100.0.1", 40000 + n, 80))
+    for n in range(6):
+        frames.append(tcp4(f"10.0.0.{n + 1}", "10.100.0.1", 40000 + n, 80, flags="A"))
+    for n in range(4):  # the DNS VIP: its backend 1 is empty (DROP)
+        frames.append(udp4(f"10.0.1.{n + 1}", "10.100.0.2", 5000 + n, 53))
+    frames.append(udp4("10.0.1.1", "10.100.0.2", 5000, 53))  # reused
+    frames.append(tcp4("10.0.0.1", "10.100.0.9", 40000, 80))  # no such VIP: PASS
+    frames.append(tcp4("10.0.0.1", "10.100.0.2", 40000, 80))  # the DNS VIP's address, other port: PASS
+    frames.append(icmp4("10.0.0.1", "10.100.0.1"))  # not TCP/UDP: PASS
+    return frames, cfg
+
+
 SIZES: dict[str, dict[str, int]] = {"xdp_sized_counter": {"src_stats": 16}}
+# the inner maps a program's loader creates in its maps of maps: {program: {outer map: {key hex: inner map}}}
+INNER: dict[str, dict[str, dict[str, str]]] = {
+    "xdp_map_in_map": {"vip_map": {_vip_key("10.100.0.1", 80, 6).hex(): "vip_web",
+                                   _vip_key("10.100.0.2", 53, 17).hex(): "vip_dns"}},
+}
 
 PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     "xdp_drop": g_plain,
@@ -498,6 +529,7 @@ PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     "xdp_flowevents": g_flowevents,
     "xdp_tail_parse": g_tail_parse,
     "xdp_tail_chain": g_tail_chain,
+    "xdp_map_in_map": g_map_in_map,
 }
 
 
@@ -508,7 +540,8 @@ def outputs() -> dict[Path, bytes]:
         for i, f in enumerate(frames):
             assert len(f) >= MIN_FRAME, f"{name}: frame {i} is {len(f)} bytes"
         files[HERE / "traffic" / f"{name}.pcap"] = pcap_bytes(frames)
-        doc: dict = {"maps": cfg, **({"max_entries": SIZES[name]} if name in SIZES else {})}
+        doc: dict = {"maps": cfg, **({"max_entries": SIZES[name]} if name in SIZES else {}),
+                     **({"inner_maps": INNER[name]} if name in INNER else {})}
         files[HERE / "maps" / f"{name}.json"] = (json.dumps(doc, indent=1) + "\n").encode()
     return files
 

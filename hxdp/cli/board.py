@@ -20,6 +20,7 @@ from hxdp.cli.loading import (
     add_map_option,
     add_verify_option,
     chain_from_args,
+    inner_from_cfg,
     sizes_from_args,
     verify_chain_in_kernel,
     verify_in_kernel,
@@ -210,9 +211,12 @@ def _layout(args: argparse.Namespace):  # noqa: ANN202
 
 def _key_value(bm: BoardMaps, name: str, tokens: list[str], want_value: bool) -> tuple[bytes, bytes | None, int]:
     """NAME's operands as `hxdp map` takes them (bpftool's DATA, or one hex token each)."""
-    from hxdp.cli.bpftool import parse_elem
+    from hxdp.cli.bpftool import OUTER_KINDS, parse_elem
+    from hxdp.cli.objects import inner_value
 
     r = bm.region(name)
+    if want_value and r.kind in OUTER_KINDS:  # a map of maps' value: value id ID or value name NAME (an inner map)
+        tokens = inner_value(bm.layout, tokens)
     elem = parse_elem(tokens, r.key_size, r.value_size, want_value)
     return elem.key, elem.value, elem.flags
 
@@ -345,9 +349,11 @@ def cmd_load(args: argparse.Namespace) -> int:
         raise HxdpError(f"--target {args.target}: not supported with a chain, because the dispatcher's chain is "
                         "compiled for our core only (hxdp.frontend.chain)")
     if chain is not None:  # the dispatcher's chain: one ROM (hxdp.frontend.chain)
+        inner_from_cfg(cfg, args.config, chain=True)
         rom, layout = compile_chain(args, [(args.object, args.prog), *chain.links], chain.actions, sizes)
     else:
-        program = load_program(args.object, args.section, args.prog, sizes)  # our reading's errors come first
+        program = load_program(args.object, args.section, args.prog, sizes,  # our reading's errors come first
+                               inner_from_cfg(cfg, args.config))
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
         rom, layout = compile_loaded(program, args.target)  # refused before the board
     if fib is not None and not layout.fib:
@@ -479,7 +485,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ms.add_parser("list", help="maps with their entry counts")
     x = ms.add_parser("dump", help="entries as bpftool-like JSON")
     x.add_argument("name", nargs="?", help="map name (default: every map)")
-    for op, hlp in (("lookup", "NAME KEY"), ("update", "NAME KEY VALUE [flags any|noexist|exist]"),
+    for op, hlp in (("lookup", "NAME KEY"), ("update", "NAME KEY VALUE [flags any|noexist|exist] (a map of maps: "
+                                                   "value id ID or value name NAME)"),
                     ("delete", "NAME KEY")):
         x = ms.add_parser(op, help=hlp)
         x.add_argument("name", help="map name (as in the map layout file)")

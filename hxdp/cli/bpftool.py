@@ -12,6 +12,7 @@ from hxdp.models.maps import BPF_ANY, BPF_EXIST, BPF_NOEXIST, MapError, MapRegio
 
 # --- operands --------------------------------------------------------------------------------------------------------
 PERCPU_KINDS = frozenset({"percpu_array", "percpu_hash"})  # one CPU on the board: the value of CPU 0
+OUTER_KINDS = frozenset({"array_of_maps", "hash_of_maps"})  # values are inner map ids: bpftool's inner_map_id
 UPDATE_FLAGS = {"any": BPF_ANY, "noexist": BPF_NOEXIST, "exist": BPF_EXIST}
 ELEM_WORDS = frozenset({"key", "value", "flags", *UPDATE_FLAGS})
 _HEX_BYTE = re.compile(r"(0x)?[0-9a-f]{1,2}")
@@ -112,6 +113,8 @@ def entry_json(r: MapRegion, key: bytes, value: bytes) -> dict:
     """bpftool map dump -j: {"key": [...], "value": [...]}; per-CPU maps {"key", "values": [{"cpu", "value"}]}."""
     if r.kind in PERCPU_KINDS:
         return {"key": bpftool_bytes(key), "values": [{"cpu": 0, "value": bpftool_bytes(value)}]}
+    if r.kind in OUTER_KINDS:
+        return {"key": bpftool_bytes(key), "inner_map_id": int.from_bytes(value[:4], "little")}
     return {"key": bpftool_bytes(key), "value": bpftool_bytes(value)}
 
 
@@ -120,6 +123,9 @@ def entry_plain(r: MapRegion, key: bytes, value: bytes) -> str:
     if r.kind in PERCPU_KINDS:
         sep = "\n" if len(value) > 16 else " "
         return f"key:\n{hex_bytes(key)}\nvalue (CPU 00):{sep}{hex_bytes(value)}"
+    if r.kind in OUTER_KINDS:
+        sep = "\n" if len(key) > 16 else " "
+        return f"key:{sep}{hex_bytes(key)}  inner_map_id: {int.from_bytes(value[:4], 'little')}"
     long = len(key) > 16 or len(value) > 16
     one_line = len(key) + len(value) <= 24 and not long
     sep = "\n" if long else " "

@@ -13,6 +13,7 @@ from hxdp.cli.loading import (
     add_map_option,
     add_verify_option,
     chain_from_args,
+    inner_from_cfg,
     sizes_from_args,
     tiers_from_args,
     verify_chain_in_kernel,
@@ -74,7 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_map_option(p, tiers=True)
     add_verify_option(p)
     p.add_argument("--maps", metavar="INIT.json", help="map configuration whose \"max_entries\" sizes the maps "
-                   "(its entries are loaded by load, run and diff)")
+                   "and whose \"inner_maps\" creates the inner maps of maps of maps (its entries are loaded by "
+                   "load, run and diff)")
     p.add_argument("-o", "--output", help="ROM path (default: OBJECT with .rom)")
     p.add_argument("--lanes", type=int, default=4, help="VLIW lanes (default 4)")
     add_target_option(p)
@@ -120,11 +122,14 @@ def run(args: argparse.Namespace) -> int:
     if chain is not None:
         from hxdp.frontend.chain import load_chain
 
+        inner_from_cfg(cfg, args.maps, chain=True)
+
         links = [(args.object, args.prog), *chain.links]  # type: ignore[attr-defined]
         program = load_chain(links, chain.actions, sizes)  # type: ignore[attr-defined]
         verify_chain_in_kernel(args, links, sizes)
     else:
-        program = load_program(args.object, args.section, args.prog, sizes)  # our reading of the object first
+        program = load_program(args.object, args.section, args.prog, sizes,  # our reading of the object first
+                               inner_from_cfg(cfg, args.maps))
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
     result = compile_program(apply_tiers(program, tiers), options_from_args(args))
     rep = result.report

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hxdp import params
-from hxdp.cli.loading import add_map_option, sizes_from_args
+from hxdp.cli.loading import add_map_option, inner_from_cfg, sizes_from_args
 from hxdp.errors import HxdpError, PcapError
 
 
@@ -102,12 +102,14 @@ def _run(args: argparse.Namespace) -> int:
     results = []
     cfg = load_map_config(args.maps) if args.maps else None
     sizes = sizes_from_args(args, cfg, args.maps)
+    inner = inner_from_cfg(cfg, args.maps)
     if args.loader == "hxdp":
         from hxdp.frontend.elf import load_program
 
-        kp = KernelProgram.from_program(load_program(args.obj, section=args.section, prog=args.prog, sizes=sizes))
+        kp = KernelProgram.from_program(load_program(args.obj, section=args.section, prog=args.prog, sizes=sizes,
+                                                     inner=inner))
     else:
-        kp = KernelProgram(args.obj, section=args.section, prog=args.prog, sizes=sizes)
+        kp = KernelProgram(args.obj, section=args.section, prog=args.prog, sizes=sizes, inner=inner)
     from hxdp.fib.netns import netns
 
     fib_ns, ifindex = _fib_target(args)

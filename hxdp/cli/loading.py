@@ -6,7 +6,14 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from hxdp.frontend.sizing import MAP_OPTION_SHAPE, MapSizeError, merge_sizes, merge_tiers, parse_map_tiers
+from hxdp.frontend.sizing import (
+    MAP_OPTION_SHAPE,
+    MapSizeError,
+    config_inner,
+    merge_sizes,
+    merge_tiers,
+    parse_map_tiers,
+)
 
 if TYPE_CHECKING:
     from hxdp.models.maplayout import MapLayout
@@ -40,6 +47,15 @@ def tiers_from_args(args: argparse.Namespace, cfg: dict | None = None, source: s
     return merge_tiers(cfg, getattr(args, "map_options", None), source or "map config")
 
 
+def inner_from_cfg(cfg: dict | None, source: str | None = None, chain: bool = False) -> dict[str, dict[bytes, str]]:
+    """The inner maps the loader creates in the maps of maps ("inner_maps" of the map configuration, if any)."""
+    inner = config_inner(cfg, source or "map config")
+    if inner and chain:
+        raise MapSizeError(f"{source or 'map config'}: not supported: \"inner_maps\" with --chain, because the "
+                           "dispatcher's loader creates no inner maps (static `.values` slots work)")
+    return inner
+
+
 def check_rom_sizes(layout: MapLayout, sizes: dict[str, int], rom: str) -> None:
     """A ROM's map layout is fixed at compile time: sizes given to a run must be the ones it was compiled with."""
     for name, n in sizes.items():
@@ -51,6 +67,17 @@ def check_rom_sizes(layout: MapLayout, sizes: dict[str, int], rom: str) -> None:
         if region.max_entries != n:
             raise MapSizeError(f"{rom}: map {name} was compiled with max_entries {region.max_entries}, not {n}: "
                                f"compile again with --map {name}.max_entries={n}")
+
+
+def check_rom_inner(layout: MapLayout, inner: dict[str, dict[bytes, str]], rom: str) -> None:
+    """The inner maps a ROM's layout holds are fixed at compile time: a configuration's "inner_maps" must be them."""
+    for outer, slots in inner.items():
+        region = layout.by_name.get(outer)
+        have = region.inner_entries if region is not None else {}
+        for key, name in slots.items():
+            if have.get(key.hex()) != name:
+                raise MapSizeError(f"{rom}: inner_maps.{outer}.{key.hex()} = {name!r}: the ROM was compiled with "
+                                   f"{have.get(key.hex())!r} there: compile again with this map configuration")
 
 
 def add_verify_option(p: argparse.ArgumentParser) -> None:

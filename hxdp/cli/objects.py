@@ -158,6 +158,8 @@ def cmd_map(args: argparse.Namespace) -> int:
             return 0
         if args.map_cmd == "update" and r.kind == "prog_array":
             rest = prog_value(bm.layout, rest)
+        if args.map_cmd == "update" and r.kind in B.OUTER_KINDS:
+            rest = inner_value(bm.layout, rest)
         elem = B.parse_elem(rest, r.key_size, r.value_size, want_value=args.map_cmd == "update")
         return _map_elem_op(args, bm, r, elem)
 
@@ -174,6 +176,27 @@ def prog_value(layout: MapLayout, tokens: list[str]) -> list[str]:
                 raise MapError("value name: missing the program's name")
             data = layout.prog_value(tokens[i + 2])
             return [*tokens[:i], "value", "hex", *(f"{b:02x}" for b in data), *tokens[i + 3 :]]
+    return tokens
+
+
+def inner_value(layout: MapLayout, tokens: list[str]) -> list[str]:
+    """A map of maps' `value id ID` or `value name NAME` (bpftool's MAP operand) as the bytes the NIC holds: the
+    inner map's id (docs/maps.md); bpftool's `pinned FILE` names a kernel object, which the NIC has not."""
+    for i, word in enumerate(tokens[:-1]):
+        if word == "value" and tokens[i + 1] == "pinned":
+            raise MapError("value pinned: an inner map on the NIC is named by its id or name: value id ID, "
+                           "value name NAME")
+        if word == "value" and tokens[i + 1] in ("id", "name"):
+            if i + 2 >= len(tokens):
+                raise MapError(f"value {tokens[i + 1]}: missing the inner map's {tokens[i + 1]}")
+            ref = tokens[i + 2]
+            if tokens[i + 1] == "name":
+                map_id = layout.map_id(ref)
+            elif ref.isdigit():
+                map_id = int(ref)
+            else:
+                raise MapError(f"value id {ref!r}: not a map id")
+            return [*tokens[:i], "value", "hex", *(f"{b:02x}" for b in map_id.to_bytes(4, "little")), *tokens[i + 3 :]]
     return tokens
 
 
@@ -249,7 +272,8 @@ def _register_map(subparsers: argparse._SubParsersAction) -> None:
     for verb, hlp in (("show", "[MAP]: maps with their sizes and entries in use"), ("list", "same as show"),
                       ("dump", "MAP: every entry"), ("lookup", "MAP [key] DATA: one entry"),
                       ("update", "MAP [key] DATA [value] DATA [any|noexist|exist]: write an entry (a PROG_ARRAY "
-                       "entry: value name PROG, a program resident with the one loaded)"),
+                       "entry: value name PROG, a program resident with the one loaded; a map of maps' entry: "
+                       "value id ID or value name NAME, an inner map)"),
                       ("delete", "MAP [key] DATA: remove an entry")):
         x = ms.add_parser(verb, parents=[common], help=hlp, description=f"{hlp}. {MAP_HELP}; {ELEM_HELP}.")
         x.add_argument("operands", nargs="*", metavar="ARG", help="MAP and its operands, as bpftool takes them")

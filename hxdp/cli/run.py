@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from hxdp import params
-from hxdp.cli.loading import add_map_option, check_rom_sizes, sizes_from_args
+from hxdp.cli.loading import add_map_option, check_rom_inner, check_rom_sizes, inner_from_cfg, sizes_from_args
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
 from hxdp.traffic.pcap import check_frame_sizes, read_pcap, write_pcap
@@ -61,6 +61,7 @@ def run_pcap(args: argparse.Namespace) -> dict:
     state = None
     if layout is not None:
         check_rom_sizes(layout, sizes, args.rom)
+        check_rom_inner(layout, inner_from_cfg(cfg, args.maps), args.rom)
         state = MapState(layout)
         if cfg is not None:
             state.apply_config(cfg, source=args.maps)  # MapError names the file

@@ -34,7 +34,7 @@ from hxdp.isa import original as O
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
 from hxdp.isa.rom import Rom
-from hxdp.models.maps import MapLayout
+from hxdp.models.maps import OUTER_KINDS, MapLayout
 
 __all__ = ["PIPELINE", "CompileError", "CompileOptions", "CompileResult", "Pass", "compile_insns", "compile_program"]
 
@@ -310,6 +310,7 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
 
     spans = {layout.handle(r.id): (r.base, r.base + r.size, r.value_size)
              for r in layout.regions}
+    outer = frozenset(layout.handle(r.id) for r in layout.regions if r.kind in OUTER_KINDS)
 
     def builder(p: Program) -> Builder:
         _check_tail_calls(p)
@@ -317,6 +318,7 @@ def _compile_program(program: Program, opts: CompileOptions) -> CompileResult:
         def build() -> Cfg:
             cfg = build_cfg(p.insns, map_ref, p.functions)
             cfg.value_spans = spans
+            cfg.outer_handles = outer
             cfg.entry_adjusted = p is not program  # entered by a tail call: the caller may have moved the packet
             return cfg
 

@@ -46,6 +46,8 @@ class Cfg:
     # lddw map handle -> (first, end) absolute addresses of the map's region and its value size: where the
     # values a lookup returns lie (set from the MapLayout; empty for raw programs)
     value_spans: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    # handles of the maps of maps: a lookup in one returns an inner map's handle, not a value pointer
+    outer_handles: frozenset[int] = frozenset()
 
     @property
     def entry(self) -> int:

@@ -280,8 +280,10 @@ def _bits(lo: int, hi: int) -> int:
 ALL_STACK = (1 << params.STACK_SIZE) - 1
 
 
-def transfer(op: Op, st: State, spans: dict[int, tuple[int, int, int]] | None = None) -> None:
-    """Apply op to the abstract state in place (spans: Cfg.value_spans, for what lookups return)."""
+def transfer(op: Op, st: State, spans: dict[int, tuple[int, int, int]] | None = None,
+             outer: frozenset[int] = frozenset()) -> None:
+    """Apply op to the abstract state in place (spans: Cfg.value_spans, for what lookups return; outer:
+    Cfg.outer_handles, whose lookups return a map handle)."""
     k = op.kind
     info = op.info
     regs = st.regs
@@ -345,9 +347,12 @@ def transfer(op: Op, st: State, spans: dict[int, tuple[int, int, int]] | None = 
             st.written = ALL_STACK
         handle = regs.get(1)
         span = spans.get(handle[1]) if spans and handle is not None and handle[0] == "handle" else None
+        inner = handle is not None and handle[0] == "handle" and handle[1] in outer
         for r in range(1, 6):
             regs[r] = None
-        if op.imm == LOOKUP:
+        if op.imm == LOOKUP and inner:  # a map of maps: the inner map's handle (or 0), never a value pointer
+            regs[0] = ("handle", None)
+        elif op.imm == LOOKUP:
             regs[0] = ("map", None, span) if span is not None else ("map", None)
         elif op.imm == RESERVE:
             regs[0] = ("map", None)
@@ -368,7 +373,7 @@ def provenance(cfg: Cfg) -> dict[int, State]:
         bid = work.pop(0)
         st = ins[bid].copy()
         for op in cfg.blocks[bid].ops:
-            transfer(op, st, cfg.value_spans)
+            transfer(op, st, cfg.value_spans, cfg.outer_handles)
         outs[bid] = st
         for s in succs[bid]:
             new = None
@@ -398,7 +403,7 @@ def provenance(cfg: Cfg) -> dict[int, State]:
         st = ins[bid].copy()
         for op in cfg.blocks[bid].ops:
             result[id(op)] = st.copy()
-            transfer(op, st, cfg.value_spans)
+            transfer(op, st, cfg.value_spans, cfg.outer_handles)
     return result
 
 

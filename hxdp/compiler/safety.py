@@ -15,7 +15,7 @@ from hxdp.compiler.cfg import Cfg
 from hxdp.compiler.dataflow import State, provenance
 from hxdp.compiler.ir import Op
 from hxdp.errors import CompileError
-from hxdp.models.maps import MapLayout, MapRegion
+from hxdp.models.maps import OUTER_KINDS, MapLayout, MapRegion
 
 MAP_UPDATE, MAP_DELETE = params.HELPER_IDS["map_update_elem"], params.HELPER_IDS["map_delete_elem"]
 
@@ -25,11 +25,13 @@ def check(cfg: Cfg, layout: MapLayout) -> None:
     without a bound."""
     states = provenance(cfg)
     readonly = [r for r in layout.regions if r.flags & params.BPF_F_RDONLY_PROG]
+    outer = {params.MAP_HANDLE_BASE + r.id: r for r in layout.regions if r.kind in OUTER_KINDS}
     for bid in cfg.order:
         for op in cfg.blocks[bid].ops:
             st = states.get(id(op))
             if st is not None:
                 _check_write(op, st, readonly)
+                _check_map_of_maps(op, st, outer)
                 _check_value_bounds(op, st, layout)
     _check_loops(cfg)
 
@@ -55,6 +57,28 @@ def _check_value_bounds(op: Op, st: State, layout: MapLayout) -> None:
     what = "store" if op.is_store or op.is_atomic else "load"
     raise CompileError(f"{op.where()}: {what} of {op.size} bytes at offset {lo} of a value of map {r.name}, whose "
                        f"values have {r.value_size} bytes (the kernel verifier refuses an access outside the value)")
+
+
+# --- maps of maps ---------------------------------------------------------------------------------------------
+def _check_map_of_maps(op: Op, st: State, outer: dict[int, MapRegion]) -> None:
+    """Maps of maps: a program only looks them up (the kernel verifier refuses an update or delete: their slots are
+    the host's); what a lookup returns is a map handle for map helpers (the kernel lets a program read its struct
+    bpf_map through it, which the NIC has not: refused)."""
+    if op.is_call and op.src == 0 and op.imm in (MAP_UPDATE, MAP_DELETE):
+        handle = st.regs.get(1)
+        r = outer.get(handle[1]) if handle is not None and handle[0] == "handle" else None
+        if r is not None:
+            raise CompileError(f"{op.where()}: {params.HELPERS[op.imm]} on the map of maps {r.name} (the kernel "
+                               "verifier refuses it: the host sets its slots)")
+    if op.is_load or op.is_store or op.is_atomic:
+        base = st.regs.get(op.base)
+        if base is not None and base[0] == "handle":
+            if op.is_store or op.is_atomic:
+                raise CompileError(f"{op.where()}: store through a map handle (an inner map a lookup in a map of "
+                                   "maps returned; the kernel verifier refuses it)")
+            raise CompileError(f"{op.where()}: not supported: a load through a map handle (an inner map a lookup in "
+                               "a map of maps returned), because it reads the kernel's struct bpf_map, which the "
+                               "NIC does not have: pass the handle to map helpers only")
 
 
 # --- stores -----------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from hxdp import params
 from hxdp.errors import ElfError
 from hxdp.frontend.btf import KIND_ARRAY, KIND_PTR, KIND_STRUCT, KIND_UNION, Btf
 from hxdp.frontend.program import MapDef, Program
-from hxdp.frontend.sizing import apply_sizes, drop_unused
+from hxdp.frontend.sizing import add_inner_maps, apply_sizes, check_inner, drop_unused
 from hxdp.isa import table as T
 from hxdp.isa.insn import Insn
 
@@ -197,7 +197,9 @@ class BpfObject:
                 elif _is_global_data(target.name) and rtype != R_BPF_NONE:
                     raise self._err(f"unsupported relocation {RELOC_NAMES.get(rtype, rtype)} in "
                                     f"{target.name}+0x{rel['r_offset']:x} (pointer initialisers in global data)")
-                # relocations in .BTF, .BTF.ext, .maps (map-in-map values) and debug sections are ignored
+                elif target.name == ".maps" and rtype != R_BPF_NONE and sym is not None:
+                    target.relocs[rel["r_offset"]] = (rtype, sym)  # a map of maps' `.values = {...}`
+                # relocations in .BTF, .BTF.ext and debug sections are ignored
         self.license = ""
         if "license" in self.by_name:
             self.license = self.by_name["license"].data.split(b"\0", 1)[0].decode("latin-1")
@@ -206,6 +208,7 @@ class BpfObject:
         self.maps: list[MapDef] = []
         self._map_at: dict[tuple[int, int], int] = {}  # (section index, offset) -> map index
         self._data_map: dict[int, int] = {}  # global data section index -> map index
+        self._values_off: dict[str, int] = {}  # map of maps -> byte offset of its `values` member
         self._load_maps()
 
     def _find_functions(self) -> dict[int, list[_Func]]:
@@ -269,6 +272,7 @@ class BpfObject:
                 if var is None:
                     raise self._err(f"map '{s.name}' in .maps has no BTF variable")
                 self._add_map(self._btf_map_def(s.name, var.size_or_type), btf_maps, s.value)
+            self._static_slots(btf_maps)
         for sec in self.sections:
             if _is_global_data(sec.name) and sec.size > 0 and sec.flags & 0x2:  # SHF_ALLOC
                 if sec.size > MAX_GLOBAL_DATA:
@@ -291,7 +295,7 @@ class BpfObject:
         key_type = value_type = None
         lock_offset: int | None = None
         inner: MapDef | None = None
-        for mname, mtype, _off in st.members:
+        for mname, mtype, bit_off in st.members:
             t = btf.skip_mods(mtype)
             if mname in _BTF_MAP_INT_FIELDS:
                 arr = btf.skip_mods(t.size_or_type) if t.kind == KIND_PTR else None
@@ -308,6 +312,8 @@ class BpfObject:
                     value_type = size
                     lock_offset = self._spin_lock_offset(t.size_or_type)
             elif mname == "values":
+                if depth == 0:
+                    self._values_off[name] = bit_off // 8
                 arr = t
                 if arr.kind != KIND_ARRAY:
                     raise self._err(f"map '{name}': field values is not an __array()")
@@ -329,6 +335,32 @@ class BpfObject:
             raise self._err(f"map '{name}': no map type")
         return MapDef(name, vals["type"], vals["key_size"], vals["value_size"], vals.get("max_entries", 0),
                       vals.get("map_flags", 0), section=".maps", inner=inner, lock_offset=lock_offset)
+
+    def _static_slots(self, sec: _Section) -> None:
+        """The inner maps a map of maps' `.values = { [i] = &inner }` sets (a relocation per slot, as libbpf reads
+        them): MapDef.inner_entries of the outer map, key i."""
+        syms = self._map_symbols(sec)
+        for off, (_rtype, target) in sorted(sec.relocs.items()):
+            outer = next((s for s in reversed(syms) if s.value <= off), None)
+            if outer is None or outer.name not in self._values_off:
+                raise self._err(f".maps+0x{off:x}: a relocation outside the `values` of a map of maps")
+            m = self.maps[self._map_at[(sec.index, outer.value)]]
+            if m.inner is None:  # a PROG_ARRAY's `.values` (programs): its loader's business, as before
+                continue
+            slot, rest = divmod(off - outer.value - self._values_off[outer.name], 8)
+            if m.inner is None or rest or slot < 0:
+                raise self._err(f"map '{m.name}': `.values` initialiser at .maps+0x{off:x} is not a slot of a map of "
+                                "maps")
+            idx = self._map_at.get((target.shndx, target.value))
+            if idx is None:
+                raise self._err(f"map '{m.name}': slot {slot} names '{target.name}', which is not a map in .maps")
+            if m.key_size != 4:
+                raise self._err(f"map '{m.name}': `.values` initialises a map with {m.key_size}-byte keys (libbpf "
+                                "needs 4-byte keys, the slot index)")
+            if slot >= m.max_entries:
+                raise self._err(f"map '{m.name}': `.values` sets slot {slot}, max_entries is {m.max_entries}")
+            check_inner(m, self.maps[idx], self._err)
+            m.inner_entries = {**(m.inner_entries or {}), slot.to_bytes(4, "little"): self.maps[idx].name}
 
     def _spin_lock_offset(self, type_id: int) -> int | None:
         """Byte offset of a top-level `struct bpf_spin_lock` member of a map value (the kernel allows no deeper)."""
@@ -465,16 +497,17 @@ class BpfObject:
 
 
 def load_program(path: str | os.PathLike[str], section: str | None = None, prog: str | None = None,
-                 sizes: dict[str, int] | None = None) -> Program:
-    """Load one XDP program from a BPF object, linked with its subprograms, map references resolved, its maps sized
-    as a loader sizes them (`sizes`: {map name: max_entries}) and the maps it never references set aside."""
+                 sizes: dict[str, int] | None = None, inner: dict[str, dict[bytes, str]] | None = None) -> Program:
+    """Load one XDP program from a BPF object, linked with its subprograms, map references resolved, the inner maps
+    its loader creates added (`inner`: {map of maps: {key: new inner map}}), its maps sized as a loader sizes them
+    (`sizes`: {map name: max_entries}) and the maps it never references set aside."""
     obj = BpfObject(path)
     entry = obj.select(section, prog)
     program = _link(obj, entry)
     if _uses_prog_array(program):
         # its tail calls may reach any XDP program of the object (the host fills the PROG_ARRAY): all resident
         program.resident = [_link(obj, f) for f in obj.xdp_programs() if f.key != entry.key]
-    return drop_unused(apply_sizes(program, sizes or {}))
+    return drop_unused(apply_sizes(add_inner_maps(program, inner or {}), sizes or {}))
 
 
 def host_notes(path: str | os.PathLike[str]) -> list[str]:

@@ -23,6 +23,9 @@ class MapDef:
     lock_offset: int | None = None  # byte offset of a struct bpf_spin_lock in the value (BTF), if it holds one
     prog_entries: dict[int, str] | None = None  # a PROG_ARRAY the loader fills: index -> program name
     tier: str | None = None  # the map memory the user placed it in (params.TIERS); None: the compiler chooses
+    # a map of maps (ARRAY_OF_MAPS, HASH_OF_MAPS): the inner maps set in its slots at load, key -> inner map name
+    # (the object's static `.values = {...}`, or the maps the loader creates from the template `inner`)
+    inner_entries: dict[bytes, str] | None = None
 
 
 @dataclass

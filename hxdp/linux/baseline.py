@@ -104,11 +104,11 @@ class BpfObject:
     """The program under test, loaded by the kernel oracle (hxdp.kernel.KernelProgram); a context manager."""
 
     def __init__(self, path: str | os.PathLike[str], section: str | None = None, prog: str | None = None,
-                 sizes: dict[str, int] | None = None) -> None:
+                 sizes: dict[str, int] | None = None, inner: dict[str, dict[bytes, str]] | None = None) -> None:
         from hxdp.linux.kernel import KernelProgram
 
         self.path = str(path)
-        self.kp = KernelProgram(path, section, prog, sizes=sizes)
+        self.kp = KernelProgram(path, section, prog, sizes=sizes, inner=inner)
         self.fd: int = self.kp.prog_fd
         self.name: str = self.kp.name
         self.section: str = self.kp.section
@@ -377,6 +377,16 @@ def kernel_paths(obj: BpfObject, frames: list[tuple[int, bytes, int]], config: d
     return out, rewrites
 
 
+def _config_inner(config: dict | None, source: str | None) -> dict[str, dict[bytes, str]]:
+    """The inner maps the program's loader creates ("inner_maps" of its map configuration)."""
+    from hxdp.frontend.sizing import MapSizeError, config_inner
+
+    try:
+        return config_inner(config, source or "map config")
+    except MapSizeError as exc:
+        raise BaselineError(str(exc)) from None
+
+
 def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, prog: str | None = None,
                  maps: str | None = None, sizes: dict[str, int] | None = None,
                  options: Options | None = None, progress: Callable[[str], None] | None = None) -> BaselineResult:
@@ -406,7 +416,8 @@ def run_baseline(obj_path: str, pcap: str, *, section: str | None = None, prog: 
     load_before = [round(x, 2) for x in os.getloadavg()]
     with _pinned(opt.cpu), contextlib.ExitStack() as stack:
         lab: VethLab | None = stack.enter_context(VethLab()) if opt.veth else None
-        obj = stack.enter_context(BpfObject(obj_path, section=section, prog=prog, sizes=sizes))
+        obj = stack.enter_context(BpfObject(obj_path, section=section, prog=prog, sizes=sizes,
+                                            inner=_config_inner(config, maps)))
         result = BaselineResult(obj.name, obj_path, obj.section, pcap, maps, opt.repeat, opt.runs,
                                 opt.sephirot_cycles, sephirot_mpps)
         result.loadavg_before = load_before

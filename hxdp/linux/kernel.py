@@ -94,6 +94,7 @@ PERCPU_MAP_TYPES = frozenset(_ids[n] for n in ("percpu_hash", "percpu_array", "l
 # what Program mode creates with BPF_MAP_CREATE alone (no BTF, no inner maps)
 # map types libbpf sizes itself when the object says 0 (a PERF_EVENT_ARRAY: one slot per possible CPU)
 AUTOSIZED_MAP_TYPES = frozenset({_ids["perf_event_array"]})
+MAP_IN_MAP_TYPES = frozenset({_ids["array_of_maps"], _ids["hash_of_maps"]})
 CREATABLE_MAP_TYPES = frozenset(_ids[n] for n in ("hash", "array", "percpu_hash", "percpu_array", "lru_hash",
                                                   "lru_percpu_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
                                                   "xskmap", "perf_event_array", "ringbuf", "prog_array"))
@@ -241,12 +242,14 @@ class KernelProgram:
     """One XDP program of an object, loaded in the kernel; a context manager that closes every fd it created."""
 
     def __init__(self, obj_path: str | os.PathLike[str], section: str | None = None, prog: str | None = None,
-                 sizes: dict[str, int] | None = None):
+                 sizes: dict[str, int] | None = None, inner: dict[str, dict[bytes, str]] | None = None):
         self.lib = require()
         self.path = str(obj_path)
         self.obj: int | None = None
         self.maps: dict[str, KernelMap] = {}
         self.sizes = dict(sizes or {})  # max_entries set at load time, as a libbpf loader does
+        self.inner = dict(inner or {})  # the inner maps the loader creates: {map of maps: {key: inner map name}}
+        self.hxdp_ids: dict[str, int] = {}  # map name -> the NIC's map id (what a map of maps' slot holds there)
         self.unused: set[str] = set()  # maps left uncreated: unsized and never referenced by the program
         self.configs: list[dict] = []
         self._select = (section, prog)
@@ -283,6 +286,8 @@ class KernelProgram:
         self.obj = None
         self.maps = {}
         self.sizes = {}
+        self.inner = {}
+        self.hxdp_ids = {}
         self.unused = {m.name for m in program.unused_maps}
         self.configs = []
         self._select = (program.section, program.name)
@@ -409,6 +414,44 @@ class KernelProgram:
             self.maps[km.name] = km
             m = lib.bpf_object__next_map(self.obj, m)
         self.ncpus = lib.libbpf_num_possible_cpus()
+        self._create_inner_maps()
+
+    def _create_inner_maps(self) -> None:
+        """The inner maps a loader creates after load (Katran's per-CPU LRUs): each with bpf_map_create from its
+        outer map's template (our ELF reader's, as libbpf reads `__array(values, ...)`), its fd set in the outer
+        map's slot. The NIC's map ids of every map, for a map of maps' dump (hxdp.frontend.elf.load_program)."""
+        from hxdp.frontend.elf import load_program
+
+        if not self.inner and not any(m.type in MAP_IN_MAP_TYPES for m in self.maps.values()):
+            return  # (our reading of the object only where a map of maps needs it)
+        program = load_program(self.path, self.section, self.name, self.sizes, self.inner)
+        self.hxdp_ids = {m.name: i for i, m in enumerate(program.maps)}
+        by_name = {m.name: m for m in program.maps}
+        for outer, slots in self.inner.items():
+            for key, name in slots.items():
+                if name not in self.maps:
+                    t = by_name[name]
+                    opts = MapCreateOpts(sz=ctypes.sizeof(MapCreateOpts), map_flags=t.flags)
+                    fd = self.lib.bpf_map_create(t.type, name.encode(), t.key_size, t.value_size, t.max_entries,
+                                                 ctypes.byref(opts))
+                    if fd < 0:
+                        raise KernelError(f"{self.path}: kernel refused inner map {name} of {outer} ({err_text(fd)})")
+                    self._fds.append(fd)
+                    self.maps[name] = KernelMap(name, fd, t.type, t.key_size, t.value_size, t.max_entries)
+                try:
+                    self.update(outer, key, self.maps[name].fd.to_bytes(4, "little"))
+                except KernelError as exc:
+                    raise KernelError(f"{self.path}: inner map {name} in {outer} at {key.hex()}: {exc}") from None
+
+    def _kernel_map_ids(self) -> dict[int, str]:
+        """The kernel's id of every map (bpf_obj_get_info_by_fd: struct bpf_map_info's second u32) -> its name."""
+        out: dict[int, str] = {}
+        for km in self.maps.values():
+            info = ctypes.create_string_buffer(256)
+            size = ctypes.c_uint32(256)
+            if self.lib.bpf_obj_get_info_by_fd(km.fd, info, ctypes.byref(size)) == 0:
+                out[int.from_bytes(info.raw[4:8], "little")] = km.name
+        return out
 
     def _size_maps(self) -> None:
         """Never pin; max_entries as given; maps left unsized (0, for the loader to set) and never referenced by
@@ -568,6 +611,9 @@ class KernelProgram:
                                   f"(maps: {', '.join(self.maps) or 'none'})")
             for i, (key, value) in enumerate(pairs):
                 where = f"{source}: maps.{name}[{i}]"
+                if self.maps[name].type in MAP_IN_MAP_TYPES:
+                    raise KernelError(f"{where}: map {name} is a map of maps: its slots are set with "
+                                      "\"inner_maps\" (inner maps the loader creates)")
                 if isinstance(value, str):  # a PROG_ARRAY entry naming a program: its fd
                     if value not in self.prog_fds:
                         raise KernelError(f"{where}.prog: no program {value!r} loaded with {self.name} (programs: "
@@ -583,6 +629,7 @@ class KernelProgram:
         """Every map's contents: {map name: {key: value}}; per-CPU maps give the slot of the CPU runs use."""
         cpu = self._run_cpu()
         out: dict[str, dict[bytes, bytes]] = {}
+        kernel_ids = self._kernel_map_ids() if any(m.type in MAP_IN_MAP_TYPES for m in self.maps.values()) else {}
         for name in self.maps:
             if self.maps[name].type == XSKMAP:
                 continue  # user space cannot read xskmap entries (EOPNOTSUPP)
@@ -596,6 +643,8 @@ class KernelProgram:
             entries: dict[bytes, bytes] = {}
             for k in self.keys(name):
                 v = self.lookup(name, k, cpu)
+                if v is not None and self.maps[name].type in MAP_IN_MAP_TYPES:
+                    v = self._hxdp_inner_id(name, v, kernel_ids)
                 if v is not None:
                     entries[k] = v
             out[name] = entries
@@ -621,6 +670,14 @@ class KernelProgram:
         lo = cpu * slot
         return ArrayDump(b"".join(raw[i + lo : i + lo + m.value_size] for i in range(0, len(raw), stride)),
                          m.value_size)
+
+    def _hxdp_inner_id(self, outer: str, value: bytes, kernel_ids: dict[int, str]) -> bytes:
+        """A map of maps' value as the NIC holds it: the inner map's id there (the kernel's is its own map id)."""
+        name = kernel_ids.get(int.from_bytes(value[:4], "little"))
+        if name is None or name not in self.hxdp_ids:
+            raise KernelError(f"map {outer}: a slot holds kernel map id {int.from_bytes(value[:4], 'little')}, not a "
+                              "map of this program")
+        return self.hxdp_ids[name].to_bytes(4, "little")
 
     @staticmethod
     def _run_cpu() -> int:

@@ -178,6 +178,7 @@ def libbpf() -> ctypes.CDLL:
         _sig(lib, "bpf_map_lookup_batch", i, i, vp, vp, vp, vp, ctypes.POINTER(ctypes.c_uint32), vp)
         _sig(lib, "bpf_map_create", i, i, cp, u32, u32, u32, ctypes.POINTER(MapCreateOpts))
         _sig(lib, "bpf_map_freeze", i, i)
+        _sig(lib, "bpf_obj_get_info_by_fd", i, i, vp, ctypes.POINTER(u32))
         _sig(lib, "bpf_prog_load", i, i, cp, cp, vp, ctypes.c_size_t, ctypes.POINTER(ProgLoadOpts))
         _sig(lib, "bpf_prog_test_run_opts", i, i, ctypes.POINTER(TestRunOpts))
         _sig(lib, "bpf_xdp_attach", i, i, i, u32, vp)

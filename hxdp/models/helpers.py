@@ -12,7 +12,7 @@ from hxdp import params
 from hxdp.errors import HxdpError
 from hxdp.events import Event
 from hxdp.models.eventring import EventFault, EventUnit
-from hxdp.models.maps import SLOT_HEADER, MapState, windows
+from hxdp.models.maps import OUTER_KINDS, SLOT_HEADER, MapState, windows
 from hxdp.models.memory import ETH_HLEN, PKT_HARD_END, XDP_FRAME_RESERVED, DataMemory
 
 M64 = (1 << 64) - 1
@@ -233,9 +233,12 @@ class HelperEnv:
         if name in ("map_lookup_elem", "map_update_elem", "map_delete_elem"):
             map_id = self._map(r1, name)
             r = state.layout.region(map_id)
-            if name != "map_lookup_elem" and r.kind in ("cpumap", "xskmap"):  # as sephirot_mapfsm.v
+            if name != "map_lookup_elem" and r.kind in ("cpumap", "xskmap", *OUTER_KINDS):  # as sephirot_mapfsm.v
                 raise HelperFault(f"{name}: map {r.name} is a {r.kind}, written by the host only")
             key = mem.read(r2, r.key_size)
+            if name == "map_lookup_elem" and r.kind in OUTER_KINDS:  # the inner map's handle, not a pointer
+                r0 = state.inner_handle(map_id, key)
+                return r0, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
             if name == "map_lookup_elem":
                 off = state.lookup_offset(map_id, key, from_program=True)
                 r0 = 0 if off is None else state.layout.value_pointer(map_id, off)

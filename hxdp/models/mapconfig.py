@@ -12,13 +12,14 @@ import json
 import os
 from pathlib import Path
 
-from hxdp.frontend.sizing import MapSizeError, config_sizes, config_tiers
+from hxdp.frontend.sizing import MapSizeError, config_inner, config_sizes, config_tiers
 from hxdp.models.maplayout import MapError
 
 __all__ = ["CONFIG_SHAPE", "MapError", "check_map_config", "load_map_config"]
 
 CONFIG_SHAPE = ('{"maps": {"<map name>": [{"key": "<hex>", "value": "<hex>"}, ...]}, '
-                '"max_entries": {"<map name>": N}, "tier": {"<map name>": "bram|qdr|ddr"}}')
+                '"max_entries": {"<map name>": N}, "tier": {"<map name>": "bram|qdr|ddr"}, '
+                '"inner_maps": {"<map of maps>": {"<key hex>": "<new inner map>"}}}')
 
 
 def _config_hex(text: object, where: str) -> bytes:
@@ -38,12 +39,13 @@ def check_map_config(cfg: object, source: str = "map config") -> dict[str, list[
     Sizes are checked against the program's maps by MapState.apply_config and KernelProgram.apply_config."""
     if not isinstance(cfg, dict):
         raise MapError(f"{source}: top level must be a JSON object {CONFIG_SHAPE}, not {type(cfg).__name__}")
-    unknown = sorted(set(cfg) - {"maps", "max_entries", "tier", "comment"})
+    unknown = sorted(set(cfg) - {"maps", "max_entries", "tier", "inner_maps", "comment"})
     if unknown:
         raise MapError(f"{source}: unknown top-level key {unknown[0]!r} (expected {CONFIG_SHAPE})")
     try:
         config_sizes(cfg, source)  # checked here, applied when the program is loaded (hxdp.frontend.sizing)
         config_tiers(cfg, source)  # checked here, applied by `hxdp compile` when it places the maps
+        config_inner(cfg, source)
     except MapSizeError as exc:
         raise MapError(str(exc)) from None
     maps = cfg.get("maps", {})
@@ -89,8 +91,8 @@ def load_map_config(path: str | os.PathLike[str]) -> dict:
     except RecursionError:
         raise MapError(f"{path}: map configuration nested too deeply to be one") from None
     check_map_config(cfg, str(path))
-    if not {"maps", "max_entries", "tier"} & set(cfg):  # `{}` would load nothing silently (write "maps": {})
-        raise MapError(f"{path}: an empty map configuration (none of \"maps\", \"max_entries\", \"tier\"; an explicit "
-                       f"\"maps\": {{}} loads no entries): expected {CONFIG_SHAPE}")
+    if not {"maps", "max_entries", "tier", "inner_maps"} & set(cfg):  # `{}` would load nothing silently
+        raise MapError(f"{path}: an empty map configuration (none of \"maps\", \"max_entries\", \"tier\", "
+                       f"\"inner_maps\"; an explicit \"maps\": {{}} loads no entries): expected {CONFIG_SHAPE}")
     return cfg
 

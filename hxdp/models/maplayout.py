@@ -20,11 +20,14 @@ REGION_ALIGN = 64  # every map region starts on a 64-byte boundary (four 128-bit
 HEADER_BYTES = 16  # hash/LPM regions: u32 count, u32 lru clock, u32 high-water mark, u32 reserved
 SLOT_HEADER = 8  # hash/LPM slots: u8 state, 3 bytes pad, u32 LRU stamp (hash) or prefixlen (LPM)
 
-ARRAY_KINDS = {"array", "percpu_array", "devmap", "cpumap", "xskmap", "prog_array"}
+ARRAY_KINDS = {"array", "percpu_array", "devmap", "cpumap", "xskmap", "prog_array", "array_of_maps"}
 # array maps whose entries can be absent (docs/maps.md): devmap ifindex 0, cpumap qsize 0, xskmap no socket bound,
-# prog_array entry row + 1 = 0
-SPARSE_KINDS = {"devmap", "cpumap", "xskmap", "prog_array"}
-HASH_KINDS = {"hash", "percpu_hash", "lru_hash", "devmap_hash"}
+# prog_array entry row + 1 = 0, array_of_maps inner map id 0
+SPARSE_KINDS = {"devmap", "cpumap", "xskmap", "prog_array", "array_of_maps"}
+HASH_KINDS = {"hash", "percpu_hash", "lru_hash", "devmap_hash", "hash_of_maps"}
+# maps of maps: a value is an inner map's id (docs/maps.md), a program's lookup returns that map's handle
+OUTER_KINDS = {"array_of_maps", "hash_of_maps"}
+_TEMPLATE_FIELDS = ("type", "key_size", "value_size", "max_entries", "flags")
 # maps that hold no entries: their helpers send records to the host through the event ring (docs/maps.md)
 EVENT_KINDS = {"perf_event_array", "ringbuf"}
 RINGBUF_PAGE = 4096  # a ring's size is a power of two multiple of the page size, as Linux requires
@@ -70,6 +73,10 @@ class MapRegion:
     initial: str = ""  # hex of the initial bytes (global data)
     prog_entries: dict[str, str] = field(default_factory=dict)  # a PROG_ARRAY the loader fills: index -> program
     tier: str = "bram"  # the memory holding the region (params.TIERS); `offset` is in that memory
+    # a map of maps: its inner-map template (type, key_size, value_size, max_entries, flags) and the inner maps
+    # the loader sets in its slots (key hex -> inner map name)
+    inner: dict[str, int] = field(default_factory=dict)
+    inner_entries: dict[str, str] = field(default_factory=dict)
 
     def slot_addr(self, i: int) -> int:
         """Byte offset of slot i in its tier's memory."""
@@ -105,7 +112,17 @@ def _region(map_id: int, m: MapDef, offset: int, tier: str = "bram") -> MapRegio
     # values start on the tier's granularity and are padded to it (their pointers' tags count in it, docs/maps.md)
     grain = max(8, params.TIER_GRAIN[tier])
     key_off = value_off = data_off = 0
-    if kind in ARRAY_KINDS:
+    if kind in OUTER_KINDS and m.value_size != 4:
+        raise MapError(f"map {m.name}: a {kind} has 4-byte values (inner map ids), not {m.value_size}")
+    if kind == "hash_of_maps":
+        # the inner map id lives in the slot header's second word (a map of maps has no LRU stamp): the map FSM
+        # reads it with the slot's state in the probe's first window, whatever the key's length
+        if m.key_size <= 0:
+            raise MapError(f"map {m.name}: key size must be positive")
+        slots = next_pow2(max(2 * m.max_entries, 2))
+        key_off, value_off, data_off = SLOT_HEADER, 4, HEADER_BYTES
+        slot_size = SLOT_HEADER + round8(m.key_size)
+    elif kind in ARRAY_KINDS:
         if m.key_size != 4:
             raise MapError(f"map {m.name}: {kind} needs a 4-byte key, not {m.key_size}")
         slots, slot_size = m.max_entries, _round(m.value_size, grain)
@@ -134,19 +151,29 @@ def _region(map_id: int, m: MapDef, offset: int, tier: str = "bram") -> MapRegio
         raise MapError(f"map {m.name}: prog_array needs 4-byte keys and values, not {m.key_size}/{m.value_size}")
     if kind in ("devmap", "devmap_hash") and m.key_size != 4:
         raise MapError(f"map {m.name}: {kind} needs a 4-byte key, not {m.key_size}")
+    if kind in OUTER_KINDS and m.inner is None:
+        raise MapError(f"map {m.name}: a {kind} needs its inner-map template (`__array(values, struct ...)` in its "
+                       "BTF definition)")
     size = data_off + slots * slot_size
     initial = (m.initial or b"").hex()
     entries = {str(k): v for k, v in (m.prog_entries or {}).items()}
+    template = {f: getattr(m.inner, f) for f in _TEMPLATE_FIELDS} if kind in OUTER_KINDS and m.inner else {}
+    inner = {k.hex(): v for k, v in (m.inner_entries or {}).items()}
     return MapRegion(map_id, m.name, m.type, kind, m.key_size, m.value_size, m.max_entries, m.flags, m.section,
-                     offset, size, slots, slot_size, key_off, value_off, data_off, initial, entries, tier)
+                     offset, size, slots, slot_size, key_off, value_off, data_off, initial, entries, tier, template,
+                     inner)
+
+
+_OPTIONAL = ("prog_entries", "inner", "inner_entries")  # layout fields present only where used (older files lack them)
 
 
 def _region_doc(r: MapRegion) -> dict:
-    """A region in the layout file; `prog_entries` only where the loader fills a PROG_ARRAY, `tier` only off chip
-    (older files lack them)."""
+    """A region in the layout file; `prog_entries` only where the loader fills a PROG_ARRAY, `inner` and
+    `inner_entries` only for a map of maps, `tier` only off chip (older files lack them)."""
     doc = asdict(r)
-    if not r.prog_entries:
-        del doc["prog_entries"]
+    for f in _OPTIONAL:
+        if not doc[f]:
+            del doc[f]
     if r.tier == "bram":
         del doc["tier"]
     return doc
@@ -182,8 +209,15 @@ def _checked_region(doc: dict, i: int) -> MapRegion:
     entries = doc.get("prog_entries", {})
     if not isinstance(entries, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in entries.items()):
         raise MapError(f"map layout: maps[{i}].prog_entries must map indexes to program names")
+    slots = doc.get("inner_entries", {})
+    if not isinstance(slots, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in slots.items()):
+        raise MapError(f"map layout: maps[{i}].inner_entries must map keys (hex) to inner map names")
+    template = doc.get("inner", {})
+    if not isinstance(template, dict) or set(template) - set(_TEMPLATE_FIELDS) or \
+            not all(type(v) is int and v >= 0 for v in template.values()):
+        raise MapError(f"map layout: maps[{i}].inner must be an inner-map template {{{', '.join(_TEMPLATE_FIELDS)}}}")
     for f in fields(MapRegion):
-        if f.name == "prog_entries":
+        if f.name in _OPTIONAL:
             continue
         v = doc.get(f.name, _OPTIONAL_FIELDS.get(f.name, ""))
         want_str = f.name in _STR_FIELDS
@@ -199,10 +233,11 @@ def _checked_region(doc: dict, i: int) -> MapRegion:
         initial = bytes.fromhex(r.initial)
     except ValueError:
         raise MapError(f"map layout: maps[{i}].initial is not hex bytes") from None
+    inner = MapDef("inner", **{f: r.inner.get(f, 0) for f in _TEMPLATE_FIELDS}) if r.inner else None
     ref = _region(r.id, MapDef(r.name, r.type, r.key_size, r.value_size, r.max_entries, r.flags, initial or None,
-                               r.section), r.offset, r.tier)
+                               r.section, inner=inner), r.offset, r.tier)
     bad = [f.name for f in fields(MapRegion)
-           if f.name not in ("initial", "prog_entries") and getattr(ref, f.name) != getattr(r, f.name)]
+           if f.name not in ("initial", *_OPTIONAL) and getattr(ref, f.name) != getattr(r, f.name)]
     if bad:
         raise MapError(f"map layout: maps[{i}] ({r.name}): {bad[0]} {getattr(r, bad[0])!r} is not what a "
                        f"{ref.kind} map of these sizes has ({getattr(ref, bad[0])!r}); recompile the ROM")
@@ -297,7 +332,30 @@ class MapLayout:
                                f"{room[tier]} bytes{fits}")
             regions.append(r)
             offset[tier] = _round(r.offset + r.size, REGION_ALIGN)
-        return cls(regions, mem_bytes, unused, fib)
+        layout = cls(regions, mem_bytes, unused, fib)
+        layout.check_inner_entries()
+        return layout
+
+    def check_inner_entries(self) -> None:
+        """Every inner map a map of maps' slot names is a map of the layout, other than a map of maps, with an id
+        above 0 (its slot holds the id; 0 is an empty slot)."""
+        for r in self.regions:
+            for key, name in r.inner_entries.items():
+                inner = self.by_name.get(name)
+                if inner is None or inner.kind in OUTER_KINDS or inner.id == 0:
+                    raise MapError(f"map {r.name}: slot {key} names {name!r}, which is not an inner map of the "
+                                   "layout")
+
+    def fits_inner(self, outer: MapRegion, inner_id: int) -> bool:
+        """Whether map id `inner_id` may be set in a slot of map of maps `outer`: a map of the layout, other than a
+        map of maps, with the outer map's template (as the kernel's bpf_map_meta_equal; id 0 is an empty slot)."""
+        if not 0 < inner_id < len(self.regions):
+            return False
+        m, t = self.regions[inner_id], outer.inner
+        if m.kind in OUTER_KINDS or any(getattr(m, f) != t.get(f) for f in ("type", "key_size", "value_size", "flags")):
+            return False
+        return m.kind not in ("array", "percpu_array") or bool(t.get("flags", 0) & 0x1000) or \
+            m.max_entries == t.get("max_entries")
 
     @classmethod
     def for_program(cls, program: Program, mem_bytes: int = params.MAP_MEM_BYTES, fib: bool = False) -> MapLayout:
@@ -402,7 +460,7 @@ class MapLayout:
         if not isinstance(doc.get("maps", []), list):
             raise MapError("map layout: \"maps\" must be a list of map regions")
         for i, r in enumerate(doc.get("maps", [])):
-            if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - set(_OPTIONAL_FIELDS):
+            if not isinstance(r, dict) or not names >= set(r) or not set(r) >= names - {"initial", "tier", *_OPTIONAL}:
                 raise MapError(f"map layout: maps[{i}] is malformed (fields: {', '.join(sorted(names))})")
             regions.append(_checked_region(r, i))
         unused = doc.get("unused", [])
@@ -417,6 +475,7 @@ class MapLayout:
             raise MapError(f"map layout: mem_bytes {mem_bytes!r} is not 1..{params.MAP_MEM_BYTES}")
         _check_placement(regions, min(mem_bytes, params.FIB_OFFSET) if fib is not None else mem_bytes)
         layout = cls(regions, mem_bytes, unused, fib is not None)
+        layout.check_inner_entries()
         progs = doc.get("programs", [])
         if not isinstance(progs, list) or not all(isinstance(p, dict) and isinstance(p.get("name"), str) and
                                                   isinstance(p.get("row"), int) for p in progs):

@@ -21,6 +21,7 @@ from hxdp.models.maplayout import (
     HASH_KINDS,
     HEADER_BYTES,
     LAYOUT_VERSION,
+    OUTER_KINDS,
     REGION_ALIGN,
     SLOT_HEADER,
     SPARSE_KINDS,
@@ -34,9 +35,9 @@ from hxdp.models.memory import SparseMemory
 
 __all__ = ["ARRAY_KINDS", "BPF_ANY", "BPF_EXIST", "BPF_NOEXIST", "CONFIG_SHAPE", "DELETED", "E2BIG", "EEXIST",
            "EINVAL", "EMPTY", "ENOENT", "ENOSPC", "EVENT_KINDS", "HASH_KINDS", "HASH_MULT", "HEADER_BYTES",
-           "LAYOUT_VERSION", "REGION_ALIGN", "SLOT_HEADER", "USED", "MapError", "MapLayout", "MapRegion", "MapState",
-           "check_map_config", "errno_text", "key_hash", "load_map_config", "next_pow2", "rotl32", "round8",
-           "windows"]
+           "LAYOUT_VERSION", "OUTER_KINDS", "REGION_ALIGN", "SLOT_HEADER", "USED", "MapError", "MapLayout",
+           "MapRegion", "MapState", "check_map_config", "errno_text", "key_hash", "load_map_config", "next_pow2",
+           "rotl32", "round8", "windows"]
 
 
 DEVMAP_PROG_REFUSAL = ("not supported yet: devmap entries with a program (bpf_prog, an egress program), because "
@@ -124,6 +125,12 @@ class MapState:
             for index, name in r.prog_entries.items():  # a PROG_ARRAY of the loader's own (hxdp.frontend.chain)
                 off = r.slot_addr(int(index))
                 mem[off : off + 4] = layout.prog_value(name)
+        for r in layout.regions:  # the inner maps the loader sets in the slots of a map of maps
+            for key, name in r.inner_entries.items():
+                err = self.update(r.id, bytes.fromhex(key), layout.by_name[name].id.to_bytes(4, "little"))
+                if err:
+                    raise MapError(f"map {r.name}: inner map {name} at key {key}: {errno_text(err)}"
+                                   f"{_why_rejected(r, bytes.fromhex(key), err)}")
 
     def off_chip_refusal(self, where: str) -> str | None:
         """Why `where` cannot run this layout: a map placed off chip (None when every map is on chip)."""
@@ -278,6 +285,16 @@ class MapState:
         self.last_writes = 1
         return 0
 
+    def _inner_ok(self, r: MapRegion, value: bytes) -> bool:
+        """A map of maps' value: the id of an inner map that fits its template (MapLayout.fits_inner)."""
+        return self.layout.fits_inner(r, int.from_bytes(value[:4], "little"))
+
+    def inner_handle(self, map_id: int, key: bytes) -> int:
+        """A program's lookup in a map of maps: the handle of the inner map at key (MAP_HANDLE_BASE + its id), 0
+        when the slot is empty; sets last_probes like lookup_offset."""
+        off = self.lookup_offset(map_id, key, from_program=True)
+        return 0 if off is None else params.MAP_HANDLE_BASE + self._u32(off)
+
     def lookup_offset(self, map_id: int, key: bytes, from_program: bool = True) -> int | None:
         """Byte offset (in map memory) of the value for key, or None. Program lookups refresh LRU stamps."""
         r = self.layout.region(map_id)
@@ -335,6 +352,8 @@ class MapState:
                 return -E2BIG
             if r.kind == "xskmap":
                 return self._xsk_update(r, idx, value, flags)
+            if r.kind == "array_of_maps" and (flags != BPF_ANY or not self._inner_ok(r, value)):
+                return -EINVAL  # the kernel's fd arrays take BPF_ANY only, and a map that fits the template
             if flags == BPF_NOEXIST:
                 return -EEXIST
             if r.kind == "devmap" and r.value_size == 8 and value[4:] != bytes(4):
@@ -350,6 +369,8 @@ class MapState:
         if r.kind in HASH_KINDS:
             if r.kind == "devmap_hash" and r.value_size == 8 and value[4:] != bytes(4):
                 raise MapError(f"map {r.name}: {DEVMAP_PROG_REFUSAL}")
+            if r.kind == "hash_of_maps" and not self._inner_ok(r, value):
+                return -EINVAL
             slot, free = self._hash_find(r, key)
             if slot is not None and flags == BPF_NOEXIST:
                 return -EEXIST
@@ -416,6 +437,16 @@ class MapState:
         self.last_writes = 0
         if r.kind in ("array", "percpu_array"):
             return -EINVAL
+        if r.kind == "array_of_maps":  # the kernel's fd_array_map_delete_elem
+            idx = int.from_bytes(key, "little")
+            if idx >= r.max_entries:
+                return -E2BIG
+            off = r.slot_addr(idx)
+            if not self.present(r, off):
+                return -ENOENT
+            self.region_mem(r)[off : off + r.slot_size] = bytes(r.slot_size)
+            self.last_writes = windows(r.slot_size)
+            return 0
         if r.kind in SPARSE_KINDS:
             idx = int.from_bytes(key, "little")
             if idx >= r.max_entries:
@@ -504,6 +535,9 @@ class MapState:
                 raise MapError(f"{source}: no map named {name!r} in the program "
                                f"(maps: {', '.join(self.layout.by_name) or 'none'})") from None
             r = self.layout.region(map_id)
+            if pairs and r.kind in OUTER_KINDS:
+                raise MapError(f"{source}: maps.{name}: map {name} is a map of maps: its slots are set with "
+                               "\"inner_maps\" (inner maps the loader creates)")
             for i, (key, value) in enumerate(pairs):
                 where = f"{source}: maps.{name}[{i}]"
                 if isinstance(value, str):  # a PROG_ARRAY entry naming a program

@@ -89,10 +89,15 @@ module sephirot_mapfsm (
   wire [MA-1:0] m_doff = {{(MA-16){1'b0}}, mcfg_i[207:192]};
   wire        m_cpu    = m_type == `SEPH_MAP_TYPE_CPUMAP;
   wire        m_xsk    = m_type == `SEPH_MAP_TYPE_XSKMAP;
+  // maps of maps: a slot holds an inner map's id (an array_of_maps slot's first word; a hash_of_maps slot's header
+  // second word, read with the slot's state), a lookup returns that map's handle (docs/maps.md)
+  wire        m_aom    = m_type == `SEPH_MAP_TYPE_ARRAY_OF_MAPS;
+  wire        m_hom    = m_type == `SEPH_MAP_TYPE_HASH_OF_MAPS;
+  wire        m_outer  = m_aom || m_hom;
   wire        m_array  = m_type == `SEPH_MAP_TYPE_ARRAY || m_type == `SEPH_MAP_TYPE_PERCPU_ARRAY ||
-                         m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu || m_xsk;
+                         m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu || m_xsk || m_aom;
   wire        m_hash   = m_type == `SEPH_MAP_TYPE_HASH || m_type == `SEPH_MAP_TYPE_PERCPU_HASH ||
-                         m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
+                         m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH || m_hom;
   wire        m_dev    = m_type == `SEPH_MAP_TYPE_DEVMAP || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
   wire        m_lpm    = m_type == `SEPH_MAP_TYPE_LPM_TRIE && id_i == H_LOOKUP;
   wire        m_lru    = m_type == `SEPH_MAP_TYPE_LRU_HASH;
@@ -112,7 +117,7 @@ module sephirot_mapfsm (
   // faults (HelperFault in the model): bad handle, map kind the call cannot use, key too long
   wire        m_fault  = is_map && (!handle_ok || !(m_array || m_hash || m_lpm || m_lpmu) || m_ks > KMAX || upd_bad ||
                          (id_i == H_REDIRMAP && !(m_dev || m_cpu || m_xsk)) ||
-                         ((is_upd || is_del) && (m_cpu || m_xsk)));   // the host's entries (docs/maps.md)
+                         ((is_upd || is_del) && (m_cpu || m_xsk || m_outer)));   // the host's entries (docs/maps.md)
 
   reg  [8*KMAX-1:0] key_q;
   reg  [7:0]  kcnt_q;          // key bytes read (at most KMAX: a longer key faults)
@@ -478,7 +483,8 @@ module sephirot_mapfsm (
   always @(*) begin
     ret_o = 64'd0;
     case (id_i)
-      H_LOOKUP:   ret_o = mhit_q ? {val_tag, `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mres_q}} : 64'd0;
+      H_LOOKUP:   ret_o = !mhit_q ? 64'd0 : m_outer ? {32'd0, HBASE + mval_q} :
+                          {val_tag, `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mres_q}};
       H_UPDATE, H_DELETE: ret_o = {{32{ures_q[31]}}, ures_q};
       H_REDIRMAP: ret_o = rm_badflags ? 64'd`SEPH_XDP_ABORTED : (mhit_q ? 64'd`SEPH_XDP_REDIRECT : {62'd0, rflags[1:0]});
       default:    ret_o = 64'd0;
@@ -634,12 +640,12 @@ module sephirot_mapfsm (
         if (m_array) begin
           mdone_q <= 1'b1;
           // an empty entry: devmap ifindex 0, cpumap qsize 0, xskmap bound word 0 (the slot's second word)
-          mhit_q <= a_idx < m_max && !((m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu) && s_val == 32'd0) &&
+          mhit_q <= a_idx < m_max && !((m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu || m_aom) && s_val == 32'd0) &&
                     !(m_xsk && mw_rdata_i[63:32] == 32'd0);
           mres_q <= slot_off; mval_q <= m_cpu ? a_idx : s_val;
           msize_q <= m_xsk ? mw_rdata_i[47:32] : s_val[15:0];
         end else if (s_state == 8'd1 && keq) begin
-          mhit_q <= 1'b1; mres_q <= slot_off + m_voff[MA-1:0]; mval_q <= s_val; uslot_q <= slot_off;
+          mhit_q <= 1'b1; mres_q <= slot_off + m_voff[MA-1:0]; mval_q <= m_hom ? s_plen : s_val; uslot_q <= slot_off;
           mdone_q <= 1'b1;
         end else if (s_state == 8'd0 || pn_next >= {1'b0, m_slots}) begin
           mdone_q <= 1'b1; mhit_q <= 1'b0;

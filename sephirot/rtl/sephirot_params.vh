@@ -108,6 +108,8 @@
 `define SEPH_MAP_TYPE_PERCPU_ARRAY       6
 `define SEPH_MAP_TYPE_LRU_HASH           9
 `define SEPH_MAP_TYPE_LPM_TRIE           11
+`define SEPH_MAP_TYPE_ARRAY_OF_MAPS      12
+`define SEPH_MAP_TYPE_HASH_OF_MAPS       13
 `define SEPH_MAP_TYPE_DEVMAP             14
 `define SEPH_MAP_TYPE_CPUMAP             16
 `define SEPH_MAP_TYPE_XSKMAP             17
