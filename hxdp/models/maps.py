@@ -293,7 +293,7 @@ class MapState:
         """A program's lookup in a map of maps: the handle of the inner map at key (MAP_HANDLE_BASE + its id), 0
         when the slot is empty; sets last_probes like lookup_offset."""
         off = self.lookup_offset(map_id, key, from_program=True)
-        return 0 if off is None else params.MAP_HANDLE_BASE + self._u32(off)
+        return 0 if off is None else params.MAP_HANDLE_BASE + self._u32(self.layout.region(map_id), off)
 
     def lookup_offset(self, map_id: int, key: bytes, from_program: bool = True) -> int | None:
         """Byte offset (in map memory) of the value for key, or None. Program lookups refresh LRU stamps."""
