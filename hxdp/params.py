@@ -236,7 +236,7 @@ MAP_TYPES = {LINUX_MAP_TYPE_IDS[name]: name for name in (
     "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
     "xskmap", "perf_event_array", "ringbuf", "prog_array", "array_of_maps", "hash_of_maps")}
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
-MAPS_MAX = 16  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1)
+MAPS_MAX = 32  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1): Katran has 17 and an inner map
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
 # where redirect_map sends a frame (RunResult.host, the RTL's redirect kind): a port (devmap), the host queue of a
 # CPU (cpumap) or the host queue an AF_XDP socket is bound to (xskmap); docs/helpers.md

@@ -103,7 +103,7 @@ module sephirot_events (
   wire        want_perf = m_type == `SEPH_MAP_TYPE_PERF_EVENT_ARRAY;
   wire        want_ring = m_type == `SEPH_MAP_TYPE_RINGBUF;
   assign fault_o = req_i && ((is_perf && !(handle_ok && want_perf)) || ((is_out || is_resv) && !(handle_ok && want_ring)));
-  wire [3:0]  mi = mid_o[3:0];
+  wire [$clog2(NM)-1:0] mi = mid_o[$clog2(NM)-1:0];
   wire [23:0] pos = pos_q[mi];
 
   // perf_event_output(ctx, map, flags, data, size)

@@ -18,7 +18,7 @@ module sephirot_mapcfg #(
   output reg  [255:0]  entry_o,     // its entry (valid field zero when the id is not configured)
   output wire [31:0]   count_o      // number of configured maps
 );
-  // distributed RAM, no reset (16 x 256 flip-flops with their 16:1 read mux cost 1.6K LUT and 4.1K FF). An entry
+  // distributed RAM, no reset (as flip-flops, 16 x 256 with their read mux cost 1.6K LUT and 4.1K FF). An entry
   // the host has not written since reset reads with a zero valid field [15:8]: the helper unit reads no other field
   // of an entry that is not valid (a bad map handle)
   reg [255:0] tab_q [0:N-1];
