@@ -37,11 +37,12 @@ def test_chain_levels_and_flag(luts: int, fits: bool) -> None:
     rec = timing.timing_record(chain_blif(luts))
     worst = rec["worst"]
     assert worst["levels"] == luts and worst["fits"] is fits
-    assert (worst["start"], worst["end"]) == ("start_q", "end_q")
+    assert (worst["start"], worst["end"], worst["start_pin"], worst["end_pin"]) == ("start_q", "end_q", "FDRE.Q",
+                                                                                    "FDRE.D")
     want = timing.TCKO_NS + luts * (timing.NET_NS + timing.LUT_NS) + timing.NET_NS + timing.TSETUP_NS
     assert worst["delay_ns"] == pytest.approx(want, abs=1e-3)
     check = resources.timing_checks({"top": "chain", "timing": rec})[0]
-    assert check.status == ("pass" if fits else "fail") and "start_q -> end_q" in check.detail
+    assert check.status == ("pass" if fits else "fail") and "start_q (FDRE.Q) -> end_q (FDRE.D)" in check.detail
 
 
 def test_falling_edge_start_has_half_a_period() -> None:
@@ -76,4 +77,5 @@ def test_yosys_netlist_of_a_small_module(tmp_path: Path) -> None:
                     f"flatten; write_blif -param {blif}"], check=True, capture_output=True, timeout=300)
     worst = timing.timing_record(blif.read_text())["worst"]
     assert worst["levels"] == 2 and worst["fits"], worst
+    assert worst["start_pin"] == "FDRE.Q" and worst["end_pin"] == "FDRE.D"
     assert worst["start"].startswith("a_q[") and worst["end"] == "q_o"

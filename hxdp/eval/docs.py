@@ -444,7 +444,8 @@ def _timing_facts(paths: list[Row] | None) -> Facts:
     shown = [p for p in paths if p["synthesised"] == "sephirot_top"] if "sephirot_top" in runs else paths
     rows = [(f"`{p['synthesised']}`/{p['group']}", "yes" if p["fits"] else "**no**", _num(p["levels"]),
              ", ".join(f"{n} {k}" for k, n in sorted(p["cells"].items()) if k != "LUT") or "-",
-             f"{_num(p['delay_ns'])} / {_num(p['budget_ns'])}", f"`{p['start']}`", f"`{p['end']}`") for p in shown]
+             f"{_num(p['delay_ns'])} / {_num(p['budget_ns'])}", f"`{p['start']}` ({p.get('start_pin', '-')})",
+             f"`{p['end']}` ({p.get('end_pin', '-')})") for p in shown]
     return {**facts, "timing_table": _table(("instance", "fits", "LUT levels", "other cells", "estimate / budget (ns)",
                                              "from", "to"), rows)}
 

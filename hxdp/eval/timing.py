@@ -127,6 +127,8 @@ class Path:
     start: str
     end: str
     cells: list[str]
+    start_pin: str = ""  # the start's cell and pin (FDRE.Q, RAMB36E1.DOADO[3], or "input")
+    end_pin: str = ""  # the endpoint's cell and pin (FDRE.D, RAMB36E1.ADDRARDADDR[5], or "output")
 
     @property
     def slack_ns(self) -> float:
@@ -144,22 +146,27 @@ class Path:
         return {"group": self.group, "levels": self.levels, "delay_ns": round(self.delay_ns, 3),
                 "budget_ns": self.budget_ns, "slack_ns": round(self.slack_ns, 3), "fits": self.fits,
                 "levels_that_fit": levels_that_fit(self.budget_ns), "start": self.start, "end": self.end,
-                "cells": kinds}
+                "start_pin": self.start_pin, "end_pin": self.end_pin, "cells": kinds}
 
 
-def _inverted(cell: Cell, pin: str) -> bool:
-    """The clock edge of a sequential cell's pin is the falling one."""
-    p = cell.params
+def _flag(cell: Cell, name: str) -> bool:
+    return cell.params.get(name, "0").strip("'b0") == "1"
+
+
+def _clock_pin(cell: Cell, pin: str) -> tuple[str, bool]:
+    """The clock pin of a sequential cell's pin, and whether the cell inverts that clock itself (a parameter)."""
     if FF.match(cell.type):
-        return cell.type.endswith("_1") or p.get("IS_C_INVERTED", "0").strip("'b0") == "1"
+        return "C", cell.type.endswith("_1") or _flag(cell, "IS_C_INVERTED")
     if BRAM.match(cell.type):
-        side_a = BRAM_A.match(_port(pin)) is not None or (p.get("RAM_MODE", "").strip('"') == "SDP" and
+        side_a = BRAM_A.match(_port(pin)) is not None or (cell.params.get("RAM_MODE", "").strip('"') == "SDP" and
                                                           _port(pin).startswith("DO"))
-        flag = p.get("IS_CLKARDCLK_INVERTED" if side_a else "IS_CLKBWRCLK_INVERTED", "0")
-        return flag.strip("'b0") == "1"
-    if LUTRAM.match(cell.type) or SRL.match(cell.type):
-        return p.get("IS_WCLK_INVERTED", p.get("IS_CLK_INVERTED", "0")).strip("'b0") == "1"
-    return False
+        clk = "CLKARDCLK" if side_a else "CLKBWRCLK"
+        return clk, _flag(cell, f"IS_{clk}_INVERTED")
+    if LUTRAM.match(cell.type):
+        return "WCLK", _flag(cell, "IS_WCLK_INVERTED")
+    if SRL.match(cell.type):
+        return "CLK", _flag(cell, "IS_CLK_INVERTED")
+    return "CLK", False
 
 
 def _registered_dsp(cell: Cell) -> bool:
@@ -241,6 +248,31 @@ class _Timer:
                 if _port(p) in OUTPUT_PORTS or (c.type == "$alias" and p == "O"):
                     self.driver[n] = (c, p)
         self.inputs = set(nl.inputs)
+        # a public name of an internal net (yosys connects a register's internal output net to its name)
+        self.public: dict[str, str] = {}
+        for c in nl.cells:
+            if c.type == "$alias" and c.pins["I"].startswith("$") and not c.pins["O"].startswith("$"):
+                self.public.setdefault(c.pins["I"], c.pins["O"])
+
+    def name(self, net: str) -> str:
+        return self.public.get(net, net)
+
+    def inverted(self, cell: Cell, pin: str) -> bool:
+        """The pin of a sequential cell belongs to the falling edge: its clock pin is inverted by the cell or by
+        inverters on the clock net (synth_xilinx puts an INV before a falling-edge block RAM's clock pin)."""
+        clk, inv = _clock_pin(cell, pin)
+        net = cell.pins.get(clk)
+        for _ in range(8):  # (a clock net has a buffer or two, never a long chain)
+            drv = self.driver.get(net) if net is not None else None
+            if drv is None:
+                break
+            c, _ = drv
+            if c.type == "INV" or (c.type == "LUT1" and c.params.get("INIT", "").endswith("01")):
+                inv = not inv
+            elif c.type not in PASS:
+                break
+            net = next((n for p, n in c.pins.items() if _port(p) not in OUTPUT_PORTS and p != "O"), None)
+        return inv
 
     def arrivals(self, launch_falling: bool) -> dict[str, tuple[float, int, str | None, Cell | None]]:
         """net -> (arrival ns, LUT levels, previous net on the longest path, the cell that drives it); a
@@ -300,7 +332,7 @@ class _Timer:
         cell, pin = self.driver[net]
         if _comb_arc(cell, pin) is not None:
             return None
-        if _inverted(cell, pin) != launch_falling:
+        if self.inverted(cell, pin) != launch_falling:
             return (-math.inf, 0, None, cell)
         return ((self.period / 2 if launch_falling else 0.0) + _cko(cell), 0, None, cell)
 
@@ -333,7 +365,7 @@ def longest_paths(nl: Netlist, period: float = NS_PER_CYCLE) -> dict[str, Path]:
             a, lv, _, _ = arr.get(net, (-math.inf, 0, None, None))
             if a == -math.inf:
                 continue
-            capture_falling = cell is not None and _inverted(cell, pin)
+            capture_falling = cell is not None and timer.inverted(cell, pin)
             launch = period / 2 if falling else 0.0
             capture = (period / 2 if capture_falling else period) + (period if falling and capture_falling else 0.0)
             setup = _setup(cell) if cell is not None else TSETUP_NS
@@ -343,8 +375,11 @@ def longest_paths(nl: Netlist, period: float = NS_PER_CYCLE) -> dict[str, Path]:
             group = group_of(name)
             cur = worst.get(group)
             if cur is None or budget - delay < cur.slack_ns:
-                worst[group] = Path(group, lv, delay, budget, *_trace(arr, timer, net), name, [])
-                worst[group].cells = _cells(arr, net)
+                first = _trace(arr, net)
+                drv = timer.driver.get(first)
+                worst[group] = Path(group, lv, delay, budget, timer.name(first), name, _cells(arr, net),
+                                    f"{drv[0].type}.{drv[1]}" if drv else "input",
+                                    f"{cell.type}.{pin}" if cell is not None else "output")
     return worst
 
 
@@ -359,7 +394,7 @@ def _endpoint_name(cell: Cell | None, net: str) -> str:
     return m.group(1) if m else net
 
 
-def _trace(arr: dict[str, tuple[float, int, str | None, Cell | None]], timer: _Timer, net: str) -> tuple[str]:
+def _trace(arr: dict[str, tuple[float, int, str | None, Cell | None]], net: str) -> str:
     """The start of the longest path into `net`: the first net (a register's output or a module input)."""
     seen = set()
     while net not in seen:
@@ -368,7 +403,7 @@ def _trace(arr: dict[str, tuple[float, int, str | None, Cell | None]], timer: _T
         if prev is None:
             break
         net = prev
-    return (net,)
+    return net
 
 
 def _cells(arr: dict[str, tuple[float, int, str | None, Cell | None]], net: str) -> list[str]:

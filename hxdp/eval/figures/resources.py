@@ -119,7 +119,8 @@ def timing_checks(run: Record | None) -> list[Check]:
         name = f"timing {run['top']}/{g}: longest path <= {p['budget_ns']:g} ns ({p['levels_that_fit']} LUT levels)"
         checks.append(Check(name, "pass" if p["fits"] else "fail", _path_value(p),
                             f"<= {p['budget_ns']:g} ns ({p['levels_that_fit']} LUT levels)",
-                            f"{p['start']} -> {p['end']}; estimate after synth_xilinx (docs/evaluation.md)"))
+                            f"{p['start']} ({p.get('start_pin', '')}) -> {p['end']} ({p.get('end_pin', '')}); "
+                            "estimate after synth_xilinx (docs/evaluation.md)"))
     return checks
 
 
