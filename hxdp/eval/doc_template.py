@@ -242,7 +242,7 @@ MEASURED = (
      "that distributed-RAM cells occupy (four for a `RAM64M`); FF = `FD*` cells; BRAM36 = `RAMB36` cells, a "
      "`RAMB18` counting half. Per module with its submodules, each parameter variant of a module counted at its "
      "own size. yosys's INV cells (which Vivado folds into the LUT or pin before them) and the MUXF7/MUXF8 cells "
-     "are not counted"),
+     "are not counted. Then the netlist, flattened, gives the timing estimate (Resources, Timing estimate)"),
     ("`speed`", "compile time (median of {ctime_runs} compilations) against program size, for `xdp_progs/` and for "
      "generated programs of {synthetic_min} to {synthetic_max} instructions (an unrolled packet loop, compiled "
      "with a large instruction memory: this measures the compiler, not the fit); simulated cycles/s and "
