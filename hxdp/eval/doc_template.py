@@ -155,7 +155,8 @@ Cycles count only at the clock the design reaches. After `synth_xilinx` the netl
 `hxdp.eval.timing` estimates every register-to-register path: the start's clock to output (flip-flop
 {t_cko} ns, block RAM {t_bram_cko} ns), per LUT level a routed net and the LUT ({t_net} + {t_lut} ns), a
 MUXF7/MUXF8 {t_muxf} ns, a CARRY4 {t_carry_in} ns into a carry chain and {t_carry_byp} ns along it, a DSP48E1
-without registers {t_dsp} ns, then a net and the setup ({t_setup} ns; block RAM {t_bram_setup} ns). So a path
+without registers {t_dsp} ns ({t_dsp_cascade} ns from the one below it), then a net and the setup
+({t_setup} ns; block RAM {t_bram_setup} ns). So a path
 between two rising-edge flip-flops fits {period} ns ({clock} MHz) up to **{fit_levels} LUT levels**; a path that
 starts or ends at a falling edge (the block-RAM reads of the packet buffer and the map memory, `sephirot_bram.vh`)
 has half the period, {fit_half} levels. Each instance's longest path is a target, like a cycle count: over its

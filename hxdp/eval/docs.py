@@ -433,6 +433,7 @@ def _timing_facts(paths: list[Row] | None) -> Facts:
     facts = {"t_cko": _num(timing.TCKO_NS), "t_bram_cko": _num(timing.BRAM_CKO_NS), "t_net": _num(timing.NET_NS),
              "t_lut": _num(timing.LUT_NS), "t_muxf": _num(timing.MUXF_NS), "t_carry_in": _num(timing.CARRY_IN_NS),
              "t_carry_byp": _num(timing.CARRY_BYP_NS), "t_dsp": _num(timing.DSP_COMB_NS),
+             "t_dsp_cascade": _num(timing.DSP_CASCADE_NS),
              "t_setup": _num(timing.TSETUP_NS), "t_bram_setup": _num(timing.BRAM_SETUP_NS),
              "period": _num(NS_PER_CYCLE), "fit_levels": str(timing.levels_that_fit(NS_PER_CYCLE)),
              "fit_half": str(timing.levels_that_fit(NS_PER_CYCLE / 2)), "ug474": "7 Series FPGAs CLB User Guide",

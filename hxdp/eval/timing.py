@@ -22,6 +22,7 @@ CARRY_BYP_NS = 0.12  # through a CARRY4 from the one below (dedicated carry rout
 BRAM_CKO_NS = 1.80  # block RAM clock to DO, without its output register
 BRAM_SETUP_NS = 0.45  # block RAM address/enable/data setup
 DSP_COMB_NS = 3.90  # DSP48E1 with no pipeline register, A/B to P
+DSP_CASCADE_NS = 1.80  # DSP48E1 with no pipeline register, from the one below (PCIN) to P
 DSP_CKO_NS = 0.60  # DSP48E1 register to output
 DSP_SETUP_NS = 0.60  # DSP48E1 input setup
 
@@ -204,7 +205,11 @@ def _comb_arc(cell: Cell, out_pin: str) -> _Arc | None:
         addr = [(n, NET_NS) for p, n in ins if re.match(r"^(A\d*|ADDR[A-D]?|DPRA\d*|A)$", _port(p))]
         return _Arc(cell, LUT_NS, True, addr)
     if t.startswith("DSP48") and not _registered_dsp(cell):
-        return _Arc(cell, DSP_COMB_NS, False, [(n, NET_NS) for _, n in ins])
+        # (a cascade input comes over dedicated routing and through the post-adder only: its "net" takes the
+        # difference off the cell's delay)
+        cascade = ("PCIN", "CARRYCASCIN", "MULTSIGNIN")
+        return _Arc(cell, DSP_COMB_NS, False, [(n, DSP_CASCADE_NS - DSP_COMB_NS if _port(p) in cascade else NET_NS)
+                                               for p, n in ins])
     return None
 
 
