@@ -356,8 +356,9 @@ def group_of(net: str, depth: int = 1) -> str:
     return ".".join(parts[:depth]) if parts else "(top)"
 
 
-def longest_paths(nl: Netlist, period: float = NS_PER_CYCLE) -> dict[str, Path]:
-    """Per group of endpoints (group_of the endpoint's cell output or net), the path with the least slack: from a
+def longest_paths(nl: Netlist, period: float = NS_PER_CYCLE, depths: tuple[int, ...] = (1,)) -> dict[str, Path]:
+    """Per group of endpoints (group_of the endpoint's cell output or net, at each of `depths` levels of the
+    hierarchy: `u_core` and `u_core.u_stack`), the path with the least slack: from a
     rising-edge start to the next edge of its endpoint's clock (a falling-edge endpoint: half a period), or from
     a falling-edge start (block RAM read at the falling edge) to the next rising edge (half a period)."""
     timer = _Timer(nl, period)
@@ -377,14 +378,14 @@ def longest_paths(nl: Netlist, period: float = NS_PER_CYCLE) -> dict[str, Path]:
             delay = a + NET_NS + setup - launch
             budget = capture - launch
             name = _endpoint_name(cell, net)
-            group = group_of(name)
-            cur = worst.get(group)
-            if cur is None or budget - delay < cur.slack_ns:
-                first = _trace(arr, net)
-                drv = timer.driver.get(first)
-                worst[group] = Path(group, lv, delay, budget, timer.name(first), name, _cells(arr, net),
-                                    f"{drv[0].type}.{drv[1]}" if drv else "input",
-                                    f"{cell.type}.{pin}" if cell is not None else "output")
+            for group in {group_of(name, d) for d in depths}:
+                cur = worst.get(group)
+                if cur is None or budget - delay < cur.slack_ns:
+                    first = _trace(arr, net)
+                    drv = timer.driver.get(first)
+                    worst[group] = Path(group, lv, delay, budget, timer.name(first), name, _cells(arr, net),
+                                        f"{drv[0].type}.{drv[1]}" if drv else "input",
+                                        f"{cell.type}.{pin}" if cell is not None else "output")
     return worst
 
 
@@ -425,8 +426,12 @@ def _cells(arr: dict[str, tuple[float, int, str | None, Cell | None]], net: str)
 
 
 def timing_record(blif_text: str, period: float = NS_PER_CYCLE) -> dict[str, Any]:
-    """The timing estimate of a flattened netlist: per group its longest path (record), and the worst of all."""
-    paths = longest_paths(parse_blif(blif_text), period)
-    groups = {g: p.record() for g, p in sorted(paths.items())}
-    worst = min(paths.values(), key=lambda p: p.slack_ns).record() if paths else None
-    return {"period_ns": period, "levels_that_fit": levels_that_fit(period), "groups": groups, "worst": worst}
+    """The timing estimate of a flattened netlist: per instance of its top its longest path (groups), the same per
+    instance one level down (detail: `u_core.u_stack`), and the worst of all."""
+    paths = longest_paths(parse_blif(blif_text), period, depths=(1, 2))
+    top = {g: p for g, p in paths.items() if "." not in g}
+    groups = {g: p.record() for g, p in sorted(top.items())}
+    detail = {g: p.record() for g, p in sorted(paths.items()) if "." in g}
+    worst = min(top.values(), key=lambda p: p.slack_ns).record() if top else None
+    return {"period_ns": period, "levels_that_fit": levels_that_fit(period), "groups": groups, "detail": detail,
+            "worst": worst}

@@ -97,7 +97,7 @@ def _lut_check(comp: str, key: str, limit: int, what: str, row: Row | None, reco
 def timing_rows(runs: list[Record | None]) -> list[Row]:
     """Per synthesis run with a timing estimate (hxdp.eval.timing), per instance of its top: the longest path."""
     return [{"synthesised": r["top"], **path} for r in runs if r and r.get("timing")
-            for path in r["timing"]["groups"].values()]
+            for path in [*r["timing"]["groups"].values(), *r["timing"].get("detail", {}).values()]]
 
 
 def _path_value(p: dict[str, Any]) -> str:
