@@ -107,6 +107,21 @@ def test_cycle_targets_fail_when_missed() -> None:
     assert checks["simple_firewall"].status == "fail" and "differ" in checks["simple_firewall"].detail
 
 
+def test_line_rate_targets() -> None:
+    """Issue 26: 4x10G of 64-byte frames is 59.52 Mpps, 2.625 cycles at 156.25 MHz; 3 cycles (52 Mpps) misses it,
+    a fast result that differs from the model fails, a program not measured is n/a."""
+    assert abs(H.CLOCK_MHZ / throughput.LINE_RATE_MPPS - 2.625) < 1e-9
+    rows = [{"program": "xdp_drop", "path": "DROP", "rtl_cycles": 2.0, "rtl_mpps": H.CLOCK_MHZ / 2},
+            {"program": "xdp_tx", "path": "TX", "rtl_cycles": 3.0, "rtl_mpps": H.CLOCK_MHZ / 3}]
+    checks = {c.name.split()[4]: c for c in throughput.line_rate_checks(rows)}
+    assert checks["xdp_drop"].status == "pass" and checks["xdp_tx"].status == "fail"
+    rows[1].update(rtl_cycles=2.0, rtl_mpps=H.CLOCK_MHZ / 2, rtl_model_mismatches=1)
+    rows[0].update(rtl_cycles=None, rtl_mpps=None, rtl_method="no RTL")
+    checks = {c.name.split()[4]: c for c in throughput.line_rate_checks(rows)}
+    assert checks["xdp_tx"].status == "fail" and "differ" in checks["xdp_tx"].detail
+    assert checks["xdp_drop"].status == "n/a" and "no RTL" in checks["xdp_drop"].detail
+
+
 def test_synth_stats_counts_cells() -> None:
     doc = {"modules": {"\\core": {"num_cells_by_type": {"LUT6": 10, "LUT2": 5, "FDRE": 7, "RAMB18E1": 3,
                                                            "RAMB36E1": 1, "RAM64M": 2, "MUXF7": 4, "DSP48E1": 1}}}}

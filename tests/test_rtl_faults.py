@@ -111,23 +111,28 @@ def test_no_byte_of_previous_packet_visible() -> None:
 
 
 def test_drop_and_tx_cycles_back_to_back() -> None:
+    """64-byte packets back to back: XDP_DROP (one row) and a MAC swap returning XDP_TX (two rows: the loads, then
+    the stores beside the exit) both run a packet every 2 cycles, the input's pace (2 frames of 32 bytes): 4x10G
+    line rate of 64-byte frames needs 2.625 cycles at 156.25 MHz. The swap's store row meets the next packet's
+    first frame; the frame waits in the packet buffer's write buffer instead of stopping the input."""
     pkts = [bytes(range(64))] * 20
     drop = Rom([[_a("exit 1"), NOP, NOP, NOP]])
     sim = RtlSim(drop)
     res = sim.run_packets(pkts)
     assert all(r.action == params.XDP_DROP and r.cycles == 1 for r in res)
     per_packet = (sim.stamps[-1].end - sim.stamps[0].end) / (len(pkts) - 1)
-    assert per_packet <= 3, per_packet
-    swap = Rom([
-        [_a("r2 = *(u32 *)(r1 + 0)"), NOP, NOP, NOP],
+    assert per_packet <= 2, per_packet
+    swap = Rom([  # (r2 = ctx->data at entry: execution contract section 1)
         [_a("r3 = *(u48 *)(r2 + 0)"), _a("r4 = *(u48 *)(r2 + 6)"), NOP, NOP],
         [_a("*(u48 *)(r2 + 0) = r4"), _a("*(u48 *)(r2 + 6) = r3"), _a("exit 3"), NOP],
     ])
     sim = RtlSim(swap)
     res = sim.run_packets(pkts)
     assert all(r.action == params.XDP_TX and r.packet == pkts[0][6:12] + pkts[0][:6] + pkts[0][12:] for r in res)
-    per_packet = (sim.stamps[-1].out - sim.stamps[0].out) / (len(pkts) - 1)
-    assert per_packet <= 7, per_packet
+    assert all(r.cycles == 2 for r in res)
+    half = len(pkts) // 2  # the steady state: the first packets set the phase of the frames against the stores
+    per_packet = (sim.stamps[-1].out - sim.stamps[half].out) / (len(pkts) - 1 - half)
+    assert per_packet <= 2, per_packet
 
 
 @pytest.mark.parametrize("kind, n, ok", [

@@ -149,6 +149,33 @@ yosys is not Vivado, so the comparison with the paper's Table 1 is indicative. y
 moves when the rest of its input changes: the parts synthesised on their own differ from the same parts within
 the whole IP by up to {synth_spread}.
 
+### Timing estimate
+
+Cycles count only at the clock the design reaches. After `synth_xilinx` the netlist is flattened and
+`hxdp.eval.timing` estimates every register-to-register path: the start's clock to output (flip-flop
+{t_cko} ns, block RAM {t_bram_cko} ns), per LUT level a routed net and the LUT ({t_net} + {t_lut} ns), a
+MUXF7/MUXF8 {t_muxf} ns, a CARRY4 {t_carry_in} ns into a carry chain and {t_carry_byp} ns along it, a DSP48E1
+without registers {t_dsp} ns ({t_dsp_cascade} ns from the one below it), then a net and the setup
+({t_setup} ns; block RAM {t_bram_setup} ns). So a path
+between two rising-edge flip-flops fits {period} ns ({clock} MHz) up to **{fit_levels} LUT levels**; a path that
+starts or ends at a falling edge (the block-RAM reads of the packet buffer and the map memory, `sephirot_bram.vh`)
+has half the period, {fit_half} levels. Each instance's longest path is a target, like a cycle count: over its
+budget, it is a miss (`resources.json`, "timing": levels, estimate, start and end of the path).
+
+Where the figures come from: the parameters are those UG474 defines ({ug474}, "General
+Slice Timing Parameters", https://docs.amd.com/r/en-US/ug474_7Series_CLB/General-Timing-Parameters: T_ILO from a
+LUT input through the LUT, T_CKO, T_AS; the multiplexer and carry-chain parameters), whose values per speed grade
+DS183 lists (Virtex-7 T and XT data sheet: CLB, block RAM and DSP48E1 switching characteristics). The values above
+are rounded {grade} figures of the order Vivado's {family} timing reports show: DS183's tables and UG949's logic-level
+guidance could not be read here (the search found neither), so they are not checked against them, and the net
+delay, which depends on placement, is an assumption. Vivado counts the same thing after implementation
+(`report_design_analysis -logic_level_distribution`, UG835). This is an estimate to find the paths that cannot
+make the clock, not a sign-off: only place and route gives the clock the design reaches.
+yosys {yosys}'s own `ltp -noff` is no help here: it counts cells (every CARRY4 of a {adder_bits}-bit adder as a level)
+and does not know the Xilinx flip-flops (`FDRE`) as flip-flops, so it reports loops through every register.
+
+{timing_table}
+
 ## Toolchain speed
 
 ![Toolchain speed]({eval}speed.png)
@@ -216,7 +243,7 @@ MEASURED = (
      "that distributed-RAM cells occupy (four for a `RAM64M`); FF = `FD*` cells; BRAM36 = `RAMB36` cells, a "
      "`RAMB18` counting half. Per module with its submodules, each parameter variant of a module counted at its "
      "own size. yosys's INV cells (which Vivado folds into the LUT or pin before them) and the MUXF7/MUXF8 cells "
-     "are not counted"),
+     "are not counted. Then the netlist, flattened, gives the timing estimate (Resources, Timing estimate)"),
     ("`speed`", "compile time (median of {ctime_runs} compilations) against program size, for `xdp_progs/` and for "
      "generated programs of {synthetic_min} to {synthetic_max} instructions (an unrolled packet loop, compiled "
      "with a large instruction memory: this measures the compiler, not the fit); simulated cycles/s and "

@@ -12,12 +12,12 @@ from typing import Any
 
 from hxdp import params
 from hxdp.atomic_write import write_atomic
-from hxdp.eval import doc_template
+from hxdp.eval import doc_template, timing
 from hxdp.eval.figures.compiler import LANES, OPT_TITLES
 from hxdp.eval.figures.latency import LATENCY_PROGRAMS, LATENCY_SIZES
 from hxdp.eval.figures.resources import CORE, PART_SYNTH_KEYS, REF_MAP_BYTES, WHOLE
 from hxdp.eval.figures.speed import COMPILE_TARGET, SIM_TARGET, SIM_TARGET_CPS
-from hxdp.eval.harness import CLOCK_MHZ, Context, ExperimentError, Row
+from hxdp.eval.harness import CLOCK_MHZ, NS_PER_CYCLE, Context, ExperimentError, Row
 from hxdp.eval.measure import (
     CTIME_RUNS,
     LINUX_FRAMES_PER_PATH,
@@ -424,7 +424,31 @@ def _resource_facts(results: dict[str, Any]) -> Facts:
               "paper rows", "paper LUT", "paper FF", "paper BRAM36")
     return {"components_table": _table(header, comp), "modules_table": _modules_table(doc["modules"]),
             "resources_summary": _resources_summary(_by_program(rows, "component")),
-            "synth_spread": _synth_spread(doc["modules"])}
+            "synth_spread": _synth_spread(doc["modules"]), **_timing_facts(doc.get("timing"))}
+
+
+def _timing_facts(paths: list[Row] | None) -> Facts:
+    """The delay model's figures and the longest path of each instance of the whole IP (or of the parts
+    synthesised on their own when the whole IP has none)."""
+    facts = {"t_cko": _num(timing.TCKO_NS), "t_bram_cko": _num(timing.BRAM_CKO_NS), "t_net": _num(timing.NET_NS),
+             "t_lut": _num(timing.LUT_NS), "t_muxf": _num(timing.MUXF_NS), "t_carry_in": _num(timing.CARRY_IN_NS),
+             "t_carry_byp": _num(timing.CARRY_BYP_NS), "t_dsp": _num(timing.DSP_COMB_NS),
+             "t_dsp_cascade": _num(timing.DSP_CASCADE_NS),
+             "t_setup": _num(timing.TSETUP_NS), "t_bram_setup": _num(timing.BRAM_SETUP_NS),
+             "period": _num(NS_PER_CYCLE), "fit_levels": str(timing.levels_that_fit(NS_PER_CYCLE)),
+             "fit_half": str(timing.levels_that_fit(NS_PER_CYCLE / 2)), "ug474": "7 Series FPGAs CLB User Guide",
+             "grade": "-2", "family": "7-series", "adder_bits": "64"}
+    if not paths:
+        return {**facts, "timing_table": "*No timing estimate in this run's `resources.json` (it predates the "
+                                         "estimate, or yosys did not run).*\n"}
+    runs = {p["synthesised"] for p in paths}
+    shown = [p for p in paths if p["synthesised"] == "sephirot_top"] if "sephirot_top" in runs else paths
+    rows = [(f"`{p['synthesised']}`/{p['group']}", "yes" if p["fits"] else "**no**", _num(p["levels"]),
+             ", ".join(f"{n} {k}" for k, n in sorted(p["cells"].items()) if k != "LUT") or "-",
+             f"{_num(p['delay_ns'])} / {_num(p['budget_ns'])}", f"`{p['start']}` ({p.get('start_pin', '-')})",
+             f"`{p['end']}` ({p.get('end_pin', '-')})") for p in shown]
+    return {**facts, "timing_table": _table(("instance", "fits", "LUT levels", "other cells", "estimate / budget (ns)",
+                                             "from", "to"), rows)}
 
 
 def _lut(st: Row) -> float:

@@ -63,4 +63,10 @@ TARGET_CYCLES = {  # issue 9: cycles per 64-byte packet back to back (paper figu
     "xdp_redirect": (10, "15 Mpps"),
     "simple_firewall": (22, "7.1 Mpps, hand-optimised"),
 }
+# issue 26: one core at 4x10G line rate of 64-byte frames (on the wire: 8 bytes of preamble and 12 of gap more)
+LINE_RATE_PORTS = 4
+LINE_RATE_GBPS = 10
+LINE_RATE_WIRE_BYTES = 64 + 8 + 12
+LINE_RATE_MPPS = LINE_RATE_PORTS * LINE_RATE_GBPS * 1000 / (8 * LINE_RATE_WIRE_BYTES)  # 59.52
+LINE_RATE_PROGRAMS = ("xdp_drop", "xdp_tx")  # on their main path, RTL back to back
 TARGET_LUT = 42_000  # the paper's whole IP (Table 1); Sephirot alone was 27K

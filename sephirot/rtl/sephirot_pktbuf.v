@@ -15,7 +15,15 @@
 // - Two stores of a row to different words of one bank: the second port's store is written again, whole, through
 //   the first port in the next cycle (deferred), while the next row waits (hold_o: a wait, not a core cycle,
 //   execution contract section 6). Two stores to one word merge (their bytes never overlap).
-// - The input frame (four words, 32-byte aligned) waits for a cycle in which its four banks are free (in_ready_o).
+// - The input frame (four words, 32-byte aligned) is written in the cycle it comes when its four banks are free;
+//   otherwise it waits in a one-frame write buffer (the stores keep their cycle) and is written in the first cycle
+//   in which its banks are free, beside the next frame when that one takes the other four banks. The input stops
+//   (in_ready_o low) only when the buffer is full and stays full and the new frame cannot be written either. A
+//   64-byte packet's two frames take the two halves of the banks, so a program whose packet stores are in one row
+//   lets the input run a frame a cycle: the buffer takes the frame that meets that row, and from then on the
+//   store row meets a packet's second frame, in the other half. A lane access to the bytes of the buffered frame
+//   waits for them (as for bytes that have not arrived), a packet is complete for the helpers (core_filled_o)
+//   and for the output only once they are written.
 // - No byte of a previous packet is ever visible, with no valid bits: a program reaches bytes outside the input
 //   packet only through adjust_head/adjust_meta (below data_meta) and adjust_tail growth, and these are zeroed
 //   when exposed: the tail growth (the kernel's memset) and the bytes below the lowest data_meta the packet had
@@ -120,6 +128,13 @@ module sephirot_pktbuf #(
   reg [31:0]    act_q [0:NBUF-1];
   reg [PW-1:0]  in_ptr_q, core_ptr_q, out_ptr_q;
   reg [15:0]    out_off_q;            // bytes emitted of the packet at out_ptr
+  // the input's write buffer: a frame whose banks were taken by the stores in the cycle it came
+  reg            hv_q;
+  reg [PW-1:0]   hb_q;                 // its buffer
+  reg [15:0]     hbase_q;              // bytes of the packet before it
+  reg [BW-1:0]   hw_q;                 // its four words' row in their banks
+  reg            hw_q0;                // its banks: 4..7 (else 0..3)
+  reg [8*FB-1:0] hd_q;
 
 `include "sephirot_bytes.vh"
   function automatic [PW-1:0] inc(input [PW-1:0] p);
@@ -128,7 +143,7 @@ module sephirot_pktbuf #(
   wire [PW-1:0] cb = core_ptr_q;
   wire [PW-1:0] ob = out_ptr_q;
   assign core_ready_o = busy_q[cb] && !done_q[cb] && arr_q[cb] != 16'd0;
-  assign core_filled_o = filled_q[cb];
+  assign core_filled_o = filled_q[cb] && !(hv_q && hb_q == cb);
   assign ctx_data_o   = PKT_BASE + {{(31-OW){1'b0}}, dstart_q[cb]};
   assign ctx_end_o    = PKT_BASE + {{(31-OW){1'b0}}, dend_q[cb]};
 
@@ -156,8 +171,11 @@ module sephirot_pktbuf #(
         if (wr || !ctx_ok(a, size)) acc_flags[0] = 1'b1;
       end else if (a[31:28] == R_PKT) begin
         if (!pkt_ok(a, size)) acc_flags[0] = 1'b1;
-        // bytes of the input packet that have not arrived yet: wait
+        // bytes of the input packet that have not arrived yet, or wait in the write buffer: wait
         else if (!filled_q[cb] && e > HEAD[15:0] + arr_q[cb] && {{(15-OW){1'b0}}, a[OW:0]} < HEAD[15:0] + len_q[cb])
+          acc_flags[1] = 1'b1;
+        else if (hv_q && hb_q == cb && e > HEAD[15:0] + hbase_q &&
+                 {{(15-OW){1'b0}}, a[OW:0]} < HEAD[15:0] + hbase_q + FB[15:0])
           acc_flags[1] = 1'b1;
       end else begin
         acc_flags[0] = 1'b1;
@@ -374,11 +392,17 @@ module sephirot_pktbuf #(
       end
     end
   end
-  // the input frame's banks (it is written only when all of them are free)
+  // the input frame's banks; the buffered frame's. The buffered frame is written when its banks are free, the new
+  // one when its banks are free of the stores and of the buffered frame; a new frame that is not written goes
+  // into the buffer, which must then be empty at the end of the cycle.
   always @(*) bk_in = in_q[0] ? 8'hf0 : 8'h0f;
-  wire in_free = !(|(bk_we & bk_in));
-  assign in_ready_o = in_room && in_free;
+  wire [NB-1:0] bk_h = hw_q0 ? 8'hf0 : 8'h0f;
+  wire h_wr = hv_q && !(|(bk_we & bk_h));
+  wire in_free = !(|((bk_we | (h_wr ? bk_h : {NB{1'b0}})) & bk_in));
+  assign in_ready_o = in_room && (in_free || !hv_q || h_wr);
   wire in_fire = in_valid_i && in_ready_o;
+  wire in_wr = in_fire && in_free;
+  wire in_hold = in_fire && !in_free;
 
   // ---------------------------------------------------------------------------------------------------------
   // the banks
@@ -390,13 +414,14 @@ module sephirot_pktbuf #(
     for (gb = 0; gb < NB; gb = gb + 1) begin : gen_bank
       localparam [2:0] B = gb;
       (* ram_style = "block" *) reg [63:0] mem_q [0:NBUF*BSZ/64-1];
-      wire             iw = in_fire && bk_in[gb];
-      wire [PW+BW-1:0] wix = iw ? {in_ptr_q, in_q[WA-3:1]} : bk_ix[gb];
-      wire [63:0]      wd = iw ? in_data_i[64*B[1:0] +: 64] : bk_d[gb];
-      wire [7:0]       wm = iw ? 8'hff : bk_m[gb];
+      wire             iw = in_wr && bk_in[gb];
+      wire             hw = h_wr && bk_h[gb];
+      wire [PW+BW-1:0] wix = iw ? {in_ptr_q, in_q[WA-3:1]} : hw ? {hb_q, hw_q} : bk_ix[gb];
+      wire [63:0]      wd = iw ? in_data_i[64*B[1:0] +: 64] : hw ? hd_q[64*B[1:0] +: 64] : bk_d[gb];
+      wire [7:0]       wm = (iw || hw) ? 8'hff : bk_m[gb];
       integer k;
       always @(posedge clk_i)
-        if (iw || bk_we[gb]) for (k = 0; k < 8; k = k + 1) if (wm[k]) mem_q[wix][8*k +: 8] <= wd[8*k +: 8];
+        if (iw || hw || bk_we[gb]) for (k = 0; k < 8; k = k + 1) if (wm[k]) mem_q[wix][8*k +: 8] <= wd[8*k +: 8];
       for (gc = 0; gc < NC; gc = gc + 1) begin : gen_rd
         wire [WA-1:0]    w0 = (gc == CO) ? co_w0 : cw[WA*gc +: WA];
         // (the copy reads the engine's buffer: the packet may have ended in the adjust_head row, cb is the next one)
@@ -460,7 +485,7 @@ module sephirot_pktbuf #(
   // ---------------------------------------------------------------------------------------------------------
   // output: emit the oldest finished packet, one frame per cycle, data_meta..data_end
   wire          out_go = busy_q[ob] && done_q[ob] && filled_q[ob] && !(e_busy && e_b_q == ob) &&
-                         !(df_v_q && df_b_q == ob);
+                         !(df_v_q && df_b_q == ob) && !(hv_q && hb_q == ob);
   wire [15:0]   out_len = {{(15-OW){1'b0}}, dend_q[ob]} - {{(15-OW){1'b0}}, dmeta_q[ob]};
   /* verilator lint_off UNUSEDSIGNAL */
   wire [OW:0]   out_mlen = dstart_q[ob] - dmeta_q[ob];   // at most 252
@@ -500,6 +525,7 @@ module sephirot_pktbuf #(
     // the last store port's store, in case it is deferred
     df_a_q <= q_addr[32*(WP-1) +: OW]; df_x_q <= q_data[64*(WP-1) +: 64]; df_s_q <= q_size[4*(WP-1) +: 4];
     df_b_q <= cb;
+    if (in_hold) begin hb_q <= in_ptr_q; hw_q <= in_q[WA-3:1]; hw_q0 <= in_q[0]; hbase_q <= in_base; hd_q <= in_data_i; end
   end
   // (only the last port's words can find their bank taken: port 0 comes first, and its two words are in two banks)
   wire df_d = WP > 1 && !df_v_q && any_st && |bk_df;
@@ -508,12 +534,13 @@ module sephirot_pktbuf #(
     if (!rst_ni) begin
       busy_q <= {NBUF{1'b0}}; filled_q <= {NBUF{1'b0}}; done_q <= {NBUF{1'b0}};
       in_ptr_q <= {PW{1'b0}}; core_ptr_q <= {PW{1'b0}}; out_ptr_q <= {PW{1'b0}}; out_off_q <= 16'd0;
-      mv_cnt_q <= 5'd0; df_v_q <= 1'b0;
+      mv_cnt_q <= 5'd0; df_v_q <= 1'b0; hv_q <= 1'b0;
       e_b_q <= {PW{1'b0}}; z_lo_q <= {(OW+1){1'b0}}; z_hi_q <= {(OW+1){1'b0}};
       c_go_q <= 1'b0; c_up_q <= 1'b0; cr_v_q <= 1'b0; c_src_q <= {OW{1'b0}}; c_dst_q <= {OW{1'b0}};
       c_len_q <= 8'd0; c_k_q <= 6'd0;
     end else begin
       df_v_q <= df_d;
+      hv_q <= in_hold || (hv_q && !h_wr);
       // the engine: four words a cycle
       if (e_run) begin
         if (z_run) z_lo_q <= (z_span > 32) ? {1'b0, z_w0 + {{(WA-3){1'b0}}, 3'd4}, 3'd0} : z_hi_q;

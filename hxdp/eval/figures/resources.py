@@ -94,6 +94,41 @@ def _lut_check(comp: str, key: str, limit: int, what: str, row: Row | None, reco
     return Check(name, "n/a", "-", f"< {limit:,}", str(records.get(key, {}).get("reason", "not measured")))
 
 
+def timing_rows(runs: list[Record | None]) -> list[Row]:
+    """Per synthesis run with a timing estimate (hxdp.eval.timing), per instance of its top: the longest path."""
+    return [{"synthesised": r["top"], **path} for r in runs if r and r.get("timing")
+            for path in [*r["timing"]["groups"].values(), *r["timing"].get("detail", {}).values()]]
+
+
+def _path_value(p: dict[str, Any]) -> str:
+    other = ", ".join(f"{n} {k}" for k, n in sorted(p["cells"].items()) if k not in ("LUT", "$alias"))
+    return (f"{p['levels']} LUT levels{' + ' + other if other else ''}: ~{p['delay_ns']:.2f} ns "
+            f"of {p['budget_ns']:g} ns")
+
+
+def timing_checks(run: Record | None) -> list[Check]:
+    """Issue 26: every register-to-register path of the synthesised IP fits the clock, like a cycle target: per
+    instance of the top, its longest path's estimate against its budget (a clock period, half of one between a
+    rising and a falling edge); a path over it is a miss."""
+    if not run or not run.get("timing"):
+        why = (run or {}).get("synth_failed") or "no timing estimate (synthesis not run)"
+        return [Check("timing: the longest path fits the clock", "n/a", "-", "", str(why))]
+    t = run["timing"]
+    checks = []
+    for g, p in t["groups"].items():
+        name = f"timing {run['top']}/{g}: longest path <= {p['budget_ns']:g} ns ({p['levels_that_fit']} LUT levels)"
+        checks.append(Check(name, "pass" if p["fits"] else "fail", _path_value(p),
+                            f"<= {p['budget_ns']:g} ns ({p['levels_that_fit']} LUT levels)",
+                            f"{p['start']} ({p.get('start_pin', '')}) -> {p['end']} ({p.get('end_pin', '')}); "
+                            "estimate after synth_xilinx (docs/evaluation.md)"))
+    return checks
+
+
+def parts_only_timing(top: Record | None, parts: list[Record | None]) -> bool:
+    """The whole IP has no timing estimate (its synthesis failed) but some of its parts have one."""
+    return not (top and top.get("timing")) and any(r and r.get("timing") for r in parts)
+
+
 def report_resources(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
     top = ok(records, TOP_SYNTH_KEY)
     parts = [ok(records, k) for k in PART_SYNTH_KEYS]
@@ -111,12 +146,15 @@ def report_resources(ctx: Context, exp: Experiment, records: dict[str, Record]) 
               for comp, key, limit, what in ((WHOLE, TOP_SYNTH_KEY, TARGET_LUT, "the paper's whole IP"),
                                              (CORE, "synth:sephirot_core", PAPER_TABLE1["Sephirot"][0],
                                               "the paper's Sephirot row"))]
+    checks += timing_checks(top) if not parts_only_timing(top, parts) else \
+        [c for r in parts if r and r.get("timing") for c in timing_checks(r)]
     paper_rows = [{"component": c, "LUT": v[0], "FF": v[1], "BRAM": v[2]} for c, v in PAPER_TABLE1.items()]
     per_module: list[dict[str, Any]] = [{"synthesised": r["top"], "module (with its submodules)": m, **st}
                                         for r in (top, *parts) if r and "modules" in r
                                         for m, st in sorted(r["modules"].items())]
     write_table(ctx, exp.name, exp.title, rows,
-                {"paper_table1": paper_rows, "modules": per_module, "not_available": notes}, checks)
+                {"paper_table1": paper_rows, "modules": per_module, "timing": timing_rows([top, *parts]),
+                 "not_available": notes}, checks)
     plot_resources(ctx.out, exp, rows, notes)
     return checks
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from hxdp.eval.harness import CLOCK_MHZ, Check, Context, Experiment, Record, Row, ok
 from hxdp.eval.measure import program_paths
 from hxdp.eval.output import bars, note_figure, plt, reasons, save_figure, write_table
-from hxdp.eval.paper import PAPER_MPPS, PAPER_NOTES, TARGET_CYCLES
+from hxdp.eval.paper import LINE_RATE_MPPS, LINE_RATE_PROGRAMS, PAPER_MPPS, PAPER_NOTES, TARGET_CYCLES
 from hxdp.eval.programs import CSUM_DIFF, MAP_ACCESS, suite_has, suite_names
 
 NO_EXIT_ACTION = "rtl:xdp_drop:no-exit_action"
@@ -138,6 +138,29 @@ def cycle_checks(rows: list[Row], records: dict[str, Record]) -> list[Check]:
     return checks
 
 
+def line_rate_checks(rows: list[Row]) -> list[Check]:
+    """Issue 26: one core at 4x10G line rate of 64-byte frames, the main path's RTL cycles per packet back to
+    back (the steady-state interval of the RTL's stamps) at most CLOCK_MHZ / LINE_RATE_MPPS (2.625), with results
+    equal to the model's."""
+    limit = CLOCK_MHZ / LINE_RATE_MPPS
+    checks = []
+    for p in LINE_RATE_PROGRAMS:
+        row = next((r for r in rows if r["program"] == p), None)
+        if row is None:
+            continue
+        name = f"4x10G line rate, 64B {p} ({row['path']}): cycles/packet <= {limit:.3f}"
+        if row["rtl_cycles"] is None:
+            checks.append(Check(name, "n/a", "-", f"<= {limit:.3f}", str(row.get("rtl_method") or "not measured")))
+            continue
+        wrong = row.get("rtl_model_mismatches") or 0
+        good = row["rtl_cycles"] <= limit and wrong == 0
+        detail = f"RTL, back to back, main path ({row.get('rtl_method')})" if not wrong else \
+            f"RTL results differ from the VLIW model on {wrong} packet(s)"
+        checks.append(Check(name, "pass" if good else "fail", f"{row['rtl_cycles']:.2f} cycles "
+                            f"({row['rtl_mpps']:.1f} Mpps)", f"<= {limit:.3f} ({LINE_RATE_MPPS:.2f} Mpps)", detail))
+    return checks
+
+
 def points_fig12_13(ctx: Context) -> list[str]:
     extra = [NO_EXIT_ACTION] if "xdp_drop" in suite_names(ctx) else []
     return _throughput_points(suite_names(ctx)) + extra
@@ -146,7 +169,7 @@ def points_fig12_13(ctx: Context) -> list[str]:
 def report_fig12_13(ctx: Context, exp: Experiment, records: dict[str, Record]) -> list[Check]:
     names = suite_names(ctx)
     rows = throughput_rows(names, records)
-    checks = cycle_checks(rows, records)
+    checks = cycle_checks(rows, records) + line_rate_checks(rows)
     noexit = ok(records, NO_EXIT_ACTION)
     if noexit:
         rows.append({"program": "xdp_drop (no exit with action)", "rtl_cycles": noexit["rtl_cycles"],
