@@ -561,7 +561,7 @@ def test_bad_input(board: SimBoard, server, compiled, tmp_path: Path, capsys) ->
     before = H.dump_imem(board).rows
     # ROM too large, malformed, empty: refused before any write
     big = Rom([[res.rom.rows[0][0]] + [res.rom.rows[0][1]] * 3 for _ in range(params.IMEM_ROWS + 1)])
-    with pytest.raises(H.InjectError, match="holds 256"):
+    with pytest.raises(H.InjectError, match=f"holds {params.IMEM_ROWS}"):
         H.inject(board, big)
     bad = tmp_path / "bad.rom"
     bad.write_text("0123\n")

@@ -141,7 +141,7 @@ def inject(board: Board, rom: Rom, verify: bool = True, atomic: bool = True, ext
     input stays held and InjectError names the row. A hold left by an owner that is gone is taken over (inject is
     the recovery); one of a live owner only with `force`.
     """
-    check_rom(rom)
+    check_rom(rom, params.IMEM_ROWS if extensions else params.ORIGINAL_IMEM_ROWS)
     atomic = atomic and extensions
     t0 = time.perf_counter()
     writes = reads = 0

@@ -9,7 +9,7 @@ constexpr int kLanes = 4;  // lanes of a ROM row
 constexpr int kFrame = 32;  // bytes of an input/output frame (one per cycle)
 constexpr size_t kRunt = 60;  // shorter frames are dropped by the MAC before the core
 constexpr size_t kMaxLen = 2048;  // longest frame the input queue accepts
-constexpr int kImemRows = 256;  // instruction memory rows
+constexpr int kImemRows = 4096;  // instruction memory rows
 constexpr uint32_t kCtrlAddr = 2147680256;  // AXI CTRL register (bit 0: input hold)
 constexpr double kClockMhz = 156.25;  // the NetFPGA-SUME core clock
 }  // namespace seph
