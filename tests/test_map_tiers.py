@@ -161,13 +161,13 @@ def test_off_chip_state_and_pointers() -> None:
 
 def test_off_chip_refusals() -> None:
     # the VLIW model runs off-chip arrays, hashes and LPM tries; a kind whose off-chip cost is not defined and the
-    # RTL (no off-chip port yet) are refused, naming the map
+    # board (no off-chip memory controller yet) are refused, naming the map
     from hxdp.rtl.sim import map_config_lines
 
     lay = MapLayout.from_maps([counters(), MapDef("huge", HASH, 4, 16, 2_000_000)])
     VliwModel(Rom([row(exit_action(2))]), MapState(lay))
     assert MapState(MapLayout.from_maps([counters()])).off_chip_refusal("x") is None
-    with pytest.raises(HxdpError, match=r"map huge is placed in ddr: not supported by the RTL .*tier=bram"):
+    with pytest.raises(HxdpError, match=r"map huge is placed in ddr: not supported by the board yet .*tier=bram"):
         map_config_lines(lay)
     dev = MapLayout.from_maps([MapDef("ports", params.LINUX_MAP_TYPE_IDS["devmap"], 4, 4, 8, tier="qdr")])
     with pytest.raises(HxdpError, match="map ports is placed in qdr: not supported by the VLIW cycle model for a "
@@ -270,7 +270,8 @@ def test_two_million_entries_in_ddr_against_the_kernel(xdp_prog_objects: dict[st
                  "--engine", "vliw-model"]) == 0
     assert f"{len(packets)} packets identical to the kernel on vliw-model" in capsys.readouterr().out
     assert main(["diff", str(obj), "--pcap", pcap, "--map", "src_stats.max_entries=2000000", "--engine", "rtl"]) != 0
-    assert "map src_stats is placed in ddr: not supported by" in capsys.readouterr().err
+    assert "map src_stats is placed in ddr: the RTL reaches an off-chip map through value pointers only" in \
+        capsys.readouterr().err
 
 
 @pytest.mark.parametrize("tier", ["qdr", "ddr"])
