@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bpf_asm import alu64, atomic, exit_action, lddw, ldx, mov, row, stx
+from bpf_asm import alu64, atomic, call, exit_, exit_action, lddw, ldx, mov, row, stx
 from kernel_fixtures import requires_kernel
 from rtl_support import first_divergence, require_rtl
 
@@ -82,6 +82,22 @@ def test_map_guard_faults_past_an_off_chip_value(tier: str) -> None:
     got, want, _, _ = run_both(lanes_rom(layout, past=True), layout, PACKETS[:1])
     assert got[0].fault == "access fault" and got[0].action == params.XDP_ABORTED
     assert "outside its map value" in want[0].fault
+
+
+@pytest.mark.parametrize("tier", ["qdr", "ddr"])
+def test_off_chip_load_then_division_then_helper(tier: str) -> None:
+    # one row with an off-chip load, a division and a helper call: the waits add in that order (contract section 6)
+    require_rtl()
+    def rom(layout: MapLayout) -> Rom:
+        return Rom([row(*lddw(6, layout.value_addr(0)), mov(7, 1000), mov(1, 5)),
+                    row(mov(2, 0)),
+                    row(ldx("dw", 5, 6, 8), alu64("div", 7, 7), call(params.HELPER_IDS["redirect"])),
+                    row(exit_())])
+
+    got, _, _, _ = run_both(rom(table(tier)), table(tier), PACKETS[:1])
+    _, on_chip, _, _ = run_both(rom(table("bram")), table("bram"), PACKETS[:1])
+    assert got[0].action == params.XDP_REDIRECT and got[0].redirect == 5
+    assert got[0].cycles == on_chip[0].cycles + params.TIER_READ_CYCLES[tier]
 
 
 def test_rtl_refuses_map_helpers_on_off_chip_maps() -> None:
