@@ -67,6 +67,16 @@ TIER_READ_CYCLES = {"bram": 0, "qdr": 8, "ddr": 18}
 TIER_READ_BYTES_PER_CYCLE = {"bram": 32, "qdr": 16, "ddr": 64}
 
 
+def tier_read_cycles(tier: str, nbytes: int) -> int:
+    """Cycles a read of `nbytes` in `tier` stalls its requester beyond what the same read costs on chip: the first
+    data's latency, then one cycle per further beat of TIER_READ_BYTES_PER_CYCLE (0 on chip; writes are posted)."""
+    if tier == "bram" or nbytes <= 0:
+        return 0
+    beats = -(-nbytes // TIER_READ_BYTES_PER_CYCLE[tier])
+    return TIER_READ_CYCLES[tier] + beats - 1
+
+
+
 def _tag_fields(tier: str) -> tuple[int, int, int]:
     """(start bits, length bits, granularity) of the map-value tags of a tier."""
     grain = TIER_GRAIN[tier]

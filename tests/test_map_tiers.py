@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from bpf_asm import alu64, call, exit_action, jmp, lddw, ldx, movr, row, st
 from kernel_fixtures import requires_kernel
 
 from hxdp import params
@@ -15,8 +16,10 @@ from hxdp.cli.loading import sizes_from_args, tiers_from_args
 from hxdp.errors import HxdpError
 from hxdp.frontend.program import MapDef
 from hxdp.frontend.sizing import MapSizeError, merge_tiers, parse_map_tiers
+from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapLayout, MapState, check_map_config
 from hxdp.models.memory import AccessFault, DataMemory, SparseMemory
+from hxdp.models.vliw import VliwModel
 
 HASH, ARRAY = params.LINUX_MAP_TYPE_IDS["hash"], params.LINUX_MAP_TYPE_IDS["array"]
 SIZED = "xdp_sized_counter"  # xdp_progs/: src_stats sized at load
@@ -156,14 +159,66 @@ def test_off_chip_state_and_pointers() -> None:
     assert state.copy().dump() == state.dump()
 
 
-def test_cycle_engines_refuse_off_chip_maps() -> None:
+def test_off_chip_refusals() -> None:
+    # the VLIW model runs off-chip arrays, hashes and LPM tries; a kind whose off-chip cost is not defined and the
+    # board (no off-chip memory controller yet) are refused, naming the map
     from hxdp.rtl.sim import map_config_lines
 
     lay = MapLayout.from_maps([counters(), MapDef("huge", HASH, 4, 16, 2_000_000)])
-    assert "map huge is placed in ddr: not supported by the VLIW" in MapState(lay).off_chip_refusal("the VLIW")
+    VliwModel(Rom([row(exit_action(2))]), MapState(lay))
     assert MapState(MapLayout.from_maps([counters()])).off_chip_refusal("x") is None
-    with pytest.raises(HxdpError, match=r"map huge is placed in ddr: not supported by the RTL .*tier=bram"):
+    with pytest.raises(HxdpError, match=r"map huge is placed in ddr: not supported by the board yet .*tier=bram"):
         map_config_lines(lay)
+    dev = MapLayout.from_maps([MapDef("ports", params.LINUX_MAP_TYPE_IDS["devmap"], 4, 4, 8, tier="qdr")])
+    with pytest.raises(HxdpError, match="map ports is placed in qdr: not supported by the VLIW cycle model for a "
+                                        "devmap map"):
+        VliwModel(Rom([row(exit_action(2))]), MapState(dev))
+
+
+def lookup_and_load(tier: str) -> tuple[int, int]:
+    """Cycles of a packet that looks key 2 up in a hash in `tier` and loads 8 bytes of the value it finds, and of
+    one whose lookup misses (key 3)."""
+    out = []
+    for key in (2, 3):
+        rows = [row(st("w", 10, -4, key), *lddw(1, params.MAP_HANDLE_BASE), movr(2, 10)),
+                row(alu64("add", 2, -4)),
+                row(call(params.HELPER_IDS["map_lookup_elem"])),
+                row(jmp("jeq", 0, 1, 0)),
+                row(ldx("dw", 3, 0, 8), exit_action(2)),
+                row(exit_action(1))]
+        state = MapState(MapLayout.from_maps([MapDef("flows", HASH, 4, 16, 64, tier=tier)]))
+        assert state.update(0, (2).to_bytes(4, "little"), bytes(range(16))) == 0
+        model = VliwModel(Rom(rows), state, trace=True)
+        res = model.run(bytes(64))
+        assert res.fault is None and res.action == (2 if key == 2 else 1)
+        if key == 2:
+            assert model.regs[3] == int.from_bytes(bytes(range(8, 16)), "little")
+        out.append(res.cycles)
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("tier,probe,load", [("qdr", 8 + 2 - 1, 8), ("ddr", 18, 18)])
+def test_vliw_off_chip_cycles(tier: str, probe: int, load: int) -> None:
+    # a probe reads the slot's header and key window (32 bytes: two QDR beats, one DDR beat) and waits for it;
+    # the lane's 8-byte load waits for its one beat: the first data's latency (docs/maps.md "Memory tiers")
+    assert params.tier_read_cycles(tier, 32) == probe and params.tier_read_cycles(tier, 8) == load
+    assert params.tier_read_cycles("bram", 32) == 0
+    hit, miss = lookup_and_load("bram")
+    assert lookup_and_load(tier) == (hit + probe + load, miss + probe)
+
+
+def test_off_chip_value_guarded_in_the_vliw_model() -> None:
+    # a load past the 16-byte value in DDR faults like one on chip (the tag's DDR field widths bound it)
+    rows = [row(st("w", 10, -4, 2), *lddw(1, params.MAP_HANDLE_BASE), movr(2, 10)),
+            row(alu64("add", 2, -4)),
+            row(call(params.HELPER_IDS["map_lookup_elem"])),
+            row(jmp("jeq", 0, 1, 0)),
+            row(ldx("dw", 3, 0, 16), exit_action(2)),
+            row(exit_action(1))]
+    state = MapState(MapLayout.from_maps([MapDef("flows", HASH, 4, 16, 64, tier="ddr")]))
+    state.update(0, (2).to_bytes(4, "little"), bytes(16))
+    res = VliwModel(Rom(rows), state).run(bytes(64))
+    assert res.action == params.XDP_ABORTED and "outside its map value" in res.fault
 
 
 def test_tier_options() -> None:
@@ -210,11 +265,13 @@ def test_two_million_entries_in_ddr_against_the_kernel(xdp_prog_objects: dict[st
     report = run_diff(obj, packets, {"maps": {}}, engine="seq-model", sizes={"src_stats": 2_000_000})
     assert report.ok, report.divergence and report.divergence.render()
     assert report.packets == len(packets) > 20
-    for engine in ("vliw-model", "rtl"):
-        assert main(["diff", str(obj), "--pcap", str(Path(__file__).parent.parent / "xdp_progs" / "traffic" /
-                                                     f"{SIZED}.pcap"),
-                     "--map", "src_stats.max_entries=2000000", "--engine", engine]) != 0
-        assert "map src_stats is placed in ddr: not supported by" in capsys.readouterr().err
+    pcap = str(Path(__file__).parent.parent / "xdp_progs" / "traffic" / f"{SIZED}.pcap")
+    assert main(["diff", str(obj), "--pcap", pcap, "--map", "src_stats.max_entries=2000000",
+                 "--engine", "vliw-model"]) == 0
+    assert f"{len(packets)} packets identical to the kernel on vliw-model" in capsys.readouterr().out
+    assert main(["diff", str(obj), "--pcap", pcap, "--map", "src_stats.max_entries=2000000", "--engine", "rtl"]) != 0
+    assert "map src_stats is placed in ddr: the RTL reaches an off-chip map through value pointers only" in \
+        capsys.readouterr().err
 
 
 @pytest.mark.parametrize("tier", ["qdr", "ddr"])
@@ -231,3 +288,16 @@ def test_compiled_pointers_into_off_chip_maps(tier: str, xdp_prog_objects: dict[
     capsys.readouterr()
     assert main(["disasm", str(rom)]) == 0
     assert "map[fw_config] + 0 ll" in capsys.readouterr().out
+
+
+@requires_kernel
+@pytest.mark.kernel
+@pytest.mark.parametrize("tier", ["qdr", "ddr"])
+def test_forced_tier_on_the_vliw_model_against_the_kernel(tier: str, xdp_prog_objects: dict[str, Path],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # simple_firewall with its flow table and its configuration (read through an inlined pointer) off chip
+    root = Path(__file__).parent.parent / "xdp_progs"
+    assert main(["diff", str(xdp_prog_objects["simple_firewall"]), "--pcap", str(root / "traffic" /
+                 "simple_firewall.pcap"), "--maps", str(root / "maps" / "simple_firewall.json"), "--map",
+                 f"fw_config.tier={tier}", "--map", f"flows.tier={tier}", "--engine", "vliw-model"]) == 0
+    assert "14 packets identical to the kernel on vliw-model (actions 1: 7, 4: 7)" in capsys.readouterr().out

@@ -12,6 +12,7 @@ from hxdp import params
 from hxdp.errors import HxdpError
 from hxdp.events import Event
 from hxdp.models.eventring import EventFault, EventUnit
+from hxdp.models.maplayout import MapRegion
 from hxdp.models.maps import OUTER_KINDS, SLOT_HEADER, MapState, windows
 from hxdp.models.memory import ETH_HLEN, PKT_HARD_END, XDP_FRAME_RESERVED, DataMemory
 
@@ -82,6 +83,21 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     if name == "fib_lookup":
         raise HelperFault("fib_lookup: its latency depends on the FIB walk (hxdp.fib.lookup.FibOutcome.cycles)")
     raise HelperFault(f"helper {helper_id} is not implemented in hardware")
+
+
+# map kinds whose operations the VLIW model costs off chip: the map FSM reads a slot (header and key) of a hash or
+# an LPM trie for each slot it visits; an array's lookup is an address computation and reads nothing
+OFF_CHIP_SLOT_KINDS = frozenset({"hash", "percpu_hash", "lru_hash", "lpm_trie"})
+OFF_CHIP_KINDS = OFF_CHIP_SLOT_KINDS | {"array", "percpu_array"}
+
+
+def off_chip_probe_cycles(r: MapRegion, probes: int) -> int:
+    """Cycles the map FSM waits for the slots it visits in an off-chip region (docs/maps.md "Memory tiers"): each
+    visit reads the slot's header and key windows and waits for their data (params.tier_read_cycles); the writes
+    of an update or a delete are posted, so they cost what they cost on chip."""
+    if r.tier == "bram" or r.kind not in OFF_CHIP_SLOT_KINDS:
+        return 0
+    return probes * params.tier_read_cycles(r.tier, windows(SLOT_HEADER + r.key_size) * params.MAP_WINDOW_BYTES)
 
 
 # --- checksums (x86-64 csum_partial, exact 32-bit result) --------------------------------------------------------
@@ -242,14 +258,16 @@ class HelperEnv:
             if name == "map_lookup_elem":
                 off = state.lookup_offset(map_id, key, from_program=True)
                 r0 = 0 if off is None else state.layout.value_pointer(map_id, off)
-                return r0, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
+                return r0, (helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
+                            + off_chip_probe_cycles(r, state.last_probes))
             if name == "map_update_elem":
                 value = mem.read(r3, r.value_size)
                 ret = state.update(map_id, key, value, r4 & M64)
-                return ret & M64, helper_latency(helper_id, state.last_probes, r.key_size, r.value_size,
-                                                 writes=state.last_writes)
+                lat = helper_latency(helper_id, state.last_probes, r.key_size, r.value_size, writes=state.last_writes)
+                return ret & M64, lat + off_chip_probe_cycles(r, state.last_probes)
             ret = state.delete(map_id, key)
-            return ret & M64, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
+            return ret & M64, (helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
+                               + off_chip_probe_cycles(r, state.last_probes))
         if name == "tail_call":
             return self._tail_call(r2, r3), helper_latency(helper_id)
         if name == "redirect":

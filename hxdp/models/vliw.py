@@ -13,7 +13,9 @@ Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENAL
 than the next wins (or a tail call jumps), plus CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a
 branch lane (jmp/ja) before it in its row, plus DIV_EXTRA_CYCLES per lane that divides (div/mod, 32 or 64 bit,
 any operands; the core has one divider), plus helpers.helper_latency(...) for a helper call (which starts after
-the divisions).
+the divisions), plus the waits for off-chip memory (docs/maps.md "Memory tiers"): params.tier_read_cycles for each
+lane load or atomic and each helper read whose address is in QDR or DDR (one after another: the map unit has one
+off-chip port), and helpers.off_chip_probe_cycles for the slots a map helper visits in an off-chip map.
 Packet arrival (early processor start) is not modelled: cycles are the core's execution cycles once the bytes it
 reads are present.
 
@@ -40,7 +42,7 @@ from hxdp.errors import HxdpError
 from hxdp.isa import table as T
 from hxdp.isa.rom import Rom
 from hxdp.models.execute import Decoded, IllegalInstruction, decode, evaluate, plain_lddw
-from hxdp.models.helpers import HelperEnv, HelperFault
+from hxdp.models.helpers import OFF_CHIP_KINDS, HelperEnv, HelperFault
 from hxdp.models.maps import MapState
 from hxdp.models.memory import AccessFault, DataMemory
 from hxdp.result import RunResult
@@ -50,6 +52,11 @@ TAIL_CALL = params.HELPER_IDS["tail_call"]
 
 # params.PORT_RULES by the region number of an address (addr >> REGION_SHIFT): (name, load ports, store ports)
 PORTED_REGIONS = {base >> params.REGION_SHIFT: (name, ld, st) for name, base, ld, st in params.PORT_RULES.values()}
+# the off-chip tiers' regions take the map memory's ports: a lane's access there goes out through the map unit
+PORTED_REGIONS.update({reg: PORTED_REGIONS[params.MAP_BASE >> params.REGION_SHIFT]
+                       for t in params.TIERS[1:]
+                       for reg in range(params.TIER_BASE[t] >> params.REGION_SHIFT,
+                                        (params.TIER_BASE[t] + params.TIER_BYTES[t] - 1 >> params.REGION_SHIFT) + 1)})
 
 
 class ContractViolation(HxdpError):
@@ -117,11 +124,11 @@ class VliwModel:
         self.state = state
         self.cycle_limit = cycle_limit
         self.trace_enabled = trace
-        refusal = state.off_chip_refusal("the VLIW cycle model")
+        refusal = state.off_chip_refusal("the VLIW cycle model", OFF_CHIP_KINDS)
         if refusal is not None:
             raise HxdpError(refusal)
         self.rows = decode_rom(rom)
-        self.mem = DataMemory(state.mem)
+        self.mem = DataMemory(state.mem, tiers=state.tiers)
         self.env = HelperEnv(self.mem, state)
         self.total_cycles = 0  # over the model's life (ktime_get_ns)
         self.regs = [0] * params.NUM_REGS
@@ -144,6 +151,7 @@ class VliwModel:
         loads: dict[str, int] = {}
         stores_n: dict[str, int] = {}
         store_lane: dict[str, int] = {}  # memory -> first lane storing there
+        off_chip = 0  # cycles the row waits for its lanes' off-chip reads (one at a time through the map unit's port)
         for lane, d in row.lanes:
             k = d.kind
             if k == "local_call" or (k == "call" and d.src != T.CALL_HELPER):
@@ -154,6 +162,9 @@ class VliwModel:
                 if k == "atomic":
                     atomic_lanes.append(lane)
                 addr = (regs[d.src if k in T.LOAD_KINDS else d.dst] + d.off) & M64
+                tier = params.tier_of(addr)
+                if tier is not None and T.memory_ports(k)[0]:
+                    off_chip += params.tier_read_cycles(tier, d.size)
                 region = PORTED_REGIONS.get((addr & 0xFFFFFFFF) >> params.REGION_SHIFT)
                 if region is not None:
                     name, load_ports, store_ports = region
@@ -229,6 +240,8 @@ class VliwModel:
                 raise
             finally:
                 log, mem.read_log = mem.read_log, None
+            # the helper's reads through its port (a key or a value in an off-chip map value) wait like a lane's
+            off_chip += sum(params.tier_read_cycles(params.tier_of(a) or "bram", n) for a, n in log)
             for raddr, rsize in log:
                 for lane, addr, data in stores:
                     low = addr & 0xFFFFFFFF
@@ -240,7 +253,7 @@ class VliwModel:
         if r0 is not None:
             regs[0] = r0
             writes.append((helper[0], 0, r0))
-        cost = params.CYCLES_PER_ROW + lat + params.DIV_EXTRA_CYCLES * row.divides
+        cost = params.CYCLES_PER_ROW + lat + params.DIV_EXTRA_CYCLES * row.divides + off_chip
         if helper is not None and helper[1] == TAIL_CALL and env.tail_row is not None:
             # a tail call that jumps wins over the row's branches and exits (they come after it in the program)
             control, control_lane = ("tail", env.tail_row), helper[0]

@@ -253,16 +253,20 @@ class PacketStamps:
     out: int
 
 
-def map_config_lines(layout: object) -> list[str]:
+def map_config_lines(layout: object, off_chip: bool = False) -> list[str]:
     """The hardware map table (sephirot_mapcfg.v) for a MapLayout: one `<id> <256-bit hex>` line per map. A map
-    placed off chip is refused: the map unit has no off-chip port yet (docs/maps.md "Memory tiers")."""
+    placed off chip has no entry, as the map unit's helpers do not reach the off-chip tiers yet; `off_chip`: the
+    caller reaches them through the lanes (the RTL model, `off_chip_helper_refusal`); otherwise (the board, which has
+    no off-chip memory controller yet) it is refused (docs/maps.md "Memory tiers")."""
     from hxdp.models.maplayout import MapError
 
     lines = []
     for r in layout.regions:
         if r.tier != "bram":
-            raise MapError(f"map {r.name} is placed in {r.tier}: not supported by the RTL and the board yet "
-                           "(hxdp.rtl.sim.map_config_lines), because the map unit has no off-chip memory port "
+            if off_chip:
+                continue
+            raise MapError(f"map {r.name} is placed in {r.tier}: not supported by the board yet "
+                           "(hxdp.rtl.sim.map_config_lines), because its design has no off-chip memory controller "
                            f"(issue 25 part 2, docs/maps.md \"Memory tiers\"); place it on chip (--map "
                            f"{r.name}.tier=bram)")
         entry = (r.type | 1 << 8 | r.key_size << 16 | r.value_size << 32 | r.max_entries << 48 | r.offset << 80
@@ -270,6 +274,26 @@ def map_config_lines(layout: object) -> list[str]:
                  | r.data_offset << 192 | bool(r.flags & params.BPF_F_RDONLY_PROG) << 208)
         lines.append(f"{r.id} {entry:064x}\n")
     return lines
+
+
+def off_chip_helper_refusal(rom: Rom, layout: object) -> str | None:
+    """Why the RTL cannot run `rom` with `layout`: a map placed off chip whose handle the program loads (for a map
+    helper: the map unit's helpers do not reach the off-chip tiers yet; lane loads, stores and atomics through its
+    value pointers do), or None."""
+    from hxdp.isa.insn import lddw_value
+
+    off = {params.MAP_HANDLE_BASE + r.id: r for r in layout.regions if r.tier != "bram"}
+    if not off:
+        return None
+    for ri, row in enumerate(rom.rows):
+        for k, ins in enumerate(row[:-1]):
+            r = off.get(lddw_value(ins, row[k + 1])) if ins.opcode == 0x18 else None
+            if r is not None:
+                return (f"map {r.name} is placed in {r.tier}: the RTL reaches an off-chip map through value "
+                        f"pointers only, and row {ri} loads its handle for a map helper, which needs the map unit's "
+                        "off-chip port (not built yet, issue 25 part 2, docs/maps.md \"Memory tiers\"); the VLIW "
+                        f"model runs it, or place it on chip (--map {r.name}.tier=bram)")
+    return None
 
 
 def parse_redirect(text: str, ingress_ifindex: int) -> tuple[int | None, tuple[str, int] | None,
@@ -322,6 +346,10 @@ class RtlSim:
         self.trace_enabled = trace or trace_file is not None
         self.vcd = vcd
         self.trace_file = trace_file
+        if self.layout is not None:
+            refusal = off_chip_helper_refusal(rom, self.layout)
+            if refusal is not None:
+                raise RtlError(refusal)
         self.exe = exe if exe is not None else build()   # (exe: a given binary, for the profile training runs)
         self.env = env
         self.stamps: list[PacketStamps] = []
@@ -358,8 +386,13 @@ class RtlSim:
             if self.layout is not None and self.layout.regions:
                 if len(self.layout.regions) > params.MAPS_MAX:
                     raise RtlError(f"{len(self.layout.regions)} maps: the hardware map table holds {params.MAPS_MAX}")
-                (t / "mapcfg.txt").write_text("".join(map_config_lines(self.layout)))
+                (t / "mapcfg.txt").write_text("".join(map_config_lines(self.layout, off_chip=True)))
                 args.append(f"+mapcfg={t / 'mapcfg.txt'}")
+            tiers = getattr(self.state, "tiers", {})
+            if tiers:  # the off-chip tiers' pages in use, and back after the run (sephirot_sim.cpp OffChipMemory)
+                (t / "xmem.txt").write_text("".join(f"{name} {n:x} {bytes(page).hex()}\n"
+                                                    for name, mem in tiers.items() for n, page in mem.pages.items()))
+                args += [f"+xmem={t / 'xmem.txt'}", f"+xmemdump={t / 'xdump.txt'}"]
             if raw:
                 args.append("+raw")
             trace_path = t / "trace.txt"  # written here, then put in place whole: a concurrent run never
@@ -422,6 +455,12 @@ class RtlSim:
                     off = int(idx, 16) * LINE_BYTES
                     chunk = bytes.fromhex(hexdata)[: max(0, len(mem) - off)]
                     mem[off : off + len(chunk)] = chunk
+            if tiers and (t / "xdump.txt").exists():
+                for mem in tiers.values():
+                    mem.pages.clear()
+                for line in (t / "xdump.txt").read_text().splitlines():
+                    name, n, hexdata = line.split()
+                    tiers[name].pages[int(n, 16)] = bytearray.fromhex(hexdata)
         return results
 
     def _event(self, f: list[str]) -> Event:

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   std::string packets = plusarg(argc, argv, "packets");
   if (rom.empty() || packets.empty()) {
     fprintf(stderr, "usage: %s +rom=ROM +packets=FILE [+out=FILE] [+maps=IMG] [+mapcfg=CFG] [+mapdump=FILE +mapdump_lines=N] "
-            "[+raw] [+vcd=FILE] [+trace=FILE] [+max_cycles=N]\n", argv[0]);
+            "[+xmem=PAGES] [+xmemdump=FILE] [+raw] [+vcd=FILE] [+trace=FILE] [+max_cycles=N]\n", argv[0]);
     return 2;
   }
   SephirotSim sim(argc, argv);
@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   std::string trace = plusarg(argc, argv, "trace");
   if (!trace.empty()) sim.open_trace(trace);
   sim.set_mapcfg(plusarg(argc, argv, "mapcfg"));
+  std::string xmem = plusarg(argc, argv, "xmem");
+  if (!xmem.empty() && !sim.load_offchip(xmem)) return 1;
   if (!sim.setup(rom, plusarg(argc, argv, "maps"), packets, !plusarg(argc, argv, "raw").empty())) return 1;
   uint64_t max_cycles = std::stoull(plusarg(argc, argv, "max_cycles", "100000000000"));
   auto t0 = std::chrono::steady_clock::now();
@@ -41,6 +43,8 @@ int main(int argc, char** argv) {
   double cpu = double(std::clock() - c0) / CLOCKS_PER_SEC;
   if (!sim.finish(plusarg(argc, argv, "out"), plusarg(argc, argv, "mapdump"),
                   std::stoull(plusarg(argc, argv, "mapdump_lines", "0")))) return 1;
+  std::string xdump = plusarg(argc, argv, "xmemdump");
+  if (!xdump.empty() && !sim.dump_offchip(xdump)) return 1;
   fprintf(stderr, "simulated %" PRIu64 " cycles in %.3f s wall, %.3f s cpu (%.0f cycles/s of cpu time)\n",
           sim.cycles(), secs, cpu, cpu > 0 ? sim.cycles() / cpu : 0.0);
   return ok ? 0 : 3;

@@ -49,9 +49,94 @@ template <typename W>
 uint32_t get32(const W& w, int bit) { return w[bit / 32]; }
 }  // namespace
 
+uint8_t OffChipMemory::read(uint64_t off) const {
+  auto it = pages_.find(off / kPage);
+  return it == pages_.end() ? 0 : it->second[off % kPage];
+}
+
+void OffChipMemory::write(uint64_t off, uint8_t b) {
+  auto it = pages_.find(off / kPage);
+  if (it == pages_.end()) {
+    if (!b) return;  // zeros until written: a zero needs no page
+    it = pages_.emplace(off / kPage, std::vector<uint8_t>(kPage, 0)).first;
+  }
+  it->second[off % kPage] = b;
+}
+
 SephirotSim::SephirotSim(int argc, char** argv) : ctx_(new VerilatedContext) {
   ctx_->commandArgs(argc, argv);
   top_.reset(new Vsephirot_top(ctx_.get()));
+  tiers_.emplace_back("qdr", seph::kQdrBase, seph::kQdrBytes, seph::kQdrReadCycles, seph::kQdrReadBytesPerCycle);
+  tiers_.emplace_back("ddr", seph::kDdrBase, seph::kDdrBytes, seph::kDdrReadCycles, seph::kDdrReadBytesPerCycle);
+  top_->xm_req_ready_i = 1;  // the controllers' write FIFOs take a request every cycle (writes are posted)
+}
+
+OffChipMemory* SephirotSim::tier_of(uint32_t addr) {
+  for (auto& t : tiers_)
+    if (t.holds(addr)) return &t;
+  return nullptr;
+}
+
+// The port's request of this cycle (sephirot_xmem.v): a write goes into the memory now (posted: a later read sees
+// it), a read takes its bytes now and answers `latency` cycles later, in request order.
+void SephirotSim::offchip_request() {
+  if (top_->xm_resp_valid_i && !responses_.empty()) responses_.pop_front();
+  if (!(top_->xm_req_valid_o && top_->xm_req_ready_i)) return;
+  uint32_t addr = top_->xm_req_addr_o;
+  unsigned n = 8 * top_->xm_req_len_o;
+  bool we = top_->xm_req_we_o;
+  OffChipMemory* t = tier_of(addr);
+  Response r{0, {0, 0, 0, 0}};
+  for (unsigned b = 0; t && b < n && b < 16; b++) {
+    uint32_t a = addr + b;
+    if (!t->holds(a)) break;  // (the map guard keeps every access inside its value)
+    if (we) {
+      if ((top_->xm_req_be_o >> b) & 1) t->write(a - t->base(), (top_->xm_req_wdata_o[b / 4] >> (8 * (b % 4))) & 0xff);
+    } else {
+      r.words[b / 4] |= uint32_t(t->read(a - t->base())) << (8 * (b % 4));
+    }
+  }
+  if (we) return;
+  r.due = cycle_ + uint64_t(t ? t->latency(n) : 1);
+  responses_.push_back(r);
+}
+
+void SephirotSim::offchip_drive() {
+  bool due = !responses_.empty() && responses_.front().due == cycle_;
+  top_->xm_resp_valid_i = due;
+  for (int w = 0; w < 4; w++) top_->xm_resp_data_i[w] = due ? responses_.front().words[w] : 0;
+}
+
+bool SephirotSim::load_offchip(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) { fprintf(stderr, "cannot read off-chip map memory %s\n", path.c_str()); return false; }
+  std::string name, page, hex;
+  std::vector<uint8_t> b;
+  while (f >> name >> page >> hex) {
+    OffChipMemory* t = nullptr;
+    for (auto& x : tiers_)
+      if (x.name() == name) t = &x;
+    uint64_t n = std::stoull(page, nullptr, 16);
+    if (!t || !parse_hex_bytes(hex, b) || b.size() != OffChipMemory::kPage || n * OffChipMemory::kPage >= t->bytes()) {
+      fprintf(stderr, "bad off-chip page %s %s\n", name.c_str(), page.c_str());
+      return false;
+    }
+    t->set_page(n, b);
+  }
+  return true;
+}
+
+bool SephirotSim::dump_offchip(const std::string& path) const {
+  FILE* d = fopen(path.c_str(), "w");
+  if (!d) return false;
+  for (const auto& t : tiers_)
+    for (const auto& [n, data] : t.pages()) {
+      fprintf(d, "%s %" PRIx64 " ", t.name().c_str(), n);
+      for (uint8_t x : data) fprintf(d, "%02x", x);
+      fprintf(d, "\n");
+    }
+  fclose(d);
+  return true;
 }
 
 SephirotSim::~SephirotSim() {
@@ -83,6 +168,7 @@ void SephirotSim::tick() {
 #endif
   time_ += 5;
   sample();
+  offchip_request();
   top_->clk_i = 1;
   top_->eval();
 #if VM_TRACE
@@ -90,6 +176,7 @@ void SephirotSim::tick() {
 #endif
   time_ += 5;
   cycle_++;
+  offchip_drive();
 }
 
 bool SephirotSim::setup(const std::string& rom, const std::string& maps, const std::string& packets, bool raw) {

@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 class Vsephirot_top;
@@ -39,6 +40,32 @@ struct SimResult {
   std::vector<Event> events;  // perf_event_output and ring buffer records, in call order
 };
 
+// An off-chip map memory tier (QDRII+ or DDR3, docs/maps.md "Memory tiers"): its bytes in 4 KiB pages allocated on
+// first write (a 128 MiB map costs what its written slots cost), and its read latency (params.tier_read_cycles).
+class OffChipMemory {
+ public:
+  static constexpr uint64_t kPage = 4096;
+  OffChipMemory(const char* name, uint32_t base, uint64_t bytes, int read_cycles, int bytes_per_cycle)
+      : name_(name), base_(base), bytes_(bytes), read_cycles_(read_cycles), bytes_per_cycle_(bytes_per_cycle) {}
+  bool holds(uint32_t addr) const { return addr >= base_ && uint64_t(addr) - base_ < bytes_; }
+  // cycles from a read request of n bytes to its data
+  int latency(unsigned n) const { return read_cycles_ + int((n + bytes_per_cycle_ - 1) / bytes_per_cycle_) - 1; }
+  uint8_t read(uint64_t off) const;
+  void write(uint64_t off, uint8_t b);
+  const std::string& name() const { return name_; }
+  uint64_t bytes() const { return bytes_; }
+  uint32_t base() const { return base_; }
+  const std::unordered_map<uint64_t, std::vector<uint8_t>>& pages() const { return pages_; }
+  void set_page(uint64_t n, const std::vector<uint8_t>& data) { pages_[n] = data; }
+
+ private:
+  std::string name_;
+  uint32_t base_;
+  uint64_t bytes_;
+  int read_cycles_, bytes_per_cycle_;
+  std::unordered_map<uint64_t, std::vector<uint8_t>> pages_;
+};
+
 class SephirotSim {
  public:
   SephirotSim(int argc, char** argv);
@@ -51,12 +78,22 @@ class SephirotSim {
   bool finish(const std::string& out_path, const std::string& dump_path, uint64_t dump_lines);
   uint64_t cycles() const { return cycle_; }
   void set_mapcfg(const std::string& path) { mapcfg_ = path; }
+  // off-chip map memory pages ("<tier> <page number hex> <8192 hex digits>"), loaded before the run, and written
+  // (every page in use) after it
+  bool load_offchip(const std::string& path);
+  bool dump_offchip(const std::string& path) const;
   void open_vcd(const std::string& path);
   void open_trace(const std::string& path);
 
  private:
   void tick();
   void sample();
+  void offchip_request();  // at the clock edge: take the port's request
+  void offchip_drive();    // after the edge: the response due in the new cycle
+  OffChipMemory* tier_of(uint32_t addr);
+  std::vector<OffChipMemory> tiers_;
+  struct Response { uint64_t due; uint32_t words[4]; };
+  std::deque<Response> responses_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Vsephirot_top> top_;
   VerilatedVcdC* vcd_ = nullptr;

@@ -46,6 +46,8 @@ module sephirot_core #(
   input  wire [LANES-1:0]      dbus_fault_i,
   input  wire [LANES-1:0]      dbus_wait_i,
   input  wire                  pkt_hold_i,      // the packet buffer finishes a deferred store, a zeroing or a move
+  output wire                  dbus_go_o,       // the row runs (no fault, no arrival wait): off-chip reads may go out
+  input  wire                  dbus_xwait_i,    // the row waits for off-chip map memory (sephirot_xmem: core cycles)
   // helper port
   output wire                  hlp_req_o,
   output reg  [31:0]           hlp_id_o,
@@ -100,6 +102,7 @@ module sephirot_core #(
   localparam [3:0] R_CTX   = `SEPH_REGION_CTX;
   localparam [3:0] R_PKT   = `SEPH_REGION_PKT;
   localparam [3:0] R_MAP   = `SEPH_REGION_MAP;
+  localparam [3:0] R_QDR   = `SEPH_REGION_QDR;
   localparam integer PKT_LD = `SEPH_PKT_LOAD_PORTS;
   localparam integer PKT_ST = `SEPH_PKT_STORE_PORTS;
   localparam integer MAP_LD = `SEPH_MAP_LOAD_PORTS;
@@ -244,6 +247,10 @@ module sephirot_core #(
   function automatic stack_past(input [27:0] a, input [3:0] size);
     stack_past = a[27:SAW] != {(28-SAW){1'b0}} || (&a[SAW-1:3] && {1'b0, a[2:0]} + size > 4'd8);
   endfunction
+  // an address in a map memory tier: on chip, QDR or DDR (docs/maps.md "Memory tiers")
+  function automatic map_tier(input [3:0] region);
+    map_tier = region[3] || region == R_MAP || region == R_QDR;
+  endfunction
   // requests (independent of the data returned)
   integer li;
   reg [63:0] a64;
@@ -267,20 +274,21 @@ module sephirot_core #(
       dbus_addr_o[32*li +: 32] = a64[31:0];
       dbus_tag_o[32*li +: 32] = a64[63:32];
       if (exec && (l_rd[li] || l_wr[li])) begin
-        // only a map-value pointer carries a tag (bits 63:32); the map memory checks it (sephirot_mapguard)
-        if (a64[63:32] != 32'd0 && a64[31:28] != R_MAP) begin
+        // only a map-value pointer carries a tag (bits 63:32); the map memory checks it (sephirot_mapguard), in
+        // every tier: on chip, QDR (region 0x6) and DDR (addr[31])
+        if (a64[63:32] != 32'd0 && !map_tier(a64[31:28])) begin
           l_bad[li] = 1'b1;
         end else if (a64[31:28] == R_STACK) begin
           l_stk[li] = 1'b1;
           if (stack_past(a64[27:0], l_size[4*li +: 4])) l_bad[li] = 1'b1;
-        end else if (a64[31:28] == R_CTX || a64[31:28] == R_PKT || a64[31:28] == R_MAP) begin
+        end else if (a64[31:28] == R_CTX || a64[31:28] == R_PKT || map_tier(a64[31:28])) begin
           l_ext[li] = 1'b1;
           dbus_rd_o[li] = l_rd[li];
           dbus_wr_o[li] = l_wr[li];
           m_pld[li] = l_rd[li] && a64[31:28] == R_PKT;
           m_pst[li] = l_wr[li] && a64[31:28] == R_PKT;
-          m_mld[li] = l_rd[li] && a64[31:28] == R_MAP;
-          m_mst[li] = l_wr[li] && a64[31:28] == R_MAP;
+          m_mld[li] = l_rd[li] && map_tier(a64[31:28]);   // (the map memory's ports serve the three tiers)
+          m_mst[li] = l_wr[li] && map_tier(a64[31:28]);
         end else begin
           l_bad[li] = 1'b1;
         end
@@ -425,10 +433,13 @@ module sephirot_core #(
   // a div/mod row stalls DIV_EXTRA_CYCLES per dividing lane (div_wait: one divider), and a helper call in the row
   // starts after the divisions; the divider pauses while the row waits for packet bytes: those waits are not core
   // cycles, the division's are
-  assign      div_run    = exec && !limit && !row_bad && div_wait && !ext_wait;
-  assign      hlp_req_o  = exec && !limit && call_any && !row_bad && !ext_wait && !div_wait;
+  // the row's off-chip reads come first (sephirot_xmem), then its divisions, then its helper call: their cycles add
+  assign      dbus_go_o  = exec && !limit && !row_bad && !ext_wait;
+  assign      div_run    = exec && !limit && !row_bad && div_wait && !ext_wait && !dbus_xwait_i;
+  assign      hlp_req_o  = exec && !limit && call_any && !row_bad && !ext_wait && !dbus_xwait_i && !div_wait;
   wire        hlp_bad    = hlp_req_o && hlp_done_i && (hlp_illegal_i || hlp_fault_i || hlp_access_i);
-  assign      stall      = exec && !limit && !row_bad && (ext_wait || div_wait || (call_any && !hlp_done_i));
+  assign      stall      = exec && !limit && !row_bad && (ext_wait || dbus_xwait_i || div_wait ||
+                                                          (call_any && !hlp_done_i));
   wire        commit     = exec && !limit && !row_bad && !stall && !hlp_bad;
   wire        fault_end  = limit || (exec && row_bad) || hlp_bad;
   wire        early_exit = commit && ctl_exit && !ctl_cond_exit && !tail;

@@ -88,9 +88,20 @@ module sephirot_top #(
   output wire [31:0]          trc_cost_o,
   output wire [31:0]          trc_next_o,
   output wire                 trc_exit_o,
-  output wire [2:0]           trc_fault_o
+  output wire [2:0]           trc_fault_o,
+  // the off-chip map memory port (QDR and DDR tiers, sephirot_xmem): requests, and the responses of the reads
+  output wire                 xm_req_valid_o,
+  input  wire                 xm_req_ready_i,
+  output wire                 xm_req_we_o,
+  output wire [31:0]          xm_req_addr_o,
+  output wire [1:0]           xm_req_len_o,
+  output wire [127:0]         xm_req_wdata_o,
+  output wire [15:0]          xm_req_be_o,
+  input  wire                 xm_resp_valid_i,
+  input  wire [127:0]         xm_resp_data_i
 );
   localparam [3:0] R_MAP = `SEPH_REGION_MAP;
+  localparam [3:0] R_QDR = `SEPH_REGION_QDR;
 
   wire [LANES-1:0]    d_rd, d_wr, d_wait;
   wire [32*LANES-1:0] d_addr;
@@ -99,7 +110,8 @@ module sephirot_top #(
   wire                d_commit, d_hold;
   reg  [64*LANES-1:0] d_rdata;
   reg  [LANES-1:0]    d_fault;
-  reg  [LANES-1:0]    m_sel;
+  reg  [LANES-1:0]    m_sel, x_sel;          // lanes in the on-chip map memory, in an off-chip tier
+  wire                d_go, d_xwait;
 
   wire                hlp_req, hlp_done, hlp_illegal, hlp_fault, hlp_access;
   wire                hm_en, hm_fault, hb_rd;
@@ -171,6 +183,7 @@ module sephirot_top #(
     .pkt_start_o, .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o, .res_cycles_o,
     .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_tag_o(d_tag), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
     .dbus_commit_o(d_commit), .dbus_hold_o(d_hold), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait), .pkt_hold_i(pb_hold),
+    .dbus_go_o(d_go), .dbus_xwait_i(d_xwait),
     .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
     .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
     .hlp_tc_jump_i(hlp_tc_jump), .hlp_tc_row_i(hlp_tc_row),
@@ -182,13 +195,17 @@ module sephirot_top #(
     .trc_fault_o
   );
 
-  // route the data bus: map region to the map memory, ctx and packet regions to the packet buffer
+  // route the data bus: map region to the map memory, the QDR and DDR regions to the off-chip port, ctx and packet
+  // regions to the packet buffer
   integer li;
   always @(*) begin
-    for (li = 0; li < LANES; li = li + 1) m_sel[li] = d_addr[32*li+28 +: 4] == R_MAP;
+    for (li = 0; li < LANES; li = li + 1) begin
+      m_sel[li] = d_addr[32*li+28 +: 4] == R_MAP;
+      x_sel[li] = d_addr[32*li+31] || d_addr[32*li+28 +: 4] == R_QDR;
+    end
   end
   // the helper unit's read port goes to the packet buffer or the map memory by region
-  wire [64*LANES-1:0]     p_rdata, m_rdata;
+  wire [64*LANES-1:0]     p_rdata, m_rdata, x_rdata;
   wire [LANES-1:0]        p_fault, m_fault;
   wire [63:0]             ph_rdata, mh_rdata;
   wire                    ph_fault, mh_fault;
@@ -197,8 +214,8 @@ module sephirot_top #(
   wire                    hb_fault = hb_msel ? (mh_fault || gh_fault) : ph_fault;
   always @(*) begin
     for (li = 0; li < LANES; li = li + 1) begin
-      d_rdata[64*li +: 64] = m_sel[li] ? m_rdata[64*li +: 64] : p_rdata[64*li +: 64];
-      d_fault[li] = m_sel[li] ? (m_fault[li] || g_fault[li]) : p_fault[li];
+      d_rdata[64*li +: 64] = m_sel[li] ? m_rdata[64*li +: 64] : x_sel[li] ? x_rdata[64*li +: 64] : p_rdata[64*li +: 64];
+      d_fault[li] = m_sel[li] ? (m_fault[li] || g_fault[li]) : x_sel[li] ? g_fault[li] : p_fault[li];
     end
   end
 
@@ -207,7 +224,7 @@ module sephirot_top #(
   wire [LANES-1:0] g_fault;
   wire             gh_fault;
   sephirot_mapguard #(.LANES(LANES)) u_mapguard (
-    .l_en_i((d_rd | d_wr) & m_sel), .l_wr_i(d_wr), .l_tag_i(d_tag), .l_addr_i(d_addr), .l_size_i(d_size),
+    .l_en_i((d_rd | d_wr) & (m_sel | x_sel)), .l_wr_i(d_wr), .l_tag_i(d_tag), .l_addr_i(d_addr), .l_size_i(d_size),
     .l_fault_o(g_fault), .h_en_i(hb_rd && hb_msel), .h_tag_i(hm_tag), .h_addr_i(hm_addr), .h_size_i(hm_size),
     .h_fault_o(gh_fault)
   );
@@ -218,7 +235,7 @@ module sephirot_top #(
     .in_valid_i(iv_q), .in_ready_o(pb_ready), .in_data_i(idata_q), .in_sop_i(isop_q), .in_eop_i(ieop_q),
     .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q),
     .core_ready_o(core_ready), .core_filled_o(core_filled), .core_done_i(pkt_done_o), .core_action_i(res_action_o),
-    .rd_i(d_rd & ~m_sel), .wr_i(d_wr & ~m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
+    .rd_i(d_rd & ~m_sel & ~x_sel), .wr_i(d_wr & ~m_sel & ~x_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
     .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(d_wait),
     .h_rd_i(hb_rd && !hb_msel), .h_addr_i(hm_addr), .h_size_i(hm_size), .h_rdata_o(ph_rdata), .h_fault_o(ph_fault),
     .adj_kind_i(adj_kind), .adj_delta_i(adj_delta), .adj_commit_i(adj_commit), .adj_step_i(adj_step),
@@ -236,6 +253,14 @@ module sephirot_top #(
     .host_wready_o(map_wready_o),
     .hold_i(d_hold), .ww_en_i(mww_en), .ww_off_i(mww_off), .ww_data_i(mww_data), .ww_mask_i(mww_mask),
     .hw_en_i(mw_en), .hw_off_i(mw_off), .hw_rdata_o(mw_rdata)
+  );
+
+  sephirot_xmem #(.LANES(LANES)) u_xmem (
+    .clk_i, .rst_ni, .rd_i(d_rd & x_sel), .wr_i(d_wr & x_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
+    .go_i(d_go), .hold_i(d_hold), .commit_i(d_commit), .rdata_o(x_rdata), .wait_o(d_xwait),
+    .req_valid_o(xm_req_valid_o), .req_ready_i(xm_req_ready_i), .req_we_o(xm_req_we_o), .req_addr_o(xm_req_addr_o),
+    .req_len_o(xm_req_len_o), .req_wdata_o(xm_req_wdata_o), .req_be_o(xm_req_be_o), .resp_valid_i(xm_resp_valid_i),
+    .resp_data_i(xm_resp_data_i)
   );
 
   sephirot_mapcfg u_mapcfg (
