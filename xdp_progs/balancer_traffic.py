@@ -70,7 +70,7 @@ def config() -> Config:
     for _, _, _, num, _, group in VIPS:
         if group and not any(e["key"] == u32(num * RING_SIZE).hex() for e in rings):
             rings += [entry(u32(num * RING_SIZE + s), u32(r)) for s, r in enumerate(maglev.table(group, RING_SIZE))]
-    return {
+    maps: Config = {
         "vip_map": [entry(vip_key(a, p, pr), u32(flags) + u32(num)) for a, p, pr, num, flags, _ in VIPS],
         "ch_rings": rings,
         "reals": [entry(u32(i), addr16(a) + bytes([F_REAL_IPV6 if ":" in a else 0]) + bytes(3))
@@ -78,6 +78,14 @@ def config() -> Config:
         "server_id_map": [entry(u32(s), u32(r)) for s, r in SERVER_IDS.items()],
         "ctl_array": [entry(u32(0), mac("02:00:00:00:03:01") + bytes(2) + ip(LB_SRC4) + ip6(LB_SRC6))],
     }
+    for vip, reals in DOWN.items():
+        maps[f"down_vip{vip}"] = [entry(u32(r), b"\1") for r in reals]
+    return maps
+
+
+# the inner maps the loader creates: the connection table of CPU 0 (the NIC's one core; the kernel runs on CPU 0
+# too) and the set of down reals of each VIP that has one
+INNER = {"lru_mapping": {u32(0).hex(): "lru_cpu0"}, "down_reals": {u32(vip).hex(): f"down_vip{vip}" for vip in DOWN}}
 
 
 def tcp_opts(src: str, dst: str, sport: int, dport: int, options: list, flags: str = "A") -> bytes:
