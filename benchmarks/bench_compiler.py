@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "compiler"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from equiv import check  # noqa: E402
 from randprog import random_packets, random_program  # noqa: E402

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 # --- core shape -------------------------------------------------------------------------------------------
 LANES = 4
-IMEM_ROWS = 256
+IMEM_ROWS = 4096  # block RAM (64 x 4 bits per row: 32 BRAM36 for the core's copy, as many for the host's read-back)
+ORIGINAL_IMEM_ROWS = 256  # the original hXDP bitstream's instruction memory (and its loader's ROM files)
 NUM_REGS = 16  # r0-r10 as in eBPF, r11-r15 extra physical registers for renaming
 FP_REG = 10  # read-only frame pointer
 STACK_SIZE = 512
@@ -278,6 +279,18 @@ INPUT_BYTES_PER_CYCLE = 32  # input queue frame width
 # --- AXI-Lite register map (../shared/design.md section 6 plus extensions) -------------------------------------
 AXI_IMEM_BASE = 0x8000_0000  # + (row << 8); lane k low word at +8k, high word at +8k+4; +0xFF commit
 AXI_IMEM_COMMIT = 0xFF
+# rows 256 and above: the original window's row field is 8 bits (row << 8 would run into AXI_MAPS_BASE), so every
+# row 0..IMEM_ROWS-1 is also at AXI_IMEM_EXT_BASE + (row << 8) (same words and commit), a window of its own
+AXI_IMEM_EXT_BASE = 0x8010_0000
+AXI_IMEM_WINDOW_ROWS = 1 << 8  # rows the original window reaches
+
+
+def imem_row_base(row: int) -> int:
+    """Address of instruction memory row `row` (its lane 0 low word): the original window for rows below 256, the
+    extended one above."""
+    return (AXI_IMEM_BASE if row < AXI_IMEM_WINDOW_ROWS else AXI_IMEM_EXT_BASE) + (row << 8)
+
+
 AXI_MAPS_BASE = 0x8001_0000
 AXI_MAPS_COMMIT = 0xFF
 AXI_CNT_RX = 0x8002_0002

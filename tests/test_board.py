@@ -456,7 +456,8 @@ def test_prog_commands(board: SimBoard, server, objs, compiled, tmp_path: Path, 
     assert info["run_cnt"] == 6 == info["counters"]["xdp_pass"] and info["source"] == str(objs["gmode"].resolve())
     text = out_of(capsys, "prog", "show", *b).splitlines()
     assert text[0] == f"0: xdp  name gmode  tag {H.program_tag(res.rom)}"
-    assert text[1].startswith("\tloaded_at ") and text[2].startswith(f"\trows {len(res.rom.rows)} (of 256)  xlated ")
+    assert text[1].startswith("\tloaded_at ") and text[2].startswith(
+        f"\trows {len(res.rom.rows)} (of {params.IMEM_ROWS})  xlated ")
     assert text[3].startswith("\trun_cnt 6  aborted 0  drop 0  pass 6  tx 0  redirect 0  faults 0  cycles ")
     # prog dump xlated: one instruction a line, map names from the note; rows: what dump-imem prints
     xl = out_of(capsys, "prog", "dump", "xlated", *b).splitlines()
@@ -561,7 +562,7 @@ def test_bad_input(board: SimBoard, server, compiled, tmp_path: Path, capsys) ->
     before = H.dump_imem(board).rows
     # ROM too large, malformed, empty: refused before any write
     big = Rom([[res.rom.rows[0][0]] + [res.rom.rows[0][1]] * 3 for _ in range(params.IMEM_ROWS + 1)])
-    with pytest.raises(H.InjectError, match="holds 256"):
+    with pytest.raises(H.InjectError, match=f"holds {params.IMEM_ROWS}"):
         H.inject(board, big)
     bad = tmp_path / "bad.rom"
     bad.write_text("0123\n")

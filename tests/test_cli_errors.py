@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import ELF_SOURCES, XDP_PROGS, compile_bpf
 
-from hxdp import atomic_write, cli
+from hxdp import atomic_write, cli, params
 from hxdp.atomic_write import OutputError, check_writable, write_atomic
 from hxdp.cli import main
 from hxdp.errors import HxdpError
@@ -32,6 +32,8 @@ from hxdp.traffic.pcap import write_pcap
 
 # --- bad inputs -------------------------------------------------------------------------------------------------
 
+LONG_ROWS = params.IMEM_ROWS + 44  # a ROM file longer than the instruction memory
+LONG_ROM_ERROR = f"in/long.rom: {LONG_ROWS} rows, instruction memory holds {params.IMEM_ROWS}"
 HELPER_SRC = """#include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 SEC("xdp")
@@ -81,8 +83,8 @@ char _license[] SEC("license") = "GPL";
 """
 
 
-def big_source(statements: int = 100) -> str:
-    """A chain of dependent multiply-adds on a volatile: about 4 rows per statement, well over 256 rows."""
+def big_source(statements: int = params.IMEM_ROWS // 4 + 100) -> str:
+    """A chain of dependent multiply-adds on a volatile: about 4 rows per statement, over IMEM_ROWS rows."""
     body = "".join(f"\tx = x * {2 * i + 3} + {i};\n" for i in range(statements))
     return f"""#include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -155,7 +157,7 @@ def bad_inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bad[2] = "G" + bad[2][1:]
     (d / "badrow.rom").write_text("\n".join(bad) + "\n")
     (d / "shortrow.rom").write_text(rows[0][:40] + "\n")
-    (d / "long.rom").write_text("\n".join([rows[0]] * 300) + "\n")
+    (d / "long.rom").write_text("\n".join([rows[0]] * LONG_ROWS) + "\n")
     # raw programs for `hxdp exec`
     (d / "ok.hex").write_text("b7 00 00 00 01 00 00 00 95 00 00 00 00 00 00 00\n")
     (d / "odd.hex").write_text("b7 00 00 00 01 00 00 00 95 00 00\n")
@@ -192,7 +194,7 @@ CASES = [
     case("disasm in/elfmagic.o", 1, "in/elfmagic.o: truncated ELF header"),
     case("disasm in/badrow.rom", 1, "in/badrow.rom:3: not a hex row"),
     case("disasm in/shortrow.rom", 1, "in/shortrow.rom:1: a row is 16 hex digits per lane, got 40 digits"),
-    case("disasm in/long.rom", 1, "in/long.rom: 300 rows, instruction memory holds 256"),
+    case("disasm in/long.rom", 1, LONG_ROM_ERROR),
     case("disasm in/drop.rom --maps missing.json", 1, "missing.json: no such map layout file"),
     case("disasm in/drop.rom --maps in/random.bin", 1, "in/random.bin: not a map layout"),
     case("disasm in/drop.rom --maps in/fw.json", 1, "in/fw.json: not an hxdp map layout"),
@@ -230,7 +232,8 @@ CASES = [
          ("out.rom", "out.maps.json")),
     case("compile in/queue.o -o out.rom", 1, "map q (id 0): map type 22 (queue) is not supported",
          ("out.rom", "out.maps.json")),
-    case("compile in/big.o -o out.rom", 1, "instruction memory holds 256", ("out.rom", "out.maps.json")),
+    case("compile in/big.o -o out.rom", 1, f"instruction memory holds {params.IMEM_ROWS}",
+         ("out.rom", "out.maps.json")),
     case("compile in/tailcall.o -o out.rom", 1,
          "in/tailcall.o: prog: slot 6 (call 12): not supported: a tail call inside the bpf-to-bpf function stage",
          ("out.rom", "out.maps.json")),
@@ -260,7 +263,7 @@ CASES = [
     case(f"run in/random.bin {PCAP}", 1, "in/random.bin:1: not a ROM text file"),
     case(f"run in/xdp_drop.o {PCAP}", 1, "in/xdp_drop.o: an ELF object, not a ROM (compile it first"),
     case(f"run in/badrow.rom {PCAP}", 1, "in/badrow.rom:3: not a hex row"),
-    case(f"run in/long.rom {PCAP}", 1, "in/long.rom: 300 rows, instruction memory holds 256"),
+    case(f"run in/long.rom {PCAP}", 1, LONG_ROM_ERROR),
     case("run in/drop.rom --pcap in/trunc.pcap", 1, "in/trunc.pcap: truncated pcap: packet 0"),
     case("run in/drop.rom --pcap in/random.bin", 1, "in/random.bin: not a pcap file"),
     case("run in/drop.rom --pcap missing.pcap", 1, "missing.pcap: cannot read: No such file"),
@@ -358,7 +361,7 @@ CASES = [
     case("fuzz --count -1 --quiet", 1, "--count, --packets, --jobs and --batch must be >= 1"),
     # board host tools: inputs checked before any board is contacted
     case("inject in/random.bin --board sim:nosuch.sock", 1, "in/random.bin:1: not a ROM text file"),
-    case("inject in/long.rom --board sim:nosuch.sock", 1, "in/long.rom: 300 rows, instruction memory holds 256"),
+    case("inject in/long.rom --board sim:nosuch.sock", 1, LONG_ROM_ERROR),
     case("axi -a zz --board sim:nosuch.sock", 1, "address 'zz' is not a number"),
     case("dump-imem --board sim:nosuch.sock", 1, "no simulated board answers at nosuch.sock"),
     # hxdp map / hxdp prog (bpftool's shape): operands checked before a board is contacted

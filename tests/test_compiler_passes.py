@@ -276,7 +276,7 @@ def test_too_many_rows() -> None:
     for i in range(params.IMEM_ROWS + 10):
         insns += [ldx("b", 2, 10, -1 - (i % 8)), alu64("add", 0, src=2)]
     insns.append(exit_())
-    with pytest.raises(CompileError, match="instruction memory holds 256"):
+    with pytest.raises(CompileError, match=f"instruction memory holds {params.IMEM_ROWS}"):
         compile_insns(insns)
 
 

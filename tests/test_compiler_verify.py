@@ -115,8 +115,9 @@ def test_packet_and_map_ports_per_row(region: str, name: str, kind: str, ports: 
 
 
 def test_too_many_rows() -> None:
-    rows = [row(mov(2, i)) for i in range(300)] + [row(exit_())]
-    with pytest.raises(CompileError, match="needs 301 rows, instruction memory holds 256"):
+    rows = [row(mov(2, i % 1000)) for i in range(params.IMEM_ROWS)] + [row(exit_())]
+    with pytest.raises(CompileError, match=f"needs {params.IMEM_ROWS + 1} rows, instruction memory holds "
+                                           f"{params.IMEM_ROWS}"):
         verify_rom(rom(*rows))
 
 

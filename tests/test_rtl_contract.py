@@ -9,6 +9,7 @@ import pytest
 from randprog import random_program
 from rtl_support import require_rtl, row
 
+from hxdp import params
 from hxdp.compiler import CompileOptions, compile_program
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapState
@@ -48,7 +49,7 @@ def test_random_programs_keep_the_contract(assert_exe, seed: int) -> None:
     for i in range(8):
         p = random_program(1000 * seed + i, 60)
         res = compile_program(p, CompileOptions(imem_rows=1 << 20))
-        if len(res.rom.rows) > 256:
+        if len(res.rom.rows) > params.IMEM_ROWS:
             continue
         packets = [bytes(rng.randrange(256) for _ in range(rng.randrange(60, 200))) for _ in range(4)]
         RtlSim(res.rom, res.layout, MapState(res.layout), exe=assert_exe).run_packets(packets)

@@ -507,8 +507,8 @@ def open_board(spec: str | None = None) -> Board:
 
 # register map (design.md section 6 plus the extensions of docs/board.md)
 def imem_word_addr(row: int, lane: int, high: bool) -> int:
-    return params.AXI_IMEM_BASE + (row << 8) + 8 * lane + (4 if high else 0)
+    return params.imem_row_base(row) + 8 * lane + (4 if high else 0)
 
 
 def imem_commit_addr(row: int) -> int:
-    return params.AXI_IMEM_BASE + (row << 8) + params.AXI_IMEM_COMMIT
+    return params.imem_row_base(row) + params.AXI_IMEM_COMMIT

@@ -146,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
     counts = rep["counts"]
     print(f"{obj.name}: {program.name}: {rep['original_insns']} eBPF instructions -> {counts['extended']} after "
           f"reduction/extension -> {rep['rows']} rows of {args.lanes} lanes, static IPC {rep['static_ipc']:.2f}")
+    print(f"instruction memory: {rep['rows']} of {rep['imem_rows']} rows ({100 * rep['rows'] / rep['imem_rows']:.1f}%)")
     if rep.get("rows_by_lanes"):
         print("rows by lanes: " + ", ".join(f"{k}: {v if v is not None else '-'}"
                                             for k, v in rep["rows_by_lanes"].items()))

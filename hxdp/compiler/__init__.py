@@ -231,6 +231,7 @@ def _compile(builds: list[Builder], names: list[str], original: int, layout: Map
                               for n, row, end in zip(names, entries, [*entries[1:], len(rom.rows)], strict=True)]
     report["counts"] = {"original": original, **report["counts"]}
     report["rows"] = len(rom.rows)
+    report["imem_rows"] = opts.imem_rows  # the fill: rows of the instruction memory the program may use
     report["slots"] = rom.slots()
     report["static_ipc"] = round(original / len(rom.rows), 3) if rom.rows else 0.0
     report["options"] = {n: getattr(opts, n) for n in CompileOptions.names()}

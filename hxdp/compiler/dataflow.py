@@ -179,6 +179,19 @@ def _span(v: Val) -> tuple[int, int, int] | None:
     return v[2] if len(v) > 2 else None
 
 
+def _join_map(a: dict[int, Val], b: dict[int, Val]) -> dict[int, Val]:
+    """Join of two register or stack slot maps (a key missing in either, or joining to nothing, is dropped)."""
+    if a == b:  # the common case at a join, and a comparison of whole dicts is cheap
+        return {k: v for k, v in a.items() if v is not None}
+    out = {}
+    for k, v in a.items():
+        if k in b:
+            j = _join_val(v, b[k])
+            if j is not None:
+                out[k] = j
+    return out
+
+
 @dataclass
 class State:
     regs: dict[int, Val]
@@ -190,11 +203,8 @@ class State:
         return State(dict(self.regs), dict(self.slots), self.adjusted, self.written)
 
     def join(self, o: State) -> State:
-        regs = {r: _join_val(v, o.regs.get(r)) for r, v in self.regs.items() if r in o.regs}
-        slots = {k: _join_val(v, o.slots[k]) for k, v in self.slots.items() if k in o.slots}
-        return State({r: v for r, v in regs.items() if v is not None},
-                     {k: v for k, v in slots.items() if v is not None},
-                     self.adjusted or o.adjusted, self.written | o.written)
+        return State(_join_map(self.regs, o.regs), _join_map(self.slots, o.slots), self.adjusted or o.adjusted,
+                     self.written | o.written)
 
     def __eq__(self, o: object) -> bool:
         return (isinstance(o, State) and self.regs == o.regs and self.slots == o.slots

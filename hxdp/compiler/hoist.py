@@ -12,6 +12,10 @@ from hxdp.compiler.ir import FP, Op
 
 _PURE = frozenset({"alu", "alu3", "neg", "end", "bswap", "lddw", "ldx", "ldxsx", "ldx6"})
 HOIST_MAX = 4
+# blocks between a dominator and its join that join hoisting looks through: a region that reaches the rest of the
+# program (a side exit that does not come back) costs a walk of the whole program per join, quadratic in its size,
+# and nothing moves over it anyway (the rest of the program reads or writes almost every register)
+JOIN_REGION_MAX = 64
 
 
 def hoist_candidates(cfg: Cfg, br: Op, p: int, x: int, live_in: dict[int, set[int]],
@@ -88,16 +92,20 @@ def hoist_into_dominator(cfg: Cfg) -> int:
                     blocked_use |= us
                 blocked_def |= ds
             if moved:
-                jb.ops = [op for op in jb.ops if not any(op is m for m in moved)]
+                moved_ids = {id(m) for m in moved}
+                jb.ops = [op for op in jb.ops if id(op) not in moved_ids]
                 db.ops[-1:-1] = moved
                 n += len(moved)
-                live_in, _ = liveness(cfg)
+                # only P's and J's live-in change: D's does not (the moved ops read what D passed to J and
+                # write what is dead on D's other paths), so nothing above D does either
+                relive(cfg, live_in, {d, p, jid}, {})
             break
     return n
 
 
-def join_region(cfg: Cfg, d: int, jid: int) -> set[int]:
-    """Blocks reachable from D's successors without passing through D or J (between D and J, and side exits)."""
+def join_region(cfg: Cfg, d: int, jid: int, limit: int | None = None) -> set[int] | None:
+    """Blocks reachable from D's successors without passing through D or J (between D and J, and side exits);
+    None when there are more than `limit`."""
     region: set[int] = set()
     work = [s for s in cfg.succs(d) if s != jid]
     while work:
@@ -105,6 +113,8 @@ def join_region(cfg: Cfg, d: int, jid: int) -> set[int]:
         if b in region or b in (d, jid):
             continue
         region.add(b)
+        if limit is not None and len(region) > limit:
+            return None
         work += cfg.succs(b)
     return region
 
@@ -143,7 +153,9 @@ def join_candidates(cfg: Cfg, d: int, jid: int, states: dict[int, State], live_i
     dt = db.term
     if dt is None or not dt.is_cond:
         return []
-    region = join_region(cfg, d, jid)
+    region = join_region(cfg, d, jid, JOIN_REGION_MAX)
+    if region is None:
+        return []
     r_ops = [op for b in region for op in cfg.blocks[b].ops]
     r_defs = {r for op in r_ops for r in op.defs()}
     r_uses = {r for op in r_ops for r in op.uses()}

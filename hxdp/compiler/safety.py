@@ -127,9 +127,10 @@ def _loops(cfg: Cfg) -> dict[int, set[int]]:
     """Natural loops: header block -> the blocks of its loop (all back edges to it)."""
     g = cfg.graph()
     dom = nx.immediate_dominators(g, cfg.entry)
+    span = _dom_intervals(dom, cfg.entry)
     loops: dict[int, set[int]] = {}
     for u, h in g.edges():
-        if u not in dom or not _dominates(dom, h, u):
+        if u not in dom or not _dominates(span, h, u):
             continue
         body = loops.setdefault(h, {h})
         work = [u]
@@ -141,14 +142,33 @@ def _loops(cfg: Cfg) -> dict[int, set[int]]:
     return loops
 
 
-def _dominates(dom: dict[int, int], a: int, b: int) -> bool:
-    while True:
-        if b == a:
-            return True
-        nxt = dom.get(b)
-        if nxt is None or nxt == b:
-            return False
-        b = nxt
+def _dom_intervals(dom: dict[int, int], entry: int) -> dict[int, tuple[int, int]]:
+    """Each block's (enter, leave) times in a walk of the dominator tree: a dominates b when b's interval lies in
+    a's (a test in constant time; walking up the tree per edge is quadratic in a long straight program)."""
+    children: dict[int, list[int]] = {}
+    for b, idom in dom.items():
+        if b != idom:
+            children.setdefault(idom, []).append(b)
+    span: dict[int, tuple[int, int]] = {}
+    enter: dict[int, int] = {}
+    clock = 0
+    stack: list[tuple[int, bool]] = [(entry, False)]
+    while stack:
+        b, done = stack.pop()
+        if done:
+            span[b] = (enter[b], clock)
+            clock += 1
+            continue
+        enter[b] = clock
+        clock += 1
+        stack.append((b, True))
+        stack.extend((c, False) for c in children.get(b, ()))
+    return span
+
+
+def _dominates(span: dict[int, tuple[int, int]], a: int, b: int) -> bool:
+    sa, sb = span.get(a), span.get(b)
+    return sa is not None and sb is not None and sa[0] <= sb[0] and sb[1] <= sa[1]
 
 
 Loc = int | tuple[str, int]  # a register, or ("s", off): the stack slot at r10 + off

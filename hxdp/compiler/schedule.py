@@ -457,7 +457,8 @@ def schedule(cfg: Cfg, lanes: int, superblocks: bool = True, speculate: bool = T
                             jb, db = cfg.blocks[jid], cfg.blocks[d]
                             jb.ops = [op for op in jb.ops if id(op) not in moved]
                             db.ops[-1:-1] = cands[:m]
-                            relive(cfg, live_in, join_region(cfg, d, jid) | {d, jid}, hoisted)
+                            region = join_region(cfg, d, jid) or set()
+                            relive(cfg, live_in, region | {d, jid}, hoisted)
                             break
         for r, row in enumerate(rows):
             ordered = _lane_order(row)

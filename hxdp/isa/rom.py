@@ -34,12 +34,15 @@ class Rom:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def to_text(self, pad_to: int | None = params.IMEM_ROWS) -> str:
-        """Render the ROM; padded with all-zero rows to `pad_to` like the original loader expects."""
-        if pad_to is not None and len(self.rows) > pad_to:
-            raise RomError(f"program needs {len(self.rows)} rows, instruction memory holds {pad_to}")
+    def to_text(self, pad_to: int | None = params.ORIGINAL_IMEM_ROWS,
+                max_rows: int | None = params.IMEM_ROWS) -> str:
+        """Render the ROM. A program that fits `pad_to` rows (the original hXDP instruction memory) is padded with
+        all-zero rows to it, as the original loader expects; a longer one is not padded (it runs only on this
+        project's bitstream, whose tools read any length). More than `max_rows` rows is a RomError."""
+        if max_rows is not None and len(self.rows) > max_rows:
+            raise RomError(f"program needs {len(self.rows)} rows, instruction memory holds {max_rows}")
         lines = ["".join(f"{ins.to_u64():016X}" for ins in reversed(row)) for row in self.rows]
-        if pad_to is not None:
+        if pad_to is not None and len(self.rows) <= pad_to:
             lines += ["0" * (16 * self.lanes)] * (pad_to - len(self.rows))
         return "\n".join(lines) + "\n"
 
@@ -91,7 +94,7 @@ class Rom:
             raise RomError(f"{path}: {len(rom.rows)} rows, instruction memory holds {max_rows}")
         return rom
 
-    def save(self, path: str | os.PathLike[str], pad_to: int | None = params.IMEM_ROWS) -> None:
+    def save(self, path: str | os.PathLike[str], pad_to: int | None = params.ORIGINAL_IMEM_ROWS) -> None:
         write_atomic(path, self.to_text(pad_to))
 
     def slots(self) -> int:

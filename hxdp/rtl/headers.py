@@ -88,6 +88,8 @@ def gen_params() -> str:
     lines.append("// core shape")
     dec("LANES", P.LANES)
     dec("IMEM_ROWS", P.IMEM_ROWS)
+    # the AXI-Lite extended row window is 1 MiB of 256-byte rows (sephirot_axil.v)
+    assert P.IMEM_ROWS <= 1 << 12, "IMEM_ROWS above 4096 needs a larger row window"
     dec("IMEM_AW", max(1, (P.IMEM_ROWS - 1).bit_length()))
     dec("NUM_REGS", P.NUM_REGS)
     dec("FP_REG", P.FP_REG)
@@ -205,8 +207,8 @@ def gen_params() -> str:
         dec(name, getattr(P, name))
     lines.append("")
     lines.append("// AXI-Lite register map")
-    for name in ("AXI_IMEM_BASE", "AXI_IMEM_COMMIT", "AXI_MAPS_BASE", "AXI_MAPS_COMMIT", "AXI_CNT_RX",
-                 "AXI_CNT_TX", "AXI_CNT_DROP", "AXI_TRACE_COUNT", "AXI_TRACE_DROPPED", "AXI_TRACE_POP",
+    for name in ("AXI_IMEM_BASE", "AXI_IMEM_COMMIT", "AXI_IMEM_EXT_BASE", "AXI_MAPS_BASE", "AXI_MAPS_COMMIT",
+                 "AXI_CNT_RX", "AXI_CNT_TX", "AXI_CNT_DROP", "AXI_TRACE_COUNT", "AXI_TRACE_DROPPED", "AXI_TRACE_POP",
                  "AXI_TRACE_DEPTH", "AXI_TRACE_FMT_MAX", "AXI_TRACE_HEAD", "AXI_HOSTQ_PER_KIND",
                  "AXI_HOSTQ_DELIVERED", "AXI_HOSTQ_FULL", "AXI_HOSTQ_NOQUEUE", "AXI_HOSTQ_BASE", "AXI_EVENT_COUNT",
                  "AXI_EVENT_DROPPED", "AXI_EVENT_POP", "AXI_EVENT_DEPTH", "AXI_EVENT_DATA_MAX", "AXI_EVENT_HEAD"):

@@ -112,6 +112,10 @@ bool SephirotSim::setup(const std::string& rom, const std::string& maps, const s
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     if (line.size() != 16 * kLanes) { fprintf(stderr, "ROM row %d: bad length\n", row); return false; }
+    if (row >= seph::kImemRows) {
+      fprintf(stderr, "ROM %s: more than %d rows (the instruction memory)\n", rom.c_str(), seph::kImemRows);
+      return false;
+    }
     bool nonzero = false;
     for (int lane = 0; lane < kLanes; lane++) {
       uint64_t v = std::stoull(line.substr(16 * (kLanes - 1 - lane), 16), nullptr, 16);

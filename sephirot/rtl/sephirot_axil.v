@@ -5,6 +5,8 @@
 // Register map (design.md section 6 plus the extensions documented in docs/board.md):
 //   0x8000_0000 + (row << 8) + 8k / +8k+4  lane k low / high word of the staging row (reads: committed row)
 //   0x8000_0000 + (row << 8) + 0xFF        write 1: commit the staging row to `row` (staging is then zeroed)
+//   0x8010_0000 + (row << 8) + ...         the same for every row 0..IMEM_ROWS-1 (rows from 256 on are only here:
+//                                          the original window's row field is 8 bits)
 //   0x8001_0000 + 4w (w = 0..3)            write: staging map line word w; read: word w of line LINE_ADDR
 //   0x8001_0010                            LINE_ADDR (read address of map lines)
 //   0x8001_00FF                            write N: commit the staging line to line N (and LINE_ADDR = N)
@@ -94,6 +96,8 @@ module sephirot_axil #(
   localparam integer ROWS = 1 << AW;
   localparam [31:0] ID = 32'h68584450;  // "hXDP"
   localparam [15:0] PAGE_IMEM = 16'h8000, PAGE_MAPS = 16'h8001, PAGE_CNT = 16'h8002, PAGE_CTRL = 16'h8003;
+  localparam [31:0] IMEM_EXT = `SEPH_AXI_IMEM_EXT_BASE;
+  localparam [11:0] PAGE_IMEM_EXT = IMEM_EXT[31:20];  // a 1 MiB window: rows 0..4095 at row << 8
   localparam [31:0] HQ_BASE = `SEPH_AXI_HOSTQ_BASE;
   localparam [15:0] PAGE_HOSTQ = HQ_BASE[31:16];
   localparam [31:0] TR_COUNT = `SEPH_AXI_TRACE_COUNT, TR_DROPPED = `SEPH_AXI_TRACE_DROPPED;
@@ -123,12 +127,13 @@ module sephirot_axil #(
   wire        wr_go   = aw_have && w_have && !s_bvalid_o && !map_we_q;   // (a line write waits for the memory)
 
   // write decode
-  wire        wa_imem   = wa[31:16] == PAGE_IMEM;
+  wire        wa_imem_x = wa[31:20] == PAGE_IMEM_EXT;
+  wire        wa_imem   = wa[31:16] == PAGE_IMEM || wa_imem_x;
   wire        wa_maps   = wa[31:16] == PAGE_MAPS;
   wire        wa_cnt    = wa[31:16] == PAGE_CNT;
   wire        wa_ctrl   = wa[31:16] == PAGE_CTRL;
-  wire [7:0]  wa_row    = wa[15:8];
-  wire        row_ok    = {24'd0, wa_row} < ROWS;
+  wire [11:0] wa_row    = wa_imem_x ? wa[19:8] : {4'd0, wa[15:8]};
+  wire        row_ok    = {20'd0, wa_row} < ROWS;
   wire        imem_word = wa_imem && row_ok && {24'd0, wa[7:0]} < 8 * LANES && wa[1:0] == 2'b00;
   wire        imem_cmt  = wa_imem && row_ok && wa[7:0] == 8'hFF;
   wire        maps_word = wa_maps && wa[15:4] == 12'd0 && wa[1:0] == 2'b00;
@@ -261,12 +266,14 @@ module sephirot_axil #(
   // ---------------------------------------------------------------------------------------------------------
   // read channel: one read at a time, data registered; reads wait for a write performed in the same cycle
   assign s_arready_o = !s_rvalid_o && !wr_go && !map_we_q;
-  wire        ra_imem = s_araddr_i[31:16] == PAGE_IMEM;
+  wire        ra_imem_x = s_araddr_i[31:20] == PAGE_IMEM_EXT;
+  wire        ra_imem = s_araddr_i[31:16] == PAGE_IMEM || ra_imem_x;
   wire        ra_maps = s_araddr_i[31:16] == PAGE_MAPS;
   wire        ra_cnt  = s_araddr_i[31:16] == PAGE_CNT;
   wire        ra_ctrl = s_araddr_i[31:16] == PAGE_CTRL;
   wire [15:0] ro      = s_araddr_i[15:0];
-  wire        r_row_ok = {24'd0, ro[15:8]} < ROWS;
+  wire [11:0] ra_row   = ra_imem_x ? s_araddr_i[19:8] : {4'd0, ro[15:8]};
+  wire        r_row_ok = {20'd0, ra_row} < ROWS;
   wire [31:0] tr_idx   = (s_araddr_i - TR_HEAD) >> 2;
   wire        tr_word  = s_araddr_i >= TR_HEAD && s_araddr_i[1:0] == 2'b00 && tr_idx < TRW;
   wire [31:0] ev_idx   = (s_araddr_i - EV_HEAD) >> 2;
@@ -282,7 +289,7 @@ module sephirot_axil #(
   assign s_rdata_o = imem_rd_q ? srow_q[32*rword_q +: 32] : ev_rd_q ? ev_rdata_i : rdata_q;
   wire        imem_rd = ra_imem && r_row_ok && {24'd0, ro[7:0]} < 8 * LANES && ro[1:0] == 2'b00;
   always @(posedge clk_i) begin
-    if (s_arvalid_i && s_arready_o) srow_q <= shadow_q[ro[AW+7:8]];
+    if (s_arvalid_i && s_arready_o) srow_q <= shadow_q[ra_row[AW-1:0]];
   end
   wire [255:0]        mentry = mshadow_q[mcfg_addr_q[$clog2(NMAPS)-1:0]];
   wire [$clog2(2*LANES)-1:0] rword = ro[2 +: $clog2(2*LANES)];

@@ -5,8 +5,8 @@
 
 // core shape
 `define SEPH_LANES                       4
-`define SEPH_IMEM_ROWS                   256
-`define SEPH_IMEM_AW                     8
+`define SEPH_IMEM_ROWS                   4096
+`define SEPH_IMEM_AW                     12
 `define SEPH_NUM_REGS                    16
 `define SEPH_FP_REG                      10
 `define SEPH_STACK_SIZE                  512
@@ -198,6 +198,7 @@
 // AXI-Lite register map
 `define SEPH_AXI_IMEM_BASE               32'h80000000
 `define SEPH_AXI_IMEM_COMMIT             32'h000000ff
+`define SEPH_AXI_IMEM_EXT_BASE           32'h80100000
 `define SEPH_AXI_MAPS_BASE               32'h80010000
 `define SEPH_AXI_MAPS_COMMIT             32'h000000ff
 `define SEPH_AXI_CNT_RX                  32'h80020002

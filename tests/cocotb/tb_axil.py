@@ -256,7 +256,7 @@ async def bench(dut, seed: int) -> Bench:
 
 
 def row_word(row: int, k: int, high: bool) -> int:
-    return P.AXI_IMEM_BASE + (row << 8) + 8 * k + 4 * high
+    return P.imem_row_base(row) + 8 * k + 4 * high  # rows past 255: the extended window
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -315,13 +315,13 @@ async def instruction_rows_stage_commit_and_read_back(dut):
     zeroed, a commit of 0 does nothing, the committed row reads back, the commit address reads 0."""
     tb = await bench(dut, 2)
     committed = {}
-    for row in (0, 1, 77, ROWS - 1):
+    for row in (0, 1, 77, 255, 256, 1000, ROWS - 1):
         words = [tb.rng.getrandbits(32) for _ in range(2 * LANES)]
         for k in range(LANES):
             await tb.wr(row_word(row, k, False), words[2 * k])
             await tb.wr(row_word(row, k, True), words[2 * k + 1])
         assert not tb.imem_writes, "staging a word writes no row"
-        await tb.wr(P.AXI_IMEM_BASE + (row << 8) + P.AXI_IMEM_COMMIT, 1)
+        await tb.wr(P.imem_row_base(row) + P.AXI_IMEM_COMMIT, 1)
         await tb.cycles(2)
         value = sum(w << (32 * i) for i, w in enumerate(words))
         assert tb.imem_writes == [(row, value)], f"row {row}: imem writes {tb.imem_writes}"
@@ -329,8 +329,12 @@ async def instruction_rows_stage_commit_and_read_back(dut):
         committed[row] = words
     for row, words in committed.items():
         for i, w in enumerate(words):
-            assert await tb.rd(P.AXI_IMEM_BASE + (row << 8) + 4 * i) == w, f"row {row} word {i}"
-        assert await tb.rd(P.AXI_IMEM_BASE + (row << 8) + P.AXI_IMEM_COMMIT) == 0
+            assert await tb.rd(P.imem_row_base(row) + 4 * i) == w, f"row {row} word {i}"
+        assert await tb.rd(P.imem_row_base(row) + P.AXI_IMEM_COMMIT) == 0
+        # every row, those below 256 too, also in the extended window
+        assert await tb.rd(P.AXI_IMEM_EXT_BASE + (row << 8) + 4) == words[1], f"row {row} in the extended window"
+    # the extended window past the last row answers SLVERR
+    assert (await tb.axi.read(P.AXI_IMEM_EXT_BASE + (ROWS << 8), 4)).resp == SLVERR
     # writing 0 (bit 0 clear) to a commit address commits nothing; the staging row was zeroed by the last commit
     await tb.wr(row_word(5, 2, True), 0x12345678)
     await tb.wr(P.AXI_IMEM_BASE + (5 << 8) + P.AXI_IMEM_COMMIT, 0)
@@ -493,7 +497,7 @@ async def packet_counters_cycle_counter_and_clear(dut):
 
 @cocotb.test(timeout_time=200, timeout_unit="us")
 async def control_rows_and_trace_pop(dut):
-    """CTRL's hold bit (hold_o, STATUS bit 1), ROWS (0..256, above: SLVERR, unchanged), TRACE_POP's one-cycle pulse."""
+    """CTRL's hold bit (hold_o, STATUS bit 1), ROWS (0..IMEM_ROWS, above: SLVERR, unchanged), TRACE_POP's pulse."""
     tb = await bench(dut, 7)
     await tb.wr(P.AXI_CTRL, 1)
     assert int(dut.hold_o.value) == 1
@@ -507,7 +511,7 @@ async def control_rows_and_trace_pop(dut):
     for rows in (5, 0, ROWS, 1):
         await tb.wr(P.AXI_ROWS, rows)
         assert await tb.rd(P.AXI_ROWS) == rows and int(dut.imem_rows_o.value) == rows
-    for bad in (ROWS + 1, 0x1FF, 0xFFFFFFFF):
+    for bad in (ROWS + 1, 2 * ROWS - 1, 0xFFFFFFFF):
         await tb.wr(P.AXI_ROWS, bad, SLVERR)
         assert await tb.rd(P.AXI_ROWS) == 1
     for _ in range(3):
@@ -599,7 +603,7 @@ async def back_to_back_with_backpressure(dut):
         rows = {16 * rnd + r: [rng.getrandbits(32) for _ in range(2 * LANES)] for r in range(4)}
         reads = [rng.choice(CONSTANTS) for _ in range(30)]
         for row, words in rows.items():
-            wr_ops = [cocotb.start_soon(tb.axi.write(P.AXI_IMEM_BASE + (row << 8) + 4 * i, w.to_bytes(4, "little")))
+            wr_ops = [cocotb.start_soon(tb.axi.write(P.imem_row_base(row) + 4 * i, w.to_bytes(4, "little")))
                       for i, w in enumerate(words)]
             rd_ops = [cocotb.start_soon(tb.axi.read(a, 4)) for a, _, _ in reads[:8]]
             reads = reads[8:] + reads[:8]
@@ -611,14 +615,14 @@ async def back_to_back_with_backpressure(dut):
                 assert (int.from_bytes(res.data, "little"), res.resp) == (want[1], want[2]), \
                     f"round {rnd}: read of {res.address:#010x}: {res.data.hex()} {res.resp!r}"
             # its commit, a single beat at +0xFF
-            await tb.wr(P.AXI_IMEM_BASE + (row << 8) + P.AXI_IMEM_COMMIT, 1)
+            await tb.wr(P.imem_row_base(row) + P.AXI_IMEM_COMMIT, 1)
         # 2. single beats, all queued at once: staging + commit of 4 more rows and 4 map lines, bad addresses
         writes, want_b, lines = [], [], {}
         for r in range(4):
             row = 16 * rnd + 8 + r
             words = [rng.getrandbits(32) for _ in range(2 * LANES)]
-            writes += [(P.AXI_IMEM_BASE + (row << 8) + 4 * i, w) for i, w in enumerate(words)]
-            writes.append((P.AXI_IMEM_BASE + (row << 8) + P.AXI_IMEM_COMMIT, 1))
+            writes += [(P.imem_row_base(row) + 4 * i, w) for i, w in enumerate(words)]
+            writes.append((P.imem_row_base(row) + P.AXI_IMEM_COMMIT, 1))
             rows[row] = words
             writes.append((0x8007_0000 + 4 * r, r))
             line = 100 * rnd + r
@@ -637,7 +641,7 @@ async def back_to_back_with_backpressure(dut):
         for line, value in lines.items():
             assert tb.mem.get(line) == value, f"round {rnd}: line {line}"
         for row, words in rows.items():
-            got = [await tb.rd(P.AXI_IMEM_BASE + (row << 8) + 4 * i) for i in range(2 * LANES)]
+            got = [await tb.rd(P.imem_row_base(row) + 4 * i) for i in range(2 * LANES)]
             assert got == words, f"round {rnd}: row {row} reads back {got}"
     tb.check_protocol()
     dut._log.info("cycles waiting: %s", tb.waits)
