@@ -105,7 +105,7 @@ def _m_diff(ctx: Context, engine: str) -> Record:
     b = _built(ctx)
     frames = [f for _, f in katran.traffic(VIPS, QUICK_FLOWS if ctx.quick else 16)]
     rep = run_diff(b["obj"], frames, b["cfg"], engine=engine, cfg_source="katran config",
-                   skip=[SkipBytes.parse(s) for s in b["skip"]])
+                   skip=[SkipBytes.parse(s) for s in b["skip"]], maps_at_end=True)
     return {"engine": engine, "packets": rep.packets, "identical": rep.ok,
             "actions": {params.ACTION_NAMES.get(k, str(k)): v for k, v in sorted(rep.actions.items())},
             "divergence": None if rep.divergence is None else rep.divergence.render(),
