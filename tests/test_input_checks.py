@@ -13,6 +13,7 @@ import pytest
 from conftest import compile_bpf
 from kernel_fixtures import requires_kernel
 
+from hxdp import params
 from hxdp.cli import main as cli_main
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom, RomError
@@ -152,17 +153,19 @@ def test_d20_d21_d24_map_configurations_one_schema(name: str, tmp_path: Path, ca
 
 
 def test_d14_compile_refuses_more_maps_than_the_table_holds(tmp_path: Path, capsys) -> None:  # noqa: ANN001
-    """D14: 17 maps are refused by `compile` (not only later by run/load), and nothing is written."""
+    """D14: one map more than the table holds is refused by `compile` (not only later by run/load), and nothing is
+    written."""
+    n = params.MAPS_MAX + 1
     maps = "".join(f"struct {{ __uint(type, BPF_MAP_TYPE_ARRAY); __type(key, __u32); __type(value, __u32); "
-                   f"__uint(max_entries, 1); }} m{i} SEC(\".maps\");\n" for i in range(17))
-    looks = "".join(f"v = bpf_map_lookup_elem(&m{i}, &k); if (v) s += *v;\n" for i in range(17))
+                   f"__uint(max_entries, 1); }} m{i} SEC(\".maps\");\n" for i in range(n))
+    looks = "".join(f"v = bpf_map_lookup_elem(&m{i}, &k); if (v) s += *v;\n" for i in range(n))
     src = tmp_path / "manymaps.c"
     src.write_text("#include <linux/bpf.h>\n#include <bpf/bpf_helpers.h>\n" + maps +
                    "SEC(\"xdp\") int p(struct xdp_md *c) { __u32 k = 0, s = 0, *v;\n" + looks +
                    "return s ? XDP_PASS : XDP_DROP; }\nchar _l[] SEC(\"license\") = \"GPL\";\n")
     obj = compile_bpf(src, tmp_path)
     assert cli_main(["compile", str(obj), "-o", str(tmp_path / "mm.rom")]) == 1
-    assert "hardware map table holds 16" in capsys.readouterr().err
+    assert f"hardware map table holds {params.MAPS_MAX}" in capsys.readouterr().err
     assert not (tmp_path / "mm.rom").exists() and not (tmp_path / "mm.maps.json").exists()
 
 

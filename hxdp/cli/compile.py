@@ -6,7 +6,6 @@ import argparse
 import json
 from pathlib import Path
 
-from hxdp import params
 from hxdp.atomic_write import check_outputs, layout_path_beside, write_outputs
 from hxdp.cli.loading import (
     add_chain_options,
@@ -21,7 +20,6 @@ from hxdp.cli.loading import (
 )
 from hxdp.compiler import TARGETS, CompileOptions, compile_program
 from hxdp.errors import HxdpError
-from hxdp.isa import original as original_isa
 
 # --no-X flags: option name -> help
 NO_FLAGS = {
@@ -133,8 +131,8 @@ def run(args: argparse.Namespace) -> int:
         verify_in_kernel(args, args.object, args.section, args.prog, sizes)
     result = compile_program(apply_tiers(program, tiers), options_from_args(args))
     rep = result.report
-    pad = original_isa.ROWS if args.target == original_isa.NAME else params.IMEM_ROWS
-    files: list[tuple[Path | str, str]] = [(rom_path, result.rom.to_text(pad_to=pad))]
+    # padded to the original loader's 256 rows when it fits (a longer ROM is not padded: hxdp.isa.rom)
+    files: list[tuple[Path | str, str]] = [(rom_path, result.rom.to_text())]
     if maps_path:
         files.append((maps_path, result.layout.to_json()))
     if args.report is not None:

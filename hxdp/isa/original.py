@@ -9,7 +9,7 @@ from hxdp.isa.insn import Insn, IsaError, disasm
 from hxdp.isa.rom import Rom
 
 NAME = "hxdp-original"
-ROWS = 256  # the original's instruction memory (kept apart from our core's params.IMEM_ROWS)
+ROWS = params.ORIGINAL_IMEM_ROWS  # the original's instruction memory (kept apart from our core's params.IMEM_ROWS)
 # r0-r10 (paper section 4.1.3: "11 64b registers"). The artifact's published xdp_router_ipv4 ROM (not in
 # ../shared/reference/roms/) uses r11-r14, so its register file may be wider; r0-r10 runs in either case.
 REGS = 11
