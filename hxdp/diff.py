@@ -285,7 +285,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
              progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
              cfg_source: str | None = None, sizes: dict[str, int] | None = None,
              chain: Chain | None = None, fib: Fib | None = None,
-             skip: list[SkipBytes] | None = None) -> DiffReport:
+             skip: list[SkipBytes] | None = None, maps_at_end: bool = False) -> DiffReport:
     """Compare every packet's action, bytes and (models: after every packet; RTL: at the end) map contents.
 
     cfg_source names the map configuration (its file) in error messages; sizes are the maps' max_entries set at
@@ -293,7 +293,10 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
     one, as libxdp's dispatcher runs them (one ROM on the engine, program by program in the kernel). fib
     (hxdp.fib.table.Fib) is loaded into the engine's map memory, and the kernel runs in the network namespace it was
     read from (fib.netns), so that bpf_fib_lookup sees one FIB on both sides. `skip`: map value bytes left out of
-    the map comparison (hxdp.mapdump.SkipBytes: the time a program stored, say)."""
+    the map comparison (hxdp.mapdump.SkipBytes: the time a program stored, say). `maps_at_end`: compare the maps
+    once, after the whole trace (as for the RTL), so that the kernel runs the packets back to back: a program that
+    reads the time (Katran's new-connection rate) sees the same gaps between packets as on the NIC, not the time
+    the map dumps take."""
     from hxdp.fib.netns import netns
     from hxdp.frontend.sizing import config_inner, config_sizes
     from hxdp.linux.dispatcher import KernelChain
@@ -327,7 +330,7 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
             div = compare(i, kres, eres)
             report.events += len(kres.events) if div is None else 0
             kmaps: MapDump | None = None
-            if div is None and batch is None:
+            if div is None and batch is None and not maps_at_end:
                 kmaps, emaps = kernel.dump(), runner.dump()
                 lines = map_diff(masked(kmaps, skip or []), masked(emaps, skip or []))
                 if lines:
@@ -336,17 +339,17 @@ def run_diff(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None =
                 report.divergence = div
                 if repro_dir is not None:
                     # the RTL's maps_before is the initial state: its reproducer is the whole trace
-                    trace = list(packets) if batch is not None else [pkt]
+                    trace = list(packets) if batch is not None else list(packets[: i + 1]) if maps_at_end else [pkt]
                     _try_repro(Path(repro_dir), obj, trace, maps_before, report, section, prog, sizes, progs, fib,
                                ingress_ifindex, _maps_of_maps(kernel, cfg))
                 return report
             if kmaps is not None:
                 maps_before = kmaps
-        if batch is not None:
+        if batch is not None or maps_at_end:
             lines = map_diff(masked(kernel.dump(), skip or []), masked(runner.dump(), skip or []))
             if lines:
                 report.divergence = Divergence(len(packets) - 1, "map", "see detail", "see detail",
-                                               ["(RTL maps compared after the whole trace)"] + lines)
+                                               ["(maps compared after the whole trace)"] + lines)
                 if repro_dir is not None:
                     _try_repro(Path(repro_dir), obj, list(packets), maps_before, report, section, prog, sizes,
                                progs, fib, ingress_ifindex, _maps_of_maps(kernel, cfg))

@@ -504,6 +504,19 @@ INNER: dict[str, dict[str, dict[str, str]]] = {
                                    _vip_key("10.100.0.2", 53, 17).hex(): "vip_dns"}},
 }
 
+
+def _balancer_inner() -> dict[str, dict[str, str]]:
+    from balancer_traffic import INNER as inner
+
+    return inner
+
+
+def g_balancer() -> tuple[list[bytes], Config]:
+    from balancer_traffic import g_balancer as gen  # a module of its own (it imports this one's builders)
+
+    return gen()
+
+
 PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     "xdp_drop": g_plain,
     "xdp_tx": g_plain,
@@ -530,6 +543,7 @@ PROGRAMS: dict[str, Callable[[], tuple[list[bytes], Config]]] = {
     "xdp_tail_parse": g_tail_parse,
     "xdp_tail_chain": g_tail_chain,
     "xdp_map_in_map": g_map_in_map,
+    "xdp_balancer": g_balancer,
 }
 
 
@@ -540,8 +554,9 @@ def outputs() -> dict[Path, bytes]:
         for i, f in enumerate(frames):
             assert len(f) >= MIN_FRAME, f"{name}: frame {i} is {len(f)} bytes"
         files[HERE / "traffic" / f"{name}.pcap"] = pcap_bytes(frames)
+        inner = INNER.get(name) or (_balancer_inner() if name == "xdp_balancer" else None)
         doc: dict = {"maps": cfg, **({"max_entries": SIZES[name]} if name in SIZES else {}),
-                     **({"inner_maps": INNER[name]} if name in INNER else {})}
+                     **({"inner_maps": inner} if inner else {})}
         files[HERE / "maps" / f"{name}.json"] = (json.dumps(doc, indent=1) + "\n").encode()
     return files
 

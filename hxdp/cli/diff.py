@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--skip-bytes", action="append", default=[], metavar=SkipBytes.SHAPE,
                    help="leave value bytes OFFSET..OFFSET+SIZE of map MAP (at key KEYHEX, or every key) out of the map "
                         "comparison: for host-dependent data such as a stored bpf_ktime_get_ns (repeatable)")
+    p.add_argument("--maps-at-end", action="store_true",
+                   help="compare the maps once after the whole trace, the kernel running the packets back to back "
+                        "(for a program that reads the time; the RTL always compares at the end)")
     p.add_argument("--repro", default="hxdp-repro", help="folder for a reproducer on divergence")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_run)
@@ -82,7 +85,8 @@ def _run(args: argparse.Namespace) -> int:
         cfg = {**(cfg or {"maps": {}}), "tier": {**(cfg or {}).get("tier", {}), **tiers}}
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
                       ingress_ifindex=ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
-                      progress=progress, sizes=sizes, chain=chain_from_args(args), fib=fib, skip=skip)
+                      progress=progress, sizes=sizes, chain=chain_from_args(args), fib=fib, skip=skip,
+                      maps_at_end=args.maps_at_end)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1, default=str)
         print()

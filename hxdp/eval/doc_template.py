@@ -192,6 +192,13 @@ installed) and with profile-guided optimisation when clang and llvm-profdata are
 it is built without the profile). This measurement varies from run to run on a shared machine: `hxdp experiment
 speed` measures it again.
 
+## Upstream Katran
+
+![Upstream Katran per path]({eval}katran.png)
+
+{katran_section} Built from a katran checkout (`KATRAN_SRC`, `scripts/katran.py`); traffic: a VIP's new
+connections, reused ones, established flows the connection table does not know, and flows to no VIP.
+
 ## Where we are behind
 
 {behind}
@@ -250,6 +257,10 @@ MEASURED = (
      "packets/s of the Verilator model through `hxdp.rtl.sim`, from the difference between a short and a long run "
      "(the simulator's start and the ROM and map load cancel out), on a busy-loop program and on "
      "{simspeed_programs}"),
+    ("`katran`", "upstream Katran's `balancer_ingress` (`hxdp.eval.katran`): the compile (time, rows, where each map "
+     "is placed), `hxdp diff` on the VLIW model and the RTL against the kernel over the VIP's traffic, and per "
+     "path the RTL's cycles back to back as for `fig12_13` (each frame its own flow, a reused connection after "
+     "its opening), next to BPF_PROG_TEST_RUN of the same frames"),
 )
 
 # What the modules of the per-module resource table are (modules not listed here are shown without a description).

@@ -44,7 +44,7 @@ DOCS_EVAL = DOCS_DIR / "eval"
 DOC_NAME = "evaluation.md"
 DOC_PATH = DOCS_DIR / DOC_NAME
 # the experiments the page is written about (hxdp.eval.run.EXPERIMENTS)
-NEEDED = ("fig7", "fig8", "fig9", "table3", "fig12_13", "fig11", "fig14", "fig15", "resources", "speed")
+NEEDED = ("fig7", "fig8", "fig9", "table3", "fig12_13", "fig11", "fig14", "fig15", "resources", "speed", "katran")
 APPLICATIONS = tuple(PAPER_NAMES.values())  # the programs of the paper's Table 3
 BOUNDS_EXAMPLES = ("xdp_tx", "xdp_redirect", "simple_firewall")
 NO_EXIT_ROW = "xdp_drop (no exit with action)"
@@ -95,7 +95,7 @@ def render(out: Path, doc_path: Path | None = None) -> str:
     shown = os.path.relpath(out.resolve(), ROOT) if out.resolve().is_relative_to(ROOT) else str(out)
     facts: Facts = {"eval": "" if rel == "." else rel + "/", "eval_link": rel + "/", "eval_dir": shown}
     for part in (_setup_facts, _target_facts, _compiler_facts, _throughput_facts, _family_facts, _latency_facts,
-                 _resource_facts, _speed_facts, _behind_facts):
+                 _resource_facts, _speed_facts, _katran_facts, _behind_facts):
         facts.update(part(results))
     facts["measured_table"] = _table(("experiment", "measure"),
                                      [(name, text.format_map(facts)) for name, text in doc_template.MEASURED])
@@ -527,6 +527,39 @@ def _speed_facts(results: dict[str, Any]) -> Facts:
             "router_pps": _num(sims.get("xdp_router_ipv4", {}).get("packets_per_s"), 4),
             "sim_limit": f"{_num(SIM_TARGET_CPS / 1e6)} million, {sim.get('status', 'not measured').upper()}",
             "sim_margin": _pct(100.0 * (loop - SIM_TARGET_CPS) / SIM_TARGET_CPS) if loop else "-"}
+
+
+def _katran_facts(results: dict[str, Any]) -> Facts:
+    """The upstream Katran section: its compile, the paths' cycles next to Linux, the comparison with the kernel."""
+    doc = results["katran"]
+    comp, diffs = doc.get("compile"), doc.get("diff") or {}
+    if not comp:
+        why = "; ".join(doc.get("not_available") or []) or "not measured in this run"
+        return {"katran_section": f"*Not measured in this run: {why}.*"}
+    placed: dict[str, list[str]] = {}
+    for name, tier in sorted(comp["placement"].items()):
+        placed.setdefault(tier, []).append(name)
+    where = "; ".join(f"{tier}: {', '.join(names)}" for tier, names in sorted(placed.items()))
+    rows = [(r["path"], _num(r["rtl_cycles"]), _num(r["rtl_mpps"]), ", ".join(r["actions"] or []) or "n/a",
+             _num(r["linux_test_run_mpps"])) for r in doc["rows"]]
+    table = _table(("path", "RTL cycles/packet", f"Mpps at {CLOCK_MHZ} MHz", "action", "Linux test_run Mpps"), rows)
+    eq = []
+    for engine, d in sorted(diffs.items()):
+        if not d:
+            eq.append(f"{engine}: not measured")
+        elif d["identical"]:
+            eq.append(f"{engine}: {d['packets']} packets identical to the kernel (actions, bytes, maps after every "
+                      "packet on the model, after the run on the RTL)")
+        else:
+            eq.append(f"{engine}: **differs**: {d['divergence']}")
+    skipped = next((d["skipped_bytes"] for d in diffs.values() if d), [])
+    return {"katran_section": (
+        f"`balancer_ingress` of upstream Katran ({comp['instructions']} eBPF instructions, {comp['maps']} maps, the "
+        f"connection table of CPU 0 sized {comp['lru_size']:,} as KatranLb sizes it for one forwarding core) compiles "
+        f"in {comp['compile_s']:.2f} s to {comp['rows']} rows of the {comp['rows_available']}. Maps by tier: "
+        f"{where}.\n\n{table}\n\n" + "; ".join(eq) + ". Left out of the map comparison: "
+        + (", ".join(f"`{s}`" for s in skipped) or "nothing")
+        + " (the time a program stores: the NIC's clock is not the host's).")}
 
 
 def _behind_facts(results: dict[str, Any]) -> Facts:

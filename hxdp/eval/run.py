@@ -23,7 +23,7 @@ from hxdp.eval.checkpoint import (
     load_checkpoint,
     start_checkpoint,
 )
-from hxdp.eval.figures import compiler, latency, resources, speed, throughput
+from hxdp.eval.figures import compiler, katran, latency, resources, speed, throughput
 from hxdp.eval.harness import CLOCK_MHZ, Check, Context, Experiment, ExperimentError, Measure, NotAvailable, Record
 from hxdp.eval.measure import m_compile, m_ctime, m_ipc, m_latency, m_linux, m_model, m_rtl, m_simspeed
 from hxdp.eval.output import dump_json, environment, write_markdown
@@ -39,6 +39,7 @@ MEASURES: dict[str, Measure] = {
     "ctime": m_ctime,
     "simspeed": m_simspeed,
     "synth": m_synth,
+    "katran": katran.m_katran,
 }
 BACKGROUND_KINDS = frozenset({"synth"})  # measured in a background thread (an external process, no shared state)
 
@@ -63,6 +64,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                resources.report_resources, quick_default=False, plot=resources.plot_resources),
     Experiment("speed", "toolchain speed: compile time, simulated cycles/s", speed.points_speed, speed.report_speed,
                plot=speed.plot_speed),
+    Experiment("katran", "upstream Katran: fit, compile time, cycles per path, equality with the kernel",
+               katran.points, katran.report, quick_default=False, plot=katran.plot),
 )}
 
 

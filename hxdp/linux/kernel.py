@@ -475,7 +475,8 @@ class KernelProgram:
                 lib.bpf_map__set_autocreate(m, False)
                 self.unused.add(name)
             m = lib.bpf_object__next_map(self.obj, m)
-        missing = sorted(set(self.sizes) - set(known))
+        created = {name for slots in self.inner.values() for name in slots.values()}  # sized at bpf_map_create
+        missing = sorted(set(self.sizes) - set(known) - created)
         if missing:
             raise KernelError(f"{self.path}: --map {missing[0]}.max_entries: no map named {missing[0]!r} "
                               f"(maps: {', '.join(known) or 'none'})")

@@ -514,7 +514,15 @@ class MapState:
     def array_dump(self, r: MapRegion) -> ArrayDump:
         """A plain array's values as one blob (its slots are value_size rounded to 8 bytes apart)."""
         start, end = r.slot_addr(0), r.slot_addr(r.max_entries)
-        mv = memoryview(bytes(self.region_mem(r)[start:end]))
+        mem = self.region_mem(r)
+        if isinstance(mem, SparseMemory):  # off chip: zeros but the slots in written pages
+            vs = r.value_size
+            blob = bytearray(r.max_entries * vs)
+            for i in mem.touched(start, r.slot_size, r.max_entries):
+                off = start + i * r.slot_size
+                blob[i * vs : (i + 1) * vs] = mem[off : off + vs]
+            return ArrayDump(bytes(blob), vs)
+        mv = memoryview(bytes(mem[start:end]))
         if r.slot_size == r.value_size:
             return ArrayDump(mv.tobytes(), r.value_size)
         vs = r.value_size
