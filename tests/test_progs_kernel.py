@@ -21,7 +21,7 @@ from hxdp.traffic.pcap import read_pcap
 ROOT = Path(__file__).resolve().parents[1]
 PROGS = ROOT / "xdp_progs"
 NAMES = sorted(p.stem for p in PROGS.glob("*.c"))
-MAX_INSNS = 600  # comfortably below 256 VLIW rows of 4 lanes
+MAX_INSNS = params.LANES * params.IMEM_ROWS  # at most a full instruction memory of 4-lane rows
 
 
 @pytest.fixture(scope="session")
@@ -51,6 +51,7 @@ def test_suite_is_complete() -> None:
         "xdp_redirect_map",
         "simple_firewall",
         "l4_load_balancer",
+        "xdp_balancer",
         "xdp_drop",
         "xdp_tx",
         "xdp_redirect",

@@ -48,13 +48,18 @@ VIPS: list[tuple[str, int, int, int, int, list[int]]] = [
     ("10.100.0.6", 22, TCP_, 7, F_LOCAL, []),
     ("10.100.0.7", 80, TCP_, 8, 0, []),  # an uninitialised ring: DROP
     ("10.100.0.8", 80, TCP_, 9, 0, [7, 8]),  # real 7 is down for this VIP
+    ("fc00::3", 80, TCP_, 10, 0, [4, 5]),  # real 4 is down for this VIP
+    ("fc00::4", 80, TCP_, 11, F_GUE, [1, 2]),  # IPv6 in GUE to IPv4 reals
+    ("fc00::5", 80, TCP_, 12, 0, [3]),  # IPv6 in IPv4
+    ("fc00::6", 443, UDP_, 13, F_QUIC_VIP, [4]),
+    ("10.100.0.9", 0, UDP_, 14, F_HASH_NO_SRC_PORT, [1, 2, 3]),
     ("10.100.0.1", 0, ICMP_, 0, 0, []),  # echo replies
     ("fc00::1", 0, ICMP6_, 4, 0, []),
 ]
 REALS = {1: "172.16.0.1", 2: "172.16.0.2", 3: "172.16.0.3", 4: "fc00:1::4", 5: "fc00:1::5", 7: "172.16.0.7",
          8: "172.16.0.8"}
 SERVER_IDS = {100: 2, 101: 3}
-DOWN = {9: [7]}
+DOWN = {9: [7], 10: [4]}
 
 
 def addr16(a: str) -> bytes:
@@ -86,6 +91,17 @@ def config() -> Config:
 # the inner maps the loader creates: the connection table of CPU 0 (the NIC's one core; the kernel runs on CPU 0
 # too) and the set of down reals of each VIP that has one
 INNER = {"lru_mapping": {u32(0).hex(): "lru_cpu0"}, "down_reals": {u32(vip).hex(): f"down_vip{vip}" for vip in DOWN}}
+
+
+# eight options, the server id last: every turn of the option walk (NOP, MSS, NOP, window scale, SACK permitted,
+# NOP, NOP, then the server id)
+LONG_OPTIONS = [("NOP", None), ("MSS", 1460), ("NOP", None), ("WScale", 7), ("SAckOK", b""), ("NOP", None),
+                ("NOP", None), (TPR_KIND, struct.pack("!I", 100))]
+
+
+# eight options, none a NOP: the server id check at every turn (unknown kinds 30..34 of two bytes each)
+DENSE_OPTIONS = [("MSS", 1460), ("WScale", 7), ("SAckOK", b""), *((30 + k, b"") for k in range(4)),
+                 (TPR_KIND, struct.pack("!I", 101))]
 
 
 def tcp_opts(src: str, dst: str, sport: int, dport: int, options: list, flags: str = "A") -> bytes:
@@ -121,6 +137,29 @@ def frames() -> list[bytes]:
         tcp_opts("192.0.2.43", "10.100.0.1", 30503, 80, [tpr(102)]),  # unknown server id: ring
         tcp_opts("192.0.2.44", "10.100.0.1", 30504, 80, [("NOP", None), ("NOP", None), ("Timestamp", (1, 2)),
                                                           tpr(101)]),  # options walked: real 3
+        tcp_opts("192.0.2.45", "10.100.0.1", 30505, 80, LONG_OPTIONS),  # the longest walk: eight options
+        tcp_opts("192.0.2.48", "10.100.0.1", 30508, 80, DENSE_OPTIONS),
+        frame(eth() / IPv6(src="fd00::21", dst="fc00::1", hlim=64)
+              / TCP(sport=32021, dport=80, flags="A", options=DENSE_OPTIONS), 120),
+        tcp_opts("192.0.2.46", "10.100.0.1", 30506, 80, [("MSS", 1460), (0x22, b"")]),  # a length under 2: stop
+        tcp_opts("192.0.2.47", "10.100.0.1", 30507, 80, [("EOL", None)]),  # end of options
+        frame(eth() / IPv6(src="fd00::13", dst="fc00::1", hlim=64)
+              / TCP(sport=32003, dport=80, flags="A", options=LONG_OPTIONS), 120),  # the IPv6 walk
+        *(tcp6(f"fd00::{0x40 + i:x}", "fc00::3", 32100 + 7 * i, 80) for i in range(6)),  # IPv6 down real: rehash
+        frame(eth() / IPv6(src="fd00::14", dst="fc00::1", hlim=64)
+              / TCP(sport=32004, dport=80, flags="A", options=[("MSS", 1460), (0x22, b"")]), 90),
+        frame(eth() / IPv6(src="fd00::15", dst="fc00::1", hlim=64)
+              / TCP(sport=32005, dport=80, flags="A", options=[(TPR_KIND, struct.pack("!I", 102))]), 90),
+        frame(eth() / IPv6(src="fd00::16", dst="fc00::1", hlim=64) / TCP(sport=32006, dport=80, flags="A"), 90),
+        frame(eth() / IPv6(src="fd00::17", dst="fc00::1", hlim=64) / TCP(sport=32007, dport=80, flags="R"), 90),
+        *(frame(eth() / IPv6(src=f"fd00::{0x18 + i:x}", dst="fc00::6", hlim=64) / UDP(sport=32008 + i, dport=443)
+                / Raw(h), 110) for i, h in enumerate((quic_long(101), quic_short(100), quic_short(500),
+                                                       bytes([0xC0, 0, 0, 0, 1, 4]) + bytes(10)))),
+        udp6("fd00::20", "fc00::99", 32020, 80),  # IPv6, not a VIP: PASS
+        udp4("198.51.100.60", "10.100.0.9", 40060, 7000),  # hashing the destination port only
+        quic("198.51.100.61", 40061, bytes([0xC0, 0, 0, 0, 1, 4]) + bytes(10)),  # a connection id under 8 bytes
+        tcp6("fd00::50", "fc00::4", 32200, 80),  # IPv6 in GUE
+        tcp6("fd00::51", "fc00::5", 32201, 80),  # IPv6 in IPv4
         quic("198.51.100.1", 40001, quic_long(101)),  # QUIC long header: real 3
         quic("198.51.100.2", 40002, quic_short(100)),  # QUIC short header: real 2
         quic("198.51.100.3", 40003, quic_short(500)),  # unknown server id: ring
