@@ -540,9 +540,12 @@ def _katran_facts(results: dict[str, Any]) -> Facts:
     for name, tier in sorted(comp["placement"].items()):
         placed.setdefault(tier, []).append(name)
     where = "; ".join(f"{tier}: {', '.join(names)}" for tier, names in sorted(placed.items()))
-    rows = [(r["path"], _num(r["rtl_cycles"]), _num(r["rtl_mpps"]), ", ".join(r["actions"] or []) or "n/a",
+    rows = [(r["path"], ", ".join(r["actions"] or []) or "n/a", _num(r.get("model_cycles")),
+             _num(r.get("model_mpps")), _num(r["rtl_cycles"]) if r["rtl_cycles"] else "refused (below)",
              _num(r["linux_test_run_mpps"])) for r in doc["rows"]]
-    table = _table(("path", "RTL cycles/packet", f"Mpps at {CLOCK_MHZ} MHz", "action", "Linux test_run Mpps"), rows)
+    table = _table(("path", "action", "VLIW model cycles/packet", f"Mpps at {CLOCK_MHZ} MHz", "RTL cycles/packet",
+                    "Linux test_run Mpps"), rows)
+    reason = next((r["rtl_reason"] for r in doc["rows"] if r.get("rtl_reason")), None)
     eq = []
     for engine, d in sorted(diffs.items()):
         if not d:
@@ -557,7 +560,8 @@ def _katran_facts(results: dict[str, Any]) -> Facts:
         f"`balancer_ingress` of upstream Katran ({comp['instructions']} eBPF instructions, {comp['maps']} maps, the "
         f"connection table of CPU 0 sized {comp['lru_size']:,} as KatranLb sizes it for one forwarding core) compiles "
         f"in {comp['compile_s']:.2f} s to {comp['rows']} rows of the {comp['rows_available']}. Maps by tier: "
-        f"{where}.\n\n{table}\n\n" + "; ".join(eq) + ". Left out of the map comparison: "
+        f"{where}.\n\n{table}\n\n" + (f"The RTL refuses it: {reason}.\n\n" if reason else "")
+        + "; ".join(eq) + ". Left out of the map comparison: "
         + (", ".join(f"`{s}`" for s in skipped) or "nothing")
         + " (the time a program stores: the NIC's clock is not the host's).")}
 
