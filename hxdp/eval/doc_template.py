@@ -28,6 +28,7 @@ hxdp experiment fig12_13 fig11 --out DIR    # some experiments only; DIR/results
 hxdp experiment --out DIR --resume          # continue an interrupted run (finished points are reused)
 hxdp experiment --quick --out /tmp/evq      # CI: {quick_programs} programs, {quick_packets} packets, no synthesis
 hxdp experiment --replot --docs             # measure nothing: the plots and this page again from docs/eval
+KATRAN_SRC=~/katran hxdp experiment katran --out DIR   # upstream Katran, built from your checkout
 ```
 
 Each finished measurement ("point") is appended to `DIR/checkpoint.jsonl` as it completes; `--resume` reuses

@@ -549,10 +549,10 @@ def _katran_facts(results: dict[str, Any]) -> Facts:
     eq = []
     for engine, d in sorted(diffs.items()):
         if not d:
-            eq.append(f"{engine}: not measured")
+            eq.append(f"{engine}: {'refused (above)' if reason and engine == 'rtl' else 'not measured'}")
         elif d["identical"]:
-            eq.append(f"{engine}: {d['packets']} packets identical to the kernel (actions, bytes, maps after every "
-                      "packet on the model, after the run on the RTL)")
+            eq.append(f"{engine}: {d['packets']} packets identical to the kernel (every packet's action and bytes, "
+                      "the maps after the whole trace, the kernel running the packets back to back)")
         else:
             eq.append(f"{engine}: **differs**: {d['divergence']}")
     skipped = next((d["skipped_bytes"] for d in diffs.values() if d), [])
