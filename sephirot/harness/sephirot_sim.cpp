@@ -97,12 +97,13 @@ void SephirotSim::offchip_request() {
     }
   }
   if (we) return;
-  r.due = cycle_ + uint64_t(t ? t->latency(n) : 1);
+  // sephirot_xmem registers the response: driven a cycle before the read's latency is up, it arrives on time
+  r.due = cycle_ + uint64_t(t ? t->latency(n) : 1) - 1;
   responses_.push_back(r);
 }
 
 void SephirotSim::offchip_drive() {
-  bool due = !responses_.empty() && responses_.front().due == cycle_;
+  bool due = !responses_.empty() && responses_.front().due <= cycle_;
   top_->xm_resp_valid_i = due;
   for (int w = 0; w < 4; w++) top_->xm_resp_data_i[w] = due ? responses_.front().words[w] : 0;
 }

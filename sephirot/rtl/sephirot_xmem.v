@@ -40,19 +40,35 @@ module sephirot_xmem #(
 );
 `include "sephirot_bytes.vh"
 
+  // The port's inputs enter through a register (the memory controller's output stage; the harness answers a cycle
+  // earlier, so a read still costs tier_read_cycles): an input that reached the core's stall and load data
+  // combinationally made the whole core input-dependent logic, which Verilator evaluates on every eval() (the
+  // simulator ran at 57% of its speed), and a path from the board's pins into the core's commit cannot make the
+  // clock. `ready` is the controller's of the cycle before (its write FIFO had room).
+  reg         ready_q, rvalid_q;
+  reg [127:0] rdata_q;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ready_q <= 1'b1; rvalid_q <= 1'b0;
+    end else begin
+      ready_q <= req_ready_i; rvalid_q <= resp_valid_i;
+    end
+  end
+  always @(posedge clk_i) rdata_q <= resp_data_i;
+
   reg [LANES-1:0]    got_q;        // lanes of the row whose data came
   reg [64*LANES-1:0] data_q;
   reg                busy_q;       // a read is out
   reg [LANES-1:0]    cur_q;        // its lane (one-hot)
 
   wire [LANES-1:0] got  = hold_i ? got_q : {LANES{1'b0}};
-  wire [LANES-1:0] resp = (busy_q && resp_valid_i) ? cur_q : {LANES{1'b0}};
+  wire [LANES-1:0] resp = (busy_q && rvalid_q) ? cur_q : {LANES{1'b0}};
   wire [LANES-1:0] left = rd_i & ~(got | resp);
   wire [LANES-1:0] nxt  = left & (~left + {{(LANES-1){1'b0}}, 1'b1});   // the lowest lane still to read
   wire [LANES-1:0] st   = wr_i & (~wr_i + {{(LANES-1){1'b0}}, 1'b1});   // the row's store lane
-  wire             rd_go = go_i && (!busy_q || resp_valid_i) && |left;
+  wire             rd_go = go_i && (!busy_q || rvalid_q) && |left;
   wire             wr_go = commit_i && |wr_i;
-  assign wait_o = go_i && (|left || (|wr_i && !req_ready_i));
+  assign wait_o = go_i && (|left || (|wr_i && !ready_q));
 
   // the request: the next read, or the store of a committing row (never both: a row commits with no read left)
   integer k;
@@ -82,7 +98,7 @@ module sephirot_xmem #(
   always @(*) begin
     rdata_o = {64*LANES{1'b0}};
     for (j = 0; j < LANES; j = j + 1) begin
-      rb = funnel8(resp_data_i[63:0], resp_data_i[127:64], addr_i[32*j +: 3]) &
+      rb = funnel8(rdata_q[63:0], rdata_q[127:64], addr_i[32*j +: 3]) &
            bytemask(sizemask(size_i[4*j +: 4]));
       if (resp[j]) rdata_o[64*j +: 64] = rb;
       else if (got[j]) rdata_o[64*j +: 64] = data_q[64*j +: 64];
@@ -97,9 +113,9 @@ module sephirot_xmem #(
       got_q <= got | resp;
       for (m = 0; m < LANES; m = m + 1)
         if (resp[m]) data_q[64*m +: 64] <= rdata_o[64*m +: 64];
-      if (rd_go && req_ready_i) begin
+      if (rd_go && ready_q) begin
         busy_q <= 1'b1; cur_q <= nxt;
-      end else if (resp_valid_i) begin
+      end else if (rvalid_q) begin
         busy_q <= 1'b0;
       end
     end
