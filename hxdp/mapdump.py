@@ -93,7 +93,7 @@ class SkipBytes:
 
     @classmethod
     def parse(cls, text: str) -> SkipBytes:
-        m = re.fullmatch(r"([A-Za-z_][\w.]*):(\d+):(\d+)(?::([0-9a-fA-F]+))?", text)
+        m = re.fullmatch(r"([A-Za-z_.][\w.]*):(\d+):(\d+)(?::([0-9a-fA-F]+))?", text)  # .rodata and the like
         if m is None or int(m[3]) == 0 or (m[4] is not None and len(m[4]) % 2):
             raise ValueError(f"{text!r}: expected {cls.SHAPE} (value bytes OFFSET..OFFSET+SIZE of map MAP, at the "
                              "key given in hex or at every key)")

@@ -63,7 +63,7 @@ def test_kernel_array_dump_equals_key_by_key() -> None:
 def test_skip_bytes_parse_and_mask() -> None:
     s = SkipBytes.parse("stats:8:8:02020000")
     assert (s.map, s.offset, s.size, s.key) == ("stats", 8, 8, bytes.fromhex("02020000"))
-    for bad in ("stats", "stats:8", "stats:8:0", "stats:8:8:123", "9x:1:1"):
+    for bad in ("stats", "stats:8", "stats:8:0", "stats:8:8:123", "9x:1:1", "a-b:1:1"):
         with pytest.raises(ValueError):
             SkipBytes.parse(bad)
     a = ArrayDump(bytes(range(16)) * 4, 16)
