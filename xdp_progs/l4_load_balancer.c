@@ -11,12 +11,12 @@
  * Maps: vips, ch_rings, reals, ctl.
  */
 #include "common.h"
+#include "jhash.h"
 
 #define RING_SIZE 13
 #define MAX_VIPS 4
 #define MAX_REALS 16
 #define IPPROTO_IPIP_ 4
-#define JHASH_INITVAL 0xdeadbeef
 
 struct vip_key {
 	__be32 addr;
@@ -97,27 +97,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ctl_value);
 } ctl SEC(".maps");
-
-static __always_inline __u32 rol32(__u32 word, unsigned int shift)
-{
-	return (word << shift) | (word >> ((-shift) & 31));
-}
-
-/* jhash_3words of include/linux/jhash.h */
-static __always_inline __u32 jhash_3words(__u32 a, __u32 b, __u32 c, __u32 initval)
-{
-	a += JHASH_INITVAL + initval;
-	b += JHASH_INITVAL + initval;
-	c += JHASH_INITVAL + initval;
-	c ^= b; c -= rol32(b, 14);
-	a ^= c; a -= rol32(c, 11);
-	b ^= a; b -= rol32(a, 25);
-	c ^= b; c -= rol32(b, 16);
-	a ^= c; a -= rol32(c, 4);
-	b ^= a; b -= rol32(a, 14);
-	c ^= b; c -= rol32(b, 24);
-	return c;
-}
 
 SEC("xdp")
 int l4_load_balancer_prog(struct xdp_md *ctx)

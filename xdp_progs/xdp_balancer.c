@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <linux/icmpv6.h>
 #include "common.h"
+#include "jhash.h"
 
 #define RING_SIZE 257
 #define MAX_VIPS 4099 /* ch_rings: 1,053,443 slots */
@@ -24,7 +25,6 @@
 #define MAX_TCP_OPTS 8
 #define GUE_PORT 6080
 #define TPR_OPT_KIND 0xb7
-#define JHASH_INITVAL 0xdeadbeef
 #define HASH_SEED_RETRY 0x9e3779b9
 
 /* global counters: stats[MAX_VIPS + n] */
@@ -210,41 +210,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lb_stats);
 } reals_stats SEC(".maps");
-
-static __always_inline __u32 rol32(__u32 word, unsigned int shift)
-{
-	return (word << shift) | (word >> ((-shift) & 31));
-}
-
-#define JHASH_MIX(a, b, c)                   \
-	{                                    \
-		a -= c; a ^= rol32(c, 4); c += b;  \
-		b -= a; b ^= rol32(a, 6); a += c;  \
-		c -= b; c ^= rol32(b, 8); b += a;  \
-		a -= c; a ^= rol32(c, 16); c += b; \
-		b -= a; b ^= rol32(a, 19); a += c; \
-		c -= b; c ^= rol32(b, 4); b += a;  \
-	}
-
-#define JHASH_FINAL(a, b, c)                \
-	{                                   \
-		c ^= b; c -= rol32(b, 14);  \
-		a ^= c; a -= rol32(c, 11);  \
-		b ^= a; b -= rol32(a, 25);  \
-		c ^= b; c -= rol32(b, 16);  \
-		a ^= c; a -= rol32(c, 4);   \
-		b ^= a; b -= rol32(a, 14);  \
-		c ^= b; c -= rol32(b, 24);  \
-	}
-
-static __always_inline __u32 jhash_3words(__u32 a, __u32 b, __u32 c, __u32 initval)
-{
-	a += JHASH_INITVAL + initval;
-	b += JHASH_INITVAL + initval;
-	c += JHASH_INITVAL + initval;
-	JHASH_FINAL(a, b, c);
-	return c;
-}
 
 /* jhash2 of the 32-bit words of an IPv6 flow: addresses and ports (9 words) */
 static __always_inline __u32 jhash_flow6(const struct flow_key *f, __u32 initval)
