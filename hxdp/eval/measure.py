@@ -178,21 +178,23 @@ def _stamps(sim: Any) -> list[Any]:
     return list(getattr(sim, "stamps", None) or [])
 
 
-def back_to_back_cycles(results: list[Any], sim: Any) -> tuple[float, str]:
+def back_to_back_cycles(results: list[Any], sim: Any, first: int = 0) -> tuple[float, str]:
     """Cycles per packet of a back-to-back run: the steady-state interval between the cycles at which the core
-    finishes consecutive packets (second half of the run), from the RTL's per-packet stamps."""
-    n = len(results)
+    finishes consecutive packets (second half of the run), from the RTL's per-packet stamps; of the packets from
+    `first` on (those before it only fill the maps, e.g. the connections a reuse path comes back on)."""
+    measured = results[first:]
+    n = len(measured)
     if n == 0:
         raise NotAvailable("the RTL returned no per-packet results")
-    st = _stamps(sim)
+    st = _stamps(sim)[first:]
     if n >= 4 and len(st) == n:
         half = n // 2
         ends = sorted(s.end for s in st)
         return (ends[-1] - ends[half - 1]) / (n - half), "steady-state interval between core completions (RTL)"
     total = getattr(sim, "total_cycles", 0)
-    if total:
+    if total and not first:
         return total / n, "total cycles of the run / packets (RTL)"
-    return statistics.mean(r.cycles for r in results), "mean of per-packet cycles (RTL)"
+    return statistics.mean(r.cycles for r in measured), "mean of per-packet cycles (RTL)"
 
 
 # ----------------------------------------------------------------------------------------------------------------

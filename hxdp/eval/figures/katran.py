@@ -120,6 +120,7 @@ def _m_rtl(ctx: Context, path: str) -> Record:
     """The path's cycles per packet on the VLIW model (the contract's cycle model, which the RTL's cycles equal) and,
     where the RTL runs the program, back to back on the RTL."""
     from hxdp.errors import HxdpError
+    from hxdp.eval.measure import back_to_back_cycles
     from hxdp.models.maps import MapState
     from hxdp.models.vliw import VliwModel
 
@@ -146,10 +147,7 @@ def _m_rtl(ctx: Context, path: str) -> Record:
     except HxdpError as exc:
         rec["rtl_reason"] = str(exc)
         return rec
-    ends = sorted(s.end for s in list(getattr(sim, "stamps", None) or [])[first:])
-    half = len(ends) // 2
-    rec["rtl_cycles"] = (ends[-1] - ends[half - 1]) / (len(ends) - half) if len(ends) >= 4 else \
-        statistics.mean(r.cycles for r in results[first:])
+    rec["rtl_cycles"], rec["rtl_method"] = back_to_back_cycles(results, sim, first)
     rec["rtl_mpps"] = CLOCK_MHZ / rec["rtl_cycles"]
     rec["model_mismatches"] = sum(1 for a, r in zip(model, results[first:], strict=True) if not a.same_outcome(r))
     return rec
