@@ -5,12 +5,12 @@ the hardware implements."""
 from __future__ import annotations
 
 import pytest
-from rtl_support import first_divergence, require_rtl
+from rtl_support import first_divergence, require_rtl, skip_if_rtl_refuses
 
 from hxdp.compiler import compile_program
 from hxdp.models.maps import MapState
 from hxdp.models.vliw import VliwModel
-from hxdp.rtl.sim import RtlSim, off_chip_helper_refusal
+from hxdp.rtl.sim import RtlSim
 from hxdp.suite import programs
 from hxdp.traffic.pcap import read_pcap
 
@@ -31,10 +31,7 @@ def test_program_rtl_equals_vliw_model(prog) -> None:
         pytest.skip(f"{prog.obj} not built (run `make progs`)")
     require_rtl()
     res = compile_program(prog.load())
-    refusal = off_chip_helper_refusal(res.rom, res.layout)
-    if refusal is not None:  # said, not hidden: the RTL's map helpers do not reach off-chip maps yet
-        assert "through value pointers only" in refusal, refusal
-        pytest.skip(f"the RTL refuses it: {refusal}")
+    skip_if_rtl_refuses(res.rom, res.layout)
     packets = read_pcap(prog.traffic)[:MAX_PACKETS]
     s_rtl, s_vm = MapState(res.layout), MapState(res.layout)
     s_rtl.apply_config(prog.map_config())
