@@ -33,30 +33,26 @@ class KatranError(HxdpError):
     """Katran's sources, tools or configuration are not what the build or the configuration needs."""
 
 
-def fail(msg: str) -> None:
-    raise KatranError(msg)
-
-
 def build(src: Path, out: Path, defines: list[str]) -> Path:
     """Compile KATRAN_SRC's balancer into out/balancer.bpf.o, as katran's Makefile-bpf does."""
     if not (src / BALANCER).is_file():
-        fail(f"{src}: no {BALANCER} (give a clone of github.com/facebookincubator/katran)")
+        raise KatranError(f"{src}: no {BALANCER} (give a clone of github.com/facebookincubator/katran)")
     for tool in ("clang", "llc"):
         if not shutil.which(tool):
-            fail(f"{tool} is not installed (scripts/setup.sh installs it)")
+            raise KatranError(f"{tool} is not installed (scripts/setup.sh installs it)")
     out.mkdir(parents=True, exist_ok=True)
     obj = out / "balancer.bpf.o"
     incs = [f"-I{src}", f"-I{src / 'katran/lib/linux_includes'}", f"-I{src / 'katran/lib'}"]
     clang = subprocess.run(["clang", *incs, *CFLAGS, *(f"-D{d}" for d in defines), str(src / BALANCER), "-o", "-"],
                            capture_output=True)
     if clang.returncode:
-        fail(f"clang failed on {src / BALANCER}: {clang.stderr.decode(errors='replace').strip()[-500:]}")
+        raise KatranError(f"clang failed on {src / BALANCER}: {clang.stderr.decode(errors='replace').strip()[-500:]}")
     tmp = obj.with_suffix(".o.tmp")
     llc = subprocess.run(["llc", "-march=bpf", "-filetype=obj", "-o", str(tmp)], input=clang.stdout,
                          capture_output=True)
     if llc.returncode:
         tmp.unlink(missing_ok=True)
-        fail(f"llc failed: {llc.stderr.decode(errors='replace').strip()[-500:]}")
+        raise KatranError(f"llc failed: {llc.stderr.decode(errors='replace').strip()[-500:]}")
     tmp.replace(obj)
     return obj
 
@@ -72,8 +68,7 @@ def parse_vip(text: str) -> tuple[str, int, int]:
         ipaddress.ip_address(addr.strip("[]"))
         return addr.strip("[]"), int(port), PROTOS[proto.lower()]
     except (ValueError, KeyError):
-        fail(f"--vip {text}: expected ADDRESS:PORT:tcp|udp (IPv6 as [ADDRESS]:PORT:PROTO)")
-        raise
+        raise KatranError(f"--vip {text}: expected ADDRESS:PORT:tcp|udp (IPv6 as [ADDRESS]:PORT:PROTO)") from None
 
 
 def entry(key: bytes, value: bytes) -> dict[str, str]:
@@ -83,7 +78,7 @@ def entry(key: bytes, value: bytes) -> dict[str, str]:
 def config(vips: list[str], reals: list[str], gw_mac: str, ring_size: int, lru_size: int, cores: int) -> dict:
     """The map configuration KatranLb would write for these VIPs, all served by the same reals."""
     if not reals:
-        fail("at least one --real is needed")
+        raise KatranError("at least one --real is needed")
     real_ids = list(range(1, len(reals) + 1))  # real ids start at 1: 0 in a ring slot means "no real"
     ring = maglev.table(real_ids, ring_size)
     cfg: dict[str, list[dict[str, str]]] = {"vip_map": [], "reals": [], "ch_rings": [], "ctl_array": []}
@@ -98,7 +93,7 @@ def config(vips: list[str], reals: list[str], gw_mac: str, ring_size: int, lru_s
         cfg["reals"].append(entry(struct.pack("<I", rid), addr16(a) + bytes([flags]) + bytes(3)))
     mac = bytes.fromhex(gw_mac.replace(":", ""))
     if len(mac) != 6:
-        fail(f"--gw-mac {gw_mac}: not a MAC address")
+        raise KatranError(f"--gw-mac {gw_mac}: not a MAC address")
     cfg["ctl_array"].append(entry(struct.pack("<I", 0), mac + bytes(2)))
     # KatranLb::attachLrus: lru_mapping[core] = a fresh LRU_HASH of LruSize / cores entries for every forwarding core
     lrus = {struct.pack("<I", core).hex(): f"katran_lru{core}" for core in range(cores)}
