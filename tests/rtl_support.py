@@ -22,15 +22,6 @@ def require_rtl() -> None:
     rtl.build()
 
 
-def skip_if_rtl_refuses(rom: Rom, layout: MapLayout) -> None:
-    """Skip, with the RTL's reason, a program it cannot run yet (a map helper on an off-chip map); asserted to be
-    that refusal and no other, so that nothing else hides behind the skip."""
-    refusal = rtl.off_chip_helper_refusal(rom, layout)
-    if refusal is not None:
-        assert "through value pointers only" in refusal, refusal
-        pytest.skip(f"the RTL refuses it: {refusal}")
-
-
 def first_divergence(rtl_trace: list, model_trace: list) -> str | None:
     """None when the traces agree row by row, else a message naming the first differing row and lane."""
     for i, (a, b) in enumerate(zip(rtl_trace, model_trace, strict=False)):

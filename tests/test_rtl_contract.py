@@ -14,7 +14,7 @@ from hxdp.compiler import CompileOptions, compile_program
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapState
 from hxdp.rtl import sim as rtl
-from hxdp.rtl.sim import RtlError, RtlSim, off_chip_helper_refusal
+from hxdp.rtl.sim import RtlError, RtlSim
 from hxdp.suite import programs
 from hxdp.traffic.pcap import read_pcap
 
@@ -34,8 +34,6 @@ def test_bundled_programs_keep_the_contract(assert_exe) -> None:
         if not prog.obj.exists():
             continue
         res = compile_program(prog.load())
-        if off_chip_helper_refusal(res.rom, res.layout):  # the RTL refuses it, with the reason (test_diff.py)
-            continue
         state = MapState(res.layout)
         state.apply_config(prog.map_config())
         frames = read_pcap(prog.traffic)

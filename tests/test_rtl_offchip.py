@@ -100,15 +100,16 @@ def test_off_chip_load_then_division_then_helper(tier: str) -> None:
     assert got[0].cycles == on_chip[0].cycles + params.TIER_READ_CYCLES[tier]
 
 
-def test_rtl_refuses_map_helpers_on_off_chip_maps() -> None:
-    layout = MapLayout.from_maps([MapDef("tab", ARRAY, 4, 32, 4, tier="qdr")])
-    rom = Rom([row(*lddw(1, params.MAP_HANDLE_BASE)), row(exit_action(2))])
-    with pytest.raises(HxdpError, match="map tab is placed in qdr: the RTL reaches an off-chip map through value "
-                                        "pointers only, and row 0 loads its handle"):
-        RtlSim(rom, layout, MapState(layout), exe=Path("/nonexistent"))
+def test_rtl_refuses_an_off_chip_lpm_trie_and_the_board_any_off_chip_map() -> None:
+    lpm = MapLayout.from_maps([MapDef("routes", params.LINUX_MAP_TYPE_IDS["lpm_trie"], 8, 4, 16, flags=1,
+                                      tier="qdr")])
+    with pytest.raises(HxdpError, match="map routes is placed in qdr: not supported by the RTL for a lpm_trie map"):
+        RtlSim(Rom([row(exit_action(2))]), lpm, MapState(lpm), exe=Path("/nonexistent"))
+    layout = table("qdr")
     with pytest.raises(HxdpError, match="map tab is placed in qdr: not supported by the board yet"):
         map_config_lines(layout)
-    assert map_config_lines(layout, off_chip=True) == []
+    entry = int(map_config_lines(layout, off_chip=True)[0].split()[1], 16)
+    assert entry >> 209 & 3 == params.TIERS.index("qdr")
 
 
 @requires_kernel
@@ -116,20 +117,21 @@ def test_rtl_refuses_map_helpers_on_off_chip_maps() -> None:
 @pytest.mark.parametrize("tier", ["qdr", "ddr"])
 def test_firewall_config_off_chip_on_the_rtl(tier: str, xdp_prog_objects: dict[str, Path],
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    # simple_firewall reads fw_config through an inlined value pointer: it runs with fw_config in QDR or DDR,
-    # equal to the kernel; its flow table off chip needs the map helpers' port and is refused
+    # simple_firewall reads fw_config through an inlined value pointer, and its flow table through the map helpers:
+    # either or both in QDR or DDR, it equals the kernel
     require_rtl()
     args = ["diff", str(xdp_prog_objects["simple_firewall"]), "--pcap", str(ROOT / "traffic" / "simple_firewall.pcap"),
             "--maps", str(ROOT / "maps" / "simple_firewall.json"), "--map", f"fw_config.tier={tier}"]
     assert main([*args, "--engine", "rtl"]) == 0
     assert "14 packets identical to the kernel on rtl (actions 1: 7, 4: 7)" in capsys.readouterr().out
-    assert main([*args, "--map", f"flows.tier={tier}", "--engine", "rtl"]) != 0
-    assert f"map flows is placed in {tier}: the RTL reaches an off-chip map through value pointers only" in \
-        capsys.readouterr().err
+    assert main([*args, "--map", f"flows.tier={tier}", "--engine", "rtl"]) == 0
+    assert "14 packets identical to the kernel on rtl (actions 1: 7, 4: 7)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("tier", ["qdr", "ddr"])
-def test_firewall_config_off_chip_rtl_cycles_equal_the_model(tier: str, xdp_prog_objects: dict[str, Path]) -> None:
+@pytest.mark.parametrize(("tier", "placed"), [("qdr", ("fw_config",)), ("ddr", ("fw_config",)),
+                                              ("qdr", ("fw_config", "flows")), ("ddr", ("flows",))])
+def test_firewall_off_chip_rtl_cycles_equal_the_model(tier: str, placed: tuple[str, ...],
+                                                      xdp_prog_objects: dict[str, Path]) -> None:
     from hxdp.compiler import compile_program
     from hxdp.suite import programs
     from hxdp.traffic.pcap import read_pcap
@@ -138,10 +140,10 @@ def test_firewall_config_off_chip_rtl_cycles_equal_the_model(tier: str, xdp_prog
     prog = next(p for p in programs() if p.name == "simple_firewall")
     program = prog.load()
     for m in program.maps:
-        if m.name == "fw_config":
+        if m.name in placed:
             m.tier = tier
     res = compile_program(program)
-    assert res.layout.by_name["fw_config"].tier == tier
+    assert all(res.layout.by_name[name].tier == tier for name in placed)
     packets = read_pcap(prog.traffic)
     s_rtl, s_vm = MapState(res.layout), MapState(res.layout)
     s_rtl.apply_config(prog.map_config())

@@ -5,7 +5,7 @@ the hardware implements."""
 from __future__ import annotations
 
 import pytest
-from rtl_support import first_divergence, require_rtl, skip_if_rtl_refuses
+from rtl_support import first_divergence, require_rtl
 
 from hxdp.compiler import compile_program
 from hxdp.models.maps import MapState
@@ -31,7 +31,6 @@ def test_program_rtl_equals_vliw_model(prog) -> None:
         pytest.skip(f"{prog.obj} not built (run `make progs`)")
     require_rtl()
     res = compile_program(prog.load())
-    skip_if_rtl_refuses(res.rom, res.layout)
     packets = read_pcap(prog.traffic)[:MAX_PACKETS]
     s_rtl, s_vm = MapState(res.layout), MapState(res.layout)
     s_rtl.apply_config(prog.map_config())

@@ -85,19 +85,20 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     raise HelperFault(f"helper {helper_id} is not implemented in hardware")
 
 
-# map kinds whose operations the VLIW model costs off chip: the map FSM reads a slot (header and key) of a hash or
-# an LPM trie for each slot it visits; an array's lookup is an address computation and reads nothing
-OFF_CHIP_SLOT_KINDS = frozenset({"hash", "percpu_hash", "lru_hash", "lpm_trie"})
+# map kinds the map unit reaches off chip (sephirot_mapfsm.v): it reads the region header and then a slot (header and
+# key) of a hash map for each slot it visits; an array's lookup is an address computation and reads nothing. An LPM
+# trie stays on chip: its lookup scans every slot in use
+OFF_CHIP_SLOT_KINDS = frozenset({"hash", "percpu_hash", "lru_hash"})
 OFF_CHIP_KINDS = OFF_CHIP_SLOT_KINDS | {"array", "percpu_array"}
 
 
 def off_chip_probe_cycles(r: MapRegion, probes: int) -> int:
-    """Cycles the map FSM waits for the slots it visits in an off-chip region (docs/maps.md "Memory tiers"): each
-    visit reads the slot's header and key windows and waits for their data (params.tier_read_cycles); the writes
-    of an update or a delete are posted, so they cost what they cost on chip."""
+    """Cycles the map FSM waits for its reads in an off-chip region (docs/maps.md "Memory tiers"): the region header,
+    then each slot it visits, each one read of the slot's header and key windows that it waits for
+    (params.tier_read_cycles); the writes of an update or a delete are posted, so they cost what they cost on chip."""
     if r.tier == "bram" or r.kind not in OFF_CHIP_SLOT_KINDS:
         return 0
-    return probes * params.tier_read_cycles(r.tier, windows(SLOT_HEADER + r.key_size) * params.MAP_WINDOW_BYTES)
+    return (1 + probes) * params.tier_read_cycles(r.tier, windows(SLOT_HEADER + r.key_size) * params.MAP_WINDOW_BYTES)
 
 
 # --- checksums (x86-64 csum_partial, exact 32-bit result) --------------------------------------------------------

@@ -128,6 +128,9 @@ def gen_params() -> str:
     hexd("REGION_QDR", P.QDR_BASE >> P.REGION_SHIFT, 4)
     hexd("REGION_DDR_FIRST", P.DDR_BASE >> P.REGION_SHIFT, 4)  # addr[31] set: regions 0x8..0xF
     dec("QDR_BYTES", P.QDR_BYTES)
+    dec("DDR_ADDR_BITS", (P.DDR_BYTES - 1).bit_length())  # offsets in the DDR window: the widest tier's
+    for code, tier in enumerate(P.TIERS):  # a map configuration entry's tier field (bits 210:209)
+        dec(f"TIER_{tier.upper()}", code)
     for name in ("QDR_TAG_START_BITS", "QDR_TAG_LEN_BITS", "DDR_TAG_START_BITS", "DDR_TAG_LEN_BITS"):
         dec(name, getattr(P, name))
     for tier in P.TIERS:
@@ -231,7 +234,8 @@ def gen_harness_params() -> str:
               ("size_t", "kRunt", P.PKT_MIN_LEN, "shorter frames are dropped by the MAC before the core"),
               ("size_t", "kMaxLen", P.PKT_MAX_LEN, "longest frame the input queue accepts"),
               ("int", "kImemRows", P.IMEM_ROWS, "instruction memory rows"),
-              ("uint32_t", "kCtrlAddr", P.AXI_CTRL, "AXI CTRL register (bit 0: input hold)")]
+              ("uint32_t", "kCtrlAddr", P.AXI_CTRL, "AXI CTRL register (bit 0: input hold)"),
+              ("unsigned", "kMapWindowBytes", P.MAP_WINDOW_BYTES, "bytes of a map unit window (its off-chip port)")]
     # the map memory tiers' timing as the core sees it (docs/maps.md "Memory tiers"): what a memory model answers
     for tier in P.TIERS:
         cap = tier.capitalize()

@@ -254,46 +254,38 @@ class PacketStamps:
 
 
 def map_config_lines(layout: object, off_chip: bool = False) -> list[str]:
-    """The hardware map table (sephirot_mapcfg.v) for a MapLayout: one `<id> <256-bit hex>` line per map. A map
-    placed off chip has no entry, as the map unit's helpers do not reach the off-chip tiers yet; `off_chip`: the
-    caller reaches them through the lanes (the RTL model, `off_chip_helper_refusal`); otherwise (the board, which has
-    no off-chip memory controller yet) it is refused (docs/maps.md "Memory tiers")."""
+    """The hardware map table (sephirot_mapcfg.v) for a MapLayout: one `<id> <256-bit hex>` line per map, its tier in
+    bits 210:209 (params.TIERS order). `off_chip`: the caller has the off-chip tiers (the RTL model); otherwise (the
+    board, which has no off-chip memory controller yet) a map placed off chip is refused (docs/maps.md "Memory
+    tiers")."""
     from hxdp.models.maplayout import MapError
 
     lines = []
     for r in layout.regions:
-        if r.tier != "bram":
-            if off_chip:
-                continue
+        if r.tier != "bram" and not off_chip:
             raise MapError(f"map {r.name} is placed in {r.tier}: not supported by the board yet "
                            "(hxdp.rtl.sim.map_config_lines), because its design has no off-chip memory controller "
                            f"(issue 25 part 2, docs/maps.md \"Memory tiers\"); place it on chip (--map "
                            f"{r.name}.tier=bram)")
         entry = (r.type | 1 << 8 | r.key_size << 16 | r.value_size << 32 | r.max_entries << 48 | r.offset << 80
                  | r.slots << 112 | r.slot_size << 144 | r.key_offset << 160 | r.value_offset << 176
-                 | r.data_offset << 192 | bool(r.flags & params.BPF_F_RDONLY_PROG) << 208)
+                 | r.data_offset << 192 | bool(r.flags & params.BPF_F_RDONLY_PROG) << 208
+                 | params.TIERS.index(r.tier) << 209)
         lines.append(f"{r.id} {entry:064x}\n")
     return lines
 
 
-def off_chip_helper_refusal(rom: Rom, layout: object) -> str | None:
-    """Why the RTL cannot run `rom` with `layout`: a map placed off chip whose handle the program loads (for a map
-    helper: the map unit's helpers do not reach the off-chip tiers yet; lane loads, stores and atomics through its
-    value pointers do), or None."""
-    from hxdp.isa.insn import lddw_value
+def off_chip_refusal(layout: object) -> str | None:
+    """Why the RTL cannot run `layout`: a map placed off chip of a kind the map unit does not reach there (it reads
+    the slots of hash maps and addresses arrays off chip, helpers.OFF_CHIP_KINDS), or None."""
+    from hxdp.models.helpers import OFF_CHIP_KINDS
 
-    off = {params.MAP_HANDLE_BASE + r.id: r for r in layout.regions if r.tier != "bram"}
-    if not off:
+    r = next((r for r in layout.regions if r.tier != "bram" and r.kind not in OFF_CHIP_KINDS), None)
+    if r is None:
         return None
-    for ri, row in enumerate(rom.rows):
-        for k, ins in enumerate(row[:-1]):
-            r = off.get(lddw_value(ins, row[k + 1])) if ins.opcode == 0x18 else None
-            if r is not None:
-                return (f"map {r.name} is placed in {r.tier}: the RTL reaches an off-chip map through value "
-                        f"pointers only, and row {ri} loads its handle for a map helper, which needs the map unit's "
-                        "off-chip port (not built yet, issue 25 part 2, docs/maps.md \"Memory tiers\"); the VLIW "
-                        f"model runs it, or place it on chip (--map {r.name}.tier=bram)")
-    return None
+    return (f"map {r.name} is placed in {r.tier}: not supported by the RTL for a {r.kind} map, because the map unit "
+            f"reaches only {', '.join(sorted(OFF_CHIP_KINDS))} maps off chip (docs/maps.md \"Memory tiers\"); "
+            f"place it on chip (--map {r.name}.tier=bram)")
 
 
 def parse_redirect(text: str, ingress_ifindex: int) -> tuple[int | None, tuple[str, int] | None,
@@ -347,7 +339,7 @@ class RtlSim:
         self.vcd = vcd
         self.trace_file = trace_file
         if self.layout is not None:
-            refusal = off_chip_helper_refusal(rom, self.layout)
+            refusal = off_chip_refusal(self.layout)
             if refusal is not None:
                 raise RtlError(refusal)
         self.exe = exe if exe is not None else build()   # (exe: a given binary, for the profile training runs)

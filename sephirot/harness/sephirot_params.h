@@ -12,6 +12,7 @@ constexpr size_t kRunt = 60;  // shorter frames are dropped by the MAC before th
 constexpr size_t kMaxLen = 2048;  // longest frame the input queue accepts
 constexpr int kImemRows = 4096;  // instruction memory rows
 constexpr uint32_t kCtrlAddr = 2147680256;  // AXI CTRL register (bit 0: input hold)
+constexpr unsigned kMapWindowBytes = 32;  // bytes of a map unit window (its off-chip port)
 constexpr uint32_t kBramBase = 1073741824;  // bram: first address of its region
 constexpr uint64_t kBramBytes = 1048576;  // bram: bytes the addresses reach
 constexpr int kBramReadCycles = 0;  // bram: cycles from a read to its data

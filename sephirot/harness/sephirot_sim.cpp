@@ -102,10 +102,39 @@ void SephirotSim::offchip_request() {
   responses_.push_back(r);
 }
 
+// The map unit's port (sephirot_mapfsm.v, top xh_*): a read of len windows, answered by one response holding them
+// all after the tier's latency for that many bytes; a write of one window, byte-enabled, posted.
+void SephirotSim::mapunit_request() {
+  if (top_->xh_resp_valid_i && !map_responses_.empty()) map_responses_.pop_front();
+  if (!top_->xh_req_valid_o) return;
+  constexpr unsigned kWin = seph::kMapWindowBytes;
+  uint32_t addr = top_->xh_req_addr_o;
+  bool we = top_->xh_req_we_o;
+  unsigned n = we ? kWin : kWin * top_->xh_req_len_o;
+  OffChipMemory* t = tier_of(addr);
+  MapResponse r{0, {}};
+  for (unsigned b = 0; t && b < n; b++) {
+    uint32_t a = addr + b;
+    if (!t->holds(a)) break;
+    if (we) {
+      if ((uint64_t(top_->xh_req_be_o) >> b) & 1)
+        t->write(a - t->base(), (top_->xh_req_wdata_o[b / 4] >> (8 * (b % 4))) & 0xff);
+    } else {
+      r.words[b / 4] |= uint32_t(t->read(a - t->base())) << (8 * (b % 4));
+    }
+  }
+  if (we) return;
+  r.due = cycle_ + uint64_t(t ? t->latency(n) : 1) - 1;  // (registered in sephirot_mapfsm, as the lanes' port)
+  map_responses_.push_back(r);
+}
+
 void SephirotSim::offchip_drive() {
   bool due = !responses_.empty() && responses_.front().due <= cycle_;
   top_->xm_resp_valid_i = due;
   for (int w = 0; w < 4; w++) top_->xm_resp_data_i[w] = due ? responses_.front().words[w] : 0;
+  bool mdue = !map_responses_.empty() && map_responses_.front().due <= cycle_;
+  top_->xh_resp_valid_i = mdue;
+  for (int w = 0; w < kMapResponseWords; w++) top_->xh_resp_data_i[w] = mdue ? map_responses_.front().words[w] : 0;
 }
 
 bool SephirotSim::load_offchip(const std::string& path) {
@@ -170,6 +199,7 @@ void SephirotSim::tick() {
   time_ += 5;
   sample();
   offchip_request();
+  mapunit_request();
   top_->clk_i = 1;
   top_->eval();
 #if VM_TRACE

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sephirot_params.h"
+
 class Vsephirot_top;
 class VerilatedVcdC;
 class VerilatedContext;
@@ -89,11 +91,15 @@ class SephirotSim {
   void tick();
   void sample();
   void offchip_request();  // at the clock edge: take the port's request
-  void offchip_drive();    // after the edge: the response due in the new cycle
+  void offchip_drive();    // after the edge: the responses due in the new cycle (both ports)
+  void mapunit_request();  // at the clock edge: take the map unit's request
   OffChipMemory* tier_of(uint32_t addr);
   std::vector<OffChipMemory> tiers_;
   struct Response { uint64_t due; uint32_t words[4]; };
   std::deque<Response> responses_;
+  static constexpr int kMapResponseWords = 3 * seph::kMapWindowBytes / 4;
+  struct MapResponse { uint64_t due; uint32_t words[kMapResponseWords]; };
+  std::deque<MapResponse> map_responses_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Vsephirot_top> top_;
   VerilatedVcdC* vcd_ = nullptr;

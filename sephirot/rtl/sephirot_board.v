@@ -225,7 +225,10 @@ module sephirot_board #(
     .trc_cost_o(trc_cost), .trc_next_o(trc_next), .trc_exit_o(trc_exit), .trc_fault_o(trc_fault),
     .xm_req_valid_o(xm_valid), .xm_req_ready_i(1'b1), .xm_req_we_o(xm_we), .xm_req_addr_o(xm_addr),
     .xm_req_len_o(xm_len), .xm_req_wdata_o(xm_wdata), .xm_req_be_o(xm_be), .xm_resp_valid_i(xm_rvalid_q),
-    .xm_resp_data_i(128'd0)
+    .xm_resp_data_i(128'd0),
+    .xh_req_valid_o(xh_valid), .xh_req_we_o(xh_we), .xh_req_addr_o(xh_addr), .xh_req_len_o(xh_len),
+    .xh_req_wdata_o(xh_wdata), .xh_req_be_o(xh_be), .xh_resp_valid_i(xh_rvalid_q),
+    .xh_resp_data_i({3*8*`SEPH_MAP_WINDOW_BYTES{1'b0}})
   );
 
   // no off-chip memory controller is in the board's design yet (docs/maps.md "Memory tiers"): the board tools
@@ -237,10 +240,19 @@ module sephirot_board #(
   wire [1:0]           xm_len;
   wire [127:0]         xm_wdata;
   wire [15:0]          xm_be;
+  // (the same for the map unit's port: the host's map table holds no off-chip map, so only a forged entry reads)
+  wire                 xh_valid, xh_we;
+  wire [31:0]          xh_addr;
+  wire [1:0]           xh_len;
+  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] xh_wdata;
+  wire [`SEPH_MAP_WINDOW_BYTES-1:0]   xh_be;
   /* verilator lint_on UNUSEDSIGNAL */
-  reg                  xm_rvalid_q;
+  reg                  xm_rvalid_q, xh_rvalid_q;
   always @(posedge clk_i or negedge rst_ni)
-    if (!rst_ni) xm_rvalid_q <= 1'b0;
-    else xm_rvalid_q <= xm_valid && !xm_we;
+    if (!rst_ni) begin
+      xm_rvalid_q <= 1'b0; xh_rvalid_q <= 1'b0;
+    end else begin
+      xm_rvalid_q <= xm_valid && !xm_we; xh_rvalid_q <= xh_valid && !xh_we;
+    end
 endmodule
 `default_nettype wire

@@ -48,6 +48,13 @@ module sephirot_helpers (
   output wire            mw_en_o,
   output wire [31:0]     mw_off_o,
   input  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mw_rdata_i,   // MAP_WINDOW_BYTES from mw_off_o
+  // the map FSM's off-chip port (sephirot_mapfsm): its reads, and whether the write above is to an off-chip map
+  output wire            mww_x_o,
+  output wire            xr_valid_o,
+  output wire [31:0]     xr_addr_o,
+  output wire [1:0]      xr_len_o,
+  input  wire            xr_rvalid_i,
+  input  wire [3*8*`SEPH_MAP_WINDOW_BYTES-1:0] xr_rdata_i,
   // stack writes of fib_lookup (its results into the struct), one of up to 8 bytes a cycle in its stall cycles
   output wire            sw_en_o,
   output wire [8:0]      sw_off_o,
@@ -271,6 +278,7 @@ module sephirot_helpers (
     .rd_size_i(hm_size_o), .rd_data_i(hm_rdata_i), .rd_bad_i(cs_bad_q),
     .mid_o(mf_mid), .mcfg_i, .mcount_i, .mw_en_o(mf_mw_en), .mw_off_o(mf_mw_off), .mw_rdata_i,
     .mww_en_o(mf_mww_en), .mww_off_o(mf_mww_off), .mww_data_o(mf_mww_data), .mww_mask_o(mf_mww_mask),
+    .mww_x_o(mf_mww_x), .xr_valid_o, .xr_addr_o, .xr_len_o, .xr_rvalid_i, .xr_rdata_i,
     .fault_o(m_fault), .ufault_o(mf_ufault), .done_o(mf_done), .lat_o(mf_lat), .ret_o(mf_ret),
     .redir_o(mf_redir), .redir_valid_o(mf_redir_valid), .redir_kind_o(mf_redir_kind),
     .redir_port_o(mf_redir_port), .redir_size_o(mf_redir_size)
@@ -294,6 +302,8 @@ module sephirot_helpers (
   assign mww_off_o = ev_sel ? ev_mww_off : mf_mww_off;
   assign mww_data_o = ev_sel ? ev_mww_data : mf_mww_data;
   assign mww_mask_o = ev_sel ? ev_mww_mask : mf_mww_mask;
+  wire        mf_mww_x;
+  assign mww_x_o = !ev_sel && mf_mww_x;
 
   // bpf_fib_lookup: sephirot_fib, which reads the FIB through the map window while no map helper runs
   wire        mf_mw_en, fb_mw_en;

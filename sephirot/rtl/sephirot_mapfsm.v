@@ -44,6 +44,15 @@ module sephirot_mapfsm (
   output reg  [31:0]     mww_off_o,
   output reg  [8*`SEPH_MAP_WINDOW_BYTES-1:0] mww_data_o,
   output reg  [`SEPH_MAP_WINDOW_BYTES-1:0]   mww_mask_o,
+  output wire            mww_x_o,         // this write is to an off-chip map: it leaves through the off-chip port
+  // the off-chip port (a map in the QDR or DDR tier, docs/maps.md "Memory tiers"): a read of xr_len_o windows
+  // (MAP_WINDOW_BYTES each) from xr_addr_o, answered by one response (xr_rvalid_i, xr_rdata_i) after a latency the
+  // memory decides; the writes (mww_*, mww_x_o) are posted
+  output wire            xr_valid_o,
+  output wire [31:0]     xr_addr_o,
+  output wire [1:0]      xr_len_o,
+  input  wire            xr_rvalid_i,
+  input  wire [3*8*`SEPH_MAP_WINDOW_BYTES-1:0] xr_rdata_i,
   // the call's outcome
   output wire            fault_o,         // a map call that faults at once (HelperFault: handle, map kind, sizes)
   output wire            ufault_o,        // a fault found later in the call
@@ -70,10 +79,10 @@ module sephirot_mapfsm (
   localparam integer SH = `SEPH_MAP_SLOT_HEADER;
   localparam integer MW = `SEPH_MAP_WINDOW_BYTES;   // bytes of the map memory's window read per cycle
   localparam integer MWL = $clog2(MW);
-  // Offsets into the map memory and slot indices and counts are MA bits wide: a layout fits the map memory
-  // (maps.MapLayout), and a slot is at least 8 bytes, so every offset, slot count, max_entries, entry count and
-  // LPM high-water mark of a loaded layout is below 2^MA (32-bit arithmetic here was 1K LUTs of carry chains)
-  localparam integer MA = $clog2(`SEPH_MAP_MEM_BYTES);
+  // Offsets into a map memory tier and slot indices and counts are MA bits wide: a layout fits its tiers
+  // (maps.MapLayout), the largest the DDR window of 2^31 bytes, and a slot is at least 8 bytes, so every offset, slot
+  // count, max_entries, entry count and LPM high-water mark of a loaded layout is below 2^MA
+  localparam integer MA = `SEPH_DDR_ADDR_BITS;
   localparam [MA-1:0] ONE = 1;
   wire        is_map   = (id_i == H_LOOKUP) || (id_i == H_REDIRMAP) || (id_i == H_UPDATE) || (id_i == H_DELETE);
   wire        is_upd   = id_i == H_UPDATE;
@@ -87,6 +96,9 @@ module sephirot_mapfsm (
   wire [31:0] m_ssz    = {16'd0, mcfg_i[159:144]};
   wire [31:0] m_voff   = {16'd0, mcfg_i[191:176]};
   wire [MA-1:0] m_doff = {{(MA-16){1'b0}}, mcfg_i[207:192]};
+  // the tier holding the map (configuration bits 210:209: 0 on chip, 1 QDR, 2 DDR; docs/maps.md "Memory tiers")
+  wire [1:0]  m_tier   = mcfg_i[210:209];
+  wire        m_x      = m_tier != `SEPH_TIER_BRAM;
   wire        m_cpu    = m_type == `SEPH_MAP_TYPE_CPUMAP;
   wire        m_xsk    = m_type == `SEPH_MAP_TYPE_XSKMAP;
   // maps of maps: a slot holds an inner map's id (an array_of_maps slot's first word; a hash_of_maps slot's header
@@ -162,7 +174,7 @@ module sephirot_mapfsm (
     hx = m_ks;
     hw = 32'd0;
     hr = 5'd0;
-    if (p_go && m_hash) for (hi = 0; hi < KMAX / 4; hi = hi + 1)
+    if (p_want && m_hash) for (hi = 0; hi < KMAX / 4; hi = hi + 1)
       if (4 * hi < m_ks) begin
         hw = key[32*hi +: 32];
         hr = hi[4:0] * 5'd7;
@@ -186,7 +198,8 @@ module sephirot_mapfsm (
   reg  [MA-1:0] ustart_q, ufidx_q, vbest_q, uvoff_q;
   reg  [31:0] vstamp_q;
   wire [31:0] uclk1    = uclk_q + 32'd1;
-  wire        p_go     = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
+  wire        p_want   = req_i && is_map && !m_fault && kdone && !mdone_q && !rm_badflags;
+  wire        p_go     = p_want && (!m_xs || (x_hdr && (u_hdr || x_have)));   // (off chip: its data has come)
   // A probe of a hash slot (header and key) or a step of an LPM scan (header and prefix data) reads the slot
   // one MW-byte window per cycle, lc_q counting them; the decision is taken on the last one (p_do) from the
   // compares of every window (keq_q, pm_q) and the header of the first (s_state_q, s_plen_q, s_val_q). The other
@@ -202,8 +215,46 @@ module sephirot_mapfsm (
   // hash and LPM maps: the region header (entry count, LRU clock, high-water mark) is read in the first key-read
   // cycle (the window is idle then), so a hit that changes it (delete, LRU refresh) needs no cycle beyond the
   // probes, and an LPM lookup's scan starts with its first slot
-  wire        hdr_go   = k_go && (m_hash || m_lpm || m_lpmu) && kcnt_q == 8'd0;
-  assign mw_en_o = p_go || hdr_go;
+  wire        hdr_go   = k_go && (m_hash || m_lpm || m_lpmu) && kcnt_q == 8'd0 && !m_x;
+  assign mw_en_o = (p_go || hdr_go) && !m_x;
+
+  // Off-chip hash maps (docs/maps.md "Memory tiers"): the region header and then each slot the call visits (a
+  // probe, or a slot of the LRU victim scan) are read through the off-chip port, one read of the probe's hl_n windows
+  // at a time: the header in the call's first cycle (the key is read meanwhile), a slot when the FSM would read its
+  // first window; its windows are then taken one a cycle as on chip. The insert's second look at the header uses the
+  // words the first brought. xst_q counts the cycles a read is out (each read's latency, tier_read_cycles of hl_n
+  // windows): the call's latency is the on-chip one plus xst_q, so (1 + probes) reads (helpers.off_chip_probe_cycles).
+  // An off-chip array reads nothing: its lookup is an address, its update a write.
+  wire        m_xs     = m_x && m_hash;
+  localparam integer XW = 3 * 8 * MW;
+  reg         xrv_q, xout_q, xhk_q, xh_q, xv_q, xstale_q;
+  reg  [XW-1:0] xrd_q, xbuf_q;
+  reg  [63:0] xhw_q;                       // the header's first word (entry count, LRU clock)
+  reg  [32:0] xst_q;
+  wire        x_call   = req_i && is_map && !m_fault && m_xs && !rm_badflags && !xstale_q;
+  wire        x_back   = xout_q && xrv_q && !xstale_q;   // the read out is answered this cycle
+  wire        x_hdr    = xh_q || (x_back && xhk_q);
+  wire        x_have   = xv_q || (x_back && !xhk_q);
+  wire        x_free   = !xout_q || xrv_q;
+  wire        x_hreq   = x_call && !xh_q && !xout_q && !mdone_q;
+  wire        x_vreq   = x_call && p_want && !u_hdr && lc_q == 2'd0 && !x_have && x_hdr && x_free;
+  wire [MA-1:0] x_off  = x_hreq ? m_off : slot_off;
+  assign xr_valid_o = x_hreq || x_vreq;
+  assign xr_addr_o  = ((m_tier == `SEPH_TIER_QDR) ? `SEPH_QDR_BASE : `SEPH_DDR_BASE) + {{(32-MA){1'b0}}, x_off};
+  assign xr_len_o   = hl_n[1:0];
+  wire [XW-1:0] x_win3 = (x_back && !xhk_q) ? xrd_q : xbuf_q;
+  reg  [8*MW-1:0] x_win;
+  always @(*) begin
+    x_win = x_win3[0 +: 8*MW];
+    if (lc_q == 2'd1) x_win = x_win3[8*MW +: 8*MW];
+    if (lc_q == 2'd2) x_win = x_win3[16*MW +: 8*MW];
+    if (u_hdr) x_win = {{(8*MW-64){1'b0}}, xhw_q};
+  end
+  // the window the FSM reads this cycle: the map memory's, or an off-chip read's
+  wire [8*MW-1:0] mw_d  = m_x ? x_win : mw_rdata_i;
+  // the region header: on chip in the first key-read cycle, off chip when its read comes
+  wire        hdr_cap  = hdr_go || (x_back && xhk_q);
+  wire [95:0] hdr_w    = m_x ? xrd_q[95:0] : mw_rdata_i[95:0];
   wire [31:0] a_idx    = key[31:0];
   wire [MA-1:0] cur    = (m_lpm || m_lpmu) ? pidx_q : (mprob_q ? pidx_q : (hsh[MA-1:0] & (m_slots - 1'b1)));
   wire        u_hdr    = m_hash && uhdr_q;   // this cycle reads the region header (entry count, LRU clock)
@@ -236,7 +287,7 @@ module sephirot_mapfsm (
   wire [1:0]  p_lmax   = ml_hash ? hl_n[1:0] - 2'd1 : (ml_lpm ? ll_n[1:0] - 2'd1 : 2'd0);
   wire        p_last   = lc_q == p_lmax;
   wire        p_do     = p_go && p_last;
-  wire [31:0] s_plen   = (lc_q == 2'd0) ? mw_rdata_i[63:32] : s_plen_q;
+  wire [31:0] s_plen   = (lc_q == 2'd0) ? mw_d[63:32] : s_plen_q;
   // the prefix covers data bytes 0 .. s_plen/8 - 1 entirely and the high s_plen % 8 bits of the next one
   // (a prefix of 8 (KMAX-4) bits or more covers every data byte)
   // The windows a probe compares are those of the slot image the key read builds (vimg_q): the hash key or the LPM
@@ -266,9 +317,9 @@ module sephirot_mapfsm (
         pbd = pbs - SH[6:0];
         if (pbs >= SH[6:0] && {25'd0, pbd} < KMAX - 4) begin
           if (plong || pbd[5:0] < s_plen[8:3]) begin
-            if (mw_rdata_i[8*pb +: 8] != kwin[8*pb +: 8]) pm_w = 1'b0;
+            if (mw_d[8*pb +: 8] != kwin[8*pb +: 8]) pm_w = 1'b0;
           end else if (pbd[5:0] == s_plen[8:3] && s_plen[2:0] != 3'd0) begin
-            if (((mw_rdata_i[8*pb +: 8] ^ kwin[8*pb +: 8]) & pmask) != 8'd0) pm_w = 1'b0;
+            if (((mw_d[8*pb +: 8] ^ kwin[8*pb +: 8]) & pmask) != 8'd0) pm_w = 1'b0;
           end
         end
       end
@@ -286,26 +337,26 @@ module sephirot_mapfsm (
     if (p_go && m_hash)
       for (ki = 0; ki < MW; ki = ki + 1) begin
         kbs = {lc_q, ki[MWL-1:0]};
-        if (kbs >= SH[6:0] && {25'd0, kbs} < SH + m_ks && mw_rdata_i[8*ki +: 8] != kwin[8*ki +: 8]) keq_w = 1'b0;
+        if (kbs >= SH[6:0] && {25'd0, kbs} < SH + m_ks && mw_d[8*ki +: 8] != kwin[8*ki +: 8]) keq_w = 1'b0;
       end
     keq = (lc_q == 2'd0 || keq_q) && keq_w;
   end
-  wire [7:0]  s_state  = (lc_q == 2'd0) ? mw_rdata_i[7:0] : s_state_q;
+  wire [7:0]  s_state  = (lc_q == 2'd0) ? mw_d[7:0] : s_state_q;
   // (value offsets are multiples of 8: the key is padded to 8 bytes, docs/maps.md)
   // (the value's first word, for redirect_map and devmap lookups: a devmap_hash value is in the first window)
   reg  [31:0] s_val_w, s_val;
   integer sv;
   always @(*) begin
-    s_val_w = mw_rdata_i[31:0];
+    s_val_w = mw_d[31:0];
     if (!m_array)
-      for (sv = 1; sv < MW / 8; sv = sv + 1) if (m_voff[MWL-1:3] == sv[MWL-4:0] && m_voff < MW) s_val_w = mw_rdata_i[64*sv +: 32];
+      for (sv = 1; sv < MW / 8; sv = sv + 1) if (m_voff[MWL-1:3] == sv[MWL-4:0] && m_voff < MW) s_val_w = mw_d[64*sv +: 32];
     s_val = (lc_q == 2'd0) ? s_val_w : s_val_q;
   end
   wire [MA:0] pn_next  = {1'b0, pn_q} + 1'b1;
   wire [2:0]  klines   = m_ks[6:4] + {2'd0, m_ks[3:0] != 4'd0};   // 16-byte lines of a key (KMAX: at most 4)
   wire [32:0] vlines   = ({1'b0, m_vs} + 33'd15) >> 4;
   // the victim when the scan reads its last slot (this slot counts)
-  wire        ev_this  = s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q);
+  wire        ev_this  = s_state == 8'd1 && (!vbest_v_q || mw_d[63:32] < vstamp_q);
   wire [MA-1:0] ev_victim = ev_this ? pidx_q : vbest_q;
   wire [MA-1:0] ev_off = slot_at(ev_victim);
   wire [MA:0] pn_upd   = {1'b0, pn_q} + (uev_q ? {1'b0, m_slots} : {(MA+1){1'b0}});   // eviction adds the scan
@@ -440,7 +491,8 @@ module sephirot_mapfsm (
   wire [2:0]  wc_cnt = wc_en ? (m_lpmu ? 3'd1 : wins(m_ssz[6:0])) : 3'd0;
   wire [2:0]  w_all  = wa_cnt + wc_cnt + {2'd0, wb_en};
   wire [32:0] w_more = (w_all == 3'd0) ? 33'd0 : {30'd0, w_all - 3'd1};
-  wire [32:0] w_i    = cnt_i - m_lat;                   // this cycle's window, counted from m_lat
+  wire [32:0] m_end  = m_lat + xst_q;                   // (off chip: after the waits for its reads)
+  wire [32:0] w_i    = cnt_i - m_end;                   // this cycle's window, counted from m_end
   wire [8*96-1:0] wa_pad = {128'd0, wa_data};
   wire [8*96-1:0] wc_pad = {128'd0, wc_data};
   wire [95:0]     wa_mpad = {16'd0, wa_mask};
@@ -449,7 +501,7 @@ module sephirot_mapfsm (
   always @(*) begin
     mww_en_o = 1'b0; mww_off_o = 32'd0; mww_data_o = {8*MW{1'b0}}; mww_mask_o = {MW{1'b0}};
     w_k = 2'd0;
-    if (req_i && is_map && mdone_q && vdone && busy_i && cnt_i >= m_lat && w_i < {30'd0, w_all}) begin
+    if (req_i && is_map && mdone_q && vdone && busy_i && cnt_i >= m_end && w_i < {30'd0, w_all}) begin
       mww_en_o = 1'b1;
       if (w_i[2:0] < wc_cnt) begin
         w_k = w_i[1:0];
@@ -472,19 +524,37 @@ module sephirot_mapfsm (
   localparam integer TL = `SEPH_MAP_TAG_LEN_BITS;
   localparam integer TR = `SEPH_MAP_TAG_RDONLY_BIT;
   // (value size [47:32] / 8, rounded up; bit 208 of the entry: read-only)
+  // (off chip: the tier's field widths, and DDR counts in 16-byte units; params.map_tag)
+  localparam integer QS = `SEPH_QDR_TAG_START_BITS;
+  localparam integer QL = `SEPH_QDR_TAG_LEN_BITS;
+  localparam integer DS = `SEPH_DDR_TAG_START_BITS;
+  localparam integer DL = `SEPH_DDR_TAG_LEN_BITS;
   wire [TL-1:0] tag_len = {{(TL-13){1'b0}}, mcfg_i[47:35]} + {{(TL-1){1'b0}}, |mcfg_i[34:32]};
-  wire [31:0] val_tag   = {31'd0, mcfg_i[208]} << TR | {{(32-TL){1'b0}}, tag_len} << TS |
-                          {{(32-TS){1'b0}}, mres_q[MA-1:MA-TS]};
+  wire [DL-1:0] tag_dlen = mcfg_i[36 +: DL] + {{(DL-1){1'b0}}, |mcfg_i[35:32]};   // (values of up to 240 bytes)
+  wire [31:0] tag_ro    = {31'd0, mcfg_i[208]} << TR;
+  reg  [31:0] val_tag, val_addr;
+  always @(*) begin
+    val_tag = tag_ro | {{(32-TL){1'b0}}, tag_len} << TS | {{(32-TS){1'b0}}, mres_q[TS+2:3]};
+    val_addr = `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mres_q};
+    if (m_tier == `SEPH_TIER_QDR) begin
+      val_tag = tag_ro | {{(32-QL){1'b0}}, tag_len[QL-1:0]} << QS | {{(32-QS){1'b0}}, mres_q[QS+2:3]};
+      val_addr = `SEPH_QDR_BASE + {{(32-MA){1'b0}}, mres_q};
+    end else if (m_tier == `SEPH_TIER_DDR) begin
+      val_tag = tag_ro | {{(32-DL){1'b0}}, tag_dlen} << DS | {{(32-DS){1'b0}}, mres_q[DS+3:4]};
+      val_addr = `SEPH_DDR_BASE + {{(32-MA){1'b0}}, mres_q};
+    end
+  end
   // the call's outcome (the latency counts the writes' windows past the first)
   assign fault_o = m_fault;
   assign ufault_o = ufault_q;
   assign done_o = (mdone_q && vdone) || rm_badflags;
-  assign lat_o = rm_badflags ? 33'd3 : m_lat + w_more;
+  assign lat_o = rm_badflags ? 33'd3 : m_end + w_more;
+  assign mww_x_o = m_x;
   always @(*) begin
     ret_o = 64'd0;
     case (id_i)
       H_LOOKUP:   ret_o = !mhit_q ? 64'd0 : m_outer ? {32'd0, HBASE + mval_q} :
-                          {val_tag, `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mres_q}};
+                          {val_tag, val_addr};
       H_UPDATE, H_DELETE: ret_o = {{32{ures_q[31]}}, ures_q};
       H_REDIRMAP: ret_o = rm_badflags ? 64'd`SEPH_XDP_ABORTED : (mhit_q ? 64'd`SEPH_XDP_REDIRECT : {62'd0, rflags[1:0]});
       default:    ret_o = 64'd0;
@@ -511,12 +581,25 @@ module sephirot_mapfsm (
       lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; uhigh_q <= {MA{1'b0}}; ucbig_q <= 1'b0;
       lex_q <= {MA{1'b0}}; lfree_q <= {MA{1'b0}}; llast_q <= {MA{1'b0}}; lnhigh_q <= {MA{1'b0}};
       lc_q <= 2'd0; keq_q <= 1'b0; pm_q <= 1'b0; s_state_q <= 8'd0; s_plen_q <= 32'd0; s_val_q <= 32'd0;
+      xrv_q <= 1'b0; xout_q <= 1'b0; xhk_q <= 1'b0; xh_q <= 1'b0; xv_q <= 1'b0; xstale_q <= 1'b0;
+      xhw_q <= 64'd0; xst_q <= 33'd0;
     end else begin
-      if (hdr_go) begin
+      // the off-chip reads: one out at a time; a read still out when its call ends (a fault) is let go by
+      xrv_q <= xr_rvalid_i;
+      if (xr_valid_o) begin
+        xout_q <= 1'b1; xhk_q <= x_hreq;
+      end else if (xout_q && xrv_q) begin
+        xout_q <= 1'b0; xstale_q <= 1'b0;
+      end
+      if (x_back && xhk_q) begin xh_q <= 1'b1; xhw_q <= xrd_q[63:0]; end
+      if (x_back && !xhk_q) xbuf_q <= xrd_q;
+      xv_q <= x_have && !(p_go && p_last);
+      if (xr_valid_o || (xout_q && !xrv_q && !xstale_q)) xst_q <= xst_q + 33'd1;
+      if (hdr_cap) begin
         // (a corrupted header walks no further than the map's slots: the scan stays in the region and in time)
-        ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32];
-        uhigh_q <= (mw_rdata_i[95:64] > {{(32-MA){1'b0}}, m_slots}) ? m_slots : mw_rdata_i[64 +: MA];
-        ucbig_q <= mw_rdata_i[31:MA] != {(32-MA){1'b0}};
+        ucount_q <= hdr_w[MA-1:0]; uclk_q <= hdr_w[63:32];
+        uhigh_q <= (hdr_w[95:64] > {{(32-MA){1'b0}}, m_slots}) ? m_slots : hdr_w[64 +: MA];
+        ucbig_q <= hdr_w[31:MA] != {(32-MA){1'b0}};
       end
       // (the buffers are read 8 bytes per cycle from offset 0: every write is a whole aligned word, selected by a
       // compare per word; a part-select at 64 * count made yosys build a 64-to-512-bit shifter per buffer for the
@@ -545,8 +628,8 @@ module sephirot_mapfsm (
         mres_q <= slot_off;
       end else if (p_do && uev_q) begin               // LRU eviction: slot pidx_q of the scan
         pidx_q <= pidx_q + 1'b1;
-        if (s_state == 8'd1 && (!vbest_v_q || mw_rdata_i[63:32] < vstamp_q)) begin
-          vbest_v_q <= 1'b1; vbest_q <= pidx_q; vstamp_q <= mw_rdata_i[63:32];
+        if (s_state == 8'd1 && (!vbest_v_q || mw_d[63:32] < vstamp_q)) begin
+          vbest_v_q <= 1'b1; vbest_q <= pidx_q; vstamp_q <= mw_d[63:32];
         end
         if ({1'b0, pidx_q} + 1'b1 >= {1'b0, m_slots}) begin
           mdone_q <= 1'b1;
@@ -557,11 +640,11 @@ module sephirot_mapfsm (
             mres_q <= ev_off;
         end
       end else if (p_do && uhdr_q) begin              // hash region header: entry count, LRU clock
-        mdone_q <= 1'b1; ucount_q <= mw_rdata_i[MA-1:0]; uclk_q <= mw_rdata_i[63:32];
+        mdone_q <= 1'b1; ucount_q <= mw_d[MA-1:0]; uclk_q <= mw_d[63:32];
         if (is_upd && !ufound_q) begin                                    // hash insert
-          if (m_lru && mw_rdata_i[31:0] >= m_max) begin                   // LRU: evict, then insert
+          if (m_lru && mw_d[31:0] >= m_max) begin                   // LRU: evict, then insert
             mdone_q <= 1'b0; uhdr_q <= 1'b0; uev_q <= 1'b1; mprob_q <= 1'b1; pidx_q <= {MA{1'b0}};
-          end else if (mw_rdata_i[31:0] >= m_max || !ufree_v_q) ures_q <= -32'd7;   // -E2BIG
+          end else if (mw_d[31:0] >= m_max || !ufree_v_q) ures_q <= -32'd7;   // -E2BIG
           mres_q <= ufree_q;
         end
       end else if (p_do && is_del && m_array) begin                       // devmap: clear; arrays: -EINVAL
@@ -641,9 +724,9 @@ module sephirot_mapfsm (
           mdone_q <= 1'b1;
           // an empty entry: devmap ifindex 0, cpumap qsize 0, xskmap bound word 0 (the slot's second word)
           mhit_q <= a_idx < m_max && !((m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu || m_aom) && s_val == 32'd0) &&
-                    !(m_xsk && mw_rdata_i[63:32] == 32'd0);
+                    !(m_xsk && mw_d[63:32] == 32'd0);
           mres_q <= slot_off; mval_q <= m_cpu ? a_idx : s_val;
-          msize_q <= m_xsk ? mw_rdata_i[47:32] : s_val[15:0];
+          msize_q <= m_xsk ? mw_d[47:32] : s_val[15:0];
         end else if (s_state == 8'd1 && keq) begin
           mhit_q <= 1'b1; mres_q <= slot_off + m_voff[MA-1:0]; mval_q <= m_hom ? s_plen : s_val; uslot_q <= slot_off;
           mdone_q <= 1'b1;
@@ -656,7 +739,7 @@ module sephirot_mapfsm (
       // the windows of a probe: compares and the first window's header carried to the last
       if (p_go && !p_last) begin
         lc_q <= lc_q + 2'd1; keq_q <= keq; pm_q <= pmatch;
-        if (lc_q == 2'd0) begin s_state_q <= mw_rdata_i[7:0]; s_plen_q <= mw_rdata_i[63:32]; s_val_q <= s_val_w; end
+        if (lc_q == 2'd0) begin s_state_q <= mw_d[7:0]; s_plen_q <= mw_d[63:32]; s_val_q <= s_val_w; end
       end else if (p_go) begin
         lc_q <= 2'd0;
       end
@@ -671,8 +754,11 @@ module sephirot_mapfsm (
         ures_q <= 32'd0; ufault_q <= 1'b0; uev_q <= 1'b0; vbest_v_q <= 1'b0;
         lex_v_q <= 1'b0; lfree_v_q <= 1'b0; ldec_q <= 1'b0; llast_q <= {MA{1'b0}};
         lc_q <= 2'd0;
+        xh_q <= 1'b0; xv_q <= 1'b0; xst_q <= 33'd0;
+        if (xout_q && !xrv_q) xstale_q <= 1'b1;
       end
     end
   end
+  always @(posedge clk_i) xrd_q <= xr_rdata_i;
 endmodule
 `default_nettype wire

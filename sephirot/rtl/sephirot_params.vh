@@ -50,6 +50,10 @@
 `define SEPH_REGION_QDR                  4'h6
 `define SEPH_REGION_DDR_FIRST            4'h8
 `define SEPH_QDR_BYTES                   25165824
+`define SEPH_DDR_ADDR_BITS               31
+`define SEPH_TIER_BRAM                   0
+`define SEPH_TIER_QDR                    1
+`define SEPH_TIER_DDR                    2
 `define SEPH_QDR_TAG_START_BITS          22
 `define SEPH_QDR_TAG_LEN_BITS            9
 `define SEPH_DDR_TAG_START_BITS          27

@@ -98,7 +98,18 @@ module sephirot_top #(
   output wire [127:0]         xm_req_wdata_o,
   output wire [15:0]          xm_req_be_o,
   input  wire                 xm_resp_valid_i,
-  input  wire [127:0]         xm_resp_data_i
+  input  wire [127:0]         xm_resp_data_i,
+  // the map unit's off-chip port (sephirot_mapfsm: the slots of hash maps in the QDR and DDR tiers): a read of
+  // xh_req_len_o windows of MAP_WINDOW_BYTES, answered in order by one response with them all; a write (posted) of
+  // one window with a byte enable per byte
+  output wire                 xh_req_valid_o,
+  output wire                 xh_req_we_o,
+  output wire [31:0]          xh_req_addr_o,
+  output wire [1:0]           xh_req_len_o,
+  output wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] xh_req_wdata_o,
+  output wire [`SEPH_MAP_WINDOW_BYTES-1:0]   xh_req_be_o,
+  input  wire                 xh_resp_valid_i,
+  input  wire [3*8*`SEPH_MAP_WINDOW_BYTES-1:0] xh_resp_data_i
 );
   localparam [3:0] R_MAP = `SEPH_REGION_MAP;
   localparam [3:0] R_QDR = `SEPH_REGION_QDR;
@@ -124,7 +135,9 @@ module sephirot_top #(
   wire [3:0]          hs_size;
   wire [63:0]         hs_data;
   wire [31:0]         m_id, m_count, mw_off;
-  wire                mw_en, mww_en;
+  wire                mw_en, mww_en, mww_x, xr_valid;
+  wire [31:0]         xr_addr;
+  wire [1:0]          xr_len;
   wire [31:0]         mww_off;
   wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mww_data;
   wire [`SEPH_MAP_WINDOW_BYTES-1:0]   mww_mask;
@@ -251,7 +264,7 @@ module sephirot_top #(
     .commit_i(d_commit), .rdata_o(m_rdata), .fault_o(m_fault),
     .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o),
     .host_wready_o(map_wready_o),
-    .hold_i(d_hold), .ww_en_i(mww_en), .ww_off_i(mww_off), .ww_data_i(mww_data), .ww_mask_i(mww_mask),
+    .hold_i(d_hold), .ww_en_i(mww_en && !mww_x), .ww_off_i(mww_off), .ww_data_i(mww_data), .ww_mask_i(mww_mask),
     .hw_en_i(mw_en), .hw_off_i(mw_off), .hw_rdata_o(mw_rdata)
   );
 
@@ -262,6 +275,16 @@ module sephirot_top #(
     .req_len_o(xm_req_len_o), .req_wdata_o(xm_req_wdata_o), .req_be_o(xm_req_be_o), .resp_valid_i(xm_resp_valid_i),
     .resp_data_i(xm_resp_data_i)
   );
+
+  // the map unit's off-chip requests: a read, or a write of an off-chip map (never both: writes leave once the call
+  // has decided, its reads done); a write's offset is in the map's tier
+  wire [31:0] xh_base = (m_entry[210:209] == `SEPH_TIER_QDR) ? `SEPH_QDR_BASE : `SEPH_DDR_BASE;
+  assign xh_req_valid_o = xr_valid || (mww_en && mww_x);
+  assign xh_req_we_o    = !xr_valid;
+  assign xh_req_addr_o  = xr_valid ? xr_addr : xh_base + mww_off;
+  assign xh_req_len_o   = xr_valid ? xr_len : 2'd1;
+  assign xh_req_wdata_o = mww_data;
+  assign xh_req_be_o    = mww_mask;
 
   sephirot_mapcfg u_mapcfg (
     .clk_i, .rst_ni, .we_i(mcfg_we_i), .widx_i(mcfg_idx_i), .wdata_i(mcfg_wdata_i), .id_i(m_id), .entry_o(m_entry),
@@ -277,6 +300,8 @@ module sephirot_top #(
     .hm_fault_i(hm_fault || hm_tag_bad),
     .mid_o(m_id), .mcfg_i(m_entry), .mcount_i(m_count), .mw_en_o(mw_en), .mw_off_o(mw_off),
     .mww_en_o(mww_en), .mww_off_o(mww_off), .mww_data_o(mww_data), .mww_mask_o(mww_mask), .mw_rdata_i(mw_rdata),
+    .mww_x_o(mww_x), .xr_valid_o(xr_valid), .xr_addr_o(xr_addr), .xr_len_o(xr_len), .xr_rvalid_i(xh_resp_valid_i),
+    .xr_rdata_i(xh_resp_data_i),
     .sw_en_o(hs_en), .sw_off_o(hs_off), .sw_size_o(hs_size), .sw_data_o(hs_data),
     .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_step_o(adj_step),
     .adj_err_i(adj_err), .adj_metalen_i(adj_metalen), .adj_busy_i(adj_busy),
