@@ -54,6 +54,11 @@ QDR_BYTES = QDR_PARTS * QDR_PART_BYTES
 DDR_BASE = 0x8000_0000
 DDR_BYTES = 1 << 31  # the window the 32-bit addresses reach (the SO-DIMMs hold 8 GiB)
 TIERS = ("bram", "qdr", "ddr")  # fastest first: the placement's order of preference
+# map kinds the engines run off chip (sephirot_mapfsm.v): the map unit reads the region header and then a slot (header
+# and key) of a hash map for each slot it visits; an array's lookup is an address computation and reads nothing. An
+# LPM trie stays on chip (its lookup scans every slot in use), and so do the other kinds: the placement keeps them there
+OFF_CHIP_SLOT_KINDS = frozenset({"hash", "percpu_hash", "lru_hash"})
+OFF_CHIP_KINDS = OFF_CHIP_SLOT_KINDS | {"array", "percpu_array"}
 TIER_BASE = {"bram": MAP_BASE, "qdr": QDR_BASE, "ddr": DDR_BASE}
 TIER_BYTES = {"bram": MAP_MEM_BYTES, "qdr": QDR_BYTES, "ddr": DDR_BYTES}
 # start granularity of a value (and unit of its tag): 8 bytes on chip and in QDR; 16 in DDR, so that 27 start bits
@@ -249,6 +254,9 @@ MAP_TYPES = {LINUX_MAP_TYPE_IDS[name]: name for name in (
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
 MAPS_MAX = 32  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1): Katran has 17 and an inner map
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
+# longest slot the map FSM writes whole (bytes): an update's slot image (a hash or LPM slot's value ends by it) and a
+# delete's slot; a map call beyond either limit is a helper fault on every engine
+MAP_SLOT_WRITE_MAX = 80
 # where redirect_map sends a frame (RunResult.host, the RTL's redirect kind): a port (devmap), the host queue of a
 # CPU (cpumap) or the host queue an AF_XDP socket is bound to (xskmap); docs/helpers.md
 REDIRECT_PORT, REDIRECT_CPU, REDIRECT_XSK, REDIRECT_BROADCAST = 0, 1, 2, 3

@@ -22,6 +22,7 @@ from hxdp.rtl.sim import RtlSim, map_config_lines
 
 pytestmark = pytest.mark.rtl
 ARRAY = params.LINUX_MAP_TYPE_IDS["array"]
+HASH = params.LINUX_MAP_TYPE_IDS["hash"]
 ROOT = Path(__file__).parent.parent / "xdp_progs"
 
 
@@ -155,3 +156,15 @@ def test_firewall_off_chip_rtl_cycles_equal_the_model(tier: str, placed: tuple[s
         assert first_divergence(got[i].trace, want.trace) is None
         assert (got[i].action, got[i].packet, got[i].cycles) == (want.action, want.packet, want.cycles)
     assert s_rtl.dump() == s_vm.dump()
+
+
+@pytest.mark.parametrize("tier", ["qdr", "ddr"])
+def test_helper_reading_an_off_chip_value_faults_on_both(tier: str) -> None:
+    # a key in an off-chip map value passed to a helper: the helper unit's read port reaches the on-chip tier only,
+    # an access fault on the RTL and on the models, with the reason (docs/maps.md "Memory tiers")
+    layout = MapLayout.from_maps([MapDef("tab", ARRAY, 4, 32, 4, tier=tier), MapDef("h", HASH, 4, 8, 4)])
+    rom = Rom([row(*lddw(1, params.MAP_HANDLE_BASE + 1)), row(*lddw(2, layout.value_addr(0))),
+               row(call(params.HELPER_IDS["map_lookup_elem"])), row(exit_())])
+    got, want, _, _ = run_both(rom, layout, PACKETS[:1])
+    assert got[0].fault == "access fault" and got[0].action == params.XDP_ABORTED
+    assert "the helper unit's read port reaches the on-chip map memory only" in want[0].fault

@@ -85,11 +85,8 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     raise HelperFault(f"helper {helper_id} is not implemented in hardware")
 
 
-# map kinds the map unit reaches off chip (sephirot_mapfsm.v): it reads the region header and then a slot (header and
-# key) of a hash map for each slot it visits; an array's lookup is an address computation and reads nothing. An LPM
-# trie stays on chip: its lookup scans every slot in use
-OFF_CHIP_SLOT_KINDS = frozenset({"hash", "percpu_hash", "lru_hash"})
-OFF_CHIP_KINDS = OFF_CHIP_SLOT_KINDS | {"array", "percpu_array"}
+OFF_CHIP_SLOT_KINDS = params.OFF_CHIP_SLOT_KINDS
+OFF_CHIP_KINDS = params.OFF_CHIP_KINDS
 
 
 def off_chip_probe_cycles(r: MapRegion, probes: int) -> int:
@@ -99,6 +96,22 @@ def off_chip_probe_cycles(r: MapRegion, probes: int) -> int:
     if r.tier == "bram" or r.kind not in OFF_CHIP_SLOT_KINDS:
         return 0
     return (1 + probes) * params.tier_read_cycles(r.tier, windows(SLOT_HEADER + r.key_size) * params.MAP_WINDOW_BYTES)
+
+
+def _check_map_unit_sizes(name: str, r: MapRegion) -> None:
+    """The map unit's limits (sephirot_mapfsm.v): keys it compares, and the slots an update or a delete writes whole
+    (params.MAP_SLOT_WRITE_MAX; a DDR slot's value starts on 16 bytes, so a long key reaches it sooner)."""
+    if r.key_size > params.MAP_KEY_MAX_HW:
+        raise HelperFault(f"{name}: map {r.name} has {r.key_size}-byte keys, the map unit compares at most "
+                          f"{params.MAP_KEY_MAX_HW}")
+    slot_kind = r.kind in ("hash", "percpu_hash", "lru_hash", "devmap_hash", "hash_of_maps", "lpm_trie")
+    if name == "map_update_elem" and (r.value_size > params.MAP_KEY_MAX_HW or (
+            slot_kind and r.value_offset + r.value_size > params.MAP_SLOT_WRITE_MAX)):
+        raise HelperFault(f"map_update_elem: map {r.name}'s slots (value of {r.value_size} bytes at {r.value_offset}) "
+                          f"are longer than the {params.MAP_SLOT_WRITE_MAX} bytes the map unit writes")
+    if name == "map_delete_elem" and r.slot_size > params.MAP_SLOT_WRITE_MAX:
+        raise HelperFault(f"map_delete_elem: map {r.name}'s slots of {r.slot_size} bytes are longer than the "
+                          f"{params.MAP_SLOT_WRITE_MAX} bytes the map unit writes")
 
 
 # --- checksums (x86-64 csum_partial, exact 32-bit result) --------------------------------------------------------
@@ -245,6 +258,13 @@ class HelperEnv:
 
     def call(self, helper_id: int, r1: int, r2: int, r3: int, r4: int, r5: int) -> tuple[int, int]:
         """Run a helper; returns (r0, latency in extra cycles). Raises HelperFault or AccessFault."""
+        self.mem.helper_port = True  # its reads go through the helper unit's port (DataMemory.read)
+        try:
+            return self._call(helper_id, r1, r2, r3, r4, r5)
+        finally:
+            self.mem.helper_port = False
+
+    def _call(self, helper_id: int, r1: int, r2: int, r3: int, r4: int, r5: int) -> tuple[int, int]:
         name = params.HELPERS.get(helper_id)
         mem, state = self.mem, self.state
         if name in ("map_lookup_elem", "map_update_elem", "map_delete_elem"):
@@ -252,6 +272,7 @@ class HelperEnv:
             r = state.layout.region(map_id)
             if name != "map_lookup_elem" and r.kind in ("cpumap", "xskmap", *OUTER_KINDS):  # as sephirot_mapfsm.v
                 raise HelperFault(f"{name}: map {r.name} is a {r.kind}, written by the host only")
+            _check_map_unit_sizes(name, r)
             key = mem.read(r2, r.key_size)
             if name == "map_lookup_elem" and r.kind in OUTER_KINDS:  # the inner map's handle, not a pointer
                 r0 = state.inner_handle(map_id, key)

@@ -276,7 +276,7 @@ def _tier_size(m: MapDef, tier: str) -> int | None:
 def place_tiers(maps: list[MapDef], room: dict[str, int]) -> list[str]:
     """The tier of each map: the user's (MapDef.tier) where given; the others on chip when they all fit there (so
     every program that fits 1 MiB keeps its layout), else, smallest first (small maps are the hot ones: arrays of
-    counters, configuration), each in the fastest tier with room left. A map that fits no tier keeps `bram`, where
+    counters, configuration), each in the fastest tier with room left (off chip: params.OFF_CHIP_KINDS only). A map that fits no tier keeps `bram`, where
     placement then reports its size."""
     tiers: list[str | None] = [m.tier for m in maps]
     free = dict(room)
@@ -290,7 +290,8 @@ def place_tiers(maps: list[MapDef], room: dict[str, int]) -> list[str]:
     if all(n is not None for n in on_chip) and sum(n or 0 for n in on_chip) <= free["bram"]:
         return [t or "bram" for t in tiers]
     for i in sorted(auto, key=lambda j: (_tier_size(maps[j], "bram") or 1 << 62, j)):
-        for tier in params.TIERS:
+        kind = params.LINUX_MAP_TYPES.get(maps[i].type)
+        for tier in params.TIERS if kind in params.OFF_CHIP_KINDS else ("bram",):
             need = _tier_size(maps[i], tier)
             if need is not None and need <= free[tier]:
                 tiers[i], free[tier] = tier, free[tier] - need

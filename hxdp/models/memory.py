@@ -129,6 +129,7 @@ class DataMemory:
         self.ingress_ifindex = 1
         self.rx_queue_index = 0
         self.read_log: list[tuple[int, int]] | None = None  # (addr, size) of reads while logging
+        self.helper_port = False  # a helper reads (HelperEnv.call): its port reaches the on-chip map memory only
 
     # --- per-packet set-up and results -------------------------------------------------------------------------
     def reset(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> None:
@@ -220,6 +221,11 @@ class DataMemory:
         if size == 0:
             return b""
         buf, off = self._locate(addr, size, False)
+        if self.helper_port and params.tier_of(addr) not in (None, "bram"):
+            # (sephirot_core.v: the helper unit's reads go to the stack, the packet and the on-chip map memory)
+            raise AccessFault(f"a helper reads 0x{addr & 0xFFFFFFFF:08x} in {params.tier_of(addr)}: not supported, "
+                              "because the helper unit's read port reaches the on-chip map memory only (copy the "
+                              "key or value to the stack first; docs/maps.md \"Memory tiers\")")
         if self.read_log is not None:
             self.read_log.append((addr & 0xFFFFFFFF, size))
         return bytes(buf[off : off + size])

@@ -14,8 +14,9 @@ than the next wins (or a tail call jumps), plus CONDITIONAL_EXIT_PENALTY when th
 branch lane (jmp/ja) before it in its row, plus DIV_EXTRA_CYCLES per lane that divides (div/mod, 32 or 64 bit,
 any operands; the core has one divider), plus helpers.helper_latency(...) for a helper call (which starts after
 the divisions), plus the waits for off-chip memory (docs/maps.md "Memory tiers"): params.tier_read_cycles for each
-lane load or atomic and each helper read whose address is in QDR or DDR (one after another: the map unit has one
-off-chip port), and helpers.off_chip_probe_cycles for the slots a map helper visits in an off-chip map.
+lane load or atomic whose address is in QDR or DDR (one after another: the lanes have one off-chip port), and
+helpers.off_chip_probe_cycles for the region header and the slots a map helper visits in an off-chip map (the map
+unit's own port). A helper's own reads reach the on-chip tier only (DataMemory.helper_port).
 Packet arrival (early processor start) is not modelled: cycles are the core's execution cycles once the bytes it
 reads are present.
 
@@ -240,8 +241,6 @@ class VliwModel:
                 raise
             finally:
                 log, mem.read_log = mem.read_log, None
-            # the helper's reads through its port (a key or a value in an off-chip map value) wait like a lane's
-            off_chip += sum(params.tier_read_cycles(params.tier_of(a) or "bram", n) for a, n in log)
             for raddr, rsize in log:
                 for lane, addr, data in stores:
                     low = addr & 0xFFFFFFFF

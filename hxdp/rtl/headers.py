@@ -160,6 +160,7 @@ def gen_params() -> str:
     dec("MAX_TAIL_CALL_CNT", P.MAX_TAIL_CALL_CNT)
     dec("MAPS_MAX", P.MAPS_MAX)
     dec("MAP_KEY_MAX_HW", P.MAP_KEY_MAX_HW)
+    dec("MAP_SLOT_WRITE_MAX", P.MAP_SLOT_WRITE_MAX)
     dec("MAP_WINDOW_BYTES", P.MAP_WINDOW_BYTES)
     from hxdp.models import maps as M  # map memory format (docs/maps.md
 

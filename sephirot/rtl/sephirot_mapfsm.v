@@ -116,8 +116,9 @@ module sephirot_mapfsm (
   wire        m_lpmu   = m_type == `SEPH_MAP_TYPE_LPM_TRIE && (is_upd || is_del);   // LPM update / delete
   wire [31:0] m_vs     = {16'd0, mcfg_i[47:32]};
   // updates: values of up to KMAX bytes in slots of up to 80 bytes; deletes: slots of up to 80 bytes
-  wire        upd_bad  = (is_upd && (m_vs > KMAX || ((m_hash || m_lpmu) && m_voff + m_vs > 32'd80))) ||
-                         (is_del && m_ssz > 32'd80);
+  localparam [31:0] SWMAX = `SEPH_MAP_SLOT_WRITE_MAX;   // (the slot image below is this long)
+  wire        upd_bad  = (is_upd && (m_vs > KMAX || ((m_hash || m_lpmu) && m_voff + m_vs > SWMAX))) ||
+                         (is_del && m_ssz > SWMAX);
   wire        handle_ok = r1_i[63:32] == 32'd0 && r1_i[31:0] >= HBASE && mid_o < mcount_i && mcfg_i[15:8] != 8'd0;
   wire [31:0] rflags   = r3_i[31:0];
   // (broadcast and exclude-ingress are devmap flags: a cpumap or xskmap takes the action bits alone)

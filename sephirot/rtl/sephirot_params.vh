@@ -130,6 +130,7 @@
 `define SEPH_MAX_TAIL_CALL_CNT           33
 `define SEPH_MAPS_MAX                    32
 `define SEPH_MAP_KEY_MAX_HW              64
+`define SEPH_MAP_SLOT_WRITE_MAX          80
 `define SEPH_MAP_WINDOW_BYTES            32
 `define SEPH_MAP_HASH_MULT               32'h9e3779b1
 `define SEPH_MAP_SLOT_HEADER             8
