@@ -276,8 +276,8 @@ def _tier_size(m: MapDef, tier: str) -> int | None:
 def place_tiers(maps: list[MapDef], room: dict[str, int]) -> list[str]:
     """The tier of each map: the user's (MapDef.tier) where given; the others on chip when they all fit there (so
     every program that fits 1 MiB keeps its layout), else, smallest first (small maps are the hot ones: arrays of
-    counters, configuration), each in the fastest tier with room left (off chip: params.OFF_CHIP_KINDS only). A map that fits no tier keeps `bram`, where
-    placement then reports its size."""
+    counters, configuration), each in the fastest tier with room left (off chip: params.OFF_CHIP_KINDS only). A map
+    that fits no tier keeps `bram`, where placement then reports its size."""
     tiers: list[str | None] = [m.tier for m in maps]
     free = dict(room)
     for m in maps:
