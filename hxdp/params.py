@@ -373,7 +373,7 @@ AXI_EVENT_WORDS = 4 + 2 * EVENT_RECORD_WORDS  # kind and map, cpu, size and ctx 
 
 # --- several cores (docs/execution_contract.md "Several cores"; the models follow it, the RTL does not yet) --------
 CORES_MAX = 8  # Sephirot cores running one ROM, sharing the map memory (--cores N, 1..CORES_MAX)
-INPUT_BYTES_PER_CYCLE = 32  # the input bus into the cores' packet buffers: one 32-byte word a cycle, one frame at a time
+INPUT_BYTES_PER_CYCLE = 32  # the input bus into the cores' packet buffers: a 32-byte word a cycle, a frame at a time
 OUTPUT_BYTES_PER_CYCLE = 32  # the reorder stage's output: one 32-byte word a cycle, frames in arrival order
 # helpers whose row does not take the map grant: they read and write only the core's own state (registers, packet,
 # clock, generator); every other helper may read or write map memory or a unit the cores share, and takes it
