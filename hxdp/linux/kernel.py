@@ -693,8 +693,7 @@ class KernelProgram:
         meta: bytes = b"", cpu: int | None = None,
     ) -> tuple[TestRunOpts, bytes, bytes, float]:
         label = f"{self.path}: {self.name}"
-        return prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out, meta,
-                             cpu)
+        return prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out, meta, cpu)
 
     def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0, meta: bytes = b"",
             cpu: int | None = None) -> RunResult:
@@ -703,8 +702,7 @@ class KernelProgram:
         chain leaves it."""
         if not self._open:
             raise KernelError(f"{self.path}: program is closed")
-        opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True, meta,
-                                             cpu)
+        opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True, meta, cpu)
         events = self.events.take() if self.events is not None else []
         return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[], meta=meta,
                          events=events)
