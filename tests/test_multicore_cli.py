@@ -46,3 +46,19 @@ def test_refusals(argv: list[str], message: str, pcap: Path, capsys: pytest.Capt
     assert main(argv) != 0
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_run_lists_per_cpu_values_per_core(capsys: pytest.CaptureFixture[str]) -> None:
+    """xdp1's per-CPU counters on 2 cores: a value per core (as bpftool's `value (CPU k)`), summing to 1 core's."""
+    progs = ROMS_DIR.parent / "xdp_progs"
+    base = ["run", str(ROMS_DIR / "xdp1.rom"), "--pcap", str(progs / "traffic" / "xdp1.pcap"), "--maps",
+            str(progs / "maps" / "xdp1.json"), "--engine", "vliw-model", "--json"]
+    sums = []
+    for cores in ("1", "2"):
+        assert main([*base, "--cores", cores]) == 0
+        counts = json.loads(capsys.readouterr().out)["maps"]["rxcnt"]
+        assert all(len(v) == int(cores) for v in counts.values())
+        if cores == "2":
+            assert any(int(v[0], 16) and int(v[1], 16) for v in counts.values())  # both cores counted
+        sums.append({k: sum(int.from_bytes(bytes.fromhex(x), "little") for x in v) for k, v in counts.items()})
+    assert sums[0] == sums[1] and sum(sums[0].values()) == 12

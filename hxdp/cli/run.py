@@ -142,7 +142,7 @@ def _run_model(args: argparse.Namespace, rom: Rom, state: object | None, packets
     if args.out:
         write_pcap(args.out, [r.packet for r in run.results
                               if r.action in (params.XDP_TX, params.XDP_PASS, params.XDP_REDIRECT)])
-    return {"packets": rows, "summary": summary, "maps": state.dump() if state.layout.regions else None}
+    return {"packets": rows, "summary": summary, "maps": model.dump_per_cpu() if state.layout.regions else None}
 
 
 def _cmd(args: argparse.Namespace) -> int:
@@ -150,7 +150,9 @@ def _cmd(args: argparse.Namespace) -> int:
     if args.json:
         maps = doc.pop("maps")
         if maps is not None:
-            doc["maps"] = {name: {k.hex(): v.hex() for k, v in entries.items()} for name, entries in maps.items()}
+            # a per-CPU map of several cores: one value per core, as bpftool lists a value per CPU
+            doc["maps"] = {name: {k.hex(): v.hex() if isinstance(v, bytes | bytearray) else [x.hex() for x in v]
+                                  for k, v in entries.items()} for name, entries in maps.items()}
         print(json.dumps(doc, indent=1))
         return 0
     for row in doc["packets"]:

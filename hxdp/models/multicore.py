@@ -126,6 +126,17 @@ class MulticoreModel:
         self._own(cpu)
         return self.state.dump()
 
+    def dump_per_cpu(self) -> dict:
+        """Every map's contents, a per-CPU array's values as a list with one value per core (bpftool's `value (CPU
+        k)` lines)."""
+        out = dict(self.dump(0))
+        names = {r.name for r in self.state.layout.regions if r.kind == "percpu_array"}
+        copies = [self.dump(k) for k in range(len(self.cores))]
+        for name in names:
+            out[name] = {key: [c[name][key] for c in copies] for key in copies[0][name]}
+        self._own(0)
+        return out
+
     # --- a run --------------------------------------------------------------------------------------------------------
     def run(self, packets: list[bytes], arrivals: list[int] | None = None, ingress_ifindex: int = 1) -> MulticoreRun:
         """Run frames through the dispatcher, the cores and the reorder stage; `arrivals`: the cycle each frame is
