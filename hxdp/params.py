@@ -379,6 +379,8 @@ OUTPUT_BYTES_PER_CYCLE = 32  # the reorder stage's output: one 32-byte word a cy
 # clock, generator); every other helper may read or write map memory or a unit the cores share, and takes it
 GRANT_FREE_HELPERS = frozenset({"ktime_get_ns", "ktime_get_coarse_ns", "get_prandom_u32", "get_smp_processor_id",
                                 "redirect", "xdp_adjust_head", "xdp_adjust_meta", "xdp_adjust_tail"})
+# helpers that take the map grant only when a buffer they read is in GRANT_REGIONS: the registers holding the buffers
+GRANT_BUFFER_HELPERS = {"csum_diff": (1, 3), "trace_printk": (1,)}
 # regions (addr[31:28]) whose lane accesses take the map grant: the map memory and the off-chip tiers
 GRANT_REGIONS = frozenset(r for t in TIER_BASE for r in range(TIER_BASE[t] >> REGION_SHIFT,
                                                              (TIER_BASE[t] + TIER_BYTES[t] - 1 >> REGION_SHIFT) + 1))

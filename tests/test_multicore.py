@@ -194,3 +194,28 @@ def test_unshared_maps_refused_on_several_cores(kind: str) -> None:
 def test_core_count_bounds(cores: int) -> None:
     with pytest.raises(HxdpError, match="choose 1 to 8"):
         MulticoreModel(Rom(DROP), MapState.from_maps([]), cores)
+
+
+@pytest.mark.parametrize("helper,regs,grant", [
+    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.STACK_BASE}, False),  # packet and stack buffers
+    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.MAP_BASE + 64}, True),  # `to` is a map value
+    ("trace_printk", {1: params.STACK_BASE}, False),
+    ("trace_printk", {1: params.MAP_BASE}, True),  # a .rodata format
+    ("xdp_adjust_head", {1: params.CTX_BASE}, False),
+    ("tail_call", {1: params.CTX_BASE}, True),  # it reads the PROG_ARRAY
+])
+def test_which_helper_rows_take_the_grant(helper: str, regs: dict[int, int], grant: bool) -> None:
+    core = VliwModel(Rom([row(call(params.HELPER_IDS[helper]))]), MapState.from_maps([]))
+    r = [0] * params.NUM_REGS
+    for reg, value in regs.items():
+        r[reg] = value
+    assert core.wants_grant(0, r) is grant
+
+
+@pytest.mark.parametrize("base,grant", [(params.MAP_BASE, True), (params.PKT_BASE + 256, False),
+                                        (params.STACK_BASE, False), (params.TIER_BASE["ddr"] + 8, True)])
+def test_which_lane_accesses_take_the_grant(base: int, grant: bool) -> None:
+    core = VliwModel(Rom([row(ldx("w", 3, 1, 4))]), MapState.from_maps([]))
+    r = [0] * params.NUM_REGS
+    r[1] = base
+    assert core.wants_grant(0, r) is grant

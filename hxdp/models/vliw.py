@@ -277,8 +277,9 @@ class VliwModel:
 
     # --- several cores (execution contract section 8) ----------------------------------------------------------------
     def wants_grant(self, ri: int, regs: list[int]) -> bool:
-        """Whether row ri, run with `regs`, needs the map grant: a lane's access in params.GRANT_REGIONS, or a call of
-        a helper outside params.GRANT_FREE_HELPERS (a row that will fault before touching anything needs none)."""
+        """Whether row ri, run with `regs`, needs the map grant: a lane's access in params.GRANT_REGIONS, a call of a
+        helper outside params.GRANT_FREE_HELPERS and GRANT_BUFFER_HELPERS, or of one of the latter whose buffer is in
+        GRANT_REGIONS (a row that will fault before touching anything needs none)."""
         if not 0 <= ri < len(self.rows) or self.rows[ri].error:
             return False
         for _lane, d in self.rows[ri].lanes:
@@ -287,8 +288,14 @@ class VliwModel:
                 addr = (regs[d.src if k in T.LOAD_KINDS else d.dst] + d.off) & 0xFFFFFFFF
                 if addr >> params.REGION_SHIFT in params.GRANT_REGIONS:
                     return True
-            elif k == "call" and d.src == T.CALL_HELPER and params.HELPERS.get(d.imm) not in params.GRANT_FREE_HELPERS:
-                return True
+            elif k == "call" and d.src == T.CALL_HELPER:
+                name = params.HELPERS.get(d.imm)
+                if name in params.GRANT_BUFFER_HELPERS:
+                    if any((regs[r] & 0xFFFFFFFF) >> params.REGION_SHIFT in params.GRANT_REGIONS
+                           for r in params.GRANT_BUFFER_HELPERS[name]):
+                        return True
+                elif name not in params.GRANT_FREE_HELPERS:
+                    return True
         return False
 
     def row_helper(self, ri: int) -> str | None:
