@@ -180,6 +180,8 @@ class MulticoreModel:
             f.arrival = arrivals[f.index]
         peak = self._depart(frames)
         self._own(0)
+        for core in self.cores:
+            core.now = None  # a packet run on one core alone counts its own cycles again
         return MulticoreRun(frames, self._interval(frames), peak)
 
     def _cycle(self, t: int, busy: list[_Running | None], idle_from: list[int], out: list[Frame | None]) -> None:

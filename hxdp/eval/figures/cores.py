@@ -138,6 +138,8 @@ def plot_cores(out: Path, exp: Experiment, rows: list[Row], notes: list[str]) ->
     if not good:
         note_figure(out, exp.name, exp.title, notes)
         return
+    from matplotlib import ticker
+
     cols = 6
     nrows = math.ceil(len(good) / cols)
     fig, axes = plt().subplots(nrows, cols, figsize=(3 * cols, 2.4 * nrows + 0.8), squeeze=False)
@@ -150,6 +152,10 @@ def plot_cores(out: Path, exp: Experiment, rows: list[Row], notes: list[str]) ->
         ax.axhline(CLOCK_MHZ / math.ceil(64 / params.INPUT_BYTES_PER_CYCLE), linestyle=":", color="grey",
                    label="input bus, 64 B frames")
         ax.set_xscale("log", base=2)
+        ax.set_yscale("log")  # from under 1 Mpps to the input bus's 78
+        ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
         ax.set_xticks(list(CORE_COUNTS), [str(n) for n in CORE_COUNTS])
         ax.set_title(f"{r['program']} ({r['path']})", fontsize=8)
         ax.tick_params(labelsize=7)
