@@ -86,3 +86,16 @@ def test_per_cpu_counter_is_exact_per_core(race) -> None:
     per_core = [u64(model.dump(k), "cpu_frames", 0) for k in range(4)]
     assert per_core == [sum(f.core == k for f in result.frames) for k in range(4)]
     assert sum(per_core) == len(packets)
+
+
+@pytest.mark.parametrize("cpu", [0, 5])
+def test_models_take_the_core_number(race, tmp_path: Path, cpu: int) -> None:
+    """get_smp_processor_id on the sequential and the VLIW model returns the core they run as."""
+    from hxdp.models.seq import SeqModel
+    from hxdp.models.vliw import VliwModel
+
+    program = load_program(compile_bpf(RACE, tmp_path))
+    frame = bytes(64)
+    seq = SeqModel(program, MapState.for_program(program), cpu=cpu).run(frame)
+    vliw = VliwModel(race.rom, MapState(race.layout), cpu=cpu).run(frame)
+    assert seq.packet[16:20] == vliw.packet[16:20] == cpu.to_bytes(4, "little")
