@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cores", type=int, default=1, metavar="N",
                    help="run the VLIW model's N cores (1-8, docs/execution_contract.md section 8): each packet runs "
                         "in the kernel on the CPU of the core the dispatcher gave it, per-CPU maps compared core by "
-                        "core, the maps once at the end (default 1)")
+                        "core, the maps once at the end; no reproducer folder (default 1)")
     p.add_argument("--section", help="ELF section of the program (default: the only one)")
     p.add_argument("--prog", help="function name of the program")
     add_chain_options(p)
