@@ -44,7 +44,8 @@ DOCS_EVAL = DOCS_DIR / "eval"
 DOC_NAME = "evaluation.md"
 DOC_PATH = DOCS_DIR / DOC_NAME
 # the experiments the page is written about (hxdp.eval.run.EXPERIMENTS)
-NEEDED = ("fig7", "fig8", "fig9", "table3", "fig12_13", "fig11", "fig14", "fig15", "resources", "speed", "katran")
+NEEDED = ("fig7", "fig8", "fig9", "table3", "fig12_13", "fig11", "fig14", "fig15", "resources", "speed", "katran",
+          "cores")
 APPLICATIONS = tuple(PAPER_NAMES.values())  # the programs of the paper's Table 3
 BOUNDS_EXAMPLES = ("xdp_tx", "xdp_redirect", "simple_firewall")
 NO_EXIT_ROW = "xdp_drop (no exit with action)"
@@ -95,7 +96,7 @@ def render(out: Path, doc_path: Path | None = None) -> str:
     shown = os.path.relpath(out.resolve(), ROOT) if out.resolve().is_relative_to(ROOT) else str(out)
     facts: Facts = {"eval": "" if rel == "." else rel + "/", "eval_link": rel + "/", "eval_dir": shown}
     for part in (_setup_facts, _target_facts, _compiler_facts, _throughput_facts, _family_facts, _latency_facts,
-                 _resource_facts, _speed_facts, _katran_facts, _behind_facts):
+                 _resource_facts, _speed_facts, _katran_facts, _cores_facts, _behind_facts):
         facts.update(part(results))
     facts["measured_table"] = _table(("experiment", "measure"),
                                      [(name, text.format_map(facts)) for name, text in doc_template.MEASURED])
@@ -564,6 +565,24 @@ def _katran_facts(results: dict[str, Any]) -> Facts:
         + "; ".join(eq) + ". Left out of the map comparison: "
         + (", ".join(f"`{s}`" for s in skipped) or "nothing")
         + " (the time a program stores: the NIC's clock is not the host's).")}
+
+
+def _cores_facts(results: dict[str, Any]) -> Facts:
+    """Several cores: each program's main path on 1, 2, 4 and 8 cores next to Linux, and the issue's targets."""
+    doc = results["cores"]
+    counts = doc.get("cores") or [1, 2, 4, 8]
+    rows = []
+    for r in doc["rows"]:
+        mpps = (_num(r.get(f"mpps_{n}")) for n in (counts[0], counts[-1]))
+        rows.append((r["program"], r["path"] or "n/a", *(_num(r.get(f"cycles_{n}")) for n in counts), *mpps,
+                     _num(r.get("linux_veth_native_mpps"))))
+    table = _table(("program", "path", *(f"cycles/packet, {n} core{'s' * (n > 1)}" for n in counts),
+                    f"Mpps, {counts[0]}", f"Mpps, {counts[-1]}", "Linux native veth Mpps"), rows)
+    checks = "\n".join(f"- {c['name']}: {c['value']} (target {c['limit']}), {c['status'].upper()}."
+                       for c in doc.get("checks", []))
+    return {"cores_section": f"{table}\n\nThe issue's targets on these figures ({doc.get('engine', 'the model')}):"
+                             f"\n\n{checks}",
+            "cores_engine": "the " + str(doc.get("engine", "VLIW model"))}
 
 
 def _behind_facts(results: dict[str, Any]) -> Facts:
