@@ -229,7 +229,7 @@ module sephirot_mapfsm (
   wire        m_xs     = m_x && m_hash;
   localparam integer XW = 3 * 8 * MW;
   reg         xrv_q, xout_q, xhk_q, xh_q, xv_q, xstale_q;
-  reg  [XW-1:0] xrd_q, xbuf_q;
+  reg  [XW-1:0] xrd_q;                     // the last response (a visit's windows until the next request)
   reg  [63:0] xhw_q;                       // the header's first word (entry count, LRU clock)
   reg  [32:0] xst_q;
   wire        x_call   = req_i && is_map && !m_fault && m_xs && !rm_badflags && !xstale_q;
@@ -243,12 +243,11 @@ module sephirot_mapfsm (
   assign xr_valid_o = x_hreq || x_vreq;
   assign xr_addr_o  = ((m_tier == `SEPH_TIER_QDR) ? `SEPH_QDR_BASE : `SEPH_DDR_BASE) + {{(32-MA){1'b0}}, x_off};
   assign xr_len_o   = hl_n[1:0];
-  wire [XW-1:0] x_win3 = (x_back && !xhk_q) ? xrd_q : xbuf_q;
   reg  [8*MW-1:0] x_win;
   always @(*) begin
-    x_win = x_win3[0 +: 8*MW];
-    if (lc_q == 2'd1) x_win = x_win3[8*MW +: 8*MW];
-    if (lc_q == 2'd2) x_win = x_win3[16*MW +: 8*MW];
+    x_win = xrd_q[0 +: 8*MW];
+    if (lc_q == 2'd1) x_win = xrd_q[8*MW +: 8*MW];
+    if (lc_q == 2'd2) x_win = xrd_q[16*MW +: 8*MW];
     if (u_hdr) x_win = {{(8*MW-64){1'b0}}, xhw_q};
   end
   // the window the FSM reads this cycle: the map memory's, or an off-chip read's
@@ -593,7 +592,6 @@ module sephirot_mapfsm (
         xout_q <= 1'b0; xstale_q <= 1'b0;
       end
       if (x_back && xhk_q) begin xh_q <= 1'b1; xhw_q <= xrd_q[63:0]; end
-      if (x_back && !xhk_q) xbuf_q <= xrd_q;
       xv_q <= x_have && !(p_go && p_last);
       if (xr_valid_o || (xout_q && !xrv_q && !xstale_q)) xst_q <= xst_q + 33'd1;
       if (hdr_cap) begin
@@ -760,6 +758,7 @@ module sephirot_mapfsm (
       end
     end
   end
-  always @(posedge clk_i) xrd_q <= xr_rdata_i;
+  // (a visit's windows stay in the response register: the next read goes out only once the visit is over)
+  always @(posedge clk_i) if (xr_rvalid_i) xrd_q <= xr_rdata_i;
 endmodule
 `default_nettype wire
