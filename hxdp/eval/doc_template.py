@@ -204,9 +204,9 @@ connections, reused ones, established flows the connection table does not know, 
 
 ![Mpps against cores]({eval}cores.png)
 
-Each program's main path, 64-byte frames back to back, on 1 to 8 Sephirot cores sharing the map memory (execution
-contract section 8: the dispatcher, the map grant, the reorder stage), from {cores_engine}; the multi-core RTL is to
-follow the same contract cycle for cycle. Linux native XDP on a veth in the same run is the line in the plot.
+Each program's main path, {frame}-byte frames back to back, on {cores_counts} Sephirot cores sharing the map
+memory (execution contract "Several cores": the dispatcher, the map grant, the reorder stage), from
+{cores_engine}. Linux native XDP on a veth in the same run is the line in the plot.
 
 {cores_section}
 
@@ -272,7 +272,7 @@ MEASURED = (
      "is placed), `hxdp diff` on the VLIW model and the RTL against the kernel over the VIP's traffic, and per "
      "path the RTL's cycles back to back as for `fig12_13` (each frame its own flow, a reused connection after "
      "its opening), next to BPF_PROG_TEST_RUN of the same frames"),
-    ("`cores`", "each program's main path (as `fig12_13`) on 1, 2, 4 and 8 cores: the steady-state cycles per packet "
+    ("`cores`", "each program's main path (as `fig12_13`) on {cores_counts} cores: the steady-state cycles per packet "
      "of the multi-core VLIW model (`hxdp.models.multicore`) over the path's frames back to back, its Mpps at the "
      "clock, and Linux native XDP on a veth of the same run"),
 )
