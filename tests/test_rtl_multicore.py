@@ -1,0 +1,172 @@
+"""Several Sephirot cores in the RTL (execution contract section 8): the same outputs in arrival order as one core,
+fewer cycles per packet back to back, map rows atomic across cores, get_smp_processor_id, refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import compile_bpf
+from rtl_support import require_rtl
+
+from hxdp import params
+from hxdp.compiler import compile_program
+from hxdp.frontend.elf import load_program
+from hxdp.models.maps import MapState
+from hxdp.rtl import sim as rtl
+from hxdp.rtl.sim import RtlError, RtlSim
+from hxdp.suite import programs
+from hxdp.traffic.pcap import read_pcap
+
+pytestmark = pytest.mark.rtl
+
+RACE = Path(__file__).parent / "data" / "rtl_cores" / "race.c"
+# drop, tx, redirect and redirect_map programs, and the forwarding programs with per-CPU counters; not
+# simple_firewall, whose replies look up the flow their request creates: back to back on several cores a reply may
+# run before its request's update, as on two Linux CPUs (the contract's race, section 8)
+SAME = ("xdp_drop", "xdp_tx", "xdp_redirect", "xdp_redirect_map", "xdp_router_ipv4", "xdp_tx_iptunnel",
+        "l4_load_balancer")
+PACKETS = 48
+
+
+def _suite(name: str):
+    prog = {p.name: p for p in programs()}[name]
+    if not prog.obj.exists():
+        pytest.skip(f"{prog.obj} not built (run `make progs`)")
+    return prog
+
+
+def _summed(values: list[bytes]) -> bytes:
+    """Per-CPU values summed across the cores, word by word (the counters of a struct; 4-byte words if its size
+    asks)."""
+    w = 8 if len(values[0]) % 8 == 0 else 4
+    return b"".join((sum(int.from_bytes(v[i : i + w], "little") for v in values) % (1 << 8 * w)).to_bytes(w, "little")
+                    for i in range(0, len(values[0]), w))
+
+
+def _run(prog, res, packets: list[bytes], cores: int) -> tuple[list, dict, list]:
+    """Per-packet results, the maps after the run (per-CPU arrays summed across the cores) and the stamps."""
+    state = MapState(res.layout)
+    state.apply_config(prog.map_config())
+    sim = RtlSim(res.rom, res.layout, state, cores=cores)
+    results = sim.run_packets(packets)
+    maps = sim.dump_per_cpu() if cores > 1 else state.dump()
+    for r in sim.percpu:
+        maps[r.name] = {k: _summed(v) for k, v in maps[r.name].items()}
+    maps = {name: dict(entries) for name, entries in maps.items()}
+    return results, maps, sim.stamps
+
+
+def _require(cores: int) -> None:
+    require_rtl()
+    rtl.build(cores=cores)
+
+
+@pytest.mark.parametrize("cores", [2, 4])
+@pytest.mark.parametrize("name", SAME)
+def test_same_outputs_in_arrival_order(name: str, cores: int) -> None:
+    prog = _suite(name)
+    _require(cores)
+    res = compile_program(prog.load())
+    traffic = read_pcap(prog.traffic)
+    packets = [traffic[i % len(traffic)] for i in range(PACKETS)]
+    one, maps_one, _ = _run(prog, res, packets, 1)
+    many, maps_many, stamps = _run(prog, res, packets, cores)
+    assert len({s.core for s in stamps}) > 1, f"{name}: every packet ran on one core of {cores}"
+    for i, (a, b) in enumerate(zip(one, many, strict=True)):
+        assert (a.action, a.packet, a.redirect, a.host, a.cycles, a.meta, a.printk) == \
+            (b.action, b.packet, b.redirect, b.host, b.cycles, b.meta, b.printk), f"{name} packet {i} on {cores} cores"
+    assert maps_one == maps_many, f"{name}: maps differ on {cores} cores"
+    outs = [s.out for s in stamps]
+    assert outs == sorted(outs), f"{name}: frames left out of arrival order on {cores} cores: {outs}"
+
+
+def _steady(stamps: list) -> float:
+    half = len(stamps) // 2
+    ends = sorted(s.end for s in stamps)
+    return (ends[-1] - ends[half - 1]) / (len(stamps) - half)
+
+
+def _cycles_per_packet(name: str, cores: int, frame: int = 0) -> float:
+    """Steady-state cycles per packet of one frame of the program's traffic (cut to 64 bytes) back to back."""
+    prog = _suite(name)
+    _require(cores)
+    res = compile_program(prog.load())
+    _, _, stamps = _run(prog, res, [read_pcap(prog.traffic)[frame][:64]] * PACKETS, cores)
+    return _steady(stamps)
+
+
+@pytest.mark.parametrize("name", ["xdp_redirect_map", "l4_load_balancer", "xdp_router_ipv4"])
+def test_fewer_cycles_per_packet_back_to_back(name: str) -> None:
+    cycles = {cores: _cycles_per_packet(name, cores) for cores in (1, 2, 4)}
+    assert cycles[1] > cycles[2] > cycles[4], f"{name}: cycles per packet on 1, 2, 4 cores: {cycles}"
+
+
+@pytest.mark.parametrize("name", ["xdp_drop", "xdp_tx", "xdp_redirect"])
+def test_line_rate_on_four_cores(name: str) -> None:
+    # 4x10G for 64-byte frames: at most 2.625 cycles a packet across the cores (issue 26). Not xdp_redirect_map:
+    # its per-CPU counter and redirect_map rows take the map grant, about 5 cycles a packet whatever the cores
+    assert _cycles_per_packet(name, 4) <= 2.625
+
+
+@pytest.fixture(scope="module")
+def race(tmp_path_factory: pytest.TempPathFactory):
+    return compile_program(load_program(str(compile_bpf(RACE, tmp_path_factory.mktemp("race")))))
+
+
+@pytest.mark.parametrize("cores", [2, 4])
+def test_race_on_one_bucket_and_one_counter(race, cores: int) -> None:
+    _require(cores)
+    packets = [bytes([i % 2, i]) + bytes(62) for i in range(PACKETS)]
+    state = MapState(race.layout)
+    sim = RtlSim(race.rom, race.layout, state, cores=cores)
+    results = sim.run_packets(packets)
+    assert all(r.action == params.XDP_TX for r in results)
+    # get_smp_processor_id: the core that ran the packet, several of them
+    assert [r.packet[0] for r in results] == [s.core for s in sim.stamps]
+    assert len({s.core for s in sim.stamps}) > 1
+    dump = state.dump()
+    (totals,) = dump["totals"].values()
+    # the atomic counter and the counter under the spin lock are exact (bpf_spin_lock takes 4 bytes, then padding)
+    locked, atomic = int.from_bytes(totals[8:16], "little"), int.from_bytes(totals[16:24], "little")
+    assert (locked, atomic) == (PACKETS, PACKETS)
+    # the hash: one entry per flow key, as after the packets one after another in some order (the last packet of a
+    # flow to run its update wins)
+    last = {int.from_bytes(k, "little"): int.from_bytes(v, "little") for k, v in dump["last"].items()}
+    assert set(last) == {0, 1}
+    for key, seq in last.items():
+        assert seq in {i for i in range(PACKETS) if i % 2 == key}
+
+
+@pytest.mark.parametrize("cores", [2, 4])
+def test_per_cpu_counters_per_core(cores: int) -> None:
+    # xdp1 counts every packet in its per-CPU array rxcnt (one u64 per protocol): each core counts its own packets
+    prog = _suite("xdp1")
+    _require(cores)
+    res = compile_program(prog.load())
+    traffic = read_pcap(prog.traffic)
+    packets = [traffic[i % len(traffic)] for i in range(PACKETS)]
+    _, maps_one, _ = _run(prog, res, packets, 1)
+    state = MapState(res.layout)
+    state.apply_config(prog.map_config())
+    sim = RtlSim(res.rom, res.layout, state, cores=cores)
+    sim.run_packets(packets)
+    per_cpu = sim.dump_per_cpu()["rxcnt"]
+    ran = [sum(s.core == k for s in sim.stamps) for k in range(cores)]
+    assert sum(1 for n in ran if n) > 1, f"every packet ran on one core: {ran}"
+    counts = {key: [int.from_bytes(v, "little") for v in values] for key, values in per_cpu.items()}
+    assert [sum(c[k] for c in counts.values()) for k in range(cores)] == ran
+    assert {key: sum(c) for key, c in counts.items()} == \
+        {key: int.from_bytes(v, "little") for key, v in maps_one["rxcnt"].items()}
+
+
+def test_per_cpu_hash_refused() -> None:
+    layout = type("Layout", (), {"regions": [type("Region", (), {"name": "h", "kind": "percpu_hash"})()]})()
+    assert "percpu_hash" in rtl.cores_refusal(layout, 2)
+    assert rtl.cores_refusal(layout, 1) is None
+
+
+@pytest.mark.parametrize("cores", [0, params.CORES_MAX + 1])
+def test_core_count_refused(cores: int) -> None:
+    with pytest.raises(RtlError, match="1 to 8 cores"):
+        rtl.cores_flags(cores)
