@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hxdp.cli.loading import add_chain_options, add_map_option, chain_from_args, sizes_from_args, tiers_from_args
-from hxdp.diff import ENGINES, run_diff
+from hxdp.diff import ENGINES, DiffReport, run_diff
+from hxdp.diffcores import cores_refusal, run_diff_cores
 from hxdp.errors import HxdpError
 from hxdp.mapdump import SkipBytes
 
@@ -26,6 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_map_option(p, tiers=True)
     p.add_argument("--engine", choices=ENGINES, default="vliw-model", help="engine compared with the kernel "
                    "(default vliw-model)")
+    p.add_argument("--cores", type=int, default=1, metavar="N",
+                   help="run the VLIW model's N cores (1-8, docs/execution_contract.md section 8): each packet runs "
+                        "in the kernel on the CPU of the core the dispatcher gave it, per-CPU maps compared core by "
+                        "core, the maps once at the end; no reproducer folder (default 1)")
     p.add_argument("--section", help="ELF section of the program (default: the only one)")
     p.add_argument("--prog", help="function name of the program")
     add_chain_options(p)
@@ -83,17 +88,30 @@ def _run(args: argparse.Namespace) -> int:
     tiers = tiers_from_args(args)  # the command line's over the configuration's "tier" (run_diff reads it there)
     if tiers:
         cfg = {**(cfg or {"maps": {}}), "tier": {**(cfg or {}).get("tier", {}), **tiers}}
+    chain = chain_from_args(args)
+    refusal = cores_refusal(args.engine, args.cores, chain, fib)
+    if refusal is not None:
+        raise HxdpError(refusal)
+    if args.cores != 1:
+        report = run_diff_cores(args.obj, packets, cfg, args.cores, section=args.section, prog=args.prog,
+                                ingress_ifindex=ingress_ifindex, cfg_source=args.maps, sizes=sizes, skip=skip)
+        return _print(args, report)
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
                       ingress_ifindex=ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
-                      progress=progress, sizes=sizes, chain=chain_from_args(args), fib=fib, skip=skip,
+                      progress=progress, sizes=sizes, chain=chain, fib=fib, skip=skip,
                       maps_at_end=args.maps_at_end)
+    return _print(args, report)
+
+
+def _print(args: argparse.Namespace, report: DiffReport) -> int:
+    engine = args.engine if args.cores == 1 else f"{args.engine} on {args.cores} cores"
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1, default=str)
         print()
     elif report.ok:
         counts = ", ".join(f"{k}: {v}" for k, v in sorted(report.actions.items()))
         events = f", {report.events} events to the host" if report.events else ""
-        print(f"{args.obj}: {report.packets} packets identical to the kernel on {args.engine} "
+        print(f"{args.obj}: {report.packets} packets identical to the kernel on {engine} "
               f"(actions {counts}{events})")
     else:
         assert report.divergence is not None

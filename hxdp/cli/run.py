@@ -1,4 +1,4 @@
-"""`hxdp run`: stream a pcap through the Sephirot RTL back to back; per-packet action and cycles, throughput."""
+"""`hxdp run`: stream a pcap through the Sephirot RTL (or the N-core VLIW model) back to back; actions, cycles."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hxdp import params
 from hxdp.cli.loading import add_map_option, check_rom_inner, check_rom_sizes, inner_from_cfg, sizes_from_args
+from hxdp.diffcores import cores_refusal
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
 from hxdp.traffic.pcap import check_frame_sizes, read_pcap, write_pcap
@@ -50,6 +51,13 @@ def run_pcap(args: argparse.Namespace) -> dict:
     from hxdp.romcheck import check_rom_contract
     from hxdp.rtl.sim import RtlSim
 
+    refusal = cores_refusal(args.engine, args.cores)
+    if refusal is not None:
+        raise HxdpError(refusal)
+    if args.engine != "rtl":
+        given = [f"--{o}" for o in ("vcd", "trace", "events") if getattr(args, o)]
+        if given:
+            raise HxdpError(f"not supported: {given[0]} with --engine {args.engine}, because it is the RTL's output")
     rom = Rom.load(args.rom)
     check_rom_contract(rom, args.rom)  # the engines would disagree on a ROM that breaks it
     for path, what in ((args.vcd, "waveform"), (args.trace, "trace"), (args.events, "events")):
@@ -74,6 +82,8 @@ def run_pcap(args: argparse.Namespace) -> dict:
     check_frame_sizes(packets, args.pcap)
     if not packets:
         raise HxdpError(f"{args.pcap}: no packets")
+    if args.engine == "vliw-model":
+        return _run_model(args, rom, state, packets, ifindex)
     sim = RtlSim(rom, layout, state, vcd=args.vcd, trace_file=args.trace)
     results = sim.run_packets([(p, ifindex, 0) for p in packets])
     rows = []
@@ -103,18 +113,53 @@ def run_pcap(args: argparse.Namespace) -> dict:
     return {"packets": rows, "summary": summary, "maps": state.dump() if state is not None else None}
 
 
+def _run_model(args: argparse.Namespace, rom: Rom, state: object | None, packets: list[bytes], ifindex: int) -> dict:
+    """The multi-core VLIW model (docs/execution_contract.md section 8): per packet its core and cycles, the
+    steady-state cycles per packet of the back-to-back run."""
+    from hxdp.models.maps import MapLayout, MapState
+    from hxdp.models.multicore import MulticoreModel
+
+    if state is None:
+        state = MapState(MapLayout.from_maps([]))
+    model = MulticoreModel(rom, state, args.cores)
+    run = model.run(packets, ingress_ifindex=ifindex)
+    rows = []
+    for f in run.frames:
+        r = f.result
+        rows.append({"packet": f.index, "action": r.action, "action_name": r.action_name, "cycles": r.cycles,
+                     "redirect": r.redirect, "host": list(r.host) if r.host else None,
+                     "broadcast": list(r.broadcast) if r.broadcast is not None else None,
+                     "destination": r.destination, "fault": r.fault, "len_in": len(packets[f.index]),
+                     "len_out": f.bytes, "core": f.core, "arrival_cycle": f.arrival, "start_cycle": f.start,
+                     "end_cycle": f.end, "out_cycle": f.departure, "grant_wait_cycles": f.waits})
+    n = len(rows)
+    per_packet = run.cycles_per_packet
+    summary = {"packets": n, "engine": "vliw-model", "cores": args.cores, "cycles_per_packet": round(per_packet, 3),
+               "mpps": round(params.CLOCK_MHZ / per_packet, 3) if per_packet else None,
+               "core_cycles_mean": round(sum(f.result.cycles for f in run.frames) / n, 3),
+               "grant_wait_cycles": sum(f.waits for f in run.frames), "reorder_peak": run.reorder_peak,
+               "clock_mhz": params.CLOCK_MHZ}
+    if args.out:
+        write_pcap(args.out, [r.packet for r in run.results
+                              if r.action in (params.XDP_TX, params.XDP_PASS, params.XDP_REDIRECT)])
+    return {"packets": rows, "summary": summary, "maps": model.dump_per_cpu() if state.layout.regions else None}
+
+
 def _cmd(args: argparse.Namespace) -> int:
     doc = run_pcap(args)
     if args.json:
         maps = doc.pop("maps")
         if maps is not None:
-            doc["maps"] = {name: {k.hex(): v.hex() for k, v in entries.items()} for name, entries in maps.items()}
+            # a per-CPU map of several cores: one value per core, as bpftool lists a value per CPU
+            doc["maps"] = {name: {k.hex(): v.hex() if isinstance(v, bytes | bytearray) else [x.hex() for x in v]
+                                  for k, v in entries.items()} for name, entries in maps.items()}
         print(json.dumps(doc, indent=1))
         return 0
     for row in doc["packets"]:
         extra = f" redirect {row['destination']}" if row["destination"] is not None else ""
         extra += f" fault: {row['fault']}" if row["fault"] else ""
-        print(f"{row['packet']:6d} {row['action_name']:<9} {row['cycles']:6d} cycles{extra}")
+        core = f" core {row['core']}" if "core" in row else ""
+        print(f"{row['packet']:6d} {row['action_name']:<9} {row['cycles']:6d} cycles{core}{extra}")
     s = doc["summary"]
     print(f"{s['packets']} packets, {s['cycles_per_packet']} cycles/packet back to back "
           f"({s['mpps']} Mpps at {s['clock_mhz']} MHz), core {s['core_cycles_mean']} cycles/packet on average")
@@ -133,6 +178,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_map_option(p)
     p.add_argument("--fib", help="FIB of bpf_fib_lookup (`hxdp fib sync` writes it)")
     p.add_argument("--ingress", metavar="DEV", help="ingress interface of the FIB (xdp_md ingress_ifindex)")
+    p.add_argument("--engine", choices=("rtl", "vliw-model"), default="rtl",
+                   help="rtl (default), or the VLIW model's cores (docs/execution_contract.md section 8)")
+    p.add_argument("--cores", type=int, default=1, metavar="N",
+                   help="cores sharing the maps, 1-8 (default 1; more than 1 on the VLIW model only: the multi-core "
+                        "RTL is not built yet)")
     p.add_argument("--vcd", help="write a VCD waveform")
     p.add_argument("--trace", help="write the per-row trace of the four lanes")
     p.add_argument("--events", metavar="FILE", help="write the perf_event_output and ring buffer records as JSON "

@@ -23,7 +23,7 @@ from hxdp.eval.checkpoint import (
     load_checkpoint,
     start_checkpoint,
 )
-from hxdp.eval.figures import compiler, katran, latency, resources, speed, throughput
+from hxdp.eval.figures import compiler, cores, katran, latency, resources, speed, throughput
 from hxdp.eval.harness import CLOCK_MHZ, Check, Context, Experiment, ExperimentError, Measure, NotAvailable, Record
 from hxdp.eval.measure import m_compile, m_ctime, m_ipc, m_latency, m_linux, m_model, m_rtl, m_simspeed
 from hxdp.eval.output import dump_json, environment, write_markdown
@@ -40,6 +40,7 @@ MEASURES: dict[str, Measure] = {
     "simspeed": m_simspeed,
     "synth": m_synth,
     "katran": katran.m_katran,
+    "cores": cores.m_cores,
 }
 BACKGROUND_KINDS = frozenset({"synth"})  # measured in a background thread (an external process, no shared state)
 
@@ -66,6 +67,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                plot=speed.plot_speed),
     Experiment("katran", "upstream Katran: fit, compile time, cycles per path, equality with the kernel",
                katran.points, katran.report, quick_default=False, plot=katran.plot),
+    Experiment("cores", "Mpps against cores on each program's main path (the multi-core VLIW model) vs Linux",
+               cores.points_cores, cores.report_cores, quick_default=False, plot=cores.plot_cores),
 )}
 
 

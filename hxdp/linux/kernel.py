@@ -8,8 +8,9 @@ loaded (type forced to XDP), map pinning is disabled (nothing is ever pinned), m
 data_meta..data, split with the output context) and an `xdp_md` context naming the ingress ifindex and rx queue; the
 kernel requires the ifindex to exist in the caller's network namespace and the queue to be registered: ifindex 1
 (lo) with rx_queue_index 0 always works and is what the kernel uses without a context; other queues of lo fail
-with EINVAL (lo has one rx queue). The process is pinned to one CPU (CPU 0 when allowed) while it runs, and
-`dump()` reads that CPU's slot of per-CPU maps (PERF_EVENT_ARRAY and RINGBUF maps have no entries: left out).
+with EINVAL (lo has one rx queue). The process is pinned to one CPU (CPU 0 when allowed, or `run(cpu=k)`'s: an XDP
+test run refuses BPF_F_TEST_RUN_ON_CPU and runs on the calling CPU) while it runs, and `dump()` reads that CPU's slot
+of per-CPU maps (`dump(cpu=k)` CPU k's; PERF_EVENT_ARRAY and RINGBUF maps have no entries: left out).
 The program's perf event arrays and ring buffers get libbpf's readers (hxdp.linux.eventreader), and `run()`
 returns the records the packet wrote (`RunResult.events`). The kernel does not report where a redirect goes:
 `RunResult.redirect` and `RunResult.host` are always None here (compare redirect targets through maps or the models
@@ -626,9 +627,10 @@ class KernelProgram:
                     raise KernelError(f"{where}: {exc}") from None
         self.configs.append(cfg)
 
-    def dump(self) -> dict[str, dict[bytes, bytes]]:
-        """Every map's contents: {map name: {key: value}}; per-CPU maps give the slot of the CPU runs use."""
-        cpu = self._run_cpu()
+    def dump(self, cpu: int | None = None) -> dict[str, dict[bytes, bytes]]:
+        """Every map's contents: {map name: {key: value}}; per-CPU maps give CPU `cpu`'s slot (default: the slot of
+        the CPU runs use by default)."""
+        cpu = self._run_cpu() if cpu is None else cpu
         out: dict[str, dict[bytes, bytes]] = {}
         kernel_ids = self._kernel_map_ids() if any(m.type in MAP_IN_MAP_TYPES for m in self.maps.values()) else {}
         for name in self.maps:
@@ -688,17 +690,19 @@ class KernelProgram:
     # --- running ----------------------------------------------------------------------------------------------
     def _test_run(
         self, prog_fd: int, packet: bytes, ingress_ifindex: int, rx_queue_index: int, repeat: int, out: bool,
-        meta: bytes = b"",
+        meta: bytes = b"", cpu: int | None = None,
     ) -> tuple[TestRunOpts, bytes, bytes, float]:
         label = f"{self.path}: {self.name}"
-        return prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out, meta)
+        return prog_test_run(self.lib, label, prog_fd, packet, ingress_ifindex, rx_queue_index, repeat, out, meta, cpu)
 
-    def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0, meta: bytes = b"") -> RunResult:
-        """Run one packet (repeat 1): action = low 32 bits of r0, packet = data..data_end afterwards; `meta`: the
-        metadata in front of it (data_meta..data), as a previous program of a chain leaves it."""
+    def run(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0, meta: bytes = b"",
+            cpu: int | None = None) -> RunResult:
+        """Run one packet (repeat 1) on CPU `cpu` (default: CPU 0 when allowed): action = low 32 bits of r0, packet =
+        data..data_end afterwards; `meta`: the metadata in front of it (data_meta..data), as a previous program of a
+        chain leaves it."""
         if not self._open:
             raise KernelError(f"{self.path}: program is closed")
-        opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True, meta)
+        opts, meta, outb, _ = self._test_run(self.prog_fd, packet, ingress_ifindex, rx_queue_index, 1, True, meta, cpu)
         events = self.events.take() if self.events is not None else []
         return RunResult(action=opts.retval, packet=outb, redirect=None, fault=None, cycles=0, trace=[], meta=meta,
                          events=events)

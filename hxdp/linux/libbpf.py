@@ -197,10 +197,14 @@ def err_text(ret: int) -> str:
 
 
 @contextmanager
-def _pinned_cpu() -> Iterator[int]:
-    """Run on one CPU (CPU 0 when allowed) so that per-CPU maps are read on the CPU that ran the program."""
+def _pinned_cpu(cpu: int | None = None) -> Iterator[int]:
+    """Run on one CPU (`cpu`, by default CPU 0 when allowed) so that per-CPU maps are read on the CPU that ran the
+    program. (An XDP test run refuses BPF_F_TEST_RUN_ON_CPU, EINVAL: it runs on the calling CPU, hence the pin.)"""
     old = os.sched_getaffinity(0)
-    cpu = 0 if 0 in old else min(old)
+    if cpu is None:
+        cpu = 0 if 0 in old else min(old)
+    elif cpu not in old:
+        raise KernelError(f"CPU {cpu}: not one this process may run on (allowed: {sorted(old)})")
     os.sched_setaffinity(0, {cpu})
     try:
         yield cpu
@@ -232,10 +236,12 @@ def prog_test_run(
     repeat: int,
     out: bool,
     meta: bytes = b"",
+    cpu: int | None = None,
 ) -> tuple[TestRunOpts, bytes, bytes, float]:
-    """One BPF_PROG_TEST_RUN: (opts, metadata, frame, wall ns per repeat). The kernel returns the metadata
-    (data_meta..data) in front of the frame in data_out and its length in the output context's `data`; `meta` goes
-    in the same way (data_in = meta + frame, the input context's `data` its length), as a dispatcher passes it on."""
+    """One BPF_PROG_TEST_RUN on CPU `cpu` (default: CPU 0 when allowed): (opts, metadata, frame, wall ns per
+    repeat). The kernel returns the metadata (data_meta..data) in front of the frame in data_out and its length in the
+    output context's `data`; `meta` goes in the same way (data_in = meta + frame, the input context's `data` its
+    length), as a dispatcher passes it on."""
     if len(packet) < ETH_HLEN:
         raise KernelError(f"packet of {len(packet)} bytes: the kernel's test run needs at least {ETH_HLEN}")
     for what, v in (("ingress ifindex", ingress_ifindex), ("rx_queue_index", rx_queue_index)):
@@ -258,7 +264,7 @@ def prog_test_run(
         ctx_size_out=len(ctx) if cout is not None else 0,
         repeat=repeat,
     )
-    with _pinned_cpu():
+    with _pinned_cpu(cpu):
         t0 = time_mod.perf_counter_ns()
         ret = lib.bpf_prog_test_run_opts(prog_fd, ctypes.byref(opts))
         t1 = time_mod.perf_counter_ns()

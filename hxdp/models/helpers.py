@@ -189,6 +189,7 @@ class HelperEnv:
     events: EventUnit = field(init=False)  # perf_event_output and the ring buffer helpers
     tail_calls: int = 0  # tail calls of the packet so far (at most MAX_TAIL_CALL_CNT)
     tail_row: int | None = None  # the entry row the last tail_call jumps to (None: it fell through)
+    cpu: int = 0  # the core's number (get_smp_processor_id; execution contract section 8)
 
     def __post_init__(self) -> None:
         self.events = EventUnit(self.mem, self.state)
@@ -347,7 +348,7 @@ class HelperEnv:
             self.prandom = xorshift32(self.prandom)
             return self.prandom, helper_latency(helper_id)
         if name == "get_smp_processor_id":
-            return 0, helper_latency(helper_id)
+            return self.cpu, helper_latency(helper_id)
         if name in EVENT_HELPERS:
             try:
                 return self._event(name, r1, r2, r3, r4, r5)

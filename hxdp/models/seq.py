@@ -73,7 +73,7 @@ class SeqModel:
     """Run a Program on packets, one instruction at a time, against a MapState."""
 
     def __init__(self, program: Program, state: MapState, max_insns: int = params.CYCLE_LIMIT,
-                 trace: bool = False) -> None:
+                 trace: bool = False, cpu: int = 0) -> None:
         self.program = program
         self.current = program  # the program running (tail calls change it)
         self.visited: set[tuple[str, int]] = set()  # (program, slot) executed, with trace=True
@@ -86,7 +86,7 @@ class SeqModel:
         self.entries = {row: (by_name[name], decode_program(by_name[name].insns, state.layout, name))
                         for name, row in state.layout.programs.items() if name in by_name}
         self.mem = DataMemory(state.mem, stack_frames=MAX_CALL_FRAMES, tiers=state.tiers)
-        self.env = HelperEnv(self.mem, state)
+        self.env = HelperEnv(self.mem, state, cpu=cpu)  # cpu: the core it runs as (get_smp_processor_id)
         self.regs = [0] * params.NUM_REGS
 
     def _illegal(self, pc: int) -> str:

@@ -20,6 +20,10 @@ unit's own port). A helper's own reads reach the on-chip tier only (DataMemory.h
 Packet arrival (early processor start) is not modelled: cycles are the core's execution cycles once the bytes it
 reads are present.
 
+Several cores (contract section 8): `cpu` is the core's number (get_smp_processor_id); `begin`, `_step` (one row)
+and `finish` are `run` split so that hxdp.models.multicore interleaves cores row by row, `wants_grant` says whether a
+row needs the map grant, and `now` (when set) is the shared clock's cycle that ktime_get_ns reads.
+
 Rule checks (raise ContractViolation naming row and lane, not a packet fault): two lanes writing the same
 register (a helper call writes r0), a write to r10, more than one helper call, overlapping stores, an atomic
 sharing its row with another memory access or atomic, a helper reading bytes its own row stores, a local
@@ -120,7 +124,7 @@ class VliwModel:
     """Run a Rom on packets against a MapState (the golden model of the Sephirot RTL)."""
 
     def __init__(self, rom: Rom, state: MapState, cycle_limit: int = params.CYCLE_LIMIT,
-                 trace: bool = False) -> None:
+                 trace: bool = False, cpu: int = 0) -> None:
         self.rom = rom
         self.state = state
         self.cycle_limit = cycle_limit
@@ -130,8 +134,9 @@ class VliwModel:
             raise HxdpError(refusal)
         self.rows = decode_rom(rom)
         self.mem = DataMemory(state.mem, tiers=state.tiers)
-        self.env = HelperEnv(self.mem, state)
+        self.env = HelperEnv(self.mem, state, cpu=cpu)  # cpu: the core it runs as (get_smp_processor_id)
         self.total_cycles = 0  # over the model's life (ktime_get_ns)
+        self.now: int | None = None  # the global cycle of the next row's start, when cores share a clock
         self.regs = [0] * params.NUM_REGS
 
     # --- one row ---------------------------------------------------------------------------------------------------
@@ -231,7 +236,7 @@ class VliwModel:
         lat = 0
         r0 = None
         if helper is not None:
-            env.cycles = self.total_cycles + cycles
+            env.cycles = self.total_cycles + cycles if self.now is None else self.now
             mem.read_log = []
             try:
                 r0, lat = env.call(helper[1], regs[1], regs[2], regs[3], regs[4], regs[5])
@@ -269,44 +274,79 @@ class VliwModel:
             rec = TraceRecord(ri, writes, [(lane, addr & 0xFFFFFFFF, data) for lane, addr, data in stores], None, cost)
         return control, cost, rec
 
+    # --- several cores (execution contract section 8) ----------------------------------------------------------------
+    def wants_grant(self, ri: int, regs: list[int]) -> bool:
+        """Whether row ri, run with `regs`, needs the map grant: a lane's access in params.GRANT_REGIONS, a call of a
+        helper outside params.GRANT_FREE_HELPERS and GRANT_BUFFER_HELPERS, or of one of the latter whose buffer is in
+        GRANT_REGIONS (a row that will fault before touching anything needs none)."""
+        if not 0 <= ri < len(self.rows) or self.rows[ri].error:
+            return False
+        for _lane, d in self.rows[ri].lanes:
+            k = d.kind
+            if k in T.MEM_KINDS:
+                addr = (regs[d.src if k in T.LOAD_KINDS else d.dst] + d.off) & 0xFFFFFFFF
+                if addr >> params.REGION_SHIFT in params.GRANT_REGIONS:
+                    return True
+            elif k == "call" and d.src == T.CALL_HELPER:
+                name = params.HELPERS.get(d.imm)
+                if name in params.GRANT_BUFFER_HELPERS:
+                    if any((regs[r] & 0xFFFFFFFF) >> params.REGION_SHIFT in params.GRANT_REGIONS
+                           for r in params.GRANT_BUFFER_HELPERS[name]):
+                        return True
+                elif name not in params.GRANT_FREE_HELPERS:
+                    return True
+        return False
+
+    def row_helper(self, ri: int) -> str | None:
+        """The name of the helper row ri calls (None: none, or not a helper of params.HELPERS)."""
+        if not 0 <= ri < len(self.rows):
+            return None
+        return next((params.HELPERS.get(d.imm) for _lane, d in self.rows[ri].lanes
+                     if d.kind == "call" and d.src == T.CALL_HELPER), None)
+
     # --- packets ---------------------------------------------------------------------------------------------------
+    def _step(self, ri: int, regs: list[int], cycles: int,
+              trace: list[TraceRecord]) -> tuple[int | None, int | None, str | None, int]:
+        """Run row ri of a packet that has used `cycles` so far: (next row or None when the packet ends, its r0
+        or action when it ends normally, its fault, its cycles after the row)."""
+        if cycles >= self.cycle_limit:
+            return None, None, params.FAULT_NAMES[params.FAULT_RUNAWAY], cycles
+        if not 0 <= ri < len(self.rows):
+            return None, None, f"illegal instruction: row {ri} is outside the program ({len(self.rows)} rows)", cycles
+        try:
+            control, cost, rec = self._row(ri, regs, cycles)
+        except AccessFault as exc:
+            return None, None, f"access fault: {exc}", cycles
+        except HelperFault as exc:
+            return None, None, f"helper fault: {exc}", cycles
+        except IllegalInstruction as exc:
+            return None, None, f"illegal instruction: {exc}", cycles
+        cycles += cost
+        nxt: int | None = ri + 1
+        result: int | None = None
+        if control is not None:
+            if control[0] == "jump":
+                nxt = ri + 1 + control[1]
+            elif control[0] == "tail":
+                nxt = control[1]
+                self._enter(regs)
+            elif control[0] == "exit":
+                nxt, result = None, regs[0]
+            else:  # exit_action
+                nxt, result = None, control[1]
+        if rec is not None:
+            rec.next = nxt
+            trace.append(rec)
+        return nxt, result, None, cycles
+
     def _execute(self, regs: list[int]) -> tuple[int | None, str | None, int, list[TraceRecord]]:
         trace: list[TraceRecord] = []
-        nrows = len(self.rows)
-        ri = 0
+        ri: int | None = 0
         cycles = 0
-        try:
-            while True:
-                if cycles >= self.cycle_limit:
-                    return None, params.FAULT_NAMES[params.FAULT_RUNAWAY], cycles, trace
-                if not 0 <= ri < nrows:
-                    return None, f"illegal instruction: row {ri} is outside the program ({nrows} rows)", cycles, trace
-                control, cost, rec = self._row(ri, regs, cycles)
-                cycles += cost
-                nxt: int | None = ri + 1
-                result: int | None = None
-                if control is not None:
-                    if control[0] == "jump":
-                        nxt = ri + 1 + control[1]
-                    elif control[0] == "tail":
-                        nxt = control[1]
-                        self._enter(regs)
-                    elif control[0] == "exit":
-                        nxt, result = None, regs[0]
-                    else:  # exit_action
-                        nxt, result = None, control[1]
-                if rec is not None:
-                    rec.next = nxt
-                    trace.append(rec)
-                if nxt is None:
-                    return result, None, cycles, trace
-                ri = nxt
-        except AccessFault as exc:
-            return None, f"access fault: {exc}", cycles, trace
-        except HelperFault as exc:
-            return None, f"helper fault: {exc}", cycles, trace
-        except IllegalInstruction as exc:
-            return None, f"illegal instruction: {exc}", cycles, trace
+        while True:
+            ri, result, fault, cycles = self._step(ri, regs, cycles, trace)
+            if ri is None:
+                return result, fault, cycles, trace
 
     def _enter(self, regs: list[int]) -> None:
         """A program's entry state (execution contract section 1): at packet start and after a tail call, which
@@ -328,9 +368,19 @@ class VliwModel:
         0 cycles (the MAC drops them)."""
         if not params.PKT_MIN_LEN <= len(packet) <= params.PKT_MAX_LEN:
             return RunResult(params.XDP_DROP, bytes(packet), None, None, 0)
-        self.mem.reset(packet, ingress_ifindex, rx_queue_index)
-        regs = self._start()
+        regs = self.begin(packet, ingress_ifindex, rx_queue_index)
         r0, fault, cycles, trace = self._execute(regs)
+        return self.finish(regs, r0, fault, cycles, trace, ingress_ifindex)
+
+    def begin(self, packet: bytes, ingress_ifindex: int = 1, rx_queue_index: int = 0) -> list[int]:
+        """Start a packet (a frame the MAC accepts): its registers at row 0. `run` is begin, `_step` row by row
+        from row 0 until the packet ends, then `finish` (hxdp.models.multicore interleaves the steps of cores)."""
+        self.mem.reset(packet, ingress_ifindex, rx_queue_index)
+        return self._start()
+
+    def finish(self, regs: list[int], r0: int | None, fault: str | None, cycles: int, trace: list[TraceRecord],
+               ingress_ifindex: int = 1) -> RunResult:
+        """The result of the packet `begin` started, once `_step` has ended it."""
         self.total_cycles += cycles
         self.regs = regs
         action = params.XDP_ABORTED if r0 is None else r0 & 0xFFFFFFFF

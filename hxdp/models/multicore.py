@@ -1,0 +1,281 @@
+"""Several VLIW cores on one ROM sharing the map memory: dispatcher, map grant and reorder stage (contract section 8).
+
+Each core is a VliwModel (its own registers, stack, packet buffer and helper state) on the one MapState. The cores
+run interleaved row by row in global cycle order: a row that needs the map grant (VliwModel.wants_grant) runs only
+while its core holds it, the grant going round robin among the cores asking in the same cycle, and spin_lock keeps
+it until spin_unlock's row ends. A per-CPU array has one copy per core at the same addresses: the copy of the core
+whose row runs is the one in the map memory (the others are kept aside and swapped in), so the VLIW model's code runs
+unchanged. A row's effects on the maps happen in the cycle it runs; rows without the grant touch only their core's
+own state, so their order against the other cores' rows does not matter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hxdp import params
+from hxdp.errors import HxdpError
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapState
+from hxdp.models.vliw import TraceRecord, VliwModel
+from hxdp.result import RunResult
+
+# maps the cores cannot share yet (docs/execution_contract.md section 8), with the reason
+UNSHARED_KINDS = {
+    "percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
+    "lru_percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
+    "perf_event_array": "the event unit's record order across cores is not defined yet",
+    "ringbuf": "a ring's producer position shared by the cores is not defined yet",
+}
+# actions whose frame leaves through the output (any port or host queue); the others are dropped in order
+LEAVING = frozenset({params.XDP_PASS, params.XDP_TX, params.XDP_REDIRECT})
+
+
+def words(n: int, per_cycle: int) -> int:
+    """Cycles a bus of `per_cycle` bytes takes for n bytes."""
+    return -(-n // per_cycle)
+
+
+def cores_refusal(state: MapState, cores: int) -> str | None:
+    """Why `cores` cores cannot run a program with these maps (None: they can)."""
+    if not 1 <= cores <= params.CORES_MAX:
+        return f"--cores {cores}: choose 1 to {params.CORES_MAX} (params.CORES_MAX)"
+    if cores == 1:
+        return None
+    r = next((r for r in state.layout.regions if r.kind in UNSHARED_KINDS), None)
+    if r is None:
+        return None
+    return (f"not supported: map {r.name} ({r.kind}) with --cores {cores}, because {UNSHARED_KINDS[r.kind]} "
+            "(docs/execution_contract.md section 8)")
+
+
+@dataclass
+class Frame:
+    """One packet of a multi-core run. Cycles are the shared clock's; a frame the MAC dropped has no core, start or
+    end (it is dropped at its arrival)."""
+
+    index: int
+    core: int | None
+    arrival: int  # the cycle it is ready at the input queue
+    start: int | None  # dispatch: its first input word and its program's first row on its core
+    end: int | None  # the last cycle of its packet on its core
+    departure: int  # the cycle it leaves the reorder stage (or is dropped there, in order)
+    action: int
+    bytes: int  # length of the frame out
+    waits: int  # cycles its rows waited for the map grant
+    result: RunResult
+
+
+@dataclass
+class MulticoreRun:
+    frames: list[Frame]
+    cycles_per_packet: float  # steady-state interval between core completions (contract section 8, "Throughput")
+    reorder_peak: int  # most frames finished on their core and not yet departed, in any cycle
+
+    @property
+    def results(self) -> list[RunResult]:
+        return [f.result for f in self.frames]
+
+
+@dataclass
+class _Running:
+    """A packet on a core."""
+
+    index: int
+    start: int
+    regs: list[int]
+    t: int  # the cycle its next row starts (or asks for the grant)
+    ri: int = 0
+    cycles: int = 0  # its cycles on the core without the grant waits (the cycle limit counts these)
+    waits: int = 0
+    trace: list[TraceRecord] = field(default_factory=list)
+
+
+class MulticoreModel:
+    """N VliwModels on one ROM and one MapState (docs/execution_contract.md section 8)."""
+
+    def __init__(self, rom: Rom, state: MapState, cores: int, cycle_limit: int = params.CYCLE_LIMIT,
+                 trace: bool = False) -> None:
+        refusal = cores_refusal(state, cores)
+        if refusal is not None:
+            raise HxdpError(refusal)
+        self.state = state
+        self.cores = [VliwModel(rom, state, cycle_limit, trace, cpu=k) for k in range(cores)]
+        # (memory, first byte, end) of every per-CPU array region: swapped per core
+        self._percpu = [(state.region_mem(r), r.offset, r.offset + r.size) for r in state.layout.regions
+                        if r.kind == "percpu_array"] if cores > 1 else []
+        self._copies: list[list[bytes]] | None = None  # each core's copies, taken at the first run
+        self._owner = 0  # the core whose per-CPU copies are in the map memory
+
+    # --- per-CPU copies -----------------------------------------------------------------------------------------------
+    def _own(self, core: int) -> None:
+        """Put `core`'s per-CPU copies in the map memory."""
+        if not self._percpu:
+            return
+        if self._copies is None:  # every core starts from the bytes the host set (on every CPU, as the kernel)
+            self._copies = [[bytes(m[lo:hi]) for m, lo, hi in self._percpu] for _ in self.cores]
+        if core == self._owner:
+            return
+        self._copies[self._owner] = [bytes(m[lo:hi]) for m, lo, hi in self._percpu]
+        for (m, lo, hi), data in zip(self._percpu, self._copies[core], strict=True):
+            m[lo:hi] = data
+        self._owner = core
+
+    def dump(self, cpu: int = 0) -> dict:
+        """Every map's contents, per-CPU arrays as core `cpu`'s copy (MapState.dump)."""
+        self._own(cpu)
+        return self.state.dump()
+
+    def dump_per_cpu(self) -> dict:
+        """Every map's contents, a per-CPU array's values as a list with one value per core (bpftool's `value (CPU
+        k)` lines)."""
+        out = dict(self.dump(0))
+        names = {r.name for r in self.state.layout.regions if r.kind == "percpu_array"}
+        copies = [self.dump(k) for k in range(len(self.cores))]
+        for name in names:
+            out[name] = {key: [c[name][key] for c in copies] for key in copies[0][name]}
+        self._own(0)
+        return out
+
+    # --- a run --------------------------------------------------------------------------------------------------------
+    def run(self, packets: list[bytes], arrivals: list[int] | None = None, ingress_ifindex: int = 1) -> MulticoreRun:
+        """Run frames through the dispatcher, the cores and the reorder stage; `arrivals`: the cycle each frame is
+        ready at the input (non-decreasing; default: all at 0, back to back)."""
+        n = len(packets)
+        arrivals = list(arrivals) if arrivals is not None else [0] * n
+        if len(arrivals) != n or any(b < a for a, b in zip(arrivals, arrivals[1:], strict=False)):
+            raise HxdpError("arrivals: one cycle per frame, in non-decreasing order")
+        self._own(0)
+        ncores = len(self.cores)
+        busy: list[_Running | None] = [None] * ncores
+        idle_from = [0] * ncores
+        out: list[Frame | None] = [None] * n
+        self._ingress = ingress_ifindex
+        self._grant_until = 0  # the first cycle the grant is free (with no spin lock held)
+        self._last = ncores - 1  # the last core that held the grant (round robin starts after it)
+        self._locker: int | None = None  # the core holding the grant from spin_lock to spin_unlock
+        bus_free = 0
+        i = 0
+        while True:
+            while i < n and not params.PKT_MIN_LEN <= len(packets[i]) <= params.PKT_MAX_LEN:
+                res = RunResult(params.XDP_DROP, bytes(packets[i]), None, None, 0)
+                out[i] = Frame(i, None, arrivals[i], None, None, arrivals[i], res.action, len(res.packet), 0, res)
+                i += 1
+            t = min((p.t for p in busy if p is not None), default=None)
+            free = [k for k in range(ncores) if busy[k] is None]
+            if i < n and free:
+                d = max(arrivals[i], bus_free, min(idle_from[k] for k in free))
+                if t is None or d <= t:
+                    k = min(k for k in free if idle_from[k] <= d)
+                    busy[k] = _Running(i, d, self.cores[k].begin(packets[i], ingress_ifindex), d)
+                    bus_free = d + words(len(packets[i]), params.INPUT_BYTES_PER_CYCLE)
+                    i += 1
+                    continue
+            if t is None:
+                break
+            self._cycle(t, busy, idle_from, out)
+        frames = [f for f in out if f is not None]
+        assert len(frames) == n
+        for f in frames:
+            f.arrival = arrivals[f.index]
+        peak = self._depart(frames)
+        self._own(0)
+        for core in self.cores:
+            core.now = None  # a packet run on one core alone counts its own cycles again
+        return MulticoreRun(frames, self._interval(frames), peak)
+
+    def _cycle(self, t: int, busy: list[_Running | None], idle_from: list[int], out: list[Frame | None]) -> None:
+        """Run the rows starting in cycle t: the lock holder's, those without the grant, then the grant's winner;
+        the other cores asking for the grant wait."""
+        asking = []
+        for k, p in enumerate(busy):
+            if p is None or p.t != t:
+                continue
+            if self._locker == k or not self.cores[k].wants_grant(p.ri, p.regs):
+                self._advance(k, t, busy, idle_from, out)
+            else:
+                asking.append(k)
+        if not asking:
+            return
+        if self._locker is not None:
+            holder = busy[self._locker]
+            assert holder is not None
+            until = holder.t  # ask again when the holder's next row starts (it may have released the grant)
+        elif self._grant_until > t:
+            until = self._grant_until
+        else:
+            n = len(self.cores)
+            winner = min(asking, key=lambda k: (k - self._last - 1) % n)
+            asking.remove(winner)
+            self._last = winner
+            self._advance(winner, t, busy, idle_from, out)
+            until = self._grant_until
+        for k in asking:
+            p = busy[k]
+            assert p is not None
+            p.waits += until - t
+            p.t = until
+
+    def _advance(self, k: int, t: int, busy: list[_Running | None], idle_from: list[int],
+                 out: list[Frame | None]) -> None:
+        """Core k runs its packet's next row from cycle t."""
+        p = busy[k]
+        assert p is not None
+        core = self.cores[k]
+        self._own(k)
+        core.now = t
+        grant = self._locker == k or core.wants_grant(p.ri, p.regs)
+        helper = core.row_helper(p.ri)
+        before = p.cycles
+        nxt, result, fault, p.cycles = core._step(p.ri, p.regs, p.cycles, p.trace)
+        cost = p.cycles - before
+        if grant:
+            self._grant_until = t + cost
+            if fault is None and helper == "spin_lock":
+                self._locker = k
+            elif helper == "spin_unlock" and self._locker == k:
+                self._locker = None
+        p.t = t + cost
+        if nxt is not None:
+            p.ri = nxt
+            return
+        if self._locker == k:  # a packet that ends holding a lock releases the grant (only a fault can)
+            self._locker = None
+        res = core.finish(p.regs, result, fault, p.cycles, p.trace, self._ingress)
+        end = t + cost - 1
+        out[p.index] = Frame(p.index, k, 0, p.start, end, 0, res.action, len(res.packet), p.waits, res)
+        busy[k] = None
+        idle_from[k] = end + 1
+
+    def _depart(self, frames: list[Frame]) -> int:
+        """Departure cycles in arrival order through the output (contract section 8); returns the reorder buffer's
+        peak occupancy."""
+        free = 0  # the first cycle the output is free
+        prev = 0  # the departure of the previous frame (frames leave in order)
+        changes: list[tuple[int, int]] = []
+        for f in frames:
+            if f.core is None:
+                continue
+            assert f.end is not None
+            f.departure = max(f.end + 1, free, prev)
+            prev = f.departure
+            if f.action in LEAVING:
+                free = f.departure + words(f.bytes, params.OUTPUT_BYTES_PER_CYCLE)
+            if f.departure > f.end + 1:
+                changes += [(f.end + 1, 1), (f.departure, -1)]
+        peak = level = 0
+        for _cycle, delta in sorted(changes):
+            level += delta
+            peak = max(peak, level)
+        return peak
+
+    @staticmethod
+    def _interval(frames: list[Frame]) -> float:
+        ends = sorted(f.end for f in frames if f.end is not None)
+        n = len(ends)
+        if n == 0:
+            return 0.0
+        if n >= 4:
+            half = n // 2
+            return (ends[-1] - ends[half - 1]) / (n - half)
+        return (ends[-1] + 1) / n

@@ -1,0 +1,53 @@
+"""The cores experiment: the multi-core model's point on a main path, and its targets (issue 26) checked honestly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hxdp.eval import harness as H
+from hxdp.eval.figures import cores
+
+
+def test_point_on_the_main_path(tmp_path: Path) -> None:
+    """xdp1 on 4 cores: the same results as one core, fewer cycles per packet than on one."""
+    ctx = H.Context(out=tmp_path, quick=True)
+    one, four = cores.m_cores(ctx, "cores:xdp1:1"), cores.m_cores(ctx, "cores:xdp1:4")
+    assert one["path"] == four["path"] == "DROP"
+    assert one["results_unlike_one_core"] == four["results_unlike_one_core"] == 0
+    assert one["grant_wait_cycles_mean"] == 0 < four["grant_wait_cycles_mean"]
+    assert four["model_cycles"] < one["model_cycles"]
+
+
+def test_refused_program_is_not_available(tmp_path: Path) -> None:
+    """xdp_pktcap sends perf events: several cores refuse it, with the reason."""
+    with pytest.raises(H.NotAvailable, match="perf_event_array"):
+        cores.m_cores(H.Context(out=tmp_path, quick=True), "cores:xdp_pktcap:2")
+
+
+def row(program: str, cycles: dict[int, float | None], linux: float | None) -> dict:
+    r: dict = {"program": program, "path": "TX", "linux_veth_native_mpps": linux, "linux_test_run_mpps": None}
+    for n, c in cycles.items():
+        r[f"cycles_{n}"] = c
+        r[f"mpps_{n}"] = H.CLOCK_MHZ / c if c else None
+    return r
+
+
+@pytest.mark.parametrize("cycles,linux,status", [
+    ({1: 2.0, 4: 2.0}, 5.0, "pass"),
+    ({1: 40.0, 4: 10.0}, 12.0, "pass"),   # 15.6 Mpps on 4 cores >= 12
+    ({1: 40.0, 4: 20.0}, 12.0, "fail"),   # 7.8 Mpps at best
+    ({1: None, 4: None}, 12.0, "n/a"),
+    ({1: 40.0, 4: 10.0}, float("nan"), "n/a"),
+])
+def test_faster_than_linux_check(cycles: dict, linux: float | None, status: str) -> None:
+    checks = cores.cores_checks([row("xdp_router_ipv4", cycles, linux)], (1, 4))
+    assert [c.status for c in checks] == [status]
+
+
+def test_line_rate_check() -> None:
+    checks = cores.cores_checks([row("xdp_redirect", {1: 3.0, 4: 2.5}, None)], (1, 4))
+    assert checks[0].status == "pass" and "on 4 core(s)" in checks[0].value
+    checks = cores.cores_checks([row("xdp_redirect", {1: 3.0, 4: 2.7}, None)], (1, 4))
+    assert checks[0].status == "fail"

@@ -1,0 +1,221 @@
+"""The multi-core VLIW model against docs/execution_contract.md section 8: dispatch, the map grant, spin locks,
+per-CPU copies and the reorder stage, on hand-written ROMs whose cycles the contract fixes."""
+
+from __future__ import annotations
+
+import pytest
+from bpf_asm import alu64, call, exit_action, jmp, lddw, ldx, mov, row, stx
+
+from hxdp import params
+from hxdp.errors import HxdpError
+from hxdp.frontend.program import MapDef
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapState
+from hxdp.models.multicore import MulticoreModel
+from hxdp.models.vliw import VliwModel
+
+FRAME = bytes(range(64))
+DROP = [row(exit_action(params.XDP_DROP))]
+SPIN_LOCK, SPIN_UNLOCK = params.HELPER_IDS["spin_lock"], params.HELPER_IDS["spin_unlock"]
+SMP_ID = params.HELPER_IDS["get_smp_processor_id"]
+
+
+def straight(rows: int, action: int = params.XDP_DROP) -> list[list]:
+    """A ROM of `rows` one-cycle rows, the last exiting with `action`."""
+    return [row(mov(3, i)) for i in range(rows - 1)] + [row(exit_action(action))]
+
+
+def run(rows: list[list], frames: list[bytes], cores: int, maps: list[MapDef] | None = None):
+    state = MapState.from_maps(maps or [])
+    return MulticoreModel(Rom(rows), state, cores).run(frames), state
+
+
+def counter(kind: str = "array") -> tuple[list[MapDef], int]:
+    """One map of one u64 value, and the tagged pointer to it."""
+    maps = [MapDef("cnt", params.MAP_TYPE_IDS[kind], 4, 8, 1)]
+    return maps, MapState.from_maps(maps).layout.value_addr(0)
+
+
+def test_one_core_drop_back_to_back_every_two_cycles() -> None:
+    """The 1-core case is the single core's timing: 64-byte frames every 2 cycles (the input bus), one row each."""
+    r, _ = run(DROP, [FRAME] * 8, 1)
+    assert [f.start for f in r.frames] == [0, 2, 4, 6, 8, 10, 12, 14]
+    assert [f.end for f in r.frames] == [f.start for f in r.frames]
+    assert r.cycles_per_packet == 2
+
+
+def test_one_core_long_program_runs_back_to_back() -> None:
+    """One core, a 10-cycle packet: the next frame starts the cycle after the exit row's last cycle."""
+    r, _ = run(straight(10), [FRAME] * 4, 1)
+    assert [(f.start, f.end) for f in r.frames] == [(0, 9), (10, 19), (20, 29), (30, 39)]
+    assert r.cycles_per_packet == 10
+
+
+def test_dispatch_to_lowest_numbered_idle_core() -> None:
+    """4 cores, 10 cycles a packet: frames go out every 2 cycles to cores 0..3, then each waits for core 0, 1, ..."""
+    r, _ = run(straight(10), [FRAME] * 8, 4)
+    assert [(f.core, f.start) for f in r.frames] == [(0, 0), (1, 2), (2, 4), (3, 6), (0, 10), (1, 12), (2, 14),
+                                                     (3, 16)]
+    assert r.cycles_per_packet == 2.5
+
+
+def test_frame_length_holds_the_input_bus() -> None:
+    """A 100-byte frame is 4 input words: the next frame is dispatched 4 cycles later whatever the cores."""
+    r, _ = run(DROP, [bytes(100)] * 4, 4)
+    assert [f.start for f in r.frames] == [0, 4, 8, 12]
+
+
+def test_arrivals_delay_dispatch() -> None:
+    r, _ = run(DROP, [FRAME] * 3, 2)
+    assert [f.start for f in r.frames] == [0, 2, 4]
+    state = MapState.from_maps([])
+    late = MulticoreModel(Rom(DROP), state, 2).run([FRAME] * 3, arrivals=[0, 7, 7])
+    assert [f.start for f in late.frames] == [0, 7, 9]
+    with pytest.raises(HxdpError, match="non-decreasing"):
+        MulticoreModel(Rom(DROP), state, 2).run([FRAME] * 2, arrivals=[5, 1])
+
+
+def test_runt_never_reaches_a_core() -> None:
+    r, _ = run(DROP, [bytes(40), FRAME], 2)
+    runt, frame = r.frames
+    assert (runt.core, runt.start, runt.action, runt.departure) == (None, None, params.XDP_DROP, 0)
+    assert (frame.core, frame.start) == (0, 0)
+
+
+def reorder_rom() -> list[list]:
+    """Byte 0 of the frame = 1: a 20-row path; else exit at once. Both XDP_TX."""
+    return [row(ldx("b", 3, 2, 0)), row(jmp("jne", 3, 20 - 2, 1))] + straight(20 - 2, params.XDP_TX)[:-1] + \
+        [row(exit_action(params.XDP_TX)), row(exit_action(params.XDP_TX))]
+
+
+def test_reorder_stage_keeps_arrival_order() -> None:
+    """A long frame then a short one: the short one finishes first on core 1, and leaves after the long one, once
+    its 2 output words are out."""
+    long, short = bytes([1]) + FRAME[1:], bytes([0]) + FRAME[1:]
+    r, _ = run(reorder_rom(), [long, short], 2)
+    f0, f1 = r.frames
+    assert (f0.core, f1.core) == (0, 1)
+    assert f1.end < f0.end
+    assert f0.departure == f0.end + 1
+    assert f1.departure == f0.departure + 2  # 64 bytes on the 32-byte output
+    assert r.reorder_peak == 1
+
+
+def test_dropped_frames_leave_no_output_cycles() -> None:
+    r, _ = run(DROP, [FRAME] * 3, 2)
+    assert [f.departure for f in r.frames] == [f.end + 1 for f in r.frames]
+    assert r.reorder_peak == 0
+
+
+def grant_rom(ptr: int) -> list[list]:
+    """Row 1 loads the map value and divides (17 cycles holding the grant); rows 0 and 2 touch no map."""
+    return [row(*lddw(1, ptr), mov(5, 3)), row(ldx("dw", 3, 1, 0), alu64("div", 4, src=5)),
+            row(exit_action(params.XDP_DROP))]
+
+
+def test_grant_stalls_the_second_core() -> None:
+    """Core 0 holds the grant in cycles 1..17; core 1 asks in cycle 3 and its row starts in cycle 18."""
+    maps, ptr = counter()
+    r, _ = run(grant_rom(ptr), [FRAME] * 2, 2, maps)
+    f0, f1 = r.frames
+    assert (f0.waits, f0.end) == (0, 18)
+    assert (f1.waits, f1.end) == (15, 35)
+    assert f1.result.cycles == f0.result.cycles == 19  # waits are not the packet's cycles
+
+
+def test_grant_goes_round_robin() -> None:
+    """Cores 0 and 2 ask in cycle 35 while core 1 held the grant last: core 2 gets it first (a fixed priority would
+    give it to core 0)."""
+    maps, ptr = counter()
+    r, _ = run(grant_rom(ptr), [FRAME] * 4, 3, maps)
+    assert [(f.core, f.start) for f in r.frames] == [(0, 0), (1, 2), (2, 4), (0, 19)]
+    assert [f.waits for f in r.frames] == [0, 15, 30, 32]
+
+
+def test_rows_without_the_grant_do_not_wait() -> None:
+    """A program that touches no map runs on 2 cores exactly as on 1, packet by packet."""
+    r, _ = run(straight(7), [FRAME] * 6, 2)
+    assert all(f.waits == 0 and f.result.cycles == 7 for f in r.frames)
+
+
+def test_spin_lock_holds_the_grant_until_unlock() -> None:
+    """Core 0 locks in cycle 1 and unlocks in cycle 4: core 1's spin_lock row, asking in cycle 3, starts in 5."""
+    maps = [MapDef("cnt", params.MAP_TYPE_IDS["array"], 4, 8, 1, lock_offset=0)]
+    ptr = MapState.from_maps(maps).layout.value_addr(0)
+    rom = [row(*lddw(1, ptr)), row(call(SPIN_LOCK)), row(mov(3, 1)), row(mov(3, 2)), row(call(SPIN_UNLOCK)),
+           row(exit_action(params.XDP_DROP))]
+    r, _ = run(rom, [FRAME] * 2, 2, maps)
+    assert [f.waits for f in r.frames] == [0, 2]
+    # without the lock, the row after spin_lock's would not keep the grant: core 1 would not wait
+    unlocked = [rom[0], row(call(SPIN_UNLOCK)), *rom[2:]]
+    r, _ = run(unlocked, [FRAME] * 2, 2, maps)
+    assert [f.waits for f in r.frames] == [0, 0]
+
+
+def smp_rom(ptr: int) -> list[list]:
+    """Store get_smp_processor_id() + 10 into the per-CPU value and into byte 0 of the frame (12 cycles)."""
+    return [row(*lddw(1, ptr), call(SMP_ID)), row(alu64("add", 0, 10)),
+            row(stx("dw", 1, 0, 0), stx("b", 2, 0, 0)), *straight(9, params.XDP_TX)]
+
+
+def test_per_cpu_copies_and_processor_id() -> None:
+    maps, ptr = counter("percpu_array")
+    state = MapState.from_maps(maps)
+    model = MulticoreModel(Rom(smp_rom(ptr)), state, 4)
+    r = model.run([FRAME] * 4)
+    assert [f.core for f in r.frames] == [0, 1, 2, 3]
+    assert [f.result.packet[0] for f in r.frames] == [10, 11, 12, 13]
+    for k in range(4):
+        assert model.dump(k)["cnt"][bytes(4)] == (10 + k).to_bytes(8, "little")
+
+
+def test_one_core_is_the_vliw_model() -> None:
+    """N = 1: the same results, cycles and maps as VliwModel.run, frame by frame."""
+    maps, ptr = counter("percpu_array")
+    frames = [bytes([i]) + FRAME[1:] for i in range(5)]
+    a = MapState.from_maps(maps)
+    ref = [VliwModel(Rom(smp_rom(ptr)), a).run(f) for f in frames]
+    r, b = run(smp_rom(ptr), frames, 1, maps)
+    assert [(x.action, x.packet, x.cycles) for x in ref] == [(f.action, f.result.packet, f.result.cycles)
+                                                            for f in r.frames]
+    assert a.dump() == b.dump()
+
+
+@pytest.mark.parametrize("kind", ["percpu_hash", "ringbuf"])
+def test_unshared_maps_refused_on_several_cores(kind: str) -> None:
+    size = (4, 8, 4) if kind != "ringbuf" else (0, 0, 4096)
+    state = MapState.from_maps([MapDef("m", params.MAP_TYPE_IDS[kind], *size)])
+    MulticoreModel(Rom(DROP), state, 1)
+    with pytest.raises(HxdpError, match=f"not supported: map m \\({kind}\\) with --cores 2"):
+        MulticoreModel(Rom(DROP), state, 2)
+
+
+@pytest.mark.parametrize("cores", [0, params.CORES_MAX + 1])
+def test_core_count_bounds(cores: int) -> None:
+    with pytest.raises(HxdpError, match="choose 1 to 8"):
+        MulticoreModel(Rom(DROP), MapState.from_maps([]), cores)
+
+
+@pytest.mark.parametrize("helper,regs,grant", [
+    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.STACK_BASE}, False),  # packet and stack buffers
+    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.MAP_BASE + 64}, True),  # `to` is a map value
+    ("trace_printk", {1: params.STACK_BASE}, False),
+    ("trace_printk", {1: params.MAP_BASE}, True),  # a .rodata format
+    ("xdp_adjust_head", {1: params.CTX_BASE}, False),
+    ("tail_call", {1: params.CTX_BASE}, True),  # it reads the PROG_ARRAY
+])
+def test_which_helper_rows_take_the_grant(helper: str, regs: dict[int, int], grant: bool) -> None:
+    core = VliwModel(Rom([row(call(params.HELPER_IDS[helper]))]), MapState.from_maps([]))
+    r = [0] * params.NUM_REGS
+    for reg, value in regs.items():
+        r[reg] = value
+    assert core.wants_grant(0, r) is grant
+
+
+@pytest.mark.parametrize("base,grant", [(params.MAP_BASE, True), (params.PKT_BASE + 256, False),
+                                        (params.STACK_BASE, False), (params.TIER_BASE["ddr"] + 8, True)])
+def test_which_lane_accesses_take_the_grant(base: int, grant: bool) -> None:
+    core = VliwModel(Rom([row(ldx("w", 3, 1, 4))]), MapState.from_maps([]))
+    r = [0] * params.NUM_REGS
+    r[1] = base
+    assert core.wants_grant(0, r) is grant
