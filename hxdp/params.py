@@ -379,7 +379,7 @@ AXI_EVENT_DATA_MAX = 0x8006_0010  # EVENT_DATA_MAX
 AXI_EVENT_HEAD = 0x8006_0100  # + 4w: word w of the head record (docs/board.md)
 AXI_EVENT_WORDS = 4 + 2 * EVENT_RECORD_WORDS  # kind and map, cpu, size and ctx length, packet number, the words
 
-# --- several cores (docs/execution_contract.md "Several cores"; the models and the RTL (sephirot_top CORES) follow it) -
+# --- several cores (docs/execution_contract.md "Several cores"; the models and the RTL follow it) -----------------
 CORES_MAX = 8  # Sephirot cores running one ROM, sharing the map memory (--cores N, 1..CORES_MAX)
 INPUT_BYTES_PER_CYCLE = 32  # the input bus into the cores' packet buffers: a 32-byte word a cycle, a frame at a time
 OUTPUT_BYTES_PER_CYCLE = 32  # the reorder stage's output: one 32-byte word a cycle, frames in arrival order

@@ -3,6 +3,7 @@ fewer cycles per packet back to back, map rows atomic across cores, get_smp_proc
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,13 +11,15 @@ from conftest import compile_bpf
 from rtl_support import require_rtl
 
 from hxdp import params
+from hxdp.cli import main
 from hxdp.compiler import compile_program
 from hxdp.frontend.elf import load_program
 from hxdp.models.maps import MapState
+from hxdp.paths import ROMS_DIR
 from hxdp.rtl import sim as rtl
 from hxdp.rtl.sim import RtlError, RtlSim
 from hxdp.suite import programs
-from hxdp.traffic.pcap import read_pcap
+from hxdp.traffic.pcap import read_pcap, write_pcap
 
 pytestmark = pytest.mark.rtl
 
@@ -170,3 +173,16 @@ def test_per_cpu_hash_refused() -> None:
 def test_core_count_refused(cores: int) -> None:
     with pytest.raises(RtlError, match="1 to 8 cores"):
         rtl.cores_flags(cores)
+
+
+def test_hxdp_run_on_cores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _require(2)
+    pcap = tmp_path / "in.pcap"
+    write_pcap(pcap, [bytes(range(64))] * 8)
+    assert main(["run", str(ROMS_DIR / "xdp_tx.rom"), "--pcap", str(pcap), "--cores", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["cores"] == 2
+    assert {p["core"] for p in doc["packets"]} == {0, 1}
+    assert [p["action_name"] for p in doc["packets"]] == ["TX"] * 8
+    outs = [p["out_cycle"] for p in doc["packets"]]
+    assert outs == sorted(outs)
