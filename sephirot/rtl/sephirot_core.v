@@ -470,7 +470,8 @@ module sephirot_core #(
     if (!rst_ni) lock_q <= 1'b0;
     else lock_q <= lock_d;
   end
-  assign gnt_keep_o = gnt_i && ((stall && !pkt_done_o) || lock_d);
+  // (a row's cost includes its taken-branch, tail-call or conditional-exit bubble: the grant is kept through it)
+  assign gnt_keep_o = gnt_i && ((stall && !pkt_done_o) || lock_d || bubble_d);
   assign pkt_done_o  = fault_end || early_exit || bubble_end;
   assign pkt_start_o = start;
   assign dbus_commit_o = commit;

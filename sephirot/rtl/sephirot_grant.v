@@ -4,9 +4,9 @@
 
 // Execution contract section 8 "The grant": a core's row that touches the map memory (a lane's access in the map
 // memory or an off-chip tier, a map helper, a BPF atomic there) asks for the grant in its first cycle (req_i) and
-// runs only while its core holds it; the holder keeps it to the row's last cycle (keep_i: the row stalls on), and
-// from spin_lock's row to the end of spin_unlock's (keep_i too), then the next holder's row starts in the
-// following cycle. Among the cores asking in one cycle the grant goes to the first after the last holder, in the
+// runs only while its core holds it; the holder keeps it to the row's last cycle (keep_i: the row stalls on, or its
+// taken-branch or conditional-exit bubble, a part of its cost), and from spin_lock's row to the end of
+// spin_unlock's (keep_i too), then the next holder's row starts in the following cycle. Among the cores asking in one cycle the grant goes to the first after the last holder, in the
 // order k+1, k+2, ..., CORES-1, 0, ... (core 0 first after reset): a core waits at most CORES-1 rows of the others.
 // The answer is combinational (the row starts in the cycle it is granted), from the requests and two registers.
 // With one core the grant is always held.
