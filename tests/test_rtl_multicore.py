@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import compile_bpf
-from rtl_support import require_rtl
+from rtl_support import first_divergence, require_rtl
 
 from hxdp import params
 from hxdp.cli import main
@@ -16,6 +16,7 @@ from hxdp.compiler import compile_program
 from hxdp.frontend.elf import load_program
 from hxdp.models.maps import MapState
 from hxdp.models.multicore import MulticoreModel
+from hxdp.models.vliw import VliwModel
 from hxdp.paths import ROMS_DIR
 from hxdp.rtl import sim as rtl
 from hxdp.rtl.sim import RtlError, RtlSim
@@ -225,3 +226,26 @@ def test_race_cycles_equal_the_multicore_model(race) -> None:
     # banks, a wait of the RTL only, as on one core (issue 26 part 4), and the grant's order follows it)
     _require(2)
     _against_model(race.rom, race.layout, [bytes([i % 2, i]) + bytes(62) for i in range(PACKETS)], 2)
+
+
+@pytest.mark.parametrize("name", ["xdp_redirect", "xdp_sock_steer"])
+def test_trace_per_core(name: str, tmp_path: Path) -> None:
+    # each core's rows reach the trace with its packet (and the core's number on the line): every packet's trace
+    # is the VLIW model's, row for row
+    prog = _suite(name)
+    _require(2)
+    res = compile_program(prog.load())
+    traffic = read_pcap(prog.traffic)
+    packets = [traffic[i % len(traffic)][:64] for i in range(16)]
+    state = MapState(res.layout)
+    state.apply_config(prog.map_config())
+    sim = RtlSim(res.rom, res.layout, state, cores=2, trace_file=tmp_path / "trace.txt")
+    got = sim.run_packets(packets)
+    cores = {int(line.split("|")[0].split()[6]) for line in (tmp_path / "trace.txt").read_text().splitlines()}
+    assert cores == {0, 1}
+    model_state = MapState(res.layout)
+    model_state.apply_config(prog.map_config())
+    vm = VliwModel(res.rom, model_state, trace=True)
+    for i, pkt in enumerate(packets):
+        div = first_divergence(got[i].trace, vm.run(pkt).trace)
+        assert div is None, f"{name} packet {i}: {div}"
