@@ -249,3 +249,22 @@ def test_trace_per_core(name: str, tmp_path: Path) -> None:
     for i, pkt in enumerate(packets):
         div = first_divergence(got[i].trace, vm.run(pkt).trace)
         assert div is None, f"{name} packet {i}: {div}"
+
+
+@pytest.mark.parametrize("cores", [2, 4])
+@pytest.mark.parametrize("tier", ["qdr", "ddr"])
+def test_race_off_chip(tier: str, cores: int, tmp_path: Path) -> None:
+    # the maps off chip: the lanes' port (the counters, the spin lock's section) and the map unit's (the hash) are
+    # shared like the map memory; the counters exact, the cycles the model's
+    _require(cores)
+    program = load_program(str(compile_bpf(RACE, tmp_path)))
+    for m in program.maps:
+        m.tier = tier
+    res = compile_program(program)
+    assert {r.tier for r in res.layout.regions} == {tier}
+    packets = [bytes([i % 2, i]) + bytes(62) for i in range(PACKETS)]
+    state = MapState(res.layout)
+    RtlSim(res.rom, res.layout, state, cores=cores).run_packets(packets)
+    (totals,) = state.dump()["totals"].values()
+    assert (int.from_bytes(totals[8:16], "little"), int.from_bytes(totals[16:24], "little")) == (PACKETS, PACKETS)
+    _against_model(res.rom, res.layout, packets, cores)
