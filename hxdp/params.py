@@ -396,3 +396,6 @@ GRANT_REGIONS = frozenset(r for t in TIER_BASE for r in range(TIER_BASE[t] >> RE
 # k * PERCPU_STRIDE in the map memory (the maps then fit below the stride); at most PERCPU_RANGES per-CPU arrays
 PERCPU_STRIDE = MAP_MEM_BYTES // CORES_MAX
 PERCPU_RANGES = 4
+# packet buffers of each core's packet buffer with several cores (one core: 3): a finished frame waits in its core's
+# buffers for its turn at the reorder stage while the core runs the next packets (8 fill the block RAM of 3)
+PKT_BUFS_SEVERAL = 8

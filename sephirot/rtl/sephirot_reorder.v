@@ -46,7 +46,7 @@ module sephirot_reorder #(
       wire unused = &{1'b0, clk_i, rst_ni, push_i, push_core_i};
     end else begin : gen_fifo
       localparam integer PW = $clog2(DEPTH);
-      reg [KW-1:0] q [0:DEPTH-1];
+      reg [KW-1:0] q [0:(1 << PW)-1];   // (DEPTH rounded up to a power of two: the pointers wrap)
       reg [PW-1:0] wr_q, rd_q;
       reg [PW:0] cnt_q;
       wire       live = cnt_q != {(PW+1){1'b0}};

@@ -124,6 +124,9 @@ module sephirot_top #(
 );
   localparam integer MWB = `SEPH_MAP_WINDOW_BYTES;
   localparam integer KW  = (CORES > 1) ? $clog2(CORES) : 1;   // bits of a core's number
+  // with several cores a finished frame waits in its core's packet buffers for its turn at the output, while the
+  // core runs the next packets: more buffers (as many fit the block RAM of three), so that a core is rarely full
+  localparam integer TNBUF = (CORES > 1) ? `SEPH_PKT_BUFS_SEVERAL : NBUF;
 
   // configuration inputs are registered (they change only between runs)
   reg          raw_q;
@@ -196,7 +199,7 @@ module sephirot_top #(
   genvar gk;
   generate
     for (gk = 0; gk < CORES; gk = gk + 1) begin : gen_core
-      sephirot_tile #(.LANES(LANES), .AW(AW), .NBUF(NBUF), .CORE(gk)) u_tile (
+      sephirot_tile #(.LANES(LANES), .AW(AW), .NBUF(TNBUF), .CORE(gk)) u_tile (
         .clk_i, .rst_ni, .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i(rows_q), .raw_i(raw_q),
         .in_valid_i(iv_q && d_sel[gk]), .in_ready_o(t_in_ready[gk]), .in_data_i(idata_q), .in_sop_i(isop_q),
         .in_eop_i(ieop_q), .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q), .idle_o(t_idle[gk]),
@@ -294,7 +297,7 @@ module sephirot_top #(
   assign xh_req_wdata_o = t_xh_wdata[8*MWB*g_k +: 8*MWB];
   assign xh_req_be_o    = t_xh_be[MWB*g_k +: MWB];
 
-  sephirot_reorder #(.CORES(CORES)) u_reorder (
+  sephirot_reorder #(.CORES(CORES), .DEPTH(CORES * TNBUF)) u_reorder (
     .clk_i, .rst_ni, .push_i(d_push), .push_core_i(d_push_core), .valid_i(t_out_valid), .data_i(t_out_data),
     .sop_i(t_out_sop), .eop_i(t_out_eop), .bytes_i(t_out_bytes), .action_i(t_out_action), .meta_i(t_out_meta),
     .ready_o(r_ready), .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o
