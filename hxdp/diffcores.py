@@ -11,12 +11,13 @@ from hxdp.errors import HxdpError
 from hxdp.mapdump import SkipBytes, masked
 from hxdp.params import CORES_MAX
 
-RTL_REFUSAL = ("not supported: --cores {n} on the RTL, because the multi-core RTL is not built yet (issue 26 "
-               "part 3)")
+RTL_REFUSAL = ("not supported: --cores {n} on the RTL in hxdp diff, because the per-core kernel comparison runs the "
+               "VLIW model's cores (use --engine vliw-model; hxdp run --cores {n} runs the RTL's)")
 
 
 def cores_refusal(engine: str, cores: int, chain: Any = None, fib: Any = None) -> str | None:
-    """Why `hxdp diff`/`hxdp run` cannot run `engine` on `cores` cores (None: they can)."""
+    """Why `hxdp diff`/`hxdp run` cannot run `engine` on `cores` cores (None: they can; `hxdp run` asks only for the
+    models: the RTL checks its own, hxdp.rtl.sim.cores_refusal)."""
     if cores == 1:
         return None
     if not 1 <= cores <= CORES_MAX:

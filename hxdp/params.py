@@ -379,7 +379,7 @@ AXI_EVENT_DATA_MAX = 0x8006_0010  # EVENT_DATA_MAX
 AXI_EVENT_HEAD = 0x8006_0100  # + 4w: word w of the head record (docs/board.md)
 AXI_EVENT_WORDS = 4 + 2 * EVENT_RECORD_WORDS  # kind and map, cpu, size and ctx length, packet number, the words
 
-# --- several cores (docs/execution_contract.md "Several cores"; the models follow it, the RTL does not yet) --------
+# --- several cores (docs/execution_contract.md "Several cores"; the models and the RTL follow it) -----------------
 CORES_MAX = 8  # Sephirot cores running one ROM, sharing the map memory (--cores N, 1..CORES_MAX)
 OUTPUT_BYTES_PER_CYCLE = 32  # the reorder stage's output: one 32-byte word a cycle, frames in arrival order
 # helpers whose row does not take the map grant: they read and write only the core's own state (registers, packet,
@@ -391,3 +391,10 @@ GRANT_BUFFER_HELPERS = {"csum_diff": (1, 3), "trace_printk": (1,)}
 # regions (addr[31:28]) whose lane accesses take the map grant: the map memory and the off-chip tiers
 GRANT_REGIONS = frozenset(r for t in TIER_BASE for r in range(TIER_BASE[t] >> REGION_SHIFT,
                                                              (TIER_BASE[t] + TIER_BYTES[t] - 1 >> REGION_SHIFT) + 1))
+# per-CPU arrays on several cores in the RTL (sephirot_percpu.v): core k's copy of a per-CPU byte at its address +
+# k * PERCPU_STRIDE in the map memory (the maps then fit below the stride); at most PERCPU_RANGES per-CPU arrays
+PERCPU_STRIDE = MAP_MEM_BYTES // CORES_MAX
+PERCPU_RANGES = 4
+# packet buffers of each core's packet buffer with several cores (one core: 3): a finished frame waits in its core's
+# buffers for its turn at the reorder stage while the core runs the next packets (8 fill the block RAM of 3)
+PKT_BUFS_SEVERAL = 8

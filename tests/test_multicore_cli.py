@@ -1,5 +1,5 @@
-"""`--cores N` on `hxdp run` and `hxdp diff`: the VLIW model's cores run; the RTL and the other engines refuse, in one
-line naming why."""
+"""`--cores N` on `hxdp run` and `hxdp diff`: the VLIW model's cores run (and the RTL's on `hxdp run`,
+tests/test_rtl_multicore.py); the other engines refuse, in one line naming why."""
 
 from __future__ import annotations
 
@@ -32,8 +32,7 @@ def test_run_on_model_cores(pcap: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["run", "ROM", "--cores", "2"], "not supported: --cores 2 on the RTL, because the multi-core RTL is not built "
-                                     "yet (issue 26 part 3)"),
+    (["run", "ROM", "--cores", "9"], "--cores 9: the RTL has 1 to 8 cores"),
     (["run", "ROM", "--engine", "vliw-model", "--cores", "9"], "--cores 9: choose 1 to 8"),
     (["run", "ROM", "--engine", "vliw-model", "--cores", "2", "--vcd", "x.vcd"],
      "not supported: --vcd with --engine vliw-model"),

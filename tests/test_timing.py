@@ -54,6 +54,8 @@ def test_falling_edge_start_has_half_a_period() -> None:
 
 def test_instance_groups() -> None:
     assert timing.group_of("u_core.pc_q[3]") == "u_core"
+    assert timing.group_of("gen_core[1].u_tile.u_core.pc_q[3]") == "u_core"
+    assert timing.group_of("$flatten\\gen_core[0].u_tile.\\u_pktbuf.$abc$1.Y", 2) == "u_pktbuf"
     assert timing.group_of("$flatten\\u_core.\\u_stack.$abc$1$x.cc:5$2.Y[1]", 2) == "u_core.u_stack"
     assert timing.group_of("$abc$12$y") == timing.group_of("out_q[1]") == "(top)"
 

@@ -51,7 +51,8 @@ def run_pcap(args: argparse.Namespace) -> dict:
     from hxdp.romcheck import check_rom_contract
     from hxdp.rtl.sim import RtlSim
 
-    refusal = cores_refusal(args.engine, args.cores)
+    # (the RTL checks its core count and what it cannot run on several cores itself: hxdp.rtl.sim.cores_refusal)
+    refusal = cores_refusal(args.engine, args.cores) if args.engine != "rtl" else None
     if refusal is not None:
         raise HxdpError(refusal)
     if args.engine != "rtl":
@@ -84,7 +85,7 @@ def run_pcap(args: argparse.Namespace) -> dict:
         raise HxdpError(f"{args.pcap}: no packets")
     if args.engine == "vliw-model":
         return _run_model(args, rom, state, packets, ifindex)
-    sim = RtlSim(rom, layout, state, vcd=args.vcd, trace_file=args.trace)
+    sim = RtlSim(rom, layout, state, vcd=args.vcd, trace_file=args.trace, cores=args.cores)
     results = sim.run_packets([(p, ifindex, 0) for p in packets])
     rows = []
     for i, (r, st) in enumerate(zip(results, sim.stamps, strict=True)):
@@ -94,6 +95,8 @@ def run_pcap(args: argparse.Namespace) -> dict:
                      "destination": r.destination, "fault": r.fault, "len_in": len(packets[i]),
                      "len_out": len(r.packet),
                      "start_cycle": st.start, "end_cycle": st.end, "out_cycle": st.out})
+        if args.cores > 1:
+            rows[-1]["core"] = st.core
     n = len(results)
     span = (sim.stamps[-1].out - sim.stamps[0].out) if n > 1 else max(1, sim.stamps[0].out - sim.stamps[0].in_cycle)
     per_packet = span / (n - 1) if n > 1 else float(span)
@@ -101,6 +104,8 @@ def run_pcap(args: argparse.Namespace) -> dict:
                "mpps": round(params.CLOCK_MHZ / per_packet, 3) if per_packet else None,
                "core_cycles_mean": round(sum(r.cycles for r in results) / n, 3),
                "simulated_cycles": sim.total_cycles, "clock_mhz": params.CLOCK_MHZ}
+    if args.cores > 1:
+        summary["cores"] = args.cores
     if args.out:
         write_pcap(args.out, [r.packet for r in results
                               if r.action in (params.XDP_TX, params.XDP_PASS, params.XDP_REDIRECT)])
@@ -110,7 +115,9 @@ def run_pcap(args: argparse.Namespace) -> dict:
 
         write_atomic(args.events, event_lines(run_events(results)))
         summary["events"] = sum(len(r.events) for r in results)
-    return {"packets": rows, "summary": summary, "maps": state.dump() if state is not None else None}
+    if state is None:
+        return {"packets": rows, "summary": summary, "maps": None}
+    return {"packets": rows, "summary": summary, "maps": sim.dump_per_cpu() if args.cores > 1 else state.dump()}
 
 
 def _run_model(args: argparse.Namespace, rom: Rom, state: object | None, packets: list[bytes], ifindex: int) -> dict:
@@ -181,8 +188,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=("rtl", "vliw-model"), default="rtl",
                    help="rtl (default), or the VLIW model's cores (docs/execution_contract.md section 8)")
     p.add_argument("--cores", type=int, default=1, metavar="N",
-                   help="cores sharing the maps, 1-8 (default 1; more than 1 on the VLIW model only: the multi-core "
-                        "RTL is not built yet)")
+                   help="cores sharing the maps, 1-8 (default 1): on the RTL a model with N cores (built on first "
+                        "use), on the VLIW model the multi-core model")
     p.add_argument("--vcd", help="write a VCD waveform")
     p.add_argument("--trace", help="write the per-row trace of the four lanes")
     p.add_argument("--events", metavar="FILE", help="write the perf_event_output and ring buffer records as JSON "

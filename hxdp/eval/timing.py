@@ -344,7 +344,8 @@ class _Timer:
 
 def group_of(net: str, depth: int = 1) -> str:
     """The instance a net belongs to: the first `depth` levels of its hierarchical name (`u_core.pc_q[3]` and
-    yosys's `$flatten\\u_core.$abc$12.Y` -> `u_core`), `(top)` for the top module's own nets."""
+    yosys's `$flatten\\u_core.$abc$12.Y` -> `u_core`; a core's tile is transparent: `gen_core[1].u_tile.u_core.x` ->
+    `u_core`), `(top)` for the top module's own nets."""
     name = net.lstrip("\\")
     if name.startswith("$flatten\\"):
         name = name[len("$flatten\\"):]
@@ -353,6 +354,8 @@ def group_of(net: str, depth: int = 1) -> str:
     parts = re.sub(r"\[[^\]]*\]", "", name.replace("\\", "")).split(".")
     internal = next((i for i, p in enumerate(parts) if p.startswith("$")), None)
     parts = parts[:internal] if internal is not None else parts[:-1]  # (the net's own name is not an instance)
+    if parts[:2] == ["gen_core", "u_tile"]:  # a core's tile of sephirot_top: its modules group as one core's did
+        parts = parts[2:]
     return ".".join(parts[:depth]) if parts else "(top)"
 
 

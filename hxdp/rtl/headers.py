@@ -157,6 +157,14 @@ def gen_params() -> str:
         assert all(num < 256 for num in ids)
         mask = sum(1 << num for num in ids)
         hexd(f"HELPERS_WRITING_{region.upper()}", mask, 256)
+    # helpers whose row does not take the map grant of several cores (execution contract section 8)
+    free = [num for num, name in P.HELPERS.items() if name in P.GRANT_FREE_HELPERS]
+    assert all(num < 256 for num in free)
+    hexd("HELPERS_GRANT_FREE", sum(1 << num for num in free), 256)
+    dec("CORES_MAX", P.CORES_MAX)
+    dec("PERCPU_STRIDE", P.PERCPU_STRIDE)
+    dec("PERCPU_RANGES", P.PERCPU_RANGES)
+    dec("PKT_BUFS_SEVERAL", P.PKT_BUFS_SEVERAL)
     dec("MAX_TAIL_CALL_CNT", P.MAX_TAIL_CALL_CNT)
     dec("MAPS_MAX", P.MAPS_MAX)
     dec("MAP_KEY_MAX_HW", P.MAP_KEY_MAX_HW)
@@ -235,6 +243,8 @@ def gen_harness_params() -> str:
               ("size_t", "kRunt", P.PKT_MIN_LEN, "shorter frames are dropped by the MAC before the core"),
               ("size_t", "kMaxLen", P.PKT_MAX_LEN, "longest frame the input queue accepts"),
               ("int", "kImemRows", P.IMEM_ROWS, "instruction memory rows"),
+              ("int", "kImemAw", max(1, (P.IMEM_ROWS - 1).bit_length()), "bits of a row index (the trace's pc)"),
+              ("int", "kPrintkFmtMax", P.PRINTK_FMT_MAX, "bytes of a trace_printk record's format"),
               ("uint32_t", "kCtrlAddr", P.AXI_CTRL, "AXI CTRL register (bit 0: input hold)"),
               ("unsigned", "kMapWindowBytes", P.MAP_WINDOW_BYTES, "bytes of a map unit window (its off-chip port)")]
     # the map memory tiers' timing as the core sees it (docs/maps.md "Memory tiers"): what a memory model answers

@@ -219,22 +219,39 @@ def _train_model(exe: Path, env: dict[str, str]) -> None:
 _BUILT: dict[str, Path] = {}
 
 
-def build(verbose: bool = False, structural: bool = False, assertions: bool = False) -> Path:
+def cores_flags(cores: int) -> tuple[list[str], str]:
+    """The Verilator flags and C++ flags of a model with `cores` Sephirot cores (sephirot_top's CORES, the harness's
+    SEPH_CORES); none for one core, so that its build is the one of before."""
+    if not 1 <= cores <= params.CORES_MAX:
+        raise RtlError(f"--cores {cores}: the RTL has 1 to {params.CORES_MAX} cores (params.CORES_MAX)")
+    if cores == 1:
+        return [], ""
+    return [f"-GCORES={cores}"], f" -DSEPH_CORES={cores}"
+
+
+def build(verbose: bool = False, structural: bool = False, assertions: bool = False, cores: int = 1) -> Path:
     """The simulator binary for the current sources, built on first use (about a minute on 2 cores). structural:
     the RTL exactly as yosys synthesises it (block-RAM reads at the falling edge; an ordinary build, slower);
-    assertions: the test build checking the execution contract's row rules (an ordinary build)."""
-    key = f"{cache_root()}:{structural}:{assertions}"
+    assertions: the test build checking the execution contract's row rules (an ordinary build); cores: the number
+    of Sephirot cores (a model of several is an ordinary build: the profile is trained on one core)."""
+    key = f"{cache_root()}:{structural}:{assertions}:{cores}"
     if key in _BUILT and _BUILT[key].exists():
         return _BUILT[key]
-    exe = _build(verbose, structural, assertions)
+    exe = _build(verbose, structural, assertions, cores)
     _BUILT[key] = exe
     return exe
 
 
-def _build(verbose: bool, structural: bool, assertions: bool = False) -> Path:
+def _build(verbose: bool, structural: bool, assertions: bool = False, cores: int = 1) -> Path:
     ok, why = available()
     if not ok:
         raise RtlError(why)
+    gflags, cdefs = cores_flags(cores)
+    if cores > 1:
+        flags = [*(STRUCTURAL_FLAGS if structural else ASSERT_FLAGS if assertions else BUILD_FLAGS), *gflags]
+        return verilator_build(cache_root() / f"cores{cores}-{hash_sources(sources(), flags, CFLAGS + cdefs)}",
+                               verilog_files() + harness_files(), flags, CFLAGS + cdefs, BINARY, TOP, RtlError,
+                               verbose)
     for wanted, name, flags in ((structural, "structural", STRUCTURAL_FLAGS), (assertions, "assert", ASSERT_FLAGS)):
         if wanted:
             return verilator_build(cache_root() / f"{name}-{hash_sources(sources(), flags, CFLAGS)}",
@@ -251,6 +268,7 @@ class PacketStamps:
     start: int
     end: int
     out: int
+    core: int = 0  # the core that ran it
 
 
 def map_config_lines(layout: object, off_chip: bool = False) -> list[str]:
@@ -288,6 +306,47 @@ def off_chip_refusal(layout: object) -> str | None:
             f"place it on chip (--map {r.name}.tier=bram)")
 
 
+# map kinds a model of several cores does not run yet, and why (execution contract section 8)
+CORES_REFUSED = {
+    "percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
+    "perf_event_array": "the order of event records across cores is not defined yet",
+    "ringbuf": "the order of event records across cores is not defined yet",
+}
+
+
+def cores_refusal(layout: object, cores: int) -> str | None:
+    """Why the RTL cannot run `layout` on `cores` cores: a map kind of CORES_REFUSED, per-CPU arrays the per-core
+    copies of sephirot_percpu.v cannot hold, or None."""
+    if cores == 1:
+        return None
+    where = f"not supported by the RTL with --cores {cores} (hxdp.rtl.sim), because"
+    r = next((r for r in layout.regions if r.kind in CORES_REFUSED), None)
+    if r is not None:
+        return f"map {r.name} ({r.kind}): {where} {CORES_REFUSED[r.kind]}; run it on one core"
+    percpu = percpu_regions(layout)
+    if len(percpu) > params.PERCPU_RANGES:
+        return (f"{len(percpu)} per-CPU arrays: {where} the per-core copies serve {params.PERCPU_RANGES} "
+                "(params.PERCPU_RANGES)")
+    for r in percpu:
+        if r.tier != "bram":
+            return f"map {r.name} (percpu_array) in {r.tier}: {where} per-core copies are kept on chip only"
+        if r.size != r.data_offset + r.slots * r.slot_size:
+            return f"map {r.name} (percpu_array): {where} its region is not its slots (sephirot_percpu.v)"
+    if percpu and layout.tier_end("bram") > params.PERCPU_STRIDE:
+        return (f"the on-chip maps take {layout.tier_end('bram')} bytes: {where} core k's per-CPU copies are "
+                f"k * {params.PERCPU_STRIDE} bytes above them (params.PERCPU_STRIDE)")
+    if percpu and layout.fib:
+        top = max(r.offset + r.size for r in percpu) + (cores - 1) * params.PERCPU_STRIDE
+        if top > params.FIB_OFFSET:
+            return f"{where} core {cores - 1}'s per-CPU copies would reach the FIB (params.FIB_OFFSET)"
+    return None
+
+
+def percpu_regions(layout: object) -> list:
+    """The per-CPU arrays of `layout`: one copy per core on several cores (sephirot_percpu.v)."""
+    return [r for r in layout.regions if r.kind == "percpu_array"]
+
+
 def parse_redirect(text: str, ingress_ifindex: int) -> tuple[int | None, tuple[str, int] | None,
                                                               tuple[int, ...] | None]:
     """The harness's `redirect` field as (redirect, host, broadcast) of RunResult: `-`, `port:N` (an ifindex),
@@ -303,11 +362,12 @@ def parse_redirect(text: str, ingress_ifindex: int) -> tuple[int | None, tuple[s
 
 
 def parse_trace_line(line: str) -> tuple[int, object]:
-    """One harness trace line -> (packet index, vliwmodel.TraceRecord)."""
+    """One harness trace line -> (packet index, vliwmodel.TraceRecord). A model of several cores ends the head
+    with the core's number."""
     from hxdp.models.vliw import TraceRecord
 
     head, regs_txt, mem_txt = line.rstrip("\n").split("|")
-    _t, pkt, _cycle, row, nxt, cost = head.split()
+    _t, pkt, _cycle, row, nxt, cost = head.split()[:6]
     regs: list[tuple[int, int, int]] = []
     f = regs_txt.split()
     for i in range(0, len(f), 4):
@@ -328,7 +388,7 @@ class RtlSim:
     def __init__(self, rom: Rom, layout: object | None = None, state: object | None = None,
                  trace: bool = False, vcd: str | os.PathLike[str] | None = None,
                  trace_file: str | os.PathLike[str] | None = None, exe: Path | None = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, cores: int = 1) -> None:
         if rom.lanes != params.LANES:
             raise RtlError(f"the ROM has {rom.lanes} lanes a row; the Sephirot RTL is built with {params.LANES} "
                            f"(params.LANES); the VLIW model (hxdp.models.vliw) runs any lane count")
@@ -339,15 +399,56 @@ class RtlSim:
         self.vcd = vcd
         self.trace_file = trace_file
         if self.layout is not None:
-            refusal = off_chip_refusal(self.layout)
+            refusal = off_chip_refusal(self.layout) or cores_refusal(self.layout, cores)
             if refusal is not None:
                 raise RtlError(refusal)
-        self.exe = exe if exe is not None else build()   # (exe: a given binary, for the profile training runs)
+        self.cores = cores
+        self.percpu = percpu_regions(self.layout) if cores > 1 and self.layout is not None else []
+        self.per_cpu: dict[str, list[bytes]] = {}
+        # (exe: a given binary, for the profile training runs)
+        self.exe = exe if exe is not None else build(cores=cores)
         self.env = env
         self.stamps: list[PacketStamps] = []
         self.total_cycles = 0
         self.r0: list[int] = []
         self.log = ""
+
+    def _image(self, nlines: int) -> bytearray:
+        """The map memory the run starts from: the state's lines, and on several cores every core's copy of each
+        per-CPU array (core k's at + k * PERCPU_STRIDE, sephirot_percpu.v), set alike as the kernel's update sets
+        every CPU's slot."""
+        if not nlines:
+            return bytearray()
+        image = bytearray(self.state.mem[: nlines * LINE_BYTES]).ljust(nlines * LINE_BYTES, b"\0")
+        for r in self.percpu:
+            for k in range(1, self.cores):
+                dst = r.offset + k * params.PERCPU_STRIDE
+                end = -(-(dst + r.size) // LINE_BYTES) * LINE_BYTES
+                image.extend(bytes(max(0, end - len(image))))
+                image[dst : dst + r.size] = self.state.mem[r.offset : r.offset + r.size]
+        return image
+
+    def _take_copies(self, image: bytearray) -> None:
+        """Each core's copy of each per-CPU array after a run (core 0's is the map's own place)."""
+        self.per_cpu = {r.name: [bytes(image[r.offset + k * params.PERCPU_STRIDE :
+                                             r.offset + k * params.PERCPU_STRIDE + r.size])
+                                 for k in range(self.cores)] for r in self.percpu}
+
+    def dump_per_cpu(self) -> dict:
+        """Every map's contents after the last run, a per-CPU array's values as a list with one value per core
+        (bpftool's `value (CPU k)` lines; as hxdp.models.multicore)."""
+        from hxdp.models.maps import MapState
+
+        out = dict(self.state.dump())
+        for r in self.percpu:
+            copies = []
+            for data in self.per_cpu[r.name]:
+                view = MapState(self.layout)
+                view.mem[:] = self.state.mem
+                view.mem[r.offset : r.offset + r.size] = data
+                copies.append(view.dump()[r.name])
+            out[r.name] = {key: [c[key] for c in copies] for key in copies[0]}
+        return out
 
     def _map_lines(self) -> int:
         if self.state is None:
@@ -366,15 +467,16 @@ class RtlSim:
             (t / "packets.txt").write_text("".join(lines))
             args = [str(self.exe), f"+rom={t / 'rom.txt'}", f"+packets={t / 'packets.txt'}", f"+out={t / 'out.txt'}"]
             nlines = self._map_lines()
+            image = self._image(nlines)
             if nlines:
-                mem = self.state.mem
                 img = []
-                for i in range(nlines):
-                    chunk = bytes(mem[i * LINE_BYTES : (i + 1) * LINE_BYTES]).ljust(LINE_BYTES, b"\0")
+                for i in range(len(image) // LINE_BYTES):
+                    chunk = bytes(image[i * LINE_BYTES : (i + 1) * LINE_BYTES])
                     if any(chunk):
                         img.append(f"{i:x} {chunk.hex()}\n")
                 (t / "maps.txt").write_text("".join(img))
-                args += [f"+maps={t / 'maps.txt'}", f"+mapdump={t / 'dump.txt'}", f"+mapdump_lines={nlines}"]
+                args += [f"+maps={t / 'maps.txt'}", f"+mapdump={t / 'dump.txt'}",
+                         f"+mapdump_lines={len(image) // LINE_BYTES}"]
             if self.layout is not None and self.layout.regions:
                 if len(self.layout.regions) > params.MAPS_MAX:
                     raise RtlError(f"{len(self.layout.regions)} maps: the hardware map table holds {params.MAPS_MAX}")
@@ -430,7 +532,9 @@ class RtlSim:
                     cycles=int(kv["cycles"]), meta=meta,
                 ))
                 self.r0.append(int(kv["r0"], 16))
-                self.stamps.append(PacketStamps(int(kv["in"]), int(kv["start"]), int(kv["end"]), int(kv["out"])))
+                core = -1 if kv.get("core", "-") == "-" else int(kv["core"])
+                self.stamps.append(PacketStamps(int(kv["in"]), int(kv["start"]), int(kv["end"]), int(kv["out"]),
+                                                core))
             if self.trace_enabled and trace_path.exists():
                 for line in trace_path.read_text().splitlines():
                     pkt, rec = parse_trace_line(line)
@@ -440,13 +544,15 @@ class RtlSim:
             if self.vcd and (t / "wave.vcd").exists():
                 install_file(t / "wave.vcd", self.vcd)
             if nlines and (t / "dump.txt").exists():
-                mem = self.state.mem
-                mem[: nlines * LINE_BYTES] = bytes(min(len(mem), nlines * LINE_BYTES))
+                image = bytearray(len(image))
                 for line in (t / "dump.txt").read_text().splitlines():
                     idx, hexdata = line.split()
                     off = int(idx, 16) * LINE_BYTES
-                    chunk = bytes.fromhex(hexdata)[: max(0, len(mem) - off)]
-                    mem[off : off + len(chunk)] = chunk
+                    image[off : off + LINE_BYTES] = bytes.fromhex(hexdata)[: max(0, len(image) - off)]
+                mem = self.state.mem
+                n = min(len(mem), nlines * LINE_BYTES)
+                mem[:n] = image[:n]
+                self._take_copies(image)
             if tiers and (t / "xdump.txt").exists():
                 for mem in tiers.values():
                     mem.pages.clear()

@@ -47,6 +47,20 @@ uint64_t get64(const W& w, int bit) {
 }
 template <typename W>
 uint32_t get32(const W& w, int bit) { return w[bit / 32]; }
+
+// bits [lo, lo + w) of a port (w <= 64), whichever type Verilator gave it: an integer up to 64 bits, VlWide above
+// (the per-core ports of sephirot_top are CORES times wider than one core's)
+inline uint64_t field(uint64_t v, int lo, int w) { return w >= 64 ? v >> lo : (v >> lo) & ((uint64_t(1) << w) - 1); }
+template <std::size_t N>
+uint64_t field(const VlWide<N>& v, int lo, int w) {
+  uint64_t r = 0;
+  for (int got = 0; got < w;) {
+    int i = (lo + got) / 32, sh = (lo + got) % 32, n = std::min(32 - sh, w - got);
+    r |= ((uint64_t(v[i]) >> sh) & ((uint64_t(1) << n) - 1)) << got;
+    got += n;
+  }
+  return r;
+}
 }  // namespace
 
 uint8_t OffChipMemory::read(uint64_t off) const {
@@ -68,6 +82,7 @@ SephirotSim::SephirotSim(int argc, char** argv) : ctx_(new VerilatedContext) {
   top_.reset(new Vsephirot_top(ctx_.get()));
   tiers_.emplace_back("qdr", seph::kQdrBase, seph::kQdrBytes, seph::kQdrReadCycles, seph::kQdrReadBytesPerCycle);
   tiers_.emplace_back("ddr", seph::kDdrBase, seph::kDdrBytes, seph::kDdrReadCycles, seph::kDdrReadBytesPerCycle);
+  for (int k = 0; k < kCores; k++) cur_pkt_[k] = SIZE_MAX;
   top_->xm_req_ready_i = 1;  // the controllers' write FIFOs take a request every cycle (writes are posted)
 }
 
@@ -323,59 +338,8 @@ void SephirotSim::sample() {
     if (f.sop) results_[f.pkt].in_cycle = cycle_;
     frames_.pop_front();
   }
-  if (top_->pkt_start_o) {  // the cycle row 0 runs (not end - cycles: waits for packet bytes are not core cycles)
-    if (started_ < core_order_.size()) results_[core_order_[started_]].start_cycle = cycle_;
-    started_++;
-  }
-  if (trace_ && top_->trc_valid_o) {
-    size_t k = started_ ? started_ - 1 : 0;
-    size_t pkt = k < core_order_.size() ? core_order_[k] : 0;
-    fprintf(trace_, "T %zu %" PRIu64 " %u ", pkt, cycle_, unsigned(top_->trc_pc_o));
-    if (top_->trc_exit_o) fprintf(trace_, "-");
-    else fprintf(trace_, "%u", top_->trc_next_o);
-    fprintf(trace_, " %u |", top_->trc_cost_o);
-    for (int l = 0; l < kLanes; l++)
-      if ((top_->trc_wr_en_o >> l) & 1)
-        fprintf(trace_, " w %d %u %016" PRIx64, l, (top_->trc_wr_idx_o >> (4 * l)) & 15, get64(top_->trc_wr_val_o, 64 * l));
-    if (top_->trc_call_o) fprintf(trace_, " w %u 0 %016" PRIx64, unsigned(top_->trc_call_lane_o), top_->trc_ret_o);
-    fprintf(trace_, " |");
-    for (int l = 0; l < kLanes; l++)
-      if ((top_->trc_st_en_o >> l) & 1) {
-        unsigned size = (top_->trc_st_size_o >> (4 * l)) & 15;
-        uint64_t d = get64(top_->trc_st_data_o, 64 * l);
-        fprintf(trace_, " m %d %08x ", l, get32(top_->trc_st_addr_o, 32 * l));
-        for (unsigned b = 0; b < size; b++) fprintf(trace_, "%02x", unsigned((d >> (8 * b)) & 0xff));
-      }
-    fprintf(trace_, "\n");
-  }
-  if (top_->prk_valid_o && done_ < core_order_.size()) {
-    SimResult::Printk p;
-    for (unsigned b = 0; b < top_->prk_len_o; b++) p.fmt.push_back((top_->prk_fmt_o[b / 4] >> (8 * (b % 4))) & 0xff);
-    for (int a = 0; a < 3; a++) p.args[a] = get64(top_->prk_args_o, 64 * a);
-    results_[core_order_[done_]].printk.push_back(p);
-  }
-  if (top_->evw_en_o) ev_words_[top_->evw_idx_o & 511] = top_->evw_data_o;
-  if (top_->evp_valid_o && !top_->evp_drop_o && done_ < core_order_.size()) {
-    // the program's bytes from word 0, a perf record's packet bytes from the next whole word
-    SimResult::Event e{top_->evp_kind_o, top_->evp_map_o, top_->evp_cpu_o, top_->evp_ctxlen_o, {}};
-    unsigned own = top_->evp_size_o - top_->evp_ctxlen_o;
-    unsigned at = (own + 7) / 8 * 8;
-    for (unsigned b = 0; b < own; b++) e.data.push_back((ev_words_[b / 8] >> (8 * (b % 8))) & 0xff);
-    for (unsigned b = 0; b < e.ctxlen; b++) e.data.push_back((ev_words_[(at + b) / 8] >> (8 * ((at + b) % 8))) & 0xff);
-    results_[core_order_[done_]].events.push_back(e);
-  }
-  if (top_->pkt_done_o && done_ < core_order_.size()) {
-    SimResult& r = results_[core_order_[done_]];
-    r.action = top_->res_action_o;
-    r.fault = top_->res_fault_o;
-    r.r0 = top_->res_r0_o;
-    r.cycles = top_->res_cycles_o;
-    r.end_cycle = cycle_;
-    r.redirect = top_->res_redir_valid_o;
-    r.port = top_->res_redir_port_o;
-    r.kind = top_->res_redir_kind_o;
-    done_++;
-  }
+  // each core's events; a packet starts on one core a cycle at most (the input bus brings one first frame a cycle)
+  for (int k = 0; k < kCores; k++) sample_core(k);
   if (top_->out_valid_o && emitted_ < core_order_.size()) {
     if (top_->out_sop_o) { cur_out_.clear(); cur_meta_ = top_->out_meta_o; }
     for (unsigned b = 0; b < top_->out_bytes_o; b++) cur_out_.push_back((top_->out_data_o[b / 4] >> (8 * (b % 4))) & 0xff);
@@ -387,6 +351,78 @@ void SephirotSim::sample() {
       r.out_cycle = cycle_;
       emitted_++;
     }
+  }
+}
+
+void SephirotSim::sample_core(int k) {
+  constexpr int kAw = seph::kImemAw;
+  if (field(top_->pkt_start_o, k, 1)) {  // the cycle row 0 runs (not end - cycles: waits for bytes are not core cycles)
+    if (started_ < core_order_.size()) {
+      cur_pkt_[k] = core_order_[started_];
+      results_[cur_pkt_[k]].start_cycle = cycle_;
+    }
+    started_++;
+  }
+  size_t pkt = cur_pkt_[k];
+  bool live = pkt < results_.size();
+  if (trace_ && field(top_->trc_valid_o, k, 1)) {
+    fprintf(trace_, "T %zu %" PRIu64 " %u ", live ? pkt : 0, cycle_, unsigned(field(top_->trc_pc_o, kAw * k, kAw)));
+    if (field(top_->trc_exit_o, k, 1)) fprintf(trace_, "-");
+    else fprintf(trace_, "%u", unsigned(field(top_->trc_next_o, 32 * k, 32)));
+    fprintf(trace_, " %u", unsigned(field(top_->trc_cost_o, 32 * k, 32)));
+    if (kCores > 1) fprintf(trace_, " %d", k);  // the core (hxdp.rtl.sim.parse_trace_line)
+    fprintf(trace_, " |");
+    for (int l = 0; l < kLanes; l++)
+      if (field(top_->trc_wr_en_o, kLanes * k + l, 1))
+        fprintf(trace_, " w %d %u %016" PRIx64, l, unsigned(field(top_->trc_wr_idx_o, 4 * (kLanes * k + l), 4)),
+                get64(top_->trc_wr_val_o, 64 * (kLanes * k + l)));
+    if (field(top_->trc_call_o, k, 1))
+      fprintf(trace_, " w %u 0 %016" PRIx64, unsigned(field(top_->trc_call_lane_o, 2 * k, 2)),
+              field(top_->trc_ret_o, 64 * k, 64));
+    fprintf(trace_, " |");
+    for (int l = 0; l < kLanes; l++)
+      if (field(top_->trc_st_en_o, kLanes * k + l, 1)) {
+        unsigned size = unsigned(field(top_->trc_st_size_o, 4 * (kLanes * k + l), 4));
+        uint64_t d = get64(top_->trc_st_data_o, 64 * (kLanes * k + l));
+        fprintf(trace_, " m %d %08x ", l, get32(top_->trc_st_addr_o, 32 * (kLanes * k + l)));
+        for (unsigned b = 0; b < size; b++) fprintf(trace_, "%02x", unsigned((d >> (8 * b)) & 0xff));
+      }
+    fprintf(trace_, "\n");
+  }
+  if (field(top_->prk_valid_o, k, 1) && live) {
+    constexpr int kFmtBits = 8 * seph::kPrintkFmtMax;
+    SimResult::Printk p;
+    unsigned len = unsigned(field(top_->prk_len_o, 8 * k, 8));
+    for (unsigned b = 0; b < len; b++) p.fmt.push_back(uint8_t(field(top_->prk_fmt_o, kFmtBits * k + 8 * b, 8)));
+    for (int a = 0; a < 3; a++) p.args[a] = get64(top_->prk_args_o, 192 * k + 64 * a);
+    results_[pkt].printk.push_back(p);
+  }
+  uint64_t* words = ev_words_[k];
+  if (field(top_->evw_en_o, k, 1)) words[field(top_->evw_idx_o, 9 * k, 9) & 511] = field(top_->evw_data_o, 64 * k, 64);
+  if (field(top_->evp_valid_o, k, 1) && !field(top_->evp_drop_o, k, 1) && live) {
+    // the program's bytes from word 0, a perf record's packet bytes from the next whole word
+    SimResult::Event e{unsigned(field(top_->evp_kind_o, k, 1)), unsigned(field(top_->evp_map_o, 8 * k, 8)),
+                       unsigned(field(top_->evp_cpu_o, 32 * k, 32)), unsigned(field(top_->evp_ctxlen_o, 16 * k, 16)),
+                       {}};
+    unsigned own = unsigned(field(top_->evp_size_o, 16 * k, 16)) - e.ctxlen;
+    unsigned at = (own + 7) / 8 * 8;
+    for (unsigned b = 0; b < own; b++) e.data.push_back((words[b / 8] >> (8 * (b % 8))) & 0xff);
+    for (unsigned b = 0; b < e.ctxlen; b++) e.data.push_back((words[(at + b) / 8] >> (8 * ((at + b) % 8))) & 0xff);
+    results_[pkt].events.push_back(e);
+  }
+  if (field(top_->pkt_done_o, k, 1) && live) {
+    SimResult& r = results_[pkt];
+    r.action = unsigned(field(top_->res_action_o, 32 * k, 32));
+    r.fault = unsigned(field(top_->res_fault_o, 3 * k, 3));
+    r.r0 = field(top_->res_r0_o, 64 * k, 64);
+    r.cycles = field(top_->res_cycles_o, 32 * k, 32);
+    r.end_cycle = cycle_;
+    r.redirect = field(top_->res_redir_valid_o, k, 1);
+    r.port = unsigned(field(top_->res_redir_port_o, 32 * k, 32));
+    r.kind = unsigned(field(top_->res_redir_kind_o, 2 * k, 2));
+    r.core = k;
+    cur_pkt_[k] = SIZE_MAX;
+    done_++;
   }
 }
 
@@ -429,7 +465,9 @@ bool SephirotSim::finish(const std::string& out_path, const std::string& dump_pa
             r.start_cycle, r.end_cycle, r.out_cycle);
     static const char* kinds[] = {"port", "cpu", "xsk", "bcast"};
     if (r.redirect) fprintf(f, "%s:%u", kinds[r.kind & 3], r.port); else fprintf(f, "-");
-    fprintf(f, " runt %d data ", r.runt ? 1 : 0);
+    fprintf(f, " runt %d core ", r.runt ? 1 : 0);
+    if (r.core < 0) fprintf(f, "-"); else fprintf(f, "%d", r.core);
+    fprintf(f, " data ");
     if (r.out.empty()) fprintf(f, "-");
     for (uint8_t b : r.out) fprintf(f, "%02x", b);
     fprintf(f, " meta ");

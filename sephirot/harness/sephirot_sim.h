@@ -11,6 +11,12 @@
 
 #include "sephirot_params.h"
 
+// the number of cores of the model (sephirot_top's CORES: hxdp.rtl.sim builds with -GCORES=N -DSEPH_CORES=N)
+#ifndef SEPH_CORES
+#define SEPH_CORES 1
+#endif
+constexpr int kCores = SEPH_CORES;
+
 class Vsephirot_top;
 class VerilatedVcdC;
 class VerilatedContext;
@@ -34,6 +40,7 @@ struct SimResult {
   uint32_t port = 0;
   uint32_t kind = 0;         // redirect kind: 0 port (ifindex), 1 cpu host queue, 2 xsk host queue, 3 broadcast
   bool runt = false;         // dropped by the MAC, never reached the core
+  int core = -1;             // the core that ran it
   std::vector<uint8_t> out;
   std::vector<uint8_t> meta;  // XDP metadata (data_meta..data) emitted in front of the frame
   struct Printk { std::vector<uint8_t> fmt; uint64_t args[3]; };
@@ -90,6 +97,7 @@ class SephirotSim {
  private:
   void tick();
   void sample();
+  void sample_core(int k);  // core k's start, trace, printk and event records, result
   void offchip_request();  // at the clock edge: take the port's request
   void offchip_drive();    // after the edge: the responses due in the new cycle (both ports)
   void mapunit_request();  // at the clock edge: take the map unit's request
@@ -117,7 +125,8 @@ class SephirotSim {
   size_t emitted_ = 0;   // packets with their output
   std::vector<size_t> core_order_;  // packet index of the k-th packet entering the core
   size_t started_ = 0;
+  size_t cur_pkt_[kCores];  // the packet each core runs (SIZE_MAX: none yet)
   std::vector<uint8_t> cur_out_;
   unsigned cur_meta_ = 0;
-  uint64_t ev_words_[512] = {};  // the words of the event record being read (sephirot_events evw_*)
+  uint64_t ev_words_[kCores][512] = {};  // each core's words of the event record being read (sephirot_events evw_*)
 };

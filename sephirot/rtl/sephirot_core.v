@@ -48,6 +48,11 @@ module sephirot_core #(
   input  wire                  pkt_hold_i,      // the packet buffer finishes a deferred store, a zeroing or a move
   output wire                  dbus_go_o,       // the row runs (no fault, no arrival wait): off-chip reads may go out
   input  wire                  dbus_xwait_i,    // the row waits for off-chip map memory (sephirot_xmem: core cycles)
+  // the map grant of several cores (sephirot_grant, execution contract section 8): a row touching the maps runs
+  // only while its core holds the grant, and waits for it (not a core cycle)
+  output wire                  gnt_req_o,       // the row in its first cycle needs the grant
+  input  wire                  gnt_i,           // this core holds the grant this cycle
+  output wire                  gnt_keep_o,      // keep it next cycle: the row goes on, or a spin lock is held
   // helper port
   output wire                  hlp_req_o,
   output reg  [31:0]           hlp_id_o,
@@ -427,8 +432,20 @@ module sephirot_core #(
   // metadata or a deferred store, the row waits (pkt_hold_i). Neither wait is a core cycle.
   wire        adj_call   = call_imm == `SEPH_HELPER_XDP_ADJUST_HEAD || call_imm == `SEPH_HELPER_XDP_ADJUST_TAIL ||
                            call_imm == `SEPH_HELPER_XDP_ADJUST_META;
-  wire        ext_wait   = exec && ((|(dbus_wait_i & l_ext)) || (call_any && (hlp_reads || adj_call) && !pkt_filled_i) ||
+  wire        byte_wait  = exec && ((|(dbus_wait_i & l_ext)) || (call_any && (hlp_reads || adj_call) && !pkt_filled_i) ||
                                     pkt_hold_i);
+  // the map grant: a lane's access in the map memory or an off-chip tier, or a helper that may reach the maps
+  // (not one of GRANT_FREE; csum_diff and trace_printk only with a buffer there). Asked from the row's addresses
+  // once its bytes are in, never from what the shared memory returns (the arbiter answers in the same cycle)
+  localparam [255:0] G_FREE = `SEPH_HELPERS_GRANT_FREE;
+  wire        a1_map     = map_tier(r1_val[31:28]);
+  wire        a3_map     = map_tier(r3_val[31:28]);
+  wire        g_call     = call_any && (!call_lo ? 1'b1 :
+                                        call_imm == `SEPH_HELPER_CSUM_DIFF ? (a1_map || a3_map) :
+                                        call_imm == `SEPH_HELPER_TRACE_PRINTK ? a1_map : !G_FREE[call_imm[7:0]]);
+  assign      gnt_req_o  = exec && !limit && !byte_wait && ((|(m_mld | m_mst)) || g_call);
+  wire        gnt_wait   = gnt_req_o && !gnt_i;
+  wire        ext_wait   = byte_wait || gnt_wait;
   wire        row_bad    = illegal || afault;
   // a div/mod row stalls DIV_EXTRA_CYCLES per dividing lane (div_wait: one divider), and a helper call in the row
   // starts after the divisions; the divider pauses while the row waits for packet bytes: those waits are not core
@@ -445,6 +462,16 @@ module sephirot_core #(
   wire        early_exit = commit && ctl_exit && !ctl_cond_exit && !tail;
   wire        tail_jump  = commit && tail;
   wire        bubble_end = running_q && bubble_q && end_bubble_q;
+  // spin_lock keeps the grant until spin_unlock's row ends (or the packet: only a fault ends it there)
+  reg         lock_q;
+  wire        lock_d     = (commit && call_any && call_imm == `SEPH_HELPER_SPIN_LOCK) ? 1'b1 :
+                           ((commit && call_any && call_imm == `SEPH_HELPER_SPIN_UNLOCK) || pkt_done_o) ? 1'b0 : lock_q;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) lock_q <= 1'b0;
+    else lock_q <= lock_d;
+  end
+  // (a row's cost includes its taken-branch, tail-call or conditional-exit bubble: the grant is kept through it)
+  assign gnt_keep_o = gnt_i && ((stall && !pkt_done_o) || lock_d || bubble_d);
   assign pkt_done_o  = fault_end || early_exit || bubble_end;
   assign pkt_start_o = start;
   assign dbus_commit_o = commit;

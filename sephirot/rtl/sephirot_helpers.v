@@ -3,7 +3,8 @@
 `include "sephirot_params.vh"
 
 // Latencies (extra cycles beyond the row's own cycle) follow hxdp/models/helpers.py helper_latency:
-// ktime_get_ns, get_prandom_u32, get_smp_processor_id 0; redirect, xdp_adjust_tail, xdp_adjust_meta 1;
+// ktime_get_ns, get_prandom_u32, get_smp_processor_id (the core's number) 0; redirect, xdp_adjust_tail,
+// xdp_adjust_meta 1;
 // tail_call 1 (the PROG_ARRAY entry read in its second cycle; the core then jumps: sephirot_core.v);
 // trace_printk 1 + ceil(min(size, PRINTK_FMT_MAX) / 8) (the format is read 8 bytes per cycle, then the record
 // (format up to its first NUL, r3..r5) leaves on pk_*_o for the trace FIFO); xdp_adjust_head
@@ -17,6 +18,7 @@ module sephirot_helpers (
   input  wire            clk_i,
   input  wire            rst_ni,
   input  wire            pkt_start_i,     // a new packet starts: forget the redirect target
+  input  wire [2:0]      core_i,          // this core's number (get_smp_processor_id; sephirot_top's gen_core)
   input  wire            req_i,
   input  wire [31:0]     id_i,
   input  wire [64*5-1:0] args_i,          // r1..r5
@@ -332,7 +334,7 @@ module sephirot_helpers (
     adj_kind_o = 2'd0;
     case (id_i)
       H_KTIME, H_KCOARSE, H_PRANDOM, H_SMP: lat = 33'd0;
-      // one packet runs at a time: a spin lock is never held by another (docs/helpers.md)
+      // the core holds the map grant from spin_lock's row to spin_unlock's (sephirot_core.v): the lock is free
       H_LOCK, H_UNLOCK: lat = 33'd0;
       H_REDIRECT, H_TAILCALL: lat = 33'd1;
       H_PRINTK: lat = pk_lat;
@@ -401,6 +403,7 @@ module sephirot_helpers (
       H_PERF, H_RBOUT, H_RESV, H_SUBMIT, H_DISCARD: ret_o = ev_ret;
       H_FIB:      ret_o = fb_ret;
       H_PRANDOM:  ret_o = {32'd0, rnd_next};
+      H_SMP:      ret_o = {61'd0, core_i};
       H_REDIRECT: ret_o = (r2 != 64'd0) ? 64'd`SEPH_XDP_ABORTED : 64'd`SEPH_XDP_REDIRECT;
       H_HEAD, H_TAIL, H_META: ret_o = (adj_err_i == 8'd0) ? 64'd0 : -{56'd0, adj_err_i};
       default:    ret_o = 64'd0;

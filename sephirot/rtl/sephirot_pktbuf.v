@@ -88,6 +88,7 @@ module sephirot_pktbuf #(
   output wire [31:0]          ctx_data_o,
   output wire [31:0]          ctx_end_o,
   // output frames
+  input  wire                 out_ready_i,     // the output takes this buffer's frames (sephirot_reorder: its turn)
   output reg                  out_valid_o,
   output reg  [8*FB-1:0]      out_data_o,
   output reg                  out_sop_o,
@@ -484,7 +485,7 @@ module sephirot_pktbuf #(
 
   // ---------------------------------------------------------------------------------------------------------
   // output: emit the oldest finished packet, one frame per cycle, data_meta..data_end
-  wire          out_go = busy_q[ob] && done_q[ob] && filled_q[ob] && !(e_busy && e_b_q == ob) &&
+  wire          out_go = out_ready_i && busy_q[ob] && done_q[ob] && filled_q[ob] && !(e_busy && e_b_q == ob) &&
                          !(df_v_q && df_b_q == ob) && !(hv_q && hb_q == ob);
   wire [15:0]   out_len = {{(15-OW){1'b0}}, dend_q[ob]} - {{(15-OW){1'b0}}, dmeta_q[ob]};
   /* verilator lint_off UNUSEDSIGNAL */
@@ -591,7 +592,7 @@ module sephirot_pktbuf #(
           filled_q[in_ptr_q] <= 1'b0;
         end
       end
-      // output frames (the harness's MAC is always ready)
+      // output frames (the MAC is always ready; several cores take turns, sephirot_reorder)
       if (out_go) begin
         if (out_last) begin
           out_off_q <= 16'd0;

@@ -1,8 +1,19 @@
-// sephirot_top: Sephirot core with its packet buffer, map memory and helper unit (data bus routed by region).
+// sephirot_top: CORES Sephirot cores (tiles) running one ROM, sharing the map memory, its configuration and ports.
 `default_nettype none
 `include "sephirot_params.vh"
 
+// Execution contract section 8 "Several cores". Each tile (sephirot_tile) has its own core, packet buffer, helper
+// unit and lane off-chip port logic, and its copy of the instruction memory (every copy written alike). Shared: the
+// map memory (sephirot_mapmem), the map configuration (sephirot_mapcfg) and the two off-chip ports (xm_: the lanes',
+// xh_: the map unit's), which the holder of the map grant (sephirot_grant) reaches; the grant serializes every row
+// that touches the maps, so each map helper, BPF atomic and lane access there is atomic across cores, and a
+// spin_lock keeps the grant until its spin_unlock's row ends (one grant serves every lock). The input register
+// feeds the dispatcher (sephirot_dispatch: a packet to the lowest-numbered idle core) and the reorder stage
+// (sephirot_reorder) lets the output frames leave in arrival order. Results, printk and event records and the
+// trace are per core: port bits [W*k +: W] are core k's (the harness follows each core's packets from pkt_start_o).
+// A per-CPU array has a copy per core (sephirot_percpu). CORES = 1 is the single core of before, cycle for cycle.
 module sephirot_top #(
+  parameter integer CORES     = 1,            // 1 .. `SEPH_CORES_MAX
   parameter integer LANES     = `SEPH_LANES,
   parameter integer AW        = `SEPH_IMEM_AW,
   parameter integer MAP_BYTES = `SEPH_MAP_MEM_BYTES,
@@ -45,50 +56,50 @@ module sephirot_top #(
   output wire [5:0]           out_bytes_o,
   output wire [31:0]          out_action_o,
   output wire [7:0]           out_meta_o,      // leading bytes of the emission that are XDP metadata
-  // per-packet result
-  output wire                 pkt_start_o,
-  output wire                 pkt_done_o,
-  output wire [31:0]          res_action_o,
-  output wire [2:0]           res_fault_o,
-  output wire [63:0]          res_r0_o,
-  output wire [31:0]          res_cycles_o,
-  output wire                 res_redir_valid_o,
-  output wire [1:0]           res_redir_kind_o,   // REDIRECT_PORT: port is an ifindex; _CPU, _XSK: a host queue
-  output wire [31:0]          res_redir_port_o,
-  output wire [15:0]          res_redir_size_o,   // _CPU, _XSK: the host queue's size (sephirot_hostq)
+  // per-packet result (core k's at bits [W*k +: W])
+  output wire [CORES-1:0]     pkt_start_o,
+  output wire [CORES-1:0]     pkt_done_o,
+  output wire [32*CORES-1:0]  res_action_o,
+  output wire [3*CORES-1:0]   res_fault_o,
+  output wire [64*CORES-1:0]  res_r0_o,
+  output wire [32*CORES-1:0]  res_cycles_o,
+  output wire [CORES-1:0]     res_redir_valid_o,
+  output wire [2*CORES-1:0]   res_redir_kind_o,   // REDIRECT_PORT: port is an ifindex; _CPU, _XSK: a host queue
+  output wire [32*CORES-1:0]  res_redir_port_o,
+  output wire [16*CORES-1:0]  res_redir_size_o,   // _CPU, _XSK: the host queue's size (sephirot_hostq)
   // trace_printk records (sephirot_helpers: one per committed call; the board queues them for the host)
-  output wire                 prk_valid_o,
-  output wire [7:0]           prk_len_o,
-  output wire [8*`SEPH_PRINTK_FMT_MAX-1:0] prk_fmt_o,
-  output wire [191:0]         prk_args_o,
+  output wire [CORES-1:0]     prk_valid_o,
+  output wire [8*CORES-1:0]   prk_len_o,
+  output wire [8*`SEPH_PRINTK_FMT_MAX*CORES-1:0] prk_fmt_o,
+  output wire [192*CORES-1:0] prk_args_o,
   // event records (sephirot_events: a record's words as they are read, then the record; the board queues them)
-  output wire                 evw_en_o,
-  output wire [8:0]           evw_idx_o,
-  output wire [63:0]          evw_data_o,
-  output wire                 evp_valid_o,
-  output wire                 evp_drop_o,
-  output wire                 evp_kind_o,
-  output wire [7:0]           evp_map_o,
-  output wire [31:0]          evp_cpu_o,
-  output wire [15:0]          evp_size_o,
-  output wire [15:0]          evp_ctxlen_o,
+  output wire [CORES-1:0]     evw_en_o,
+  output wire [9*CORES-1:0]   evw_idx_o,
+  output wire [64*CORES-1:0]  evw_data_o,
+  output wire [CORES-1:0]     evp_valid_o,
+  output wire [CORES-1:0]     evp_drop_o,
+  output wire [CORES-1:0]     evp_kind_o,
+  output wire [8*CORES-1:0]   evp_map_o,
+  output wire [32*CORES-1:0]  evp_cpu_o,
+  output wire [16*CORES-1:0]  evp_size_o,
+  output wire [16*CORES-1:0]  evp_ctxlen_o,
   // trace
-  output wire                 trc_valid_o,
-  output wire [AW-1:0]        trc_pc_o,
-  output wire [LANES-1:0]     trc_wr_en_o,
-  output wire [4*LANES-1:0]   trc_wr_idx_o,
-  output wire [64*LANES-1:0]  trc_wr_val_o,
-  output wire [LANES-1:0]     trc_st_en_o,
-  output wire [32*LANES-1:0]  trc_st_addr_o,
-  output wire [4*LANES-1:0]   trc_st_size_o,
-  output wire [64*LANES-1:0]  trc_st_data_o,
-  output wire                 trc_call_o,
-  output wire [63:0]          trc_ret_o,
-  output wire [1:0]           trc_call_lane_o,
-  output wire [31:0]          trc_cost_o,
-  output wire [31:0]          trc_next_o,
-  output wire                 trc_exit_o,
-  output wire [2:0]           trc_fault_o,
+  output wire [CORES-1:0]     trc_valid_o,
+  output wire [AW*CORES-1:0]  trc_pc_o,
+  output wire [LANES*CORES-1:0] trc_wr_en_o,
+  output wire [4*LANES*CORES-1:0] trc_wr_idx_o,
+  output wire [64*LANES*CORES-1:0] trc_wr_val_o,
+  output wire [LANES*CORES-1:0] trc_st_en_o,
+  output wire [32*LANES*CORES-1:0] trc_st_addr_o,
+  output wire [4*LANES*CORES-1:0] trc_st_size_o,
+  output wire [64*LANES*CORES-1:0] trc_st_data_o,
+  output wire [CORES-1:0]     trc_call_o,
+  output wire [64*CORES-1:0]  trc_ret_o,
+  output wire [2*CORES-1:0]   trc_call_lane_o,
+  output wire [32*CORES-1:0]  trc_cost_o,
+  output wire [32*CORES-1:0]  trc_next_o,
+  output wire [CORES-1:0]     trc_exit_o,
+  output wire [3*CORES-1:0]   trc_fault_o,
   // the off-chip map memory port (QDR and DDR tiers, sephirot_xmem): requests, and the responses of the reads
   output wire                 xm_req_valid_o,
   input  wire                 xm_req_ready_i,
@@ -111,51 +122,11 @@ module sephirot_top #(
   input  wire                 xh_resp_valid_i,
   input  wire [3*8*`SEPH_MAP_WINDOW_BYTES-1:0] xh_resp_data_i
 );
-  localparam [3:0] R_MAP = `SEPH_REGION_MAP;
-  localparam [3:0] R_QDR = `SEPH_REGION_QDR;
-
-  wire [LANES-1:0]    d_rd, d_wr, d_wait;
-  wire [32*LANES-1:0] d_addr;
-  wire [4*LANES-1:0]  d_size;
-  wire [64*LANES-1:0] d_wdata;
-  wire                d_commit, d_hold;
-  reg  [64*LANES-1:0] d_rdata;
-  reg  [LANES-1:0]    d_fault;
-  reg  [LANES-1:0]    m_sel, x_sel;          // lanes in the on-chip map memory, in an off-chip tier
-  wire                d_go, d_xwait;
-
-  wire                hlp_req, hlp_done, hlp_illegal, hlp_fault, hlp_access;
-  wire                hm_en, hm_fault, hb_rd;
-  wire [31:0]         hm_addr, hm_tag;
-  wire [32*LANES-1:0] d_tag;
-  wire [3:0]          hm_size;
-  wire [63:0]         hm_rdata;
-  wire                hs_en;                  // fib_lookup's writes into its struct on the stack
-  wire [8:0]          hs_off;
-  wire [3:0]          hs_size;
-  wire [63:0]         hs_data;
-  wire [31:0]         m_id, m_count, mw_off;
-  wire                mw_en, mww_en, mww_x, xr_valid;
-  wire [31:0]         xr_addr;
-  wire [1:0]          xr_len;
-  wire [31:0]         mww_off;
-  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mww_data;
-  wire [`SEPH_MAP_WINDOW_BYTES-1:0]   mww_mask;
-  wire [255:0]        m_entry;
-  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mw_rdata;
-  wire [31:0]         hlp_id;
-  wire [64*5-1:0]     hlp_args;
-  wire [63:0]         hlp_ret, hlp_cycles;
-  wire                hlp_tc_jump;
-  wire [31:0]         hlp_tc_row;
-  wire [1:0]          adj_kind;
-  wire [31:0]         adj_delta;
-  wire                adj_commit, adj_step;
-  wire [7:0]          adj_err;
-  wire [8:0]          adj_metalen;
-  wire                adj_busy, pb_hold;
-  wire                core_ready, core_filled;
-  wire [31:0]         ctx_data, ctx_end;
+  localparam integer MWB = `SEPH_MAP_WINDOW_BYTES;
+  localparam integer KW  = (CORES > 1) ? $clog2(CORES) : 1;   // bits of a core's number
+  // with several cores a finished frame waits in its core's packet buffers for its turn at the output, while the
+  // core runs the next packets: more buffers (as many fit the block RAM of three), so that a core is rarely full
+  localparam integer TNBUF = (CORES > 1) ? `SEPH_PKT_BUFS_SEVERAL : NBUF;
 
   // configuration inputs are registered (they change only between runs)
   reg          raw_q;
@@ -168,13 +139,15 @@ module sephirot_top #(
     end
   end
 
-  // input register (the head of the input queue): the packet buffer sees registered frames only
+  // input register (the head of the input queue): the packet buffers see registered frames only
   reg          iv_q, isop_q, ieop_q;
   reg [255:0]  idata_q;
   reg [15:0]   ilen_q;
   reg [31:0]   iifx_q, irxq_q;
-  wire         pb_ready;
-  assign in_ready_o = !iv_q || pb_ready;
+  wire [CORES-1:0] t_in_ready, t_idle, d_sel;
+  wire             d_ready, d_push;
+  wire [KW-1:0]    d_push_core;
+  assign in_ready_o = !iv_q || d_ready;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       iv_q <= 1'b0; isop_q <= 1'b0; ieop_q <= 1'b0; idata_q <= 256'd0; ilen_q <= 16'd0; iifx_q <= 32'd0;
@@ -185,132 +158,149 @@ module sephirot_top #(
     end
   end
 
-  wire [63:0] init_r1 = raw_q ? {32'd0, ctx_data} : {32'd0, `SEPH_CTX_BASE};
-  // XDP mode: r2 = ctx->data at entry (execution contract section 1), so parsing need not wait for the ctx load
-  wire [63:0] init_r2 = raw_q ? {32'd0, ctx_end - ctx_data} : {32'd0, ctx_data};
-
-  sephirot_core #(.LANES(LANES), .AW(AW)) u_core (
-    .clk_i, .rst_ni,
-    .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i(rows_q),
-    .pkt_ready_i(core_ready), .pkt_filled_i(core_filled), .init_r1_i(init_r1), .init_r2_i(init_r2),
-    .pkt_start_o, .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o, .res_cycles_o,
-    .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_tag_o(d_tag), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
-    .dbus_commit_o(d_commit), .dbus_hold_o(d_hold), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait), .pkt_hold_i(pb_hold),
-    .dbus_go_o(d_go), .dbus_xwait_i(d_xwait),
-    .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
-    .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
-    .hlp_tc_jump_i(hlp_tc_jump), .hlp_tc_row_i(hlp_tc_row),
-    .hm_en_i(hm_en), .hm_addr_i(hm_addr), .hm_size_i(hm_size), .hm_rdata_o(hm_rdata), .hm_fault_o(hm_fault),
-    .hs_en_i(hs_en), .hs_off_i(hs_off), .hs_size_i(hs_size), .hs_data_i(hs_data),
-    .hbus_rd_o(hb_rd), .hbus_rdata_i(hb_rdata), .hbus_fault_i(hb_fault),
-    .trc_valid_o, .trc_pc_o, .trc_wr_en_o, .trc_wr_idx_o, .trc_wr_val_o, .trc_st_en_o, .trc_st_addr_o,
-    .trc_st_size_o, .trc_st_data_o, .trc_call_o, .trc_ret_o, .trc_call_lane_o, .trc_cost_o, .trc_next_o, .trc_exit_o,
-    .trc_fault_o
+  sephirot_dispatch #(.CORES(CORES)) u_dispatch (
+    .clk_i, .rst_ni, .valid_i(iv_q), .sop_i(isop_q), .ready_i(t_in_ready), .idle_i(t_idle), .sel_o(d_sel),
+    .ready_o(d_ready), .push_o(d_push), .push_core_o(d_push_core)
   );
 
-  // route the data bus: map region to the map memory, the QDR and DDR regions to the off-chip port, ctx and packet
-  // regions to the packet buffer
-  integer li;
-  always @(*) begin
-    for (li = 0; li < LANES; li = li + 1) begin
-      m_sel[li] = d_addr[32*li+28 +: 4] == R_MAP;
-      x_sel[li] = d_addr[32*li+31] || d_addr[32*li+28 +: 4] == R_QDR;
+  // the tiles' ports towards the shared units, core k's at [W*k +: W]
+  wire [CORES-1:0]           g_req, g_keep, g_gnt;
+  wire [KW-1:0]              g_k;
+  wire                       g_any;
+  wire [LANES*CORES-1:0]     t_mm_rd, t_mm_wr;
+  wire [32*LANES*CORES-1:0]  t_mm_addr;
+  wire [4*LANES*CORES-1:0]   t_mm_size;
+  wire [64*LANES*CORES-1:0]  t_mm_wdata;
+  wire [CORES-1:0]           t_mm_commit, t_mm_hold, t_mh_rd, t_ww_en, t_hw_en;
+  wire [32*CORES-1:0]        t_mh_addr, t_ww_off, t_hw_off, t_mid;
+  wire [4*CORES-1:0]         t_mh_size;
+  wire [8*MWB*CORES-1:0]     t_ww_data;
+  wire [MWB*CORES-1:0]       t_ww_mask;
+  wire [CORES-1:0]           t_xm_valid, t_xm_we, t_xh_valid, t_xh_we;
+  wire [32*CORES-1:0]        t_xm_addr, t_xh_addr;
+  wire [2*CORES-1:0]         t_xm_len, t_xh_len;
+  wire [128*CORES-1:0]       t_xm_wdata;
+  wire [16*CORES-1:0]        t_xm_be;
+  wire [8*MWB*CORES-1:0]     t_xh_wdata;
+  wire [MWB*CORES-1:0]       t_xh_be;
+  wire [CORES-1:0]           t_out_valid, t_out_sop, t_out_eop, r_ready;
+  wire [256*CORES-1:0]       t_out_data;
+  wire [6*CORES-1:0]         t_out_bytes;
+  wire [32*CORES-1:0]        t_out_action;
+  wire [8*CORES-1:0]         t_out_meta;
+  wire [64*LANES-1:0]        m_rdata;
+  wire [LANES-1:0]           m_fault;
+  wire [63:0]                mh_rdata;
+  wire                       mh_fault;
+  wire [8*MWB-1:0]           mw_rdata;
+  wire [255:0]               m_entry;
+  wire [31:0]                m_count;
+
+  genvar gk;
+  generate
+    for (gk = 0; gk < CORES; gk = gk + 1) begin : gen_core
+      sephirot_tile #(.LANES(LANES), .AW(AW), .NBUF(TNBUF), .CORE(gk)) u_tile (
+        .clk_i, .rst_ni, .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i(rows_q), .raw_i(raw_q),
+        .in_valid_i(iv_q && d_sel[gk]), .in_ready_o(t_in_ready[gk]), .in_data_i(idata_q), .in_sop_i(isop_q),
+        .in_eop_i(ieop_q), .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q), .idle_o(t_idle[gk]),
+        .out_ready_i(r_ready[gk]), .out_valid_o(t_out_valid[gk]), .out_data_o(t_out_data[256*gk +: 256]),
+        .out_sop_o(t_out_sop[gk]), .out_eop_o(t_out_eop[gk]), .out_bytes_o(t_out_bytes[6*gk +: 6]),
+        .out_action_o(t_out_action[32*gk +: 32]), .out_meta_o(t_out_meta[8*gk +: 8]),
+        .pkt_start_o(pkt_start_o[gk]), .pkt_done_o(pkt_done_o[gk]), .res_action_o(res_action_o[32*gk +: 32]),
+        .res_fault_o(res_fault_o[3*gk +: 3]), .res_r0_o(res_r0_o[64*gk +: 64]),
+        .res_cycles_o(res_cycles_o[32*gk +: 32]), .res_redir_valid_o(res_redir_valid_o[gk]),
+        .res_redir_kind_o(res_redir_kind_o[2*gk +: 2]), .res_redir_port_o(res_redir_port_o[32*gk +: 32]),
+        .res_redir_size_o(res_redir_size_o[16*gk +: 16]),
+        .prk_valid_o(prk_valid_o[gk]), .prk_len_o(prk_len_o[8*gk +: 8]),
+        .prk_fmt_o(prk_fmt_o[8*`SEPH_PRINTK_FMT_MAX*gk +: 8*`SEPH_PRINTK_FMT_MAX]),
+        .prk_args_o(prk_args_o[192*gk +: 192]),
+        .evw_en_o(evw_en_o[gk]), .evw_idx_o(evw_idx_o[9*gk +: 9]), .evw_data_o(evw_data_o[64*gk +: 64]),
+        .evp_valid_o(evp_valid_o[gk]), .evp_drop_o(evp_drop_o[gk]), .evp_kind_o(evp_kind_o[gk]),
+        .evp_map_o(evp_map_o[8*gk +: 8]), .evp_cpu_o(evp_cpu_o[32*gk +: 32]), .evp_size_o(evp_size_o[16*gk +: 16]),
+        .evp_ctxlen_o(evp_ctxlen_o[16*gk +: 16]),
+        .trc_valid_o(trc_valid_o[gk]), .trc_pc_o(trc_pc_o[AW*gk +: AW]),
+        .trc_wr_en_o(trc_wr_en_o[LANES*gk +: LANES]), .trc_wr_idx_o(trc_wr_idx_o[4*LANES*gk +: 4*LANES]),
+        .trc_wr_val_o(trc_wr_val_o[64*LANES*gk +: 64*LANES]), .trc_st_en_o(trc_st_en_o[LANES*gk +: LANES]),
+        .trc_st_addr_o(trc_st_addr_o[32*LANES*gk +: 32*LANES]),
+        .trc_st_size_o(trc_st_size_o[4*LANES*gk +: 4*LANES]),
+        .trc_st_data_o(trc_st_data_o[64*LANES*gk +: 64*LANES]), .trc_call_o(trc_call_o[gk]),
+        .trc_ret_o(trc_ret_o[64*gk +: 64]), .trc_call_lane_o(trc_call_lane_o[2*gk +: 2]),
+        .trc_cost_o(trc_cost_o[32*gk +: 32]), .trc_next_o(trc_next_o[32*gk +: 32]), .trc_exit_o(trc_exit_o[gk]),
+        .trc_fault_o(trc_fault_o[3*gk +: 3]),
+        .gnt_req_o(g_req[gk]), .gnt_i(g_gnt[gk]), .gnt_keep_o(g_keep[gk]),
+        .mm_rd_o(t_mm_rd[LANES*gk +: LANES]), .mm_wr_o(t_mm_wr[LANES*gk +: LANES]),
+        .mm_addr_o(t_mm_addr[32*LANES*gk +: 32*LANES]), .mm_size_o(t_mm_size[4*LANES*gk +: 4*LANES]),
+        .mm_wdata_o(t_mm_wdata[64*LANES*gk +: 64*LANES]), .mm_commit_o(t_mm_commit[gk]),
+        .mm_hold_o(t_mm_hold[gk]), .mm_rdata_i(m_rdata), .mm_fault_i(m_fault),
+        .mh_rd_o(t_mh_rd[gk]), .mh_addr_o(t_mh_addr[32*gk +: 32]), .mh_size_o(t_mh_size[4*gk +: 4]),
+        .mh_rdata_i(mh_rdata), .mh_fault_i(mh_fault),
+        .ww_en_o(t_ww_en[gk]), .ww_off_o(t_ww_off[32*gk +: 32]), .ww_data_o(t_ww_data[8*MWB*gk +: 8*MWB]),
+        .ww_mask_o(t_ww_mask[MWB*gk +: MWB]), .hw_en_o(t_hw_en[gk]), .hw_off_o(t_hw_off[32*gk +: 32]),
+        .hw_rdata_i(mw_rdata),
+        .mid_o(t_mid[32*gk +: 32]), .mentry_i(m_entry), .mcount_i(m_count),
+        .xm_req_valid_o(t_xm_valid[gk]), .xm_req_ready_i(xm_req_ready_i), .xm_req_we_o(t_xm_we[gk]),
+        .xm_req_addr_o(t_xm_addr[32*gk +: 32]), .xm_req_len_o(t_xm_len[2*gk +: 2]),
+        .xm_req_wdata_o(t_xm_wdata[128*gk +: 128]), .xm_req_be_o(t_xm_be[16*gk +: 16]),
+        .xm_resp_valid_i(xm_resp_valid_i && g_gnt[gk]), .xm_resp_data_i(xm_resp_data_i),
+        .xh_req_valid_o(t_xh_valid[gk]), .xh_req_we_o(t_xh_we[gk]), .xh_req_addr_o(t_xh_addr[32*gk +: 32]),
+        .xh_req_len_o(t_xh_len[2*gk +: 2]), .xh_req_wdata_o(t_xh_wdata[8*MWB*gk +: 8*MWB]),
+        .xh_req_be_o(t_xh_be[MWB*gk +: MWB]), .xh_resp_valid_i(xh_resp_valid_i && g_gnt[gk]),
+        .xh_resp_data_i(xh_resp_data_i)
+      );
     end
-  end
-  // the helper unit's read port goes to the packet buffer or the map memory by region
-  wire [64*LANES-1:0]     p_rdata, m_rdata, x_rdata;
-  wire [LANES-1:0]        p_fault, m_fault;
-  wire [63:0]             ph_rdata, mh_rdata;
-  wire                    ph_fault, mh_fault;
-  wire                    hb_msel = hm_addr[31:28] == R_MAP;
-  wire [63:0]             hb_rdata = hb_msel ? mh_rdata : ph_rdata;
-  wire                    hb_fault = hb_msel ? (mh_fault || gh_fault) : ph_fault;
-  always @(*) begin
-    for (li = 0; li < LANES; li = li + 1) begin
-      d_rdata[64*li +: 64] = m_sel[li] ? m_rdata[64*li +: 64] : x_sel[li] ? x_rdata[64*li +: 64] : p_rdata[64*li +: 64];
-      d_fault[li] = m_sel[li] ? (m_fault[li] || g_fault[li]) : x_sel[li] ? g_fault[li] : p_fault[li];
-    end
-  end
+  endgenerate
 
-  // map-value pointers (execution contract section 4): every lane access and helper read in the map memory is
-  // checked against the value its pointer's tag names; a helper's pointer elsewhere must carry no tag
-  wire [LANES-1:0] g_fault;
-  wire             gh_fault;
-  sephirot_mapguard #(.LANES(LANES)) u_mapguard (
-    .l_en_i((d_rd | d_wr) & (m_sel | x_sel)), .l_wr_i(d_wr), .l_tag_i(d_tag), .l_addr_i(d_addr), .l_size_i(d_size),
-    .l_fault_o(g_fault), .h_en_i(hb_rd && hb_msel), .h_tag_i(hm_tag), .h_addr_i(hm_addr), .h_size_i(hm_size),
-    .h_fault_o(gh_fault)
-  );
-  wire hm_tag_bad = hm_en && hm_addr[31:28] != R_MAP && hm_tag != 32'd0;
-
-  sephirot_pktbuf #(.LANES(LANES), .NBUF(NBUF)) u_pktbuf (
-    .clk_i, .rst_ni,
-    .in_valid_i(iv_q), .in_ready_o(pb_ready), .in_data_i(idata_q), .in_sop_i(isop_q), .in_eop_i(ieop_q),
-    .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q),
-    .core_ready_o(core_ready), .core_filled_o(core_filled), .core_done_i(pkt_done_o), .core_action_i(res_action_o),
-    .rd_i(d_rd & ~m_sel & ~x_sel), .wr_i(d_wr & ~m_sel & ~x_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
-    .commit_i(d_commit), .rdata_o(p_rdata), .fault_o(p_fault), .wait_o(d_wait),
-    .h_rd_i(hb_rd && !hb_msel), .h_addr_i(hm_addr), .h_size_i(hm_size), .h_rdata_o(ph_rdata), .h_fault_o(ph_fault),
-    .adj_kind_i(adj_kind), .adj_delta_i(adj_delta), .adj_commit_i(adj_commit), .adj_step_i(adj_step),
-    .adj_err_o(adj_err), .adj_metalen_o(adj_metalen), .adj_busy_o(adj_busy), .hold_o(pb_hold),
-    .ctx_data_o(ctx_data), .ctx_end_o(ctx_end),
-    .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o
+  sephirot_grant #(.CORES(CORES)) u_grant (
+    .clk_i, .rst_ni, .req_i(g_req), .keep_i(g_keep), .gnt_o(g_gnt), .holder_o(g_k), .any_o(g_any)
   );
 
+  // the grant holder's ports reach the shared map memory, configuration and off-chip ports (a core waiting for
+  // the grant neither reads nor writes them: its row does not run); inside a per-CPU array, its own copy
+  wire [32*LANES-1:0] pc_laddr;
+  wire [31:0]         pc_haddr, pc_wwoff, pc_hwoff;
+  sephirot_percpu #(.CORES(CORES), .LANES(LANES)) u_percpu (
+    .clk_i, .rst_ni, .mcfg_we_i, .mcfg_wdata_i, .core_i(g_k), .l_addr_i(t_mm_addr[32*LANES*g_k +: 32*LANES]),
+    .l_addr_o(pc_laddr), .h_addr_i(t_mh_addr[32*g_k +: 32]), .h_addr_o(pc_haddr),
+    .ww_off_i(t_ww_off[32*g_k +: 32]), .ww_off_o(pc_wwoff), .hw_off_i(t_hw_off[32*g_k +: 32]), .hw_off_o(pc_hwoff)
+  );
   sephirot_mapmem #(.LANES(LANES), .BYTES(MAP_BYTES)) u_mapmem (
     .clk_i,
-    .rd_i(d_rd & m_sel), .wr_i(d_wr & m_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
-    .h_rd_i(hb_rd && hb_msel), .h_addr_i(hm_addr), .h_size_i(hm_size), .h_rdata_o(mh_rdata), .h_fault_o(mh_fault),
-    .commit_i(d_commit), .rdata_o(m_rdata), .fault_o(m_fault),
+    .rd_i(g_any ? t_mm_rd[LANES*g_k +: LANES] : {LANES{1'b0}}),
+    .wr_i(g_any ? t_mm_wr[LANES*g_k +: LANES] : {LANES{1'b0}}),
+    .addr_i(pc_laddr), .size_i(t_mm_size[4*LANES*g_k +: 4*LANES]),
+    .wdata_i(t_mm_wdata[64*LANES*g_k +: 64*LANES]),
+    .h_rd_i(g_any && t_mh_rd[g_k]), .h_addr_i(pc_haddr), .h_size_i(t_mh_size[4*g_k +: 4]),
+    .h_rdata_o(mh_rdata), .h_fault_o(mh_fault),
+    .commit_i(g_any && t_mm_commit[g_k]), .rdata_o(m_rdata), .fault_o(m_fault),
     .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o),
     .host_wready_o(map_wready_o),
-    .hold_i(d_hold), .ww_en_i(mww_en && !mww_x), .ww_off_i(mww_off), .ww_data_i(mww_data), .ww_mask_i(mww_mask),
-    .hw_en_i(mw_en), .hw_off_i(mw_off), .hw_rdata_o(mw_rdata)
+    .hold_i(g_any && t_mm_hold[g_k]), .ww_en_i(g_any && t_ww_en[g_k]), .ww_off_i(pc_wwoff),
+    .ww_data_i(t_ww_data[8*MWB*g_k +: 8*MWB]), .ww_mask_i(t_ww_mask[MWB*g_k +: MWB]),
+    .hw_en_i(g_any && t_hw_en[g_k]), .hw_off_i(pc_hwoff), .hw_rdata_o(mw_rdata)
   );
-
-  sephirot_xmem #(.LANES(LANES)) u_xmem (
-    .clk_i, .rst_ni, .rd_i(d_rd & x_sel), .wr_i(d_wr & x_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),
-    .go_i(d_go), .hold_i(d_hold), .commit_i(d_commit), .rdata_o(x_rdata), .wait_o(d_xwait),
-    .req_valid_o(xm_req_valid_o), .req_ready_i(xm_req_ready_i), .req_we_o(xm_req_we_o), .req_addr_o(xm_req_addr_o),
-    .req_len_o(xm_req_len_o), .req_wdata_o(xm_req_wdata_o), .req_be_o(xm_req_be_o), .resp_valid_i(xm_resp_valid_i),
-    .resp_data_i(xm_resp_data_i)
-  );
-
-  // the map unit's off-chip requests: a read, or a write of an off-chip map (never both: writes leave once the call
-  // has decided, its reads done); a write's offset is in the map's tier
-  wire [31:0] xh_base = (m_entry[210:209] == `SEPH_TIER_QDR) ? `SEPH_QDR_BASE : `SEPH_DDR_BASE;
-  assign xh_req_valid_o = xr_valid || (mww_en && mww_x);
-  assign xh_req_we_o    = !xr_valid;
-  assign xh_req_addr_o  = xr_valid ? xr_addr : xh_base + mww_off;
-  assign xh_req_len_o   = xr_valid ? xr_len : 2'd1;
-  assign xh_req_wdata_o = mww_data;
-  assign xh_req_be_o    = mww_mask;
 
   sephirot_mapcfg u_mapcfg (
-    .clk_i, .rst_ni, .we_i(mcfg_we_i), .widx_i(mcfg_idx_i), .wdata_i(mcfg_wdata_i), .id_i(m_id), .entry_o(m_entry),
-    .count_o(m_count)
+    .clk_i, .rst_ni, .we_i(mcfg_we_i), .widx_i(mcfg_idx_i), .wdata_i(mcfg_wdata_i), .id_i(t_mid[32*g_k +: 32]),
+    .entry_o(m_entry), .count_o(m_count)
   );
 
-  sephirot_helpers u_helpers (
-    .clk_i, .rst_ni, .pkt_start_i(pkt_start_o),
-    .req_i(hlp_req), .id_i(hlp_id), .args_i(hlp_args), .cycles_i(hlp_cycles),
-    .pkt_data_i(ctx_data), .pkt_end_i(ctx_end),
-    .done_o(hlp_done), .ret_o(hlp_ret), .illegal_o(hlp_illegal), .fault_o(hlp_fault), .access_o(hlp_access),
-    .hm_en_o(hm_en), .hm_addr_o(hm_addr), .hm_tag_o(hm_tag), .hm_size_o(hm_size), .hm_rdata_i(hm_rdata),
-    .hm_fault_i(hm_fault || hm_tag_bad),
-    .mid_o(m_id), .mcfg_i(m_entry), .mcount_i(m_count), .mw_en_o(mw_en), .mw_off_o(mw_off),
-    .mww_en_o(mww_en), .mww_off_o(mww_off), .mww_data_o(mww_data), .mww_mask_o(mww_mask), .mw_rdata_i(mw_rdata),
-    .mww_x_o(mww_x), .xr_valid_o(xr_valid), .xr_addr_o(xr_addr), .xr_len_o(xr_len), .xr_rvalid_i(xh_resp_valid_i),
-    .xr_rdata_i(xh_resp_data_i),
-    .sw_en_o(hs_en), .sw_off_o(hs_off), .sw_size_o(hs_size), .sw_data_o(hs_data),
-    .adj_kind_o(adj_kind), .adj_delta_o(adj_delta), .adj_commit_o(adj_commit), .adj_step_o(adj_step),
-    .adj_err_i(adj_err), .adj_metalen_i(adj_metalen), .adj_busy_i(adj_busy),
-    .tc_jump_o(hlp_tc_jump), .tc_row_o(hlp_tc_row),
-    .redir_valid_o(res_redir_valid_o), .redir_kind_o(res_redir_kind_o), .redir_port_o(res_redir_port_o),
-    .redir_size_o(res_redir_size_o),
-    .pk_valid_o(prk_valid_o), .pk_len_o(prk_len_o), .pk_fmt_o(prk_fmt_o), .pk_args_o(prk_args_o),
-    .evw_en_o, .evw_idx_o, .evw_data_o, .evp_valid_o, .evp_drop_o, .evp_kind_o, .evp_map_o, .evp_cpu_o,
-    .evp_size_o, .evp_ctxlen_o
+  assign xm_req_valid_o = g_any && t_xm_valid[g_k];
+  assign xm_req_we_o    = t_xm_we[g_k];
+  assign xm_req_addr_o  = t_xm_addr[32*g_k +: 32];
+  assign xm_req_len_o   = t_xm_len[2*g_k +: 2];
+  assign xm_req_wdata_o = t_xm_wdata[128*g_k +: 128];
+  assign xm_req_be_o    = t_xm_be[16*g_k +: 16];
+  assign xh_req_valid_o = g_any && t_xh_valid[g_k];
+  assign xh_req_we_o    = t_xh_we[g_k];
+  assign xh_req_addr_o  = t_xh_addr[32*g_k +: 32];
+  assign xh_req_len_o   = t_xh_len[2*g_k +: 2];
+  assign xh_req_wdata_o = t_xh_wdata[8*MWB*g_k +: 8*MWB];
+  assign xh_req_be_o    = t_xh_be[MWB*g_k +: MWB];
+
+  sephirot_reorder #(.CORES(CORES), .DEPTH(CORES * TNBUF)) u_reorder (
+    .clk_i, .rst_ni, .push_i(d_push), .push_core_i(d_push_core), .valid_i(t_out_valid), .data_i(t_out_data),
+    .sop_i(t_out_sop), .eop_i(t_out_eop), .bytes_i(t_out_bytes), .action_i(t_out_action), .meta_i(t_out_meta),
+    .ready_o(r_ready), .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o
   );
 endmodule
 `default_nettype wire

@@ -1,0 +1,93 @@
+// sephirot_percpu: per-CPU arrays on several cores: the grant holder's map memory accesses reach its own copy.
+`default_nettype none
+`include "sephirot_params.vh"
+
+// Execution contract section 8: a per-CPU array (percpu_array) has one copy per core at the same addresses; a core's
+// lane and helper accesses in_pcpu it reach its copy. Core k's copy of a byte at map-memory offset o is at
+// o + k * PERCPU_STRIDE (core 0's is the map's own place; hxdp.rtl.sim loads every copy and reads them back, and
+// refuses a layout whose maps reach past the stride). The per-CPU ranges are taken from the map configuration as the
+// host writes it (once after reset): up to PERCPU_RANGES of them, [offset, offset + data_offset + slots * slot_size).
+// Only the holder of the map grant reaches the map memory (sephirot_grant), so one translation serves every core:
+// the lanes' addresses (map region), the helper's scalar read address and the map unit's window offsets. With one
+// core nothing is translated.
+module sephirot_percpu #(
+  parameter integer CORES = 1,
+  parameter integer LANES = `SEPH_LANES,
+  parameter integer KW    = (CORES > 1) ? $clog2(CORES) : 1
+) (
+  input  wire                clk_i,
+  input  wire                rst_ni,
+  input  wire                mcfg_we_i,      // the host writes a map configuration entry (sephirot_mapcfg)
+  input  wire [255:0]        mcfg_wdata_i,
+  input  wire [KW-1:0]       core_i,         // the grant holder
+  input  wire [32*LANES-1:0] l_addr_i,       // its lanes' addresses
+  output reg  [32*LANES-1:0] l_addr_o,
+  input  wire [31:0]         h_addr_i,       // its helper's scalar read address
+  output wire [31:0]         h_addr_o,
+  input  wire [31:0]         ww_off_i,       // its map unit's window offsets (write, read)
+  output wire [31:0]         ww_off_o,
+  input  wire [31:0]         hw_off_i,
+  output wire [31:0]         hw_off_o
+);
+  generate
+    if (CORES == 1) begin : gen_one
+      always @(*) l_addr_o = l_addr_i;
+      assign h_addr_o = h_addr_i;
+      assign ww_off_o = ww_off_i;
+      assign hw_off_o = hw_off_i;
+      wire unused = &{1'b0, clk_i, rst_ni, mcfg_we_i, mcfg_wdata_i, core_i};
+    end else begin : gen_copies
+      localparam integer NR = `SEPH_PERCPU_RANGES;
+      localparam [31:0] STRIDE = `SEPH_PERCPU_STRIDE;
+      localparam [31:0] MAP_BASE = `SEPH_MAP_BASE;
+      localparam [3:0]  R_MAP = `SEPH_REGION_MAP;
+      reg [31:0] lo_q [0:NR-1];
+      reg [31:0] hi_q [0:NR-1];
+      reg [NR-1:0] on_q;
+      // an entry of a per-CPU array: its range (the product only when the host writes the table)
+      wire        pc_w = mcfg_we_i && mcfg_wdata_i[7:0] == `SEPH_MAP_TYPE_PERCPU_ARRAY &&
+                         mcfg_wdata_i[15:8] != 8'd0;
+      wire [31:0] pc_lo = mcfg_wdata_i[111:80];
+      wire [31:0] pc_hi = pc_lo + {16'd0, mcfg_wdata_i[207:192]} +
+                          mcfg_wdata_i[143:112] * {16'd0, mcfg_wdata_i[159:144]};
+      wire unused = &{1'b0, mcfg_wdata_i[255:208], mcfg_wdata_i[191:160], mcfg_wdata_i[79:16]};   // (other fields)
+      reg  [NR-1:0] first_free;
+      integer f;
+      always @(*) begin
+        first_free = {NR{1'b0}};
+        for (f = NR - 1; f >= 0; f = f - 1)
+          if (!on_q[f]) first_free = {{(NR-1){1'b0}}, 1'b1} << f;
+      end
+      integer r;
+      always @(posedge clk_i or negedge rst_ni) begin
+        if (!rst_ni) begin
+          on_q <= {NR{1'b0}};
+        end else if (pc_w) begin
+          for (r = 0; r < NR; r = r + 1)
+            if (first_free[r]) begin on_q[r] <= 1'b1; lo_q[r] <= pc_lo; hi_q[r] <= pc_hi; end
+        end
+      end
+      function automatic in_pcpu(input [31:0] o);
+        integer j;
+        begin
+          in_pcpu = 1'b0;
+          for (j = 0; j < NR; j = j + 1)
+            if (on_q[j] && o >= lo_q[j] && o < hi_q[j]) in_pcpu = 1'b1;
+        end
+      endfunction
+      wire [31:0] shift = STRIDE * {{(32-KW){1'b0}}, core_i};
+      integer li;
+      reg [31:0] a;
+      always @(*) begin
+        for (li = 0; li < LANES; li = li + 1) begin
+          a = l_addr_i[32*li +: 32];
+          l_addr_o[32*li +: 32] = (a[31:28] == R_MAP && in_pcpu(a - MAP_BASE)) ? a + shift : a;
+        end
+      end
+      assign h_addr_o = (h_addr_i[31:28] == R_MAP && in_pcpu(h_addr_i - MAP_BASE)) ? h_addr_i + shift : h_addr_i;
+      assign ww_off_o = in_pcpu(ww_off_i) ? ww_off_i + shift : ww_off_i;
+      assign hw_off_o = in_pcpu(hw_off_i) ? hw_off_i + shift : hw_off_i;
+    end
+  endgenerate
+endmodule
+`default_nettype wire
