@@ -18,6 +18,9 @@ def test_point_on_the_main_path(tmp_path: Path) -> None:
     assert one["results_unlike_one_core"] == four["results_unlike_one_core"] == 0
     assert one["grant_wait_cycles_mean"] == 0 < four["grant_wait_cycles_mean"]
     assert four["model_cycles"] < one["model_cycles"]
+    # the RTL of 1 and 4 cores runs the same packets cycle for cycle as the model
+    assert (one["rtl_cycles"], four["rtl_cycles"]) == (one["model_cycles"], four["model_cycles"])
+    assert one["rtl_unlike_model"] == four["rtl_unlike_model"] == 0
 
 
 def test_refused_program_is_not_available(tmp_path: Path) -> None:

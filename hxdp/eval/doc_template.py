@@ -273,8 +273,10 @@ MEASURED = (
      "path the RTL's cycles back to back as for `fig12_13` (each frame its own flow, a reused connection after "
      "its opening), next to BPF_PROG_TEST_RUN of the same frames"),
     ("`cores`", "each program's main path (as `fig12_13`) on {cores_counts} cores: the steady-state cycles per packet "
-     "of the multi-core VLIW model (`hxdp.models.multicore`) over the path's frames back to back, its Mpps at the "
-     "clock, and Linux native XDP on a veth of the same run"),
+     "(the interval between core completions, second half of the run) of the RTL of that many cores under "
+     "Verilator over the path's frames back to back, and of the multi-core VLIW model (`hxdp.models.multicore`), "
+     "whose per-packet core, start and end cycles are checked against the RTL's; its Mpps at the clock, and Linux "
+     "native XDP on a veth of the same run"),
 )
 
 # What the modules of the per-module resource table are (modules not listed here are shown without a description).

@@ -582,7 +582,7 @@ def _cores_facts(results: dict[str, Any]) -> Facts:
                        for c in doc.get("checks", []))
     return {"cores_section": f"{table}\n\nThe issue's targets on these figures ({doc.get('engine', 'the model')}):"
                              f"\n\n{checks}",
-            "cores_engine": "the " + str(doc.get("engine", "VLIW model")),
+            "cores_engine": str(doc.get("engine", "the VLIW model")),
             "cores_counts": ", ".join(str(n) for n in counts[:-1]) + f" and {counts[-1]}"}
 
 

@@ -1,4 +1,4 @@
-"""Several cores: Mpps against 1, 2, 4 and 8 cores on each program's main path (the multi-core VLIW model), vs Linux."""
+"""Several cores: Mpps against 1, 2, 4 and 8 cores on each program's main path (RTL and model), against Linux."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ FORWARDING = ("xdp_tx", "xdp_redirect", "xdp_redirect_map", "simple_firewall", "
               "xdp_router_ipv4", "xdp_tx_iptunnel", "l4_load_balancer")
 # issue 26: 4x10G line rate of 64-byte frames across the cores
 LINE_RATE_PROGRAMS = ("xdp_drop", "xdp_tx", "xdp_redirect", "xdp_redirect_map", "simple_firewall")
-LABEL = "VLIW model (ours; the multi-core RTL is not built yet)"
+LABEL = "the RTL of N cores under Verilator (the multi-core VLIW model where the RTL does not run the program)"
 
 
 def points_cores(ctx: Context) -> list[str]:
@@ -32,9 +32,9 @@ def points_cores(ctx: Context) -> list[str]:
 
 
 def m_cores(ctx: Context, key: str) -> Record:
-    """cores:NAME:N: the multi-core VLIW model (docs/execution_contract.md section 8) on the program's main path,
-    64-byte frames back to back: the steady-state cycles per packet, and whether every frame's action and bytes equal
-    one VLIW core's."""
+    """cores:NAME:N: N cores (docs/execution_contract.md section 8) on the program's main path, 64-byte frames back
+    to back: the steady-state cycles per packet of the RTL (Verilator) and of the multi-core VLIW model, whether
+    their per-packet cycles agree, and whether every frame's action and bytes equal one VLIW core's."""
     from hxdp.models.multicore import MulticoreModel
     from hxdp.models.vliw import VliwModel
 
@@ -53,10 +53,33 @@ def m_cores(ctx: Context, key: str) -> Record:
     wrong = sum((a.action, a.packet) != (f.result.action, f.result.packet) for a, f in zip(ref, run.frames,
                                                                                          strict=True))
     cpp = run.cycles_per_packet
-    return {"program": name, "path": path, "cores": cores, "model_cycles": cpp,
-            "model_mpps": CLOCK_MHZ / cpp if cpp else None, "packets": len(packets), "trace": what,
-            "grant_wait_cycles_mean": sum(f.waits for f in run.frames) / len(packets),
-            "reorder_peak": run.reorder_peak, "results_unlike_one_core": wrong}
+    rec: Record = {"program": name, "path": path, "cores": cores, "model_cycles": cpp,
+                   "model_mpps": CLOCK_MHZ / cpp if cpp else None, "packets": len(packets), "trace": what,
+                   "grant_wait_cycles_mean": sum(f.waits for f in run.frames) / len(packets),
+                   "reorder_peak": run.reorder_peak, "results_unlike_one_core": wrong}
+    rec.update(_rtl(ctx, name, cr, packets, cores, run))
+    return rec
+
+
+def _rtl(ctx: Context, name: str, cr: object, packets: list[bytes], cores: int, run: object) -> Record:
+    """The same packets on the RTL of `cores` cores: its steady-state cycles per packet (the model's measure: the
+    interval between core completions, second half of the run) and the packets whose core, start or end cycle
+    differ from the model's; the RTL's refusal, when it refuses the program, in rtl_reason."""
+    from hxdp.eval.measure import back_to_back_cycles
+    from hxdp.rtl.sim import RtlSim
+
+    try:
+        sim = RtlSim(cr.rom, layout=cr.layout, state=map_state(ctx, name, cr.layout), cores=cores)
+        results = sim.run_packets(packets)
+    except HxdpError as exc:
+        return {"rtl_cycles": None, "rtl_mpps": None, "rtl_reason": str(exc)}
+    cycles, method = back_to_back_cycles(results, sim)
+    # (the RTL's stamps count from its reset, the model's from packet 0's start)
+    s0 = sim.stamps[0].start if sim.stamps else 0
+    unlike = sum((s.core, s.start - s0, s.end - s0) != (f.core, f.start, f.end)
+                 for s, f in zip(sim.stamps, run.frames, strict=False) if f.core is not None)
+    return {"rtl_cycles": cycles, "rtl_mpps": CLOCK_MHZ / cycles if cycles else None, "rtl_method": method,
+            "rtl_unlike_model": unlike, "rtl_reason": None}
 
 
 def cores_rows(ctx: Context, records: dict[str, Record]) -> list[Row]:
@@ -68,8 +91,13 @@ def cores_rows(ctx: Context, records: dict[str, Record]) -> list[Row]:
         for n in counts:
             r = ok(records, f"cores:{p}:{n}")
             row["path"] = row["path"] or (r["path"] if r else None)
-            row[f"cycles_{n}"] = r["model_cycles"] if r else None
-            row[f"mpps_{n}"] = r["model_mpps"] if r else None
+            # the RTL's figure where it runs the program, else the model's (`engine_N` says which)
+            rtl = r.get("rtl_cycles") if r else None
+            row[f"cycles_{n}"] = rtl if rtl else (r["model_cycles"] if r else None)
+            row[f"mpps_{n}"] = (r.get("rtl_mpps") if rtl else r["model_mpps"]) if r else None
+            row[f"engine_{n}"] = ("rtl" if rtl else "model") if r else None
+            row[f"model_cycles_{n}"] = r["model_cycles"] if r else None
+            row[f"rtl_unlike_model_{n}"] = r.get("rtl_unlike_model") if r else None
             row[f"unlike_one_core_{n}"] = r["results_unlike_one_core"] if r else None
             row[f"grant_wait_{n}"] = r["grant_wait_cycles_mean"] if r else None
             row[f"reorder_peak_{n}"] = r["reorder_peak"] if r else None
@@ -95,6 +123,13 @@ def cores_checks(rows: list[Row], counts: tuple[int, ...]) -> list[Check]:
     checks = []
     limit = CLOCK_MHZ / LINE_RATE_MPPS
     by = {r["program"]: r for r in rows}
+    ran = [(r["program"], n, r.get(f"rtl_unlike_model_{n}")) for r in rows for n in counts
+           if r.get(f"engine_{n}") == "rtl"]
+    if ran:
+        off = [f"{p} on {n}" for p, n, u in ran if u]
+        checks.append(Check("the multi-core RTL's per-packet core, start and end cycles equal the model's",
+                            "fail" if off else "pass", f"{len(ran) - len(off)} of {len(ran)} runs",
+                            "every run", "differ: " + ", ".join(off) if off else ""))
     for p in LINE_RATE_PROGRAMS:
         if p not in by:
             continue
@@ -145,7 +180,7 @@ def plot_cores(out: Path, exp: Experiment, rows: list[Row], notes: list[str]) ->
     fig, axes = plt().subplots(nrows, cols, figsize=(3 * cols, 2.4 * nrows + 0.8), squeeze=False)
     for ax, r in zip(axes.flat, good, strict=False):
         pts = [(n, r[f"mpps_{n}"]) for n in CORE_COUNTS if r.get(f"mpps_{n}")]
-        ax.plot([n for n, _ in pts], [m for _, m in pts], "o-", label="model")
+        ax.plot([n for n, _ in pts], [m for _, m in pts], "o-", label="Sephirot (RTL; the model where refused)")
         lx, what = _linux(r)
         if lx:
             ax.axhline(lx, linestyle="--", color="tab:red", label=what)
