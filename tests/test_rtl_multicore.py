@@ -26,6 +26,7 @@ from hxdp.traffic.pcap import read_pcap, write_pcap
 pytestmark = pytest.mark.rtl
 
 RACE = Path(__file__).parent / "data" / "rtl_cores" / "race.c"
+CLOCK = Path(__file__).parent / "data" / "rtl_cores" / "clock.c"
 # drop, tx, redirect and redirect_map programs, and the forwarding programs with per-CPU counters; not
 # simple_firewall, whose replies look up the flow their request creates: back to back on several cores a reply may
 # run before its request's update, as on two Linux CPUs (the contract's race, section 8)
@@ -285,3 +286,16 @@ def test_race_off_chip(tier: str, cores: int, tmp_path: Path) -> None:
     (totals,) = state.dump()["totals"].values()
     assert (int.from_bytes(totals[8:16], "little"), int.from_bytes(totals[16:24], "little")) == (PACKETS, PACKETS)
     _against_model(res.rom, res.layout, packets, cores)
+
+
+@pytest.mark.parametrize("cores", [2, 4])
+def test_ktime_reads_the_shared_clock(cores: int, tmp_path: Path) -> None:
+    # ktime_get_ns: the shared clock's cycle in which its row starts (contract section 8), as the model's
+    _require(cores)
+    res = compile_program(load_program(str(compile_bpf(CLOCK, tmp_path))))
+    packets = [bytes(64)] * PACKETS
+    sim = RtlSim(res.rom, res.layout, MapState(res.layout), cores=cores)
+    got = [r.packet[:8] for r in sim.run_packets(packets)]
+    run = MulticoreModel(res.rom, MapState(res.layout), cores).run(packets)
+    assert got == [f.result.packet[:8] for f in run.frames]
+    assert len(set(got)) == PACKETS

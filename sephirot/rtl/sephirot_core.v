@@ -78,7 +78,9 @@ module sephirot_core #(
   output reg                   hbus_rd_o,       // the helper port's access to ctx/packet/maps
   input  wire [63:0]           hbus_rdata_i,
   input  wire                  hbus_fault_i,
-  output wire [63:0]           hlp_cycles_o,    // packet cycles of all earlier packets + this one so far
+  output wire [63:0]           hlp_cycles_o,    // ktime_get_ns's cycle: the row's start (below)
+  input  wire                  clock_en_i,      // several cores: ktime_get_ns reads the shared clock_i
+  input  wire [63:0]           clock_i,         // the cycles since the first packet's first row (sephirot_top)
   // trace of the row committed (or faulted) this cycle
   output wire                  trc_valid_o,
   output wire [AW-1:0]         trc_pc_o,
@@ -516,7 +518,9 @@ module sephirot_core #(
     end
   end
   assign res_cycles_o = bubble_end ? cyc_q + 32'd1 : (fault_end ? cyc_q - stl_q : cyc_q + 32'd1);
-  assign hlp_cycles_o = tot_q + {32'd0, cyc_q - stl_q};
+  // one core: the packet cycles of all earlier packets + this one's before the row (without gaps between packets,
+  // the running cycle count); several cores: the shared clock's cycle in which the row started (contract section 8)
+  assign hlp_cycles_o = clock_en_i ? clock_i - {32'd0, stl_q} : tot_q + {32'd0, cyc_q - stl_q};
 
   // ---------------------------------------------------------------------------------------------------------
   // next state

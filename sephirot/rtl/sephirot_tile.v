@@ -32,6 +32,8 @@ module sephirot_tile #(
   input  wire [31:0]          in_ifindex_i,
   input  wire [31:0]          in_rxq_i,
   output wire                 idle_o,         // no packet: the dispatcher may hand this core a first frame
+  input  wire                 clock_en_i,     // several cores: ktime_get_ns reads clock_i (sephirot_core)
+  input  wire [63:0]          clock_i,
   // output frames (sephirot_reorder: out_ready_i when this core's oldest frame is the next to leave)
   input  wire                 out_ready_i,
   output wire                 out_valid_o,
@@ -209,6 +211,7 @@ module sephirot_tile #(
     .dbus_go_o(d_go), .dbus_xwait_i(d_xwait), .gnt_req_o, .gnt_i, .gnt_keep_o,
     .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
     .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
+    .clock_en_i, .clock_i,
     .hlp_tc_jump_i(hlp_tc_jump), .hlp_tc_row_i(hlp_tc_row),
     .hm_en_i(hm_en), .hm_addr_i(hm_addr), .hm_size_i(hm_size), .hm_rdata_o(hm_rdata), .hm_fault_o(hm_fault),
     .hs_en_i(hs_en), .hs_off_i(hs_off), .hs_size_i(hs_size), .hs_data_i(hs_data),

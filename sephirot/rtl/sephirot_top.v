@@ -158,6 +158,19 @@ module sephirot_top #(
     end
   end
 
+  // the shared clock of several cores (ktime_get_ns, contract section 8): 0 in the cycle the first packet's first
+  // row runs, counting from there
+  reg         clk_run_q;
+  reg  [63:0] clk_cnt_q;
+  wire [63:0] clock = clk_run_q ? clk_cnt_q : 64'd0;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      clk_run_q <= 1'b0; clk_cnt_q <= 64'd0;
+    end else if (clk_run_q || |pkt_start_o) begin
+      clk_run_q <= 1'b1; clk_cnt_q <= clock + 64'd1;
+    end
+  end
+
   sephirot_dispatch #(.CORES(CORES)) u_dispatch (
     .clk_i, .rst_ni, .valid_i(iv_q), .sop_i(isop_q), .ready_i(t_in_ready), .idle_i(t_idle), .sel_o(d_sel),
     .ready_o(d_ready), .push_o(d_push), .push_core_o(d_push_core)
@@ -203,6 +216,7 @@ module sephirot_top #(
         .clk_i, .rst_ni, .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i(rows_q), .raw_i(raw_q),
         .in_valid_i(iv_q && d_sel[gk]), .in_ready_o(t_in_ready[gk]), .in_data_i(idata_q), .in_sop_i(isop_q),
         .in_eop_i(ieop_q), .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q), .idle_o(t_idle[gk]),
+        .clock_en_i(CORES > 1), .clock_i(clock),
         .out_ready_i(r_ready[gk]), .out_valid_o(t_out_valid[gk]), .out_data_o(t_out_data[256*gk +: 256]),
         .out_sop_o(t_out_sop[gk]), .out_eop_o(t_out_eop[gk]), .out_bytes_o(t_out_bytes[6*gk +: 6]),
         .out_action_o(t_out_action[32*gk +: 32]), .out_meta_o(t_out_meta[8*gk +: 8]),
