@@ -20,7 +20,7 @@ FORWARDING = ("xdp_tx", "xdp_redirect", "xdp_redirect_map", "simple_firewall", "
               "xdp_router_ipv4", "xdp_tx_iptunnel", "l4_load_balancer")
 # issue 26: 4x10G line rate of 64-byte frames across the cores
 LINE_RATE_PROGRAMS = ("xdp_drop", "xdp_tx", "xdp_redirect", "xdp_redirect_map", "simple_firewall")
-LABEL = "VLIW model (ours; the multi-core RTL is not built yet)"
+LABEL = "VLIW model (ours; the RTL's cores follow its cycles: sephirot/README.md, Several cores)"
 
 
 def points_cores(ctx: Context) -> list[str]:
