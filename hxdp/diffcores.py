@@ -1,4 +1,4 @@
-"""Differential verification on several cores: the multi-core VLIW model against the kernel, on each core's CPU."""
+"""Differential verification on several cores: the multi-core VLIW model or RTL against the kernel, core k on CPU k."""
 
 from __future__ import annotations
 
@@ -11,9 +11,6 @@ from hxdp.errors import HxdpError
 from hxdp.mapdump import SkipBytes, masked
 from hxdp.params import CORES_MAX
 
-RTL_REFUSAL = ("not supported: --cores {n} on the RTL in hxdp diff, because the per-core kernel comparison runs the "
-               "VLIW model's cores (use --engine vliw-model; hxdp run --cores {n} runs the RTL's)")
-
 
 def cores_refusal(engine: str, cores: int, chain: Any = None, fib: Any = None) -> str | None:
     """Why `hxdp diff`/`hxdp run` cannot run `engine` on `cores` cores (None: they can; `hxdp run` asks only for the
@@ -22,11 +19,9 @@ def cores_refusal(engine: str, cores: int, chain: Any = None, fib: Any = None) -
         return None
     if not 1 <= cores <= CORES_MAX:
         return f"--cores {cores}: choose 1 to {CORES_MAX} (params.CORES_MAX)"
-    if engine == "rtl":
-        return RTL_REFUSAL.format(n=cores)
-    if engine != "vliw-model":
-        return (f"not supported: --cores {cores} on the {engine}, because only the VLIW model has the cycles the "
-                "cores interleave by (use --engine vliw-model)")
+    if engine not in ("vliw-model", "rtl"):
+        return (f"not supported: --cores {cores} on the {engine}, because only the VLIW model and the RTL have the "
+                "cycles the cores interleave by (use --engine vliw-model or rtl)")
     if chain is not None:
         return f"not supported: --cores {cores} with --chain, because the dispatcher's chain runs on one core"
     if fib is not None:
@@ -56,10 +51,11 @@ def core_cpus(cores: int, per_cpu: bool) -> list[int]:
 def run_diff_cores(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None, cores: int,
                    section: str | None = None, prog: str | None = None, ingress_ifindex: int = 1,
                    compile_options: Any = None, cfg_source: str | None = None, sizes: dict[str, int] | None = None,
-                   skip: list[SkipBytes] | None = None) -> DiffReport:
-    """Run the trace through hxdp.models.multicore on `cores` cores, and each packet in the kernel, in arrival order,
-    on the CPU of the core the dispatcher gave it; compare every packet, then the maps once at the end, per-CPU maps
-    core by core (docs/execution_contract.md section 8, "The kernel comparison")."""
+                   skip: list[SkipBytes] | None = None, engine: str = "vliw-model") -> DiffReport:
+    """Run the trace through hxdp.models.multicore (engine "rtl": the RTL's cores, hxdp.rtl.sim) on `cores` cores,
+    and each packet in the kernel, in arrival order, on the CPU of the core the dispatcher gave it; compare every
+    packet, then the maps once at the end, per-CPU maps core by core (docs/execution_contract.md section 8, "The
+    kernel comparison")."""
     from hxdp.frontend.sizing import config_inner, config_sizes
     from hxdp.models.multicore import MulticoreModel
 
@@ -71,8 +67,11 @@ def run_diff_cores(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | 
                            inner)
     runner.model = MulticoreModel(runner.model.rom, runner.state, cores)
     cpus = core_cpus(cores, uses_cpu(runner))
-    run = runner.model.run(packets, ingress_ifindex=ingress_ifindex)
-    report = DiffReport(f"vliw-model on {cores} cores")
+    if engine == "rtl":
+        run, dump = _rtl_cores(runner, packets, cores, ingress_ifindex)
+    else:
+        run, dump = runner.model.run(packets, ingress_ifindex=ingress_ifindex), runner.model.dump
+    report = DiffReport(f"{engine} on {cores} cores")
     with _kernel_program(obj, section, prog, sizes, inner) as kernel:
         kernel.apply_config(cfg, source=cfg_source)
         for f in run.frames:
@@ -92,7 +91,7 @@ def run_diff_cores(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | 
             if cpu in seen:  # a CPU several cores share holds no per-CPU state of theirs (core_cpus refuses that)
                 continue
             seen.add(cpu)
-            kmaps, emaps = kernel.dump(cpu=cpu), runner.model.dump(k)
+            kmaps, emaps = kernel.dump(cpu=cpu), dump(k)
             if k:
                 kmaps = {n: v for n, v in kmaps.items() if n in percpu}
                 emaps = {n: v for n, v in emaps.items() if n in percpu}
@@ -104,3 +103,23 @@ def run_diff_cores(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | 
                 return report
     return report
 
+
+
+def _rtl_cores(runner: Any, packets: list[bytes], cores: int, ingress_ifindex: int) -> tuple[Any, Any]:
+    """The RTL's run on `cores` cores, as the multi-core model's (frames with their core and result) and its maps
+    per core (core k's per-CPU copies)."""
+    from types import SimpleNamespace
+
+    from hxdp.rtl.sim import RtlSim
+
+    sim = RtlSim(runner.model.cores[0].rom, runner.state.layout, runner.state, cores=cores)
+    results = sim.run_packets([(p, ingress_ifindex, 0) for p in packets])
+    frames = [SimpleNamespace(index=i, core=st.core if st.core >= 0 else None, result=r)
+              for i, (r, st) in enumerate(zip(results, sim.stamps, strict=True))]
+    per_cpu = sim.dump_per_cpu()
+    names = {r.name for r in sim.percpu}
+
+    def dump(k: int) -> dict:
+        return {n: ({key: values[k] for key, values in v.items()} if n in names else v) for n, v in per_cpu.items()}
+
+    return SimpleNamespace(frames=frames), dump

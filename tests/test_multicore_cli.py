@@ -1,5 +1,5 @@
-"""`--cores N` on `hxdp run` and `hxdp diff`: the VLIW model's cores run (and the RTL's on `hxdp run`,
-tests/test_rtl_multicore.py); the other engines refuse, in one line naming why."""
+"""`--cores N` on `hxdp run` and `hxdp diff`: the VLIW model's cores run (and the RTL's: tests/test_rtl_multicore.py,
+tests/test_rtl_multicore_kernel.py); the other engines refuse, in one line naming why."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_run_on_model_cores(pcap: Path, capsys: pytest.CaptureFixture[str]) -> N
     (["run", "ROM", "--engine", "vliw-model", "--cores", "9"], "--cores 9: choose 1 to 8"),
     (["run", "ROM", "--engine", "vliw-model", "--cores", "2", "--vcd", "x.vcd"],
      "not supported: --vcd with --engine vliw-model"),
-    (["diff", "OBJ", "--engine", "rtl", "--cores", "2"], "not supported: --cores 2 on the RTL"),
+    (["diff", "OBJ", "--engine", "rtl", "--cores", "9"], "--cores 9: choose 1 to 8"),
     (["diff", "OBJ", "--engine", "seq-model", "--cores", "2"], "not supported: --cores 2 on the seq-model"),
 ])
 def test_refusals(argv: list[str], message: str, pcap: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=ENGINES, default="vliw-model", help="engine compared with the kernel "
                    "(default vliw-model)")
     p.add_argument("--cores", type=int, default=1, metavar="N",
-                   help="run the VLIW model's N cores (1-8, docs/execution_contract.md section 8): each packet runs "
+                   help="run N cores of the VLIW model or the RTL (1-8, docs/execution_contract.md section 8): each "
+                        "packet runs "
                         "in the kernel on the CPU of the core the dispatcher gave it, per-CPU maps compared core by "
                         "core, the maps once at the end; no reproducer folder (default 1)")
     p.add_argument("--section", help="ELF section of the program (default: the only one)")
@@ -94,7 +95,8 @@ def _run(args: argparse.Namespace) -> int:
         raise HxdpError(refusal)
     if args.cores != 1:
         report = run_diff_cores(args.obj, packets, cfg, args.cores, section=args.section, prog=args.prog,
-                                ingress_ifindex=ingress_ifindex, cfg_source=args.maps, sizes=sizes, skip=skip)
+                                ingress_ifindex=ingress_ifindex, cfg_source=args.maps, sizes=sizes, skip=skip,
+                                engine=args.engine)
         return _print(args, report)
     report = run_diff(args.obj, packets, cfg, engine=args.engine, section=args.section, prog=args.prog,
                       ingress_ifindex=ingress_ifindex, repro_dir=args.repro, cfg_source=args.maps,
