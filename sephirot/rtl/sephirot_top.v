@@ -179,6 +179,7 @@ module sephirot_top #(
   // the tiles' ports towards the shared units, core k's at [W*k +: W]
   wire [CORES-1:0]           g_req, g_keep, g_gnt;
   wire [KW-1:0]              g_k;
+  wire [KW-1:0]              xm_who, xh_who;   // the cores the off-chip responses of this cycle are for
   wire                       g_any;
   wire [LANES*CORES-1:0]     t_mm_rd, t_mm_wr;
   wire [32*LANES*CORES-1:0]  t_mm_addr;
@@ -255,14 +256,25 @@ module sephirot_top #(
         .xm_req_valid_o(t_xm_valid[gk]), .xm_req_ready_i(xm_req_ready_i), .xm_req_we_o(t_xm_we[gk]),
         .xm_req_addr_o(t_xm_addr[32*gk +: 32]), .xm_req_len_o(t_xm_len[2*gk +: 2]),
         .xm_req_wdata_o(t_xm_wdata[128*gk +: 128]), .xm_req_be_o(t_xm_be[16*gk +: 16]),
-        .xm_resp_valid_i(xm_resp_valid_i && g_gnt[gk]), .xm_resp_data_i(xm_resp_data_i),
+        .xm_resp_valid_i(xm_resp_valid_i && {{(32-KW){1'b0}}, xm_who} == gk), .xm_resp_data_i(xm_resp_data_i),
         .xh_req_valid_o(t_xh_valid[gk]), .xh_req_we_o(t_xh_we[gk]), .xh_req_addr_o(t_xh_addr[32*gk +: 32]),
         .xh_req_len_o(t_xh_len[2*gk +: 2]), .xh_req_wdata_o(t_xh_wdata[8*MWB*gk +: 8*MWB]),
-        .xh_req_be_o(t_xh_be[MWB*gk +: MWB]), .xh_resp_valid_i(xh_resp_valid_i && g_gnt[gk]),
+        .xh_req_be_o(t_xh_be[MWB*gk +: MWB]), .xh_resp_valid_i(xh_resp_valid_i && {{(32-KW){1'b0}}, xh_who} == gk),
         .xh_resp_data_i(xh_resp_data_i)
       );
     end
   endgenerate
+
+  // each off-chip response goes to the core whose read it answers (sephirot_respq), which holds the grant unless its
+  // call let the read go (a fault)
+  sephirot_respq #(.CORES(CORES)) u_xm_respq (
+    .clk_i, .rst_ni, .push_i(xm_req_valid_o && xm_req_ready_i && !xm_req_we_o), .core_i(g_k),
+    .pop_i(xm_resp_valid_i), .head_o(xm_who)
+  );
+  sephirot_respq #(.CORES(CORES)) u_xh_respq (
+    .clk_i, .rst_ni, .push_i(xh_req_valid_o && !xh_req_we_o), .core_i(g_k), .pop_i(xh_resp_valid_i),
+    .head_o(xh_who)
+  );
 
   sephirot_grant #(.CORES(CORES)) u_grant (
     .clk_i, .rst_ni, .req_i(g_req), .keep_i(g_keep), .gnt_o(g_gnt), .holder_o(g_k), .any_o(g_any)
