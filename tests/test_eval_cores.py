@@ -54,3 +54,15 @@ def test_line_rate_check() -> None:
     assert checks[0].status == "pass" and "on 4 core(s)" in checks[0].value
     checks = cores.cores_checks([row("xdp_redirect", {1: 3.0, 4: 2.7}, None)], (1, 4))
     assert checks[0].status == "fail"
+
+
+def test_core_resources_from_the_two_core_synthesis() -> None:
+    """The tiles of a 2-core synthesis are two parameter variants summed: one tile is half, the rest is shared, and
+    N cores are the shared rest and N tiles, checked against the paper's NIC and the 690T."""
+    rec = {"status": "ok", "total": {"LUT": 90_000.0, "LUTRAM": 2_000.0, "FF": 10_000.0, "BRAM": 100.0},
+           "modules": {"sephirot_tile": {"LUT": 80_000.0, "LUTRAM": 0.0, "BRAM": 90.0}}}
+    res = cores.core_resources({cores.synth_key(2): rec}, (1, 2, 4, 8))
+    assert (res["tile_lut"], res["shared_lut"], res["tile_bram36"]) == (40_000, 12_000, 45)
+    assert res["lut_by_cores"] == {"2": 92_000, "4": 172_000, "8": 332_000}
+    assert res["cores_that_fit"] == (433_200 - 38_000 - 12_000) // 40_000
+    assert cores.core_resources({}, (1, 2)) is None

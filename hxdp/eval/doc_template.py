@@ -276,7 +276,8 @@ MEASURED = (
      "(the interval between core completions, second half of the run) of the RTL of that many cores under "
      "Verilator over the path's frames back to back, and of the multi-core VLIW model (`hxdp.models.multicore`), "
      "whose per-packet core, start and end cycles are checked against the RTL's; its Mpps at the clock, and Linux "
-     "native XDP on a veth of the same run"),
+     "native XDP on a veth of the same run; and yosys `synth_xilinx` of the whole IP with {synth_cores} cores (as "
+     "`resources`, hierarchy kept: a tile's share), N cores extrapolated as the shared rest and N tiles"),
 )
 
 # What the modules of the per-module resource table are (modules not listed here are shown without a description).

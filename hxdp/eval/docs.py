@@ -14,6 +14,7 @@ from hxdp import params
 from hxdp.atomic_write import write_atomic
 from hxdp.eval import doc_template, timing
 from hxdp.eval.figures.compiler import LANES, OPT_TITLES
+from hxdp.eval.figures.cores import SYNTH_CORES
 from hxdp.eval.figures.latency import LATENCY_PROGRAMS, LATENCY_SIZES
 from hxdp.eval.figures.resources import CORE, PART_SYNTH_KEYS, REF_MAP_BYTES, WHOLE
 from hxdp.eval.figures.speed import COMPILE_TARGET, SIM_TARGET, SIM_TARGET_CPS
@@ -574,16 +575,35 @@ def _cores_facts(results: dict[str, Any]) -> Facts:
     rows = []
     for r in doc["rows"]:
         mpps = (_num(r.get(f"mpps_{n}")) for n in (counts[0], counts[-1]))
-        rows.append((r["program"], r["path"] or "n/a", *(_num(r.get(f"cycles_{n}")) for n in counts), *mpps,
-                     _num(r.get("linux_veth_native_mpps"))))
+        cyc = (_num(r.get(f"cycles_{n}")) + (" (model)" if r.get(f"engine_{n}") == "model" else "") for n in counts)
+        rows.append((r["program"], r["path"] or "n/a", *cyc, *mpps, _num(r.get("linux_veth_native_mpps"))))
     table = _table(("program", "path", *(f"cycles/packet, {n} core{'s' * (n > 1)}" for n in counts),
                     f"Mpps, {counts[0]}", f"Mpps, {counts[-1]}", "Linux native veth Mpps"), rows)
     checks = "\n".join(f"- {c['name']}: {c['value']} (target {c['limit']}), {c['status'].upper()}."
                        for c in doc.get("checks", []))
+    res = doc.get("resources")
+    if res:
+        est = _table(("cores", "LUT (incl. LUTRAM)"), [(n, _num(v)) for n, v in res["lut_by_cores"].items()])
+        resources = (f"Resources: yosys `synth_xilinx` of the whole IP with {res['cores']} cores (the reference map "
+                     f"of `resources`) takes {_num(res['whole_lut'])} LUT, {_num(res['whole_ff'])} FF and "
+                     f"{_num(res['whole_bram36'])} BRAM36: a tile (a core with its packet buffers and helper unit) "
+                     f"{_num(res['tile_lut'])} LUT and {_num(res['tile_bram36'])} BRAM36, the shared rest "
+                     f"{_num(res['shared_lut'])} LUT. N cores, extrapolated as the shared rest and N tiles (one core "
+                     "is the `resources` figure: a tile of several cores has more packet buffers, for the reorder "
+                     "stage):"
+                     f"\n\n{est}"
+                     f"\n\nBeside the rest of the NIC ({_num(res['nic_lut'])} LUT: the paper's Table 1, the reference "
+                     f"NIC with hXDP minus hXDP), {res['cores_that_fit']} cores fit the {_num(res['device_lut'])} LUT "
+                     "of the NetFPGA-SUME's Virtex-7 690T.")
+    else:
+        resources = "Resources per core count: *not measured in this run* (the 2-core synthesis of `cores`)."
+    table += ("\n\n(model): the multi-core VLIW model's figure, where the RTL of that many cores refuses the program "
+              "(the reasons are in `cores.json`); `-`: refused by both")
     return {"cores_section": f"{table}\n\nThe issue's targets on these figures ({doc.get('engine', 'the model')}):"
-                             f"\n\n{checks}",
+                             f"\n\n{checks}\n\n{resources}",
             "cores_engine": str(doc.get("engine", "the VLIW model")),
-            "cores_counts": ", ".join(str(n) for n in counts[:-1]) + f" and {counts[-1]}"}
+            "cores_counts": ", ".join(str(n) for n in counts[:-1]) + f" and {counts[-1]}",
+            "synth_cores": str(SYNTH_CORES)}
 
 
 def _behind_facts(results: dict[str, Any]) -> Facts:

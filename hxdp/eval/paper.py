@@ -57,6 +57,8 @@ PAPER_TABLE1 = {  # Section 4.3, Table 1: component -> (logic LUTs, registers FF
     "Maps subsystem": (5_800, 2_500, 16),
     "Total": (42_000, 18_000, 50),
 }
+PAPER_WITH_REFERENCE_NIC = (80_000, 63_000, 214)  # Table 1, "w/ reference NIC": hXDP and the NetFPGA reference NIC
+VIRTEX7_690T = (433_200, 866_400, 1_470)  # the NetFPGA-SUME's XC7VX690T: LUTs, flip-flops, BRAM36 (Xilinx DS180)
 TARGET_CYCLES = {  # issue 9: cycles per 64-byte packet back to back (paper figure at 156.25 MHz)
     "xdp_drop": (3, "52 Mpps"),
     "xdp_tx": (7, "22.5 Mpps"),

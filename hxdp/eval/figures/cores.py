@@ -7,10 +7,11 @@ from pathlib import Path
 
 from hxdp import params
 from hxdp.errors import HxdpError
+from hxdp.eval.figures.resources import TOP_SYNTH_KEY, lut
 from hxdp.eval.harness import CLOCK_MHZ, Check, Context, Experiment, NotAvailable, Record, Row, ok
 from hxdp.eval.measure import map_state, path_frames, program_paths
 from hxdp.eval.output import note_figure, plt, reasons, save_figure, write_table
-from hxdp.eval.paper import LINE_RATE_MPPS
+from hxdp.eval.paper import LINE_RATE_MPPS, PAPER_TABLE1, PAPER_WITH_REFERENCE_NIC, VIRTEX7_690T
 from hxdp.eval.programs import compile_variant, suite_names
 
 CORE_COUNTS = (1, 2, 4, 8)
@@ -23,12 +24,41 @@ LINE_RATE_PROGRAMS = ("xdp_drop", "xdp_tx", "xdp_redirect", "xdp_redirect_map", 
 LABEL = "the RTL of N cores under Verilator (the multi-core VLIW model where the RTL does not run the program)"
 
 
+SYNTH_CORES = 2  # the whole IP is synthesised with this many cores (about 20 minutes of yosys); more are extrapolated
+
+
+def synth_key(cores: int) -> str:
+    return f"{TOP_SYNTH_KEY},CORES={cores}"
+
+
 def points_cores(ctx: Context) -> list[str]:
     counts = QUICK_CORE_COUNTS if ctx.quick else CORE_COUNTS
     keys = []
     for p in suite_names(ctx):
         keys += [f"cores:{p}:{n}" for n in counts] + [f"linux:{p}"]
-    return keys
+    return keys + ([] if ctx.quick else [synth_key(SYNTH_CORES)])
+
+
+def core_resources(records: dict[str, Record], counts: tuple[int, ...]) -> Record | None:
+    """The whole IP synthesised with SYNTH_CORES cores: its resources, a tile's (sephirot_tile: a core with its
+    packet buffers and helper unit), the shared rest, the LUTs of N cores extrapolated as shared + N tiles, and how
+    many cores fit a Virtex-7 690T beside the rest of the NIC (the paper's Table 1: the reference NIC with hXDP
+    minus hXDP)."""
+    r = ok(records, synth_key(SYNTH_CORES))
+    if not r or "sephirot_tile" not in (r.get("modules") or {}):
+        return None
+    # (each core's tile is a parameter variant of its own, its core number, and the per-module totals add a module's
+    # variants: the tiles' sum, divided by the cores, is one tile)
+    whole = r["total"]
+    tile = {k: v / SYNTH_CORES for k, v in r["modules"]["sephirot_tile"].items()}
+    shared = lut(whole) - SYNTH_CORES * lut(tile)
+    nic = PAPER_WITH_REFERENCE_NIC[0] - PAPER_TABLE1["Total"][0]
+    room = VIRTEX7_690T[0] - nic
+    return {"cores": SYNTH_CORES, "whole_lut": lut(whole), "whole_ff": whole.get("FF"), "whole_bram36":
+            whole.get("BRAM"), "tile_lut": lut(tile), "tile_bram36": tile.get("BRAM"), "shared_lut": shared,
+            "lut_by_cores": {str(n): shared + n * lut(tile) for n in counts if n >= SYNTH_CORES}, "nic_lut": nic,
+            "device_lut": VIRTEX7_690T[0], "cores_that_fit": int((room - shared) // lut(tile)),
+            "seconds": r.get("seconds")}
 
 
 def m_cores(ctx: Context, key: str) -> Record:
@@ -98,6 +128,7 @@ def cores_rows(ctx: Context, records: dict[str, Record]) -> list[Row]:
             row[f"engine_{n}"] = ("rtl" if rtl else "model") if r else None
             row[f"model_cycles_{n}"] = r["model_cycles"] if r else None
             row[f"rtl_unlike_model_{n}"] = r.get("rtl_unlike_model") if r else None
+            row[f"rtl_reason_{n}"] = r.get("rtl_reason") if r else None
             row[f"unlike_one_core_{n}"] = r["results_unlike_one_core"] if r else None
             row[f"grant_wait_{n}"] = r["grant_wait_cycles_mean"] if r else None
             row[f"reorder_peak_{n}"] = r["reorder_peak"] if r else None
@@ -163,8 +194,8 @@ def report_cores(ctx: Context, exp: Experiment, records: dict[str, Record]) -> l
     notes = reasons(records)
     counts = QUICK_CORE_COUNTS if ctx.quick else CORE_COUNTS
     checks = cores_checks(rows, counts)
-    write_table(ctx, exp.name, exp.title, rows, {"engine": LABEL, "cores": list(counts), "not_available": notes},
-                checks)
+    write_table(ctx, exp.name, exp.title, rows, {"engine": LABEL, "cores": list(counts), "not_available": notes,
+                                                 "resources": core_resources(records, counts)}, checks)
     plot_cores(ctx.out, exp, rows, notes)
     return checks
 
