@@ -13,7 +13,7 @@ from hxdp.errors import HxdpError
 from hxdp.events import Event
 from hxdp.models.eventring import EventFault, EventUnit
 from hxdp.models.maplayout import MapRegion
-from hxdp.models.maps import OUTER_KINDS, SLOT_HEADER, MapState, windows
+from hxdp.models.maps import HASH_KINDS, OUTER_KINDS, SLOT_HEADER, MapState, windows
 from hxdp.models.memory import ETH_HLEN, PKT_HARD_END, XDP_FRAME_RESERVED, DataMemory
 
 M64 = (1 << 64) - 1
@@ -85,15 +85,11 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     raise HelperFault(f"helper {helper_id} is not implemented in hardware")
 
 
-OFF_CHIP_SLOT_KINDS = params.OFF_CHIP_SLOT_KINDS
-OFF_CHIP_KINDS = params.OFF_CHIP_KINDS
-
-
 def off_chip_probe_cycles(r: MapRegion, probes: int) -> int:
     """Cycles the map FSM waits for its reads in an off-chip region (docs/maps.md "Memory tiers"): the region header,
     then each slot it visits, each one read of the slot's header and key windows that it waits for
     (params.tier_read_cycles); the writes of an update or a delete are posted, so they cost what they cost on chip."""
-    if r.tier == "bram" or r.kind not in OFF_CHIP_SLOT_KINDS:
+    if r.tier == "bram" or r.kind not in params.OFF_CHIP_SLOT_KINDS:
         return 0
     return (1 + probes) * params.tier_read_cycles(r.tier, windows(SLOT_HEADER + r.key_size) * params.MAP_WINDOW_BYTES)
 
@@ -104,7 +100,7 @@ def _check_map_unit_sizes(name: str, r: MapRegion) -> None:
     if r.key_size > params.MAP_KEY_MAX_HW:
         raise HelperFault(f"{name}: map {r.name} has {r.key_size}-byte keys, the map unit compares at most "
                           f"{params.MAP_KEY_MAX_HW}")
-    slot_kind = r.kind in ("hash", "percpu_hash", "lru_hash", "devmap_hash", "hash_of_maps", "lpm_trie")
+    slot_kind = r.kind in HASH_KINDS or r.kind == "lpm_trie"
     if name == "map_update_elem" and (r.value_size > params.MAP_KEY_MAX_HW or (
             slot_kind and r.value_offset + r.value_size > params.MAP_SLOT_WRITE_MAX)):
         raise HelperFault(f"map_update_elem: map {r.name}'s slots (value of {r.value_size} bytes at {r.value_offset}) "

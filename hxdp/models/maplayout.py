@@ -410,6 +410,16 @@ class MapLayout:
                            f"{', '.join(self.programs) or 'none: the ROM holds one program with no PROG_ARRAY'})")
         return (self.programs[name] + 1).to_bytes(4, "little")
 
+    def off_chip_refusal(self, where: str) -> str | None:
+        """Why `where` (the VLIW model, the RTL) cannot run this layout: a map placed off chip of a kind the map unit
+        does not reach there (params.OFF_CHIP_KINDS), or None. The sequential model runs every kind off chip."""
+        r = next((r for r in self.regions if r.tier != "bram" and r.kind not in params.OFF_CHIP_KINDS), None)
+        if r is None:
+            return None
+        return (f"map {r.name} is placed in {r.tier}: not supported by {where} for a {r.kind} map, because the map "
+                f"unit reaches only {', '.join(sorted(params.OFF_CHIP_KINDS))} maps off chip (docs/maps.md \"Memory "
+                f"tiers\"); the sequential model runs it, or place it on chip (--map {r.name}.tier=bram)")
+
     def used_spans(self) -> list[tuple[int, int]]:
         """The byte ranges of the on-chip map memory in use: its maps from offset 0, and the FIB region when
         placed."""

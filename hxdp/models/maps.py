@@ -132,19 +132,9 @@ class MapState:
                     raise MapError(f"map {r.name}: inner map {name} at key {key}: {errno_text(err)}"
                                    f"{_why_rejected(r, bytes.fromhex(key), err)}")
 
-    def off_chip_refusal(self, where: str, kinds: frozenset[str] = frozenset()) -> str | None:
-        """Why `where` cannot run this layout: a map placed off chip whose kind is not in `kinds`, the kinds whose
-        off-chip accesses `where` runs and costs (None when there is none)."""
-        r = next((r for r in self.layout.regions if r.tier != "bram" and r.kind not in kinds), None)
-        if r is None:
-            return None
-        if kinds:
-            return (f"map {r.name} is placed in {r.tier}: not supported by {where} for a {r.kind} map, because only "
-                    f"the off-chip costs of {', '.join(sorted(kinds))} maps are defined (docs/maps.md \"Memory "
-                    f"tiers\"); the sequential model runs it, or place it on chip (--map {r.name}.tier=bram)")
-        return (f"map {r.name} is placed in {r.tier}: not supported by {where} yet, because the map unit has no "
-                "off-chip memory port (issue 25 part 2, docs/maps.md \"Memory tiers\"); the sequential and the "
-                f"VLIW models run it, or place it on chip (--map {r.name}.tier=bram)")
+    def off_chip_refusal(self, where: str) -> str | None:
+        """Why `where` cannot run this layout (MapLayout.off_chip_refusal), or None."""
+        return self.layout.off_chip_refusal(where)
 
     @classmethod
     def from_maps(cls, maps: list[MapDef]) -> MapState:

@@ -47,7 +47,7 @@ from hxdp.errors import HxdpError
 from hxdp.isa import table as T
 from hxdp.isa.rom import Rom
 from hxdp.models.execute import Decoded, IllegalInstruction, decode, evaluate, plain_lddw
-from hxdp.models.helpers import OFF_CHIP_KINDS, HelperEnv, HelperFault
+from hxdp.models.helpers import HelperEnv, HelperFault
 from hxdp.models.maps import MapState
 from hxdp.models.memory import AccessFault, DataMemory
 from hxdp.result import RunResult
@@ -129,7 +129,7 @@ class VliwModel:
         self.state = state
         self.cycle_limit = cycle_limit
         self.trace_enabled = trace
-        refusal = state.off_chip_refusal("the VLIW cycle model", OFF_CHIP_KINDS)
+        refusal = state.off_chip_refusal("the VLIW cycle model")
         if refusal is not None:
             raise HxdpError(refusal)
         self.rows = decode_rom(rom)

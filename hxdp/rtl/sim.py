@@ -293,19 +293,6 @@ def map_config_lines(layout: object, off_chip: bool = False) -> list[str]:
     return lines
 
 
-def off_chip_refusal(layout: object) -> str | None:
-    """Why the RTL cannot run `layout`: a map placed off chip of a kind the map unit does not reach there (it reads
-    the slots of hash maps and addresses arrays off chip, helpers.OFF_CHIP_KINDS), or None."""
-    from hxdp.models.helpers import OFF_CHIP_KINDS
-
-    r = next((r for r in layout.regions if r.tier != "bram" and r.kind not in OFF_CHIP_KINDS), None)
-    if r is None:
-        return None
-    return (f"map {r.name} is placed in {r.tier}: not supported by the RTL for a {r.kind} map, because the map unit "
-            f"reaches only {', '.join(sorted(OFF_CHIP_KINDS))} maps off chip (docs/maps.md \"Memory tiers\"); "
-            f"place it on chip (--map {r.name}.tier=bram)")
-
-
 # map kinds a model of several cores does not run yet, and why (execution contract section 8)
 CORES_REFUSED = {
     "percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
@@ -399,7 +386,7 @@ class RtlSim:
         self.vcd = vcd
         self.trace_file = trace_file
         if self.layout is not None:
-            refusal = off_chip_refusal(self.layout) or cores_refusal(self.layout, cores)
+            refusal = self.layout.off_chip_refusal("the RTL") or cores_refusal(self.layout, cores)
             if refusal is not None:
                 raise RtlError(refusal)
         self.cores = cores

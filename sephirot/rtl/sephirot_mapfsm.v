@@ -243,13 +243,7 @@ module sephirot_mapfsm (
   assign xr_valid_o = x_hreq || x_vreq;
   assign xr_addr_o  = ((m_tier == `SEPH_TIER_QDR) ? `SEPH_QDR_BASE : `SEPH_DDR_BASE) + {{(32-MA){1'b0}}, x_off};
   assign xr_len_o   = hl_n[1:0];
-  reg  [8*MW-1:0] x_win;
-  always @(*) begin
-    x_win = xrd_q[0 +: 8*MW];
-    if (lc_q == 2'd1) x_win = xrd_q[8*MW +: 8*MW];
-    if (lc_q == 2'd2) x_win = xrd_q[16*MW +: 8*MW];
-    if (u_hdr) x_win = {{(8*MW-64){1'b0}}, xhw_q};
-  end
+  wire [8*MW-1:0] x_win = u_hdr ? {{(8*MW-64){1'b0}}, xhw_q} : window(xrd_q, lc_q);
   // the window the FSM reads this cycle: the map memory's, or an off-chip read's
   wire [8*MW-1:0] mw_d  = m_x ? x_win : mw_rdata_i;
   // the region header: on chip in the first key-read cycle, off chip when its read comes
@@ -295,11 +289,15 @@ module sephirot_mapfsm (
   // devmap_hash key is r2's low word.
   localparam integer XB = 3 * MW;
   wire [8*XB-1:0] kx = {{(8*XB-8*80){1'b0}}, vimg_q};
+  // window lc of a slot's three windows (the key image's here, an off-chip read's below)
+  function automatic [8*MW-1:0] window(input [8*XB-1:0] img, input [1:0] lc);
+    window = img[0 +: 8*MW];
+    if (lc == 2'd1) window = img[8*MW +: 8*MW];
+    if (lc == 2'd2) window = img[16*MW +: 8*MW];
+  endfunction
   reg  [8*MW-1:0] kwin;                      // window lc_q of the image
   always @(*) begin
-    kwin = kx[0 +: 8*MW];
-    if (lc_q == 2'd1) kwin = kx[8*MW +: 8*MW];
-    if (lc_q == 2'd2) kwin = kx[16*MW +: 8*MW];
+    kwin = window(kx, lc_q);
     if (id_i == H_REDIRMAP) kwin[8*SH +: 32] = r2_i;
   end
   reg         pm_w, pmatch;
