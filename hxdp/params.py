@@ -252,6 +252,11 @@ MAP_TYPES = {LINUX_MAP_TYPE_IDS[name]: name for name in (
     "hash", "array", "percpu_hash", "percpu_array", "lru_hash", "lpm_trie", "devmap", "devmap_hash", "cpumap",
     "xskmap", "perf_event_array", "ringbuf", "prog_array", "array_of_maps", "hash_of_maps")}
 MAP_TYPE_IDS = {name: num for num, name in MAP_TYPES.items()}
+# the fields of a map configuration table entry (sephirot_mapcfg.v, 256 bits; bits 15:8 nonzero: the entry is valid):
+# (name, lowest bit, bits); tier is the index in TIERS
+MCFG_FIELDS = (("type", 0, 8), ("key_size", 16, 16), ("value_size", 32, 16), ("max_entries", 48, 32),
+               ("offset", 80, 32), ("slots", 112, 32), ("slot_size", 144, 16), ("key_offset", 160, 16),
+               ("value_offset", 176, 16), ("data_offset", 192, 16), ("rdonly", 208, 1), ("tier", 209, 2))
 MAPS_MAX = 32  # maps the hardware configuration table holds (map ids 0..MAPS_MAX-1): Katran has 17 and an inner map
 MAP_KEY_MAX_HW = 64  # longest key the hardware map FSM compares (bytes)
 # longest slot the map FSM writes whole (bytes): an update's slot image (a hash or LPM slot's value ends by it) and a

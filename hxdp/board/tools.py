@@ -532,12 +532,6 @@ def map_label(r: MapRegion) -> str:
     return r.name or f"id {r.id}"
 
 
-# the entry fields of sephirot_mapcfg.v: (name, lowest bit, bits)
-MCFG_FIELDS = (("type", 0, 8), ("key_size", 16, 16), ("value_size", 32, 16), ("max_entries", 48, 32),
-               ("offset", 80, 32), ("slots", 112, 32), ("slot_size", 144, 16), ("key_offset", 160, 16),
-               ("value_offset", 176, 16), ("data_offset", 192, 16), ("rdonly", 208, 1))
-
-
 def configured_ids(entries: list[int]) -> list[int]:
     """Map ids whose configuration entry is valid (bits 15:8)."""
     return [mid for mid, e in enumerate(entries) if (e >> 8) & 0xFF]
@@ -548,7 +542,7 @@ def layout_from_config(entries: list[int]) -> MapLayout:
     regions = []
     for mid in configured_ids(entries):
         e = entries[mid]
-        f = {name: (e >> lo) & ((1 << bits) - 1) for name, lo, bits in MCFG_FIELDS}
+        f = {name: (e >> lo) & ((1 << bits) - 1) for name, lo, bits in params.MCFG_FIELDS}
         kind = params.MAP_TYPES.get(f["type"])
         if kind is None:
             raise MapError(f"map id {mid}: type {f['type']} in the board's map table is not a hardware map type")

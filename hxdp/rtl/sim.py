@@ -285,10 +285,9 @@ def map_config_lines(layout: object, off_chip: bool = False) -> list[str]:
                            "(hxdp.rtl.sim.map_config_lines), because its design has no off-chip memory controller "
                            f"(issue 25 part 2, docs/maps.md \"Memory tiers\"); place it on chip (--map "
                            f"{r.name}.tier=bram)")
-        entry = (r.type | 1 << 8 | r.key_size << 16 | r.value_size << 32 | r.max_entries << 48 | r.offset << 80
-                 | r.slots << 112 | r.slot_size << 144 | r.key_offset << 160 | r.value_offset << 176
-                 | r.data_offset << 192 | bool(r.flags & params.BPF_F_RDONLY_PROG) << 208
-                 | params.TIERS.index(r.tier) << 209)
+        value = {"rdonly": int(bool(r.flags & params.BPF_F_RDONLY_PROG)), "tier": params.TIERS.index(r.tier)}
+        entry = 1 << 8 | sum((value[name] if name in value else getattr(r, name)) << lo
+                             for name, lo, _bits in params.MCFG_FIELDS)
         lines.append(f"{r.id} {entry:064x}\n")
     return lines
 
