@@ -393,6 +393,11 @@ GRANT_FREE_HELPERS = frozenset({"ktime_get_ns", "ktime_get_coarse_ns", "get_pran
                                 "redirect", "xdp_adjust_head", "xdp_adjust_meta", "xdp_adjust_tail"})
 # helpers that take the map grant only when a buffer they read is in GRANT_REGIONS: the registers holding the buffers
 GRANT_BUFFER_HELPERS = {"csum_diff": (1, 3), "trace_printk": (1,)}
+# helpers whose row takes the map grant shared (docs/execution_contract.md section 8): they only read the map memory;
+# map_lookup_elem is shared too on a map in the map memory whose kind is not in LOOKUP_WRITE_KINDS
+GRANT_SHARED_HELPERS = frozenset({"redirect_map", "tail_call", "fib_lookup", "csum_diff", "trace_printk"})
+# map kinds whose map_lookup_elem writes (an LRU hit refreshes the slot's stamp and the region's clock): exclusive
+LOOKUP_WRITE_KINDS = frozenset({"lru_hash"})
 # regions (addr[31:28]) whose lane accesses take the map grant: the map memory and the off-chip tiers
 GRANT_REGIONS = frozenset(r for t in TIER_BASE for r in range(TIER_BASE[t] >> REGION_SHIFT,
                                                              (TIER_BASE[t] + TIER_BYTES[t] - 1 >> REGION_SHIFT) + 1))
