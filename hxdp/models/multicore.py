@@ -205,48 +205,41 @@ class MulticoreModel:
         """Run the rows starting in cycle t: the lock holder's and those without the grant, then the rows granted in
         t (contract section 8, "The grant"); the other askers wait."""
         self._now = t
-        asking = []
+        asking: dict[int, GrantMode] = {}  # core: the mode its row asks in
         for k, p in enumerate(busy):
-            if p is None:
-                continue
-            if p.waiting:
-                asking.append(k)
-                continue
-            if p.t != t:
+            if p is None or not (p.waiting or p.t == t):
                 continue
             if self._locker == k:  # its rows run without asking, exclusive
                 self._advance(k, t, EXCLUSIVE, busy, idle_from, out)
                 continue
-            p.mode = self.cores[k].grant_mode(p.ri, p.regs)
-            if p.mode is None:
+            mode = p.mode if p.waiting else self.cores[k].grant_mode(p.ri, p.regs)
+            if mode is None:
                 self._advance(k, t, None, busy, idle_from, out)
             else:
-                asking.append(k)
-        for k in self._granted(t, asking, busy):
-            asking.remove(k)
-            p = busy[k]
-            assert p is not None and p.mode is not None
-            p.waits += t - p.t
-            p.waiting = False
-            self._advance(k, t, p.mode, busy, idle_from, out)
-        for k in asking:
+                asking[k] = p.mode = mode
+        granted = self._granted(t, asking)
+        for k, mode in asking.items():
             p = busy[k]
             assert p is not None
-            p.waiting = True  # p.t stays the cycle it first asked
+            if k in granted:
+                p.waits += t - p.t
+                p.waiting = False
+                self._advance(k, t, mode, busy, idle_from, out)
+            else:
+                p.waiting = True  # p.t stays the cycle it first asked
 
-    def _granted(self, t: int, asking: list[int], busy: list[_Running | None]) -> list[int]:
-        """The asking cores granted in cycle t: none while a core holds the grant exclusive or a spin lock;
-        otherwise the first asker in round robin order after the last core granted decides: exclusive, it alone
+    def _granted(self, t: int, asking: dict[int, GrantMode]) -> list[int]:
+        """The asking cores (core: mode) granted in cycle t: none while a core holds the grant exclusive or a spin
+        lock; otherwise the first asker in round robin order after the last core granted decides: exclusive, it alone
         when no shared row goes on through t (else nobody); shared, every shared asker."""
         if not asking or self._locker is not None or self._excl_until > t:
             return []
         n = len(self.cores)
         first = min(asking, key=lambda k: (k - self._last - 1) % n)
-        mode = busy[first].mode  # type: ignore[union-attr]
-        if mode == EXCLUSIVE:
+        if asking[first] == EXCLUSIVE:
             granted = [first] if self._shared_until <= t else []
         else:
-            granted = [k for k in asking if busy[k].mode == SHARED]  # type: ignore[union-attr]
+            granted = [k for k, mode in asking.items() if mode == SHARED]
         if granted:
             self._last = first
         return granted
