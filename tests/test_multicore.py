@@ -208,6 +208,20 @@ def test_spin_lock_holds_the_grant_until_unlock() -> None:
     assert [f.waits for f in r.frames] == [0, 0]
 
 
+def test_spin_lock_holds_off_shared_readers() -> None:
+    """Core 0 holds the lock in cycles 2..5 (spin_lock to spin_unlock's row); core 1's load of the value, shared,
+    asks in cycle 5 and runs in 6, after the unlock row. Without the lock (nor the unlock) it runs in 5."""
+    maps = [MapDef("cnt", params.MAP_TYPE_IDS["array"], 4, 16, 1, lock_offset=0)]  # the lock, a u64
+    ptr = MapState.from_maps(maps).layout.value_addr(0)
+    rom = [row(*lddw(1, ptr), ldx("b", 3, 2, 0)), row(jmp("jeq", 3, 5, 1)), row(call(SPIN_LOCK)), row(mov(3, 1)),
+           row(mov(3, 2)), row(call(SPIN_UNLOCK)), row(exit_action(params.XDP_DROP)),
+           row(ldx("dw", 4, 1, 8)), row(exit_action(params.XDP_DROP))]
+    r, _ = run(rom, roles(0, 1), 2, maps)
+    assert [(f.core, f.end, f.waits, f.result.fault) for f in r.frames] == [(0, 6, 0, None), (1, 7, 1, None)]
+    r, _ = run([*rom[:2], row(mov(3, 0)), *rom[3:5], row(mov(3, 3)), *rom[6:]], roles(0, 1), 2, maps)
+    assert [(f.core, f.end, f.waits) for f in r.frames] == [(0, 6, 0), (1, 6, 0)]
+
+
 def smp_rom(ptr: int) -> list[list]:
     """Store get_smp_processor_id() + 10 into the per-CPU value and into byte 0 of the frame (12 cycles)."""
     return [row(*lddw(1, ptr), call(SMP_ID)), row(alu64("add", 0, 10)),
