@@ -11,12 +11,13 @@ from hxdp.eval.figures import cores
 
 
 def test_point_on_the_main_path(tmp_path: Path) -> None:
-    """xdp1 on 4 cores: the same results as one core, fewer cycles per packet than on one."""
+    """xdp1 on 4 cores: the same results as one core, fewer cycles per packet than on one; its per-CPU counts take
+    the map grant shared (each core writes its own copy), so no core waits for another."""
     ctx = H.Context(out=tmp_path, quick=True)
     one, four = cores.m_cores(ctx, "cores:xdp1:1"), cores.m_cores(ctx, "cores:xdp1:4")
     assert one["path"] == four["path"] == "DROP"
     assert one["results_unlike_one_core"] == four["results_unlike_one_core"] == 0
-    assert one["grant_wait_cycles_mean"] == 0 < four["grant_wait_cycles_mean"]
+    assert one["grant_wait_cycles_mean"] == four["grant_wait_cycles_mean"] == 0
     assert four["model_cycles"] < one["model_cycles"]
     # the RTL of 1 and 4 cores runs the same packets cycle for cycle as the model
     assert (one["rtl_cycles"], four["rtl_cycles"]) == (one["model_cycles"], four["model_cycles"])

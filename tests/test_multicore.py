@@ -4,7 +4,7 @@ per-CPU copies and the reorder stage, on hand-written ROMs whose cycles the cont
 from __future__ import annotations
 
 import pytest
-from bpf_asm import alu64, call, exit_action, jmp, lddw, ldx, mov, row, stx
+from bpf_asm import alu64, atomic, call, exit_action, jmp, lddw, ldx, mov, row, stx
 
 from hxdp import params
 from hxdp.errors import HxdpError
@@ -107,20 +107,30 @@ def test_dropped_frames_leave_no_output_cycles() -> None:
     assert r.reorder_peak == 0
 
 
-def grant_rom(ptr: int) -> list[list]:
-    """Row 1 loads the map value and divides (17 cycles holding the grant); rows 0 and 2 touch no map."""
-    return [row(*lddw(1, ptr), mov(5, 3)), row(ldx("dw", 3, 1, 0), alu64("div", 4, src=5)),
-            row(exit_action(params.XDP_DROP))]
+def grant_rom(ptr: int, write: bool = True) -> list[list]:
+    """Row 1 stores into the map value (exclusive; `write` False: loads it, shared) and divides (17 cycles holding
+    the grant); rows 0 and 2 touch no map."""
+    access = stx("dw", 1, 5, 0) if write else ldx("dw", 3, 1, 0)
+    return [row(*lddw(1, ptr), mov(5, 3)), row(access, alu64("div", 4, src=5)), row(exit_action(params.XDP_DROP))]
 
 
-def test_grant_stalls_the_second_core() -> None:
-    """Core 0 holds the grant in cycles 1..17; core 1 asks in cycle 3 and its row starts in cycle 18."""
+def test_exclusive_grant_stalls_the_second_core() -> None:
+    """Core 0 holds the grant exclusive in cycles 1..17; core 1 asks in cycle 3 and its row starts in cycle 18."""
     maps, ptr = counter()
     r, _ = run(grant_rom(ptr), [FRAME] * 2, 2, maps)
     f0, f1 = r.frames
     assert (f0.waits, f0.end) == (0, 18)
     assert (f1.waits, f1.end) == (15, 35)
     assert f1.result.cycles == f0.result.cycles == 19  # waits are not the packet's cycles
+
+
+def test_shared_readers_run_together() -> None:
+    """The same rows loading the value instead of storing it: both cores hold the grant shared, core 1 from cycle
+    3 while core 0's row goes on to cycle 17; nobody waits, and 2 cores double the packet rate of 1."""
+    maps, ptr = counter()
+    r, _ = run(grant_rom(ptr, write=False), [FRAME] * 4, 2, maps)
+    assert [(f.core, f.start, f.end) for f in r.frames] == [(0, 0, 18), (1, 2, 20), (0, 19, 37), (1, 21, 39)]
+    assert all(f.waits == 0 for f in r.frames)
 
 
 def test_grant_goes_round_robin() -> None:
@@ -130,6 +140,52 @@ def test_grant_goes_round_robin() -> None:
     r, _ = run(grant_rom(ptr), [FRAME] * 4, 3, maps)
     assert [(f.core, f.start) for f in r.frames] == [(0, 0), (1, 2), (2, 4), (0, 19)]
     assert [f.waits for f in r.frames] == [0, 15, 30, 32]
+
+
+def roles_rom(ptr: int) -> list[list]:
+    """Byte 0 of the frame picks row 2's grant: 0 a 17-cycle shared row (a load of the map value and a division),
+    1 a 17-cycle exclusive row (a store), 2 a 1-cycle shared row. Rows 0 and 1 touch no map; row 1 costs 1 cycle
+    for byte 0 and 2 (a taken branch) for bytes 1 and 2."""
+    return [row(*lddw(1, ptr), ldx("b", 3, 2, 0), mov(5, 3)),
+            row(jmp("jeq", 3, 2, 1), jmp("jeq", 3, 4, 2)),
+            row(ldx("dw", 4, 1, 0), alu64("div", 6, src=5)), row(exit_action(params.XDP_DROP)),
+            row(stx("dw", 1, 5, 0), alu64("div", 6, src=5)), row(exit_action(params.XDP_DROP)),
+            row(ldx("dw", 4, 1, 0)), row(exit_action(params.XDP_DROP))]
+
+
+def roles(*bytes0: int) -> list[bytes]:
+    return [bytes([b]) + FRAME[1:] for b in bytes0]
+
+
+def test_exclusive_waits_for_the_shared_rows_and_shared_askers_wait_with_it() -> None:
+    """Core 0 reads shared in cycles 2..18. Core 1 asks exclusive in cycle 5 and waits for that row to end: it runs
+    in 19..35. Core 2 asks shared in cycle 7, while a shared row is under way: core 1 comes first after core 0 and
+    decides, so core 2 waits with it (to cycle 36) rather than pass it."""
+    maps, ptr = counter()
+    r, _ = run(roles_rom(ptr), roles(0, 1, 2), 3, maps)
+    assert [(f.core, f.end, f.waits) for f in r.frames] == [(0, 19, 0), (1, 36, 14), (2, 37, 29)]
+
+
+def test_round_robin_decides_between_shared_and_exclusive() -> None:
+    """Core 1 holds the grant exclusive in cycles 5..21; core 2 asks exclusive in 7, core 0 (its second frame)
+    shared in 9. In cycle 22 core 2 comes first after core 1: its exclusive row runs (22..38) and core 0, lower
+    numbered, waits to 39. When the shared asker comes first, it runs and the exclusive asker waits for its row."""
+    maps, ptr = counter()
+    r, _ = run(roles_rom(ptr), roles(2, 1, 1, 2), 3, maps)
+    assert [(f.core, f.start, f.end, f.waits) for f in r.frames] == [(0, 0, 4, 0), (1, 2, 22, 0), (2, 4, 39, 15),
+                                                                    (0, 6, 40, 30)]
+    # core 0 exclusive in 3..19; cores 1 (shared, asking in 5) and 2 (exclusive, in 7) wait: core 1 decides in 20
+    r, _ = run(roles_rom(ptr), roles(1, 2, 1), 3, maps)
+    assert [(f.core, f.end, f.waits) for f in r.frames] == [(0, 20, 0), (1, 21, 15), (2, 38, 14)]
+
+
+def test_per_cpu_stores_are_shared() -> None:
+    """Stores into a per-CPU array reach the core's own copy: the grant is shared and 2 cores run together; the
+    same stores into a plain array wait for each other."""
+    for kind, waits in (("percpu_array", [0, 0]), ("array", [0, 15])):
+        maps, ptr = counter(kind)
+        r, _ = run(grant_rom(ptr), [FRAME] * 2, 2, maps)
+        assert [f.waits for f in r.frames] == waits, kind
 
 
 def test_rows_without_the_grant_do_not_wait() -> None:
@@ -196,26 +252,76 @@ def test_core_count_bounds(cores: int) -> None:
         MulticoreModel(Rom(DROP), MapState.from_maps([]), cores)
 
 
-@pytest.mark.parametrize("helper,regs,grant", [
-    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.STACK_BASE}, False),  # packet and stack buffers
-    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.MAP_BASE + 64}, True),  # `to` is a map value
-    ("trace_printk", {1: params.STACK_BASE}, False),
-    ("trace_printk", {1: params.MAP_BASE}, True),  # a .rodata format
-    ("xdp_adjust_head", {1: params.CTX_BASE}, False),
-    ("tail_call", {1: params.CTX_BASE}, True),  # it reads the PROG_ARRAY
-])
-def test_which_helper_rows_take_the_grant(helper: str, regs: dict[int, int], grant: bool) -> None:
-    core = VliwModel(Rom([row(call(params.HELPER_IDS[helper]))]), MapState.from_maps([]))
+def grant_of(lanes: list, regs: dict[int, int], maps: list[MapDef] | None = None) -> str | None:
+    """The grant mode of a one-row ROM run with `regs` (the others 0)."""
+    core = VliwModel(Rom([row(*lanes)]), MapState.from_maps(maps or []))
     r = [0] * params.NUM_REGS
     for reg, value in regs.items():
         r[reg] = value
-    assert core.wants_grant(0, r) is grant
+    return core.grant_mode(0, r)
 
 
-@pytest.mark.parametrize("base,grant", [(params.MAP_BASE, True), (params.PKT_BASE + 256, False),
-                                        (params.STACK_BASE, False), (params.TIER_BASE["ddr"] + 8, True)])
-def test_which_lane_accesses_take_the_grant(base: int, grant: bool) -> None:
-    core = VliwModel(Rom([row(ldx("w", 3, 1, 4))]), MapState.from_maps([]))
-    r = [0] * params.NUM_REGS
-    r[1] = base
-    assert core.wants_grant(0, r) is grant
+@pytest.mark.parametrize("helper,regs,mode", [
+    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.STACK_BASE}, None),  # packet and stack buffers
+    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.MAP_BASE + 64}, "shared"),  # `to` is a map value
+    ("trace_printk", {1: params.STACK_BASE}, None),
+    ("trace_printk", {1: params.MAP_BASE}, "shared"),  # a .rodata format
+    ("xdp_adjust_head", {1: params.CTX_BASE}, None),
+    ("get_smp_processor_id", {}, None),
+    ("tail_call", {1: params.CTX_BASE}, "shared"),  # it reads the PROG_ARRAY
+    ("redirect_map", {1: params.MAP_HANDLE_BASE}, "shared"),
+    ("fib_lookup", {1: params.CTX_BASE}, "shared"),
+    ("map_update_elem", {1: params.MAP_HANDLE_BASE}, "exclusive"),
+    ("map_delete_elem", {1: params.MAP_HANDLE_BASE}, "exclusive"),
+    ("spin_lock", {1: params.MAP_BASE}, "exclusive"),
+    ("spin_unlock", {1: params.MAP_BASE}, "exclusive"),
+    ("ringbuf_output", {1: params.MAP_HANDLE_BASE}, "exclusive"),
+])
+def test_which_helper_rows_take_the_grant(helper: str, regs: dict[int, int], mode: str | None) -> None:
+    assert grant_of([call(params.HELPER_IDS[helper])], regs) == mode
+
+
+LOOKUP = params.HELPER_IDS["map_lookup_elem"]
+
+
+@pytest.mark.parametrize("kind,tier,mode", [
+    ("array", None, "shared"), ("hash", None, "shared"), ("percpu_array", None, "shared"),
+    ("lru_hash", None, "exclusive"),  # a hit refreshes the slot's stamp
+    ("hash", "ddr", "exclusive"), ("array", "qdr", "exclusive"),  # the tiers have one port
+])
+def test_which_lookups_take_the_grant_shared(kind: str, tier: str | None, mode: str) -> None:
+    maps = [MapDef("pad", params.MAP_TYPE_IDS["array"], 4, 8, 1),
+            MapDef("m", params.MAP_TYPE_IDS[kind], 4, 8, 16, tier=tier)]
+    assert grant_of([call(LOOKUP)], {1: params.MAP_HANDLE_BASE + 1}, maps) == mode  # map 1, whatever map 0 is
+    maps[0], maps[1] = maps[1], maps[0]
+    assert grant_of([call(LOOKUP)], {1: params.MAP_HANDLE_BASE}, maps) == mode
+    assert grant_of([call(LOOKUP)], {1: params.MAP_HANDLE_BASE + 7}, maps) == "shared"  # a bad handle: it faults
+
+
+PERCPU = [MapDef("a", params.MAP_TYPE_IDS["array"], 4, 8, 4), MapDef("p", params.MAP_TYPE_IDS["percpu_array"], 4, 8, 4)]
+ADD = 0x00  # BPF_ADD
+
+
+@pytest.mark.parametrize("lanes,where,mode", [
+    ([ldx("w", 3, 1, 4)], ("a", 0), "shared"),
+    ([ldx("w", 3, 1, 4)], ("pkt", 0), None),
+    ([ldx("w", 3, 1, 4)], ("stack", 0), None),
+    ([ldx("w", 3, 1, 4)], ("ddr", 8), "exclusive"),  # off chip: one port
+    ([ldx("w", 3, 1, 4)], ("qdr", 0), "exclusive"),
+    ([stx("w", 1, 3, 4)], ("a", 0), "exclusive"),
+    ([stx("w", 1, 3, 4)], ("p", 0), "shared"),  # the core's own copy
+    ([stx("w", 1, 3, 28)], ("p", 0), "shared"),  # its last word
+    ([stx("w", 1, 3, -4)], ("p", 0), "exclusive"),  # before it
+    ([stx("w", 1, 3, 32)], ("p", 0), "exclusive"),  # past it
+    ([atomic("w", 1, 3, 8, ADD)], ("p", 0), "shared"),
+    ([atomic("w", 1, 3, 8, ADD)], ("a", 0), "exclusive"),
+    ([stx("w", 1, 3, 4)], ("ddr", 0), "exclusive"),
+    ([ldx("w", 4, 2, 0), stx("w", 1, 3, 4)], ("a", 0), "exclusive"),  # a row's most demanding access decides
+    ([ldx("w", 4, 1, 0), call(params.HELPER_IDS["map_update_elem"])], ("a", 0), "exclusive"),
+    ([ldx("w", 4, 1, 0), call(params.HELPER_IDS["get_smp_processor_id"])], ("a", 0), "shared"),
+])
+def test_which_lane_accesses_take_the_grant(lanes: list, where: tuple[str, int], mode: str | None) -> None:
+    regions = {r.name: r.base for r in MapState.from_maps(PERCPU).layout.regions}
+    base = {**regions, "pkt": params.PKT_BASE + 256, "stack": params.STACK_BASE, **params.TIER_BASE}
+    base.pop("bram")
+    assert grant_of(lanes, {1: base[where[0]] + where[1], 2: regions["p"]}, PERCPU) == mode

@@ -1,12 +1,14 @@
 """Several VLIW cores on one ROM sharing the map memory: dispatcher, map grant and reorder stage (contract section 8).
 
-Each core is a VliwModel (its own registers, stack, packet buffer and helper state) on the one MapState. The cores
-run interleaved row by row in global cycle order: a row that needs the map grant (VliwModel.wants_grant) runs only
-while its core holds it, the grant going round robin among the cores asking in the same cycle, and spin_lock keeps
-it until spin_unlock's row ends. A per-CPU array has one copy per core at the same addresses: the copy of the core
-whose row runs is the one in the map memory (the others are kept aside and swapped in), so the VLIW model's code runs
-unchanged. A row's effects on the maps happen in the cycle it runs; rows without the grant touch only their core's
-own state, so their order against the other cores' rows does not matter.
+Each core is a VliwModel (its own registers, stack, packet buffer and helper state) on the one MapState. The cores run
+interleaved row by row in global cycle order: a row that needs the map grant runs only while its core holds it in the
+row's mode (VliwModel.grant_mode): shared by any number of cores whose rows only read the map memory (or write their own
+per-CPU copies), or exclusive by one; among the cores asking in a cycle the first in round robin order decides, and
+spin_lock keeps it exclusive until spin_unlock's row ends. A per-CPU array has one copy per core at the same addresses:
+the copy of the core whose row runs is the one in the map memory (the others are kept aside and swapped in), so the VLIW
+model's code runs unchanged. A row's effects on the maps happen in the cycle it runs; rows without the grant touch only
+their core's own state, and shared rows running together only read what none of them writes, so their order against the
+other cores' rows in the same cycle does not matter.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from hxdp import params
 from hxdp.errors import HxdpError
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapState
-from hxdp.models.vliw import TraceRecord, VliwModel
+from hxdp.models.vliw import EXCLUSIVE, SHARED, GrantMode, TraceRecord, VliwModel
 from hxdp.result import RunResult
 
 # maps the cores cannot share yet (docs/execution_contract.md section 8), with the reason
@@ -84,10 +86,12 @@ class _Running:
     index: int
     start: int
     regs: list[int]
-    t: int  # the cycle its next row starts (or asks for the grant)
+    t: int  # the cycle its next row starts (or asks for the grant; while it waits, the cycle it first asked)
     ri: int = 0
     cycles: int = 0  # its cycles on the core without the grant waits (the cycle limit counts these)
     waits: int = 0
+    waiting: bool = False  # its row waits for the grant (it asks again in every cycle until granted)
+    mode: GrantMode | None = None  # the mode its row asks for the grant in
     trace: list[TraceRecord] = field(default_factory=list)
 
 
@@ -151,8 +155,10 @@ class MulticoreModel:
         idle_from = [0] * ncores
         out: list[Frame | None] = [None] * n
         self._ingress = ingress_ifindex
-        self._grant_until = 0  # the first cycle the grant is free (with no spin lock held)
-        self._last = ncores - 1  # the last core that held the grant (round robin starts after it)
+        self._excl_until = 0  # the cycle after the exclusive holder's row
+        self._shared_until = 0  # the cycle after the last shared holder's row
+        self._now = -1  # the last cycle run
+        self._last = ncores - 1  # the last core granted (round robin starts after it)
         self._locker: int | None = None  # the core holding the grant from spin_lock to spin_unlock
         bus_free = 0
         i = 0
@@ -161,7 +167,7 @@ class MulticoreModel:
                 res = RunResult(params.XDP_DROP, bytes(packets[i]), None, None, 0)
                 out[i] = Frame(i, None, arrivals[i], None, None, arrivals[i], res.action, len(res.packet), 0, res)
                 i += 1
-            t = min((p.t for p in busy if p is not None), default=None)
+            t = self._next_cycle(busy)
             free = [k for k in range(ncores) if busy[k] is None]
             if i < n and free:
                 d = max(arrivals[i], bus_free, min(idle_from[k] for k in free))
@@ -184,53 +190,83 @@ class MulticoreModel:
             core.now = None  # a packet run on one core alone counts its own cycles again
         return MulticoreRun(frames, self._interval(frames), peak)
 
+    def _next_cycle(self, busy: list[_Running | None]) -> int | None:
+        """The next cycle in which something happens: a row of a running core starts, or, while cores wait for the
+        grant, the exclusive holder's or the last shared holder's row ends. A waiting core's decision is the same
+        in every cycle between two of these (the askers, their modes, the last granted core and the holders are),
+        so it asks again only then; a frame dispatched earlier is another such cycle (`run` takes it first)."""
+        starts = [p.t for p in busy if p is not None and not p.waiting]
+        if any(p is not None and p.waiting for p in busy):
+            starts += [c for c in (self._excl_until, self._shared_until) if c > self._now]
+            assert starts, "cores wait for a map grant that nobody holds"
+        return min(starts, default=None)
+
     def _cycle(self, t: int, busy: list[_Running | None], idle_from: list[int], out: list[Frame | None]) -> None:
-        """Run the rows starting in cycle t: the lock holder's, those without the grant, then the grant's winner;
-        the other cores asking for the grant wait."""
+        """Run the rows starting in cycle t: the lock holder's and those without the grant, then the rows granted in
+        t (contract section 8, "The grant"); the other askers wait."""
+        self._now = t
         asking = []
         for k, p in enumerate(busy):
-            if p is None or p.t != t:
+            if p is None:
                 continue
-            if self._locker == k or not self.cores[k].wants_grant(p.ri, p.regs):
-                self._advance(k, t, busy, idle_from, out)
+            if p.waiting:
+                asking.append(k)
+                continue
+            if p.t != t:
+                continue
+            if self._locker == k:  # its rows run without asking, exclusive
+                self._advance(k, t, EXCLUSIVE, busy, idle_from, out)
+                continue
+            p.mode = self.cores[k].grant_mode(p.ri, p.regs)
+            if p.mode is None:
+                self._advance(k, t, None, busy, idle_from, out)
             else:
                 asking.append(k)
-        if not asking:
-            return
-        if self._locker is not None:
-            holder = busy[self._locker]
-            assert holder is not None
-            until = holder.t  # ask again when the holder's next row starts (it may have released the grant)
-        elif self._grant_until > t:
-            until = self._grant_until
-        else:
-            n = len(self.cores)
-            winner = min(asking, key=lambda k: (k - self._last - 1) % n)
-            asking.remove(winner)
-            self._last = winner
-            self._advance(winner, t, busy, idle_from, out)
-            until = self._grant_until
+        for k in self._granted(t, asking, busy):
+            asking.remove(k)
+            p = busy[k]
+            assert p is not None and p.mode is not None
+            p.waits += t - p.t
+            p.waiting = False
+            self._advance(k, t, p.mode, busy, idle_from, out)
         for k in asking:
             p = busy[k]
             assert p is not None
-            p.waits += until - t
-            p.t = until
+            p.waiting = True  # p.t stays the cycle it first asked
 
-    def _advance(self, k: int, t: int, busy: list[_Running | None], idle_from: list[int],
+    def _granted(self, t: int, asking: list[int], busy: list[_Running | None]) -> list[int]:
+        """The asking cores granted in cycle t: none while a core holds the grant exclusive or a spin lock;
+        otherwise the first asker in round robin order after the last core granted decides: exclusive, it alone
+        when no shared row goes on through t (else nobody); shared, every shared asker."""
+        if not asking or self._locker is not None or self._excl_until > t:
+            return []
+        n = len(self.cores)
+        first = min(asking, key=lambda k: (k - self._last - 1) % n)
+        mode = busy[first].mode  # type: ignore[union-attr]
+        if mode == EXCLUSIVE:
+            granted = [first] if self._shared_until <= t else []
+        else:
+            granted = [k for k in asking if busy[k].mode == SHARED]  # type: ignore[union-attr]
+        if granted:
+            self._last = first
+        return granted
+
+    def _advance(self, k: int, t: int, mode: GrantMode | None, busy: list[_Running | None], idle_from: list[int],
                  out: list[Frame | None]) -> None:
-        """Core k runs its packet's next row from cycle t."""
+        """Core k runs its packet's next row from cycle t, holding the grant in `mode` (None: without it)."""
         p = busy[k]
         assert p is not None
         core = self.cores[k]
         self._own(k)
         core.now = t
-        grant = self._locker == k or core.wants_grant(p.ri, p.regs)
         helper = core.row_helper(p.ri)
         before = p.cycles
         nxt, result, fault, p.cycles = core._step(p.ri, p.regs, p.cycles, p.trace)
         cost = p.cycles - before
-        if grant:
-            self._grant_until = t + cost
+        if mode == SHARED:
+            self._shared_until = max(self._shared_until, t + cost)
+        elif mode == EXCLUSIVE:
+            self._excl_until = t + cost
             if fault is None and helper == "spin_lock":
                 self._locker = k
             elif helper == "spin_unlock" and self._locker == k:

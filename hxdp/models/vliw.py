@@ -21,8 +21,9 @@ Packet arrival (early processor start) is not modelled: cycles are the core's ex
 reads are present.
 
 Several cores (contract section 8): `cpu` is the core's number (get_smp_processor_id); `begin`, `_step` (one row)
-and `finish` are `run` split so that hxdp.models.multicore interleaves cores row by row, `wants_grant` says whether a
-row needs the map grant, and `now` (when set) is the shared clock's cycle that ktime_get_ns reads.
+and `finish` are `run` split so that hxdp.models.multicore interleaves cores row by row, `grant_mode` says in which
+mode (shared or exclusive) a row asks for the map grant, if it needs it, and `now` (when set) is the shared clock's
+cycle that ktime_get_ns reads.
 
 Rule checks (raise ContractViolation naming row and lane, not a packet fault): two lanes writing the same
 register (a helper call writes r0), a write to r10, more than one helper call, overlapping stores, an atomic
@@ -41,6 +42,7 @@ Trace (trace=True): RunResult.trace holds one TraceRecord per executed row:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from hxdp import params
 from hxdp.errors import HxdpError
@@ -54,6 +56,10 @@ from hxdp.result import RunResult
 
 M64 = (1 << 64) - 1
 TAIL_CALL = params.HELPER_IDS["tail_call"]
+# the modes of the map grant (execution contract section 8): readers of the map memory together, a writer alone
+GrantMode = Literal["shared", "exclusive"]
+SHARED: GrantMode = "shared"
+EXCLUSIVE: GrantMode = "exclusive"
 
 # params.PORT_RULES by the region number of an address (addr >> REGION_SHIFT): (name, load ports, store ports)
 PORTED_REGIONS = {base >> params.REGION_SHIFT: (name, ld, st) for name, base, ld, st in params.PORT_RULES.values()}
@@ -138,6 +144,8 @@ class VliwModel:
         self.total_cycles = 0  # over the model's life (ktime_get_ns)
         self.now: int | None = None  # the global cycle of the next row's start, when cores share a clock
         self.regs = [0] * params.NUM_REGS
+        # the per-CPU arrays in the map memory: a core's writes inside them reach its own copy (shared grant)
+        self._percpu_on_chip = [r for r in state.layout.regions if r.kind == "percpu_array" and r.tier == "bram"]
 
     # --- one row ---------------------------------------------------------------------------------------------------
     def _row(self, ri: int, regs: list[int], cycles: int) -> tuple[tuple | None, int, TraceRecord | None]:
@@ -275,27 +283,52 @@ class VliwModel:
         return control, cost, rec
 
     # --- several cores (execution contract section 8) ----------------------------------------------------------------
-    def wants_grant(self, ri: int, regs: list[int]) -> bool:
-        """Whether row ri, run with `regs`, needs the map grant: a lane's access in params.GRANT_REGIONS, a call of a
-        helper outside params.GRANT_FREE_HELPERS and GRANT_BUFFER_HELPERS, or of one of the latter whose buffer is in
-        GRANT_REGIONS (a row that will fault before touching anything needs none)."""
+    def grant_mode(self, ri: int, regs: list[int]) -> GrantMode | None:
+        """The mode in which row ri, run with `regs`, asks for the map grant (contract section 8, "Rows that take the
+        map grant"), or None when it needs none: the most demanding of its lanes' accesses and its helper call (a row
+        that will fault before touching anything needs none)."""
         if not 0 <= ri < len(self.rows) or self.rows[ri].error:
-            return False
+            return None
+        modes = set()
         for _lane, d in self.rows[ri].lanes:
-            k = d.kind
-            if k in T.MEM_KINDS:
-                addr = (regs[d.src if k in T.LOAD_KINDS else d.dst] + d.off) & 0xFFFFFFFF
-                if addr >> params.REGION_SHIFT in params.GRANT_REGIONS:
-                    return True
-            elif k == "call" and d.src == T.CALL_HELPER:
-                name = params.HELPERS.get(d.imm)
-                if name in params.GRANT_BUFFER_HELPERS:
-                    if any((regs[r] & 0xFFFFFFFF) >> params.REGION_SHIFT in params.GRANT_REGIONS
-                           for r in params.GRANT_BUFFER_HELPERS[name]):
-                        return True
-                elif name not in params.GRANT_FREE_HELPERS:
-                    return True
-        return False
+            if d.kind in T.MEM_KINDS:
+                base = d.src if d.kind in T.LOAD_KINDS else d.dst
+                modes.add(self._lane_grant((regs[base] + d.off) & 0xFFFFFFFF, d.kind in T.LOAD_KINDS))
+            elif d.kind == "call" and d.src == T.CALL_HELPER:
+                modes.add(self._helper_grant(params.HELPERS.get(d.imm), regs))
+        return EXCLUSIVE if EXCLUSIVE in modes else SHARED if SHARED in modes else None
+
+    def _lane_grant(self, addr: int, load: bool) -> GrantMode | None:
+        """A lane's load (load) or store/atomic at `addr`: shared for a load in the map memory or a write inside a
+        per-CPU array there (the core's own copy); exclusive for another write there or any access off chip."""
+        region = addr >> params.REGION_SHIFT
+        if region not in params.GRANT_REGIONS:
+            return None
+        if region != params.MAP_BASE >> params.REGION_SHIFT:
+            return EXCLUSIVE  # an off-chip tier: one port
+        if load or any(r.base <= addr < r.base + r.size for r in self._percpu_on_chip):
+            return SHARED
+        return EXCLUSIVE
+
+    def _helper_grant(self, name: str | None, regs: list[int]) -> GrantMode | None:
+        """A call of helper `name` with `regs`: none for a helper of the core's own state (or a buffer helper whose
+        buffers are outside the map memory and the tiers), shared for one that only reads the map memory (a lookup
+        that writes nothing, in the map memory; a bad handle too: it faults), exclusive otherwise."""
+        if name in params.GRANT_FREE_HELPERS:
+            return None
+        if name in params.GRANT_BUFFER_HELPERS:
+            if not any((regs[r] & 0xFFFFFFFF) >> params.REGION_SHIFT in params.GRANT_REGIONS
+                       for r in params.GRANT_BUFFER_HELPERS[name]):
+                return None
+        if name in params.GRANT_SHARED_HELPERS:
+            return SHARED
+        if name == "map_lookup_elem":
+            map_id = self.state.layout.map_of_handle(regs[1])
+            if map_id is None:
+                return SHARED
+            r = self.state.layout.region(map_id)
+            return SHARED if r.tier == "bram" and r.kind not in params.LOOKUP_WRITE_KINDS else EXCLUSIVE
+        return EXCLUSIVE
 
     def row_helper(self, ri: int) -> str | None:
         """The name of the helper row ri calls (None: none, or not a helper of params.HELPERS)."""
