@@ -161,6 +161,13 @@ def gen_params() -> str:
     free = [num for num, name in P.HELPERS.items() if name in P.GRANT_FREE_HELPERS]
     assert all(num < 256 for num in free)
     hexd("HELPERS_GRANT_FREE", sum(1 << num for num in free), 256)
+    # helpers whose row takes it shared (they only read the map memory), and the map types whose lookup writes
+    shared = [num for num, name in P.HELPERS.items() if name in P.GRANT_SHARED_HELPERS]
+    assert all(num < 256 for num in shared)
+    hexd("HELPERS_GRANT_SHARED", sum(1 << num for num in shared), 256)
+    lookup_write = [num for num, name in P.MAP_TYPES.items() if name in P.LOOKUP_WRITE_KINDS]
+    assert all(num < 256 for num in lookup_write)
+    hexd("MAP_TYPES_LOOKUP_WRITE", sum(1 << num for num in lookup_write), 256)
     dec("CORES_MAX", P.CORES_MAX)
     dec("PERCPU_STRIDE", P.PERCPU_STRIDE)
     dec("PERCPU_RANGES", P.PERCPU_RANGES)

@@ -51,8 +51,11 @@ module sephirot_core #(
   // the map grant of several cores (sephirot_grant, execution contract section 8): a row touching the maps runs
   // only while its core holds the grant, and waits for it (not a core cycle)
   output wire                  gnt_req_o,       // the row in its first cycle needs the grant
+  output wire                  gnt_excl_o,      // in the exclusive mode (else shared: it only reads the map memory)
   input  wire                  gnt_i,           // this core holds the grant this cycle
   output wire                  gnt_keep_o,      // keep it next cycle: the row goes on, or a spin lock is held
+  input  wire [LANES-1:0]      gnt_pcpu_i,      // each lane's address is in a per-CPU array (sephirot_percpu)
+  input  wire [`SEPH_MAPS_MAX-1:0] gnt_lkx_i,   // a lookup of map id i is exclusive (sephirot_mapcfg)
   // helper port
   output wire                  hlp_req_o,
   output reg  [31:0]           hlp_id_o,
@@ -446,6 +449,24 @@ module sephirot_core #(
                                         call_imm == `SEPH_HELPER_CSUM_DIFF ? (a1_map || a3_map) :
                                         call_imm == `SEPH_HELPER_TRACE_PRINTK ? a1_map : !G_FREE[call_imm[7:0]]);
   assign      gnt_req_o  = exec && !limit && !byte_wait && ((|(m_mld | m_mst)) || g_call);
+  // its mode (execution contract section 8, "Rows that take the map grant"): exclusive for a lane's access off
+  // chip (one port), a lane's store or atomic in the map memory outside the core's per-CPU copies, a helper not of
+  // GRANT_SHARED (an id past 255 too), map_lookup_elem on a map off chip or whose lookup writes (an LRU hit's
+  // stamp); shared otherwise: loads of the map memory, per-CPU writes, the reading helpers, a lookup with a bad
+  // handle (it faults)
+  localparam [255:0] G_SHARED = `SEPH_HELPERS_GRANT_SHARED;
+  localparam integer MX = `SEPH_MAPS_MAX;
+  localparam [31:0]  HBASE = `SEPH_MAP_HANDLE_BASE;
+  reg  [LANES-1:0] m_on;                       // the lanes whose address is in the map memory (on chip)
+  integer gi;
+  always @(*)
+    for (gi = 0; gi < LANES; gi = gi + 1) m_on[gi] = dbus_addr_o[32*gi+28 +: 4] == R_MAP;
+  wire [31:0] lk_id      = r1_val[31:0] - HBASE;
+  wire        lk_x       = r1_val[63:32] == 32'd0 && r1_val[31:0] >= HBASE && lk_id < MX &&
+                           gnt_lkx_i[lk_id[$clog2(MX)-1:0]];
+  wire        x_call     = g_call && (!call_lo ? 1'b1 : call_imm == `SEPH_HELPER_MAP_LOOKUP_ELEM ? lk_x :
+                                                  !G_SHARED[call_imm[7:0]]);
+  assign      gnt_excl_o = (|((m_mld | m_mst) & ~m_on)) || (|(m_mst & m_on & ~gnt_pcpu_i)) || x_call;
   wire        gnt_wait   = gnt_req_o && !gnt_i;
   wire        ext_wait   = byte_wait || gnt_wait;
   wire        row_bad    = illegal || afault;

@@ -1,15 +1,21 @@
-// sephirot_grant: the map grant of several cores: one holds it at a time, round robin among the cores asking.
+// sephirot_grant: the map grant of several cores, shared by readers or held by one writer, round robin.
 `default_nettype none
 `include "sephirot_params.vh"
 
 // Execution contract section 8 "The grant": a core's row that touches the map memory (a lane's access in the map
-// memory or an off-chip tier, a map helper, a BPF atomic there) asks for the grant in its first cycle (req_i) and
-// runs only while its core holds it; the holder keeps it to the row's last cycle (keep_i: the row stalls on, or its
-// taken-branch or conditional-exit bubble, a part of its cost), and from spin_lock's row to the end of
-// spin_unlock's (keep_i too), then the next holder's row starts in the following cycle. Among the cores asking in one cycle the grant goes to the first after the last holder, in the
-// order k+1, k+2, ..., CORES-1, 0, ... (core 0 first after reset): a core waits at most CORES-1 rows of the others.
-// The answer is combinational (the row starts in the cycle it is granted), from the requests and two registers.
-// With one core the grant is always held.
+// memory or an off-chip tier, a map helper, a BPF atomic there) asks for the grant in its first cycle (req_i), in
+// the mode excl_i says (shared: it only reads the map memory or writes its own per-CPU copies; exclusive
+// otherwise), and runs only while its core holds it; the holder keeps it to the row's last cycle (keep_i: the row
+// stalls on, or its taken-branch or conditional-exit bubble, a part of its cost), and from spin_lock's row to the
+// end of spin_unlock's (keep_i too: spin_lock's row is exclusive, so the lock keeps it exclusive), then the next
+// row asking may start in the following cycle. Any number of cores hold it shared, or one exclusive. In a cycle in
+// which no core keeps it exclusive, the cores asking are ordered from the one after the last core granted (k+1,
+// k+2, ..., CORES-1, 0, ...; core 0 first after reset) and the first decides: exclusive, it is granted when no core
+// keeps a shared row going this cycle, else nobody is; shared, every core asking shared is granted. The deciding
+// core, granted, is the last core granted. The answer is combinational (the row starts in the cycle it is granted),
+// from the requests and registers. x_o / xk_o: the grant is held exclusive this cycle, by core xk_o (the one whose
+// ports reach the off-chip tiers and write every copy of the map memory, sephirot_top). With one core the grant is
+// always held, exclusive.
 module sephirot_grant #(
   parameter integer CORES = 1,
   parameter integer KW    = (CORES > 1) ? $clog2(CORES) : 1   // bits of a core's number
@@ -17,43 +23,51 @@ module sephirot_grant #(
   input  wire             clk_i,
   input  wire             rst_ni,
   input  wire [CORES-1:0] req_i,
+  input  wire [CORES-1:0] excl_i,      // core k's asking row wants it exclusive
   input  wire [CORES-1:0] keep_i,
-  output reg  [CORES-1:0] gnt_o,       // one-hot (or none)
-  output reg  [KW-1:0]    holder_o,    // the core granted this cycle (valid with |gnt_o)
-  output wire             any_o        // some core holds the grant this cycle
+  output reg  [CORES-1:0] gnt_o,       // the cores holding it this cycle
+  output reg              x_o,         // it is held exclusive this cycle
+  output reg  [KW-1:0]    xk_o         // by this core (valid with x_o)
 );
   generate
     if (CORES == 1) begin : gen_one
-      always @(*) begin gnt_o = 1'b1; holder_o = 1'b0; end
-      assign any_o = 1'b1;
-      wire unused = &{1'b0, clk_i, rst_ni, req_i, keep_i};
+      always @(*) begin gnt_o = 1'b1; x_o = 1'b1; xk_o = 1'b0; end
+      wire unused = &{1'b0, clk_i, rst_ni, req_i, excl_i, keep_i};
     end else begin : gen_rr
       localparam integer LAST0 = CORES - 1;
-      reg       own_q;                // the holder keeps the grant this cycle
-      reg [KW-1:0] own_k_q, last_q;   // the core keeping it; the last core that held it
-      reg [KW-1:0] pick;
-      reg       pick_v;
+      reg [CORES-1:0] own_q;          // the cores keeping the grant this cycle (their rows go on)
+      reg             ownx_q;         // the one keeping it holds it exclusive
+      reg [KW-1:0]    ownk_q, last_q; // that core; the last core granted
+      reg [CORES-1:0] ask;
+      reg [KW-1:0]    pick;
+      reg             pick_v, pick_g;
       integer   j;
       /* verilator lint_off UNUSEDSIGNAL */
       integer   kk;                   // (a core's number: its low KW bits are used)
       /* verilator lint_on UNUSEDSIGNAL */
       always @(*) begin
-        // the lowest distance from last_q wins: walk the distances down and overwrite
+        ask = req_i & ~own_q;
+        // the lowest distance from last_q decides: walk the distances down and overwrite
         pick = {KW{1'b0}}; pick_v = 1'b0; kk = 0;
         for (j = CORES; j >= 1; j = j - 1) begin
           kk = ({{(32-KW){1'b0}}, last_q} + j) % CORES;
-          if (req_i[kk]) begin pick = kk[KW-1:0]; pick_v = 1'b1; end
+          if (ask[kk]) begin pick = kk[KW-1:0]; pick_v = 1'b1; end
         end
-        holder_o = own_q ? own_k_q : pick;
-        gnt_o = {CORES{1'b0}};
-        if (own_q || pick_v) gnt_o[holder_o] = 1'b1;
+        gnt_o = own_q; x_o = ownx_q; xk_o = ownk_q; pick_g = 1'b0;
+        if (!ownx_q && pick_v) begin
+          if (!excl_i[pick]) begin
+            gnt_o = own_q | (ask & ~excl_i); pick_g = 1'b1;
+          end else if (own_q == {CORES{1'b0}}) begin
+            gnt_o[pick] = 1'b1; x_o = 1'b1; xk_o = pick; pick_g = 1'b1;
+          end
+        end
       end
-      assign any_o = own_q || pick_v;
       always @(posedge clk_i or negedge rst_ni) begin
         if (!rst_ni) begin
-          own_q <= 1'b0; own_k_q <= {KW{1'b0}}; last_q <= LAST0[KW-1:0];
-        end else if (any_o) begin
-          own_q <= keep_i[holder_o]; own_k_q <= holder_o; last_q <= holder_o;
+          own_q <= {CORES{1'b0}}; ownx_q <= 1'b0; ownk_q <= {KW{1'b0}}; last_q <= LAST0[KW-1:0];
+        end else begin
+          own_q <= gnt_o & keep_i; ownx_q <= x_o && keep_i[xk_o]; ownk_q <= xk_o;
+          if (pick_g) last_q <= pick;
         end
       end
     end

@@ -1,27 +1,28 @@
-// sephirot_percpu: per-CPU arrays on several cores: the grant holder's map memory accesses reach its own copy.
+// sephirot_percpu: per-CPU arrays on several cores: a core's map memory accesses inside them reach its own copy.
 `default_nettype none
 `include "sephirot_params.vh"
 
 // Execution contract section 8: a per-CPU array (percpu_array) has one copy per core at the same addresses; a core's
-// lane and helper accesses in_pcpu it reach its copy. Core k's copy of a byte at map-memory offset o is at
+// lane and helper accesses in it reach its copy. Core k's copy of a byte at map-memory offset o is at
 // o + k * PERCPU_STRIDE (core 0's is the map's own place; hxdp.rtl.sim loads every copy and reads them back, and
 // refuses a layout whose maps reach past the stride). The per-CPU ranges are taken from the map configuration as the
 // host writes it (once after reset): up to PERCPU_RANGES of them, [offset, offset + data_offset + slots * slot_size).
-// Only the holder of the map grant reaches the map memory (sephirot_grant), so one translation serves every core:
-// the lanes' addresses (map region), the helper's scalar read address and the map unit's window offsets. With one
-// core nothing is translated.
+// Each tile has one (sephirot_tile: CORE is its core's number), translating its own ports: the lanes' addresses
+// (map region), the helper's scalar read address and the map unit's window offsets; l_pcpu_o tells the core which
+// lanes are inside a per-CPU array (a store there takes the map grant shared, sephirot_core). With one core nothing
+// is translated and no lane is per-CPU.
 module sephirot_percpu #(
   parameter integer CORES = 1,
-  parameter integer LANES = `SEPH_LANES,
-  parameter integer KW    = (CORES > 1) ? $clog2(CORES) : 1
+  parameter integer CORE  = 0,
+  parameter integer LANES = `SEPH_LANES
 ) (
   input  wire                clk_i,
   input  wire                rst_ni,
   input  wire                mcfg_we_i,      // the host writes a map configuration entry (sephirot_mapcfg)
   input  wire [255:0]        mcfg_wdata_i,
-  input  wire [KW-1:0]       core_i,         // the grant holder
-  input  wire [32*LANES-1:0] l_addr_i,       // its lanes' addresses
+  input  wire [32*LANES-1:0] l_addr_i,       // the core's lanes' addresses
   output reg  [32*LANES-1:0] l_addr_o,
+  output reg  [LANES-1:0]    l_pcpu_o,       // the lane's address is in the map region, inside a per-CPU array
   input  wire [31:0]         h_addr_i,       // its helper's scalar read address
   output wire [31:0]         h_addr_o,
   input  wire [31:0]         ww_off_i,       // its map unit's window offsets (write, read)
@@ -31,11 +32,11 @@ module sephirot_percpu #(
 );
   generate
     if (CORES == 1) begin : gen_one
-      always @(*) l_addr_o = l_addr_i;
+      always @(*) begin l_addr_o = l_addr_i; l_pcpu_o = {LANES{1'b0}}; end
       assign h_addr_o = h_addr_i;
       assign ww_off_o = ww_off_i;
       assign hw_off_o = hw_off_i;
-      wire unused = &{1'b0, clk_i, rst_ni, mcfg_we_i, mcfg_wdata_i, core_i};
+      wire unused = &{1'b0, clk_i, rst_ni, mcfg_we_i, mcfg_wdata_i};
     end else begin : gen_copies
       localparam integer NR = `SEPH_PERCPU_RANGES;
       localparam [31:0] STRIDE = `SEPH_PERCPU_STRIDE;
@@ -75,13 +76,15 @@ module sephirot_percpu #(
             if (on_q[j] && o >= lo_q[j] && o < hi_q[j]) in_pcpu = 1'b1;
         end
       endfunction
-      wire [31:0] shift = STRIDE * {{(32-KW){1'b0}}, core_i};
+      localparam [31:0] SHIFT = STRIDE * CORE;
+      wire [31:0] shift = SHIFT;
       integer li;
       reg [31:0] a;
       always @(*) begin
         for (li = 0; li < LANES; li = li + 1) begin
           a = l_addr_i[32*li +: 32];
-          l_addr_o[32*li +: 32] = (a[31:28] == R_MAP && in_pcpu(a - MAP_BASE)) ? a + shift : a;
+          l_pcpu_o[li] = a[31:28] == R_MAP && in_pcpu(a - MAP_BASE);
+          l_addr_o[32*li +: 32] = l_pcpu_o[li] ? a + shift : a;
         end
       end
       assign h_addr_o = (h_addr_i[31:28] == R_MAP && in_pcpu(h_addr_i - MAP_BASE)) ? h_addr_i + shift : h_addr_i;

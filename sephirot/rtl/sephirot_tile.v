@@ -4,16 +4,18 @@
 
 // What each of sephirot_top's cores has of its own (execution contract section 8): the core (registers, stack,
 // its copy of the instruction memory), the packet buffer, the map-pointer guard, the helper unit (the map FSM
-// included) and the lanes' off-chip port logic. What the cores share is outside, in sephirot_top: the map memory,
-// the map configuration and the two off-chip ports, reached through the m*_, ww/hw_, mid_, xm_ and xh_ ports
-// below while this core holds the map grant (gnt_i; sephirot_grant), and the input and output (sephirot_dispatch,
-// sephirot_reorder). With one core the grant is always held and the output always ready: the tile is the single
-// core of before, cycle for cycle.
+// included), the lanes' off-chip port logic and the translation of its accesses to per-CPU arrays into its own
+// copies (sephirot_percpu). What the cores share is outside, in sephirot_top: the map memory (a read copy per
+// core), the map configuration and the two off-chip ports, reached through the m*_, ww/hw_, mid_, xm_ and xh_ ports
+// below while this core holds the map grant (gnt_i, asked in the mode gnt_excl_o says; sephirot_grant), and the
+// input and output (sephirot_dispatch, sephirot_reorder). With one core the grant is always held and the output
+// always ready: the tile is the single core of before, cycle for cycle.
 module sephirot_tile #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer AW    = `SEPH_IMEM_AW,
   parameter integer NBUF  = 3,
-  parameter integer CORE  = 0                   // this core's number (get_smp_processor_id)
+  parameter integer CORE  = 0,                  // this core's number (get_smp_processor_id)
+  parameter integer CORES = 1                   // the cores of sephirot_top (per-CPU copies with more than one)
 ) (
   input  wire                 clk_i,
   input  wire                 rst_ni,
@@ -22,6 +24,9 @@ module sephirot_tile #(
   input  wire [64*LANES-1:0]  imem_wdata_i,
   input  wire [AW:0]          imem_rows_i,
   input  wire                 raw_i,
+  // the map configuration as the host writes it (sephirot_mapcfg; sephirot_percpu takes the per-CPU ranges)
+  input  wire                 mcfg_we_i,
+  input  wire [255:0]         mcfg_wdata_i,
   // input frames (sephirot_dispatch: this core's share of the input register)
   input  wire                 in_valid_i,
   output wire                 in_ready_o,
@@ -86,9 +91,12 @@ module sephirot_tile #(
   output wire [2:0]           trc_fault_o,
   // the map grant (sephirot_grant)
   output wire                 gnt_req_o,
+  output wire                 gnt_excl_o,
   input  wire                 gnt_i,
   output wire                 gnt_keep_o,
+  input  wire [`SEPH_MAPS_MAX-1:0] gnt_lkx_i,   // a lookup of map id i is exclusive (sephirot_mapcfg)
   // the shared map memory (sephirot_mapmem): the lanes' port, the helper's scalar read, the map unit's windows
+  // (addresses in this core's per-CPU copies)
   output wire [LANES-1:0]     mm_rd_o,
   output wire [LANES-1:0]     mm_wr_o,
   output wire [32*LANES-1:0]  mm_addr_o,
@@ -208,7 +216,8 @@ module sephirot_tile #(
     .pkt_start_o, .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o, .res_cycles_o,
     .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_tag_o(d_tag), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
     .dbus_commit_o(d_commit), .dbus_hold_o(d_hold), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait), .pkt_hold_i(pb_hold),
-    .dbus_go_o(d_go), .dbus_xwait_i(d_xwait), .gnt_req_o, .gnt_i, .gnt_keep_o,
+    .dbus_go_o(d_go), .dbus_xwait_i(d_xwait), .gnt_req_o, .gnt_excl_o, .gnt_i, .gnt_keep_o,
+    .gnt_pcpu_i(pc_lane), .gnt_lkx_i,
     .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
     .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
     .clock_en_i, .clock_i,
@@ -269,10 +278,16 @@ module sephirot_tile #(
     .out_ready_i, .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o
   );
 
-  // the shared map memory (sephirot_top muxes the grant holder's port into it)
+  // the shared map memory (sephirot_top: this core's read copy, written by the exclusive holder or by this core);
+  // inside a per-CPU array the address of this core's copy
+  wire [LANES-1:0] pc_lane;
+  sephirot_percpu #(.CORES(CORES), .CORE(CORE), .LANES(LANES)) u_percpu (
+    .clk_i, .rst_ni, .mcfg_we_i, .mcfg_wdata_i, .l_addr_i(d_addr), .l_addr_o(mm_addr_o), .l_pcpu_o(pc_lane),
+    .h_addr_i(hm_addr), .h_addr_o(mh_addr_o), .ww_off_i(mww_off), .ww_off_o(ww_off_o), .hw_off_i(mw_off),
+    .hw_off_o(hw_off_o)
+  );
   assign mm_rd_o = d_rd & m_sel;
   assign mm_wr_o = d_wr & m_sel;
-  assign mm_addr_o = d_addr;
   assign mm_size_o = d_size;
   assign mm_wdata_o = d_wdata;
   assign mm_commit_o = d_commit;
@@ -280,16 +295,13 @@ module sephirot_tile #(
   assign m_rdata = mm_rdata_i;
   assign m_fault = mm_fault_i;
   assign mh_rd_o = hb_rd && hb_msel;
-  assign mh_addr_o = hm_addr;
   assign mh_size_o = hm_size;
   assign mh_rdata = mh_rdata_i;
   assign mh_fault = mh_fault_i;
   assign ww_en_o = mww_en && !mww_x;
-  assign ww_off_o = mww_off;
   assign ww_data_o = mww_data;
   assign ww_mask_o = mww_mask;
   assign hw_en_o = mw_en;
-  assign hw_off_o = mw_off;
   assign mw_rdata = hw_rdata_i;
 
   sephirot_xmem #(.LANES(LANES)) u_xmem (

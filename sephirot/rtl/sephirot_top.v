@@ -4,14 +4,22 @@
 
 // Execution contract section 8 "Several cores". Each tile (sephirot_tile) has its own core, packet buffer, helper
 // unit and lane off-chip port logic, and its copy of the instruction memory (every copy written alike). Shared: the
-// map memory (sephirot_mapmem), the map configuration (sephirot_mapcfg) and the two off-chip ports (xm_: the lanes',
-// xh_: the map unit's), which the holder of the map grant (sephirot_grant) reaches; the grant serializes every row
-// that touches the maps, so each map helper, BPF atomic and lane access there is atomic across cores, and a
-// spin_lock keeps the grant until its spin_unlock's row ends (one grant serves every lock). The input register
-// feeds the dispatcher (sephirot_dispatch: a packet to the lowest-numbered idle core) and the reorder stage
-// (sephirot_reorder) lets the output frames leave in arrival order. Results, printk and event records and the
-// trace are per core: port bits [W*k +: W] are core k's (the harness follows each core's packets from pkt_start_o).
-// A per-CPU array has a copy per core (sephirot_percpu). CORES = 1 is the single core of before, cycle for cycle.
+// map memory, the map configuration (sephirot_mapcfg: a read port per core) and the two off-chip ports (xm_: the
+// lanes', xh_: the map unit's). A row touching the maps runs while its core holds the map grant (sephirot_grant):
+// shared by the rows that only read the map memory (or write their core's per-CPU copies), exclusive for one row
+// that writes it or goes off chip; so each map helper, BPF atomic and lane access there is atomic across cores, and
+// a spin_lock keeps the grant exclusive until its spin_unlock's row ends (one grant serves every lock).
+// The map memory is one copy per core (sephirot_mapmem each, MAP_BYTES), so that the shared rows of several cores
+// read in the same cycle: core k reads copy k. Every write reaches every copy in the same cycle: the exclusive
+// holder's (lane stores and atomics, map unit windows) drive every copy's ports while it holds the grant, and the
+// host's lines go to all (when no copy is written by a core); a shared row's writes (its core's per-CPU copy, at
+// + k * PERCPU_STRIDE, sephirot_percpu) go to its own copy only, which alone the core and the host read there: the
+// host reads the bytes at [k * PERCPU_STRIDE, (k + 1) * PERCPU_STRIDE) from copy k (the maps are below the stride,
+// hxdp.rtl.sim.cores_refusal), the others from copy 0. Only the exclusive holder reaches the off-chip ports.
+// The input register feeds the dispatcher (sephirot_dispatch: a packet to the lowest-numbered idle core) and the
+// reorder stage (sephirot_reorder) lets the output frames leave in arrival order. Results, printk and event records
+// and the trace are per core: port bits [W*k +: W] are core k's (the harness follows each core's packets from
+// pkt_start_o). CORES = 1 is the single core of before, cycle for cycle (one copy, always held exclusive).
 module sephirot_top #(
   parameter integer CORES     = 1,            // 1 .. `SEPH_CORES_MAX
   parameter integer LANES     = `SEPH_LANES,
@@ -177,10 +185,10 @@ module sephirot_top #(
   );
 
   // the tiles' ports towards the shared units, core k's at [W*k +: W]
-  wire [CORES-1:0]           g_req, g_keep, g_gnt;
-  wire [KW-1:0]              g_k;
+  wire [CORES-1:0]           g_req, g_excl, g_keep, g_gnt;
+  wire [KW-1:0]              g_k;              // the core holding the grant exclusive (with g_x)
   wire [KW-1:0]              xm_who, xh_who;   // the cores the off-chip responses of this cycle are for
-  wire                       g_any;
+  wire                       g_x;
   wire [LANES*CORES-1:0]     t_mm_rd, t_mm_wr;
   wire [32*LANES*CORES-1:0]  t_mm_addr;
   wire [4*LANES*CORES-1:0]   t_mm_size;
@@ -202,19 +210,21 @@ module sephirot_top #(
   wire [6*CORES-1:0]         t_out_bytes;
   wire [32*CORES-1:0]        t_out_action;
   wire [8*CORES-1:0]         t_out_meta;
-  wire [64*LANES-1:0]        m_rdata;
-  wire [LANES-1:0]           m_fault;
-  wire [63:0]                mh_rdata;
-  wire                       mh_fault;
-  wire [8*MWB-1:0]           mw_rdata;
-  wire [255:0]               m_entry;
+  wire [64*LANES*CORES-1:0]  m_rdata;          // each core's read copy's answers
+  wire [LANES*CORES-1:0]     m_fault;
+  wire [64*CORES-1:0]        mh_rdata;
+  wire [CORES-1:0]           mh_fault;
+  wire [8*MWB*CORES-1:0]     mw_rdata;
+  wire [256*CORES-1:0]       m_entry;
   wire [31:0]                m_count;
+  wire [`SEPH_MAPS_MAX-1:0]  m_lkx;
 
   genvar gk;
   generate
     for (gk = 0; gk < CORES; gk = gk + 1) begin : gen_core
-      sephirot_tile #(.LANES(LANES), .AW(AW), .NBUF(TNBUF), .CORE(gk)) u_tile (
+      sephirot_tile #(.LANES(LANES), .AW(AW), .NBUF(TNBUF), .CORE(gk), .CORES(CORES)) u_tile (
         .clk_i, .rst_ni, .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i(rows_q), .raw_i(raw_q),
+        .mcfg_we_i, .mcfg_wdata_i,
         .in_valid_i(iv_q && d_sel[gk]), .in_ready_o(t_in_ready[gk]), .in_data_i(idata_q), .in_sop_i(isop_q),
         .in_eop_i(ieop_q), .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q), .idle_o(t_idle[gk]),
         .clock_en_i(CORES > 1), .clock_i(clock),
@@ -242,17 +252,19 @@ module sephirot_top #(
         .trc_ret_o(trc_ret_o[64*gk +: 64]), .trc_call_lane_o(trc_call_lane_o[2*gk +: 2]),
         .trc_cost_o(trc_cost_o[32*gk +: 32]), .trc_next_o(trc_next_o[32*gk +: 32]), .trc_exit_o(trc_exit_o[gk]),
         .trc_fault_o(trc_fault_o[3*gk +: 3]),
-        .gnt_req_o(g_req[gk]), .gnt_i(g_gnt[gk]), .gnt_keep_o(g_keep[gk]),
+        .gnt_req_o(g_req[gk]), .gnt_excl_o(g_excl[gk]), .gnt_i(g_gnt[gk]), .gnt_keep_o(g_keep[gk]),
+        .gnt_lkx_i(m_lkx),
         .mm_rd_o(t_mm_rd[LANES*gk +: LANES]), .mm_wr_o(t_mm_wr[LANES*gk +: LANES]),
         .mm_addr_o(t_mm_addr[32*LANES*gk +: 32*LANES]), .mm_size_o(t_mm_size[4*LANES*gk +: 4*LANES]),
         .mm_wdata_o(t_mm_wdata[64*LANES*gk +: 64*LANES]), .mm_commit_o(t_mm_commit[gk]),
-        .mm_hold_o(t_mm_hold[gk]), .mm_rdata_i(m_rdata), .mm_fault_i(m_fault),
+        .mm_hold_o(t_mm_hold[gk]), .mm_rdata_i(m_rdata[64*LANES*gk +: 64*LANES]),
+        .mm_fault_i(m_fault[LANES*gk +: LANES]),
         .mh_rd_o(t_mh_rd[gk]), .mh_addr_o(t_mh_addr[32*gk +: 32]), .mh_size_o(t_mh_size[4*gk +: 4]),
-        .mh_rdata_i(mh_rdata), .mh_fault_i(mh_fault),
+        .mh_rdata_i(mh_rdata[64*gk +: 64]), .mh_fault_i(mh_fault[gk]),
         .ww_en_o(t_ww_en[gk]), .ww_off_o(t_ww_off[32*gk +: 32]), .ww_data_o(t_ww_data[8*MWB*gk +: 8*MWB]),
         .ww_mask_o(t_ww_mask[MWB*gk +: MWB]), .hw_en_o(t_hw_en[gk]), .hw_off_o(t_hw_off[32*gk +: 32]),
-        .hw_rdata_i(mw_rdata),
-        .mid_o(t_mid[32*gk +: 32]), .mentry_i(m_entry), .mcount_i(m_count),
+        .hw_rdata_i(mw_rdata[8*MWB*gk +: 8*MWB]),
+        .mid_o(t_mid[32*gk +: 32]), .mentry_i(m_entry[256*gk +: 256]), .mcount_i(m_count),
         .xm_req_valid_o(t_xm_valid[gk]), .xm_req_ready_i(xm_req_ready_i), .xm_req_we_o(t_xm_we[gk]),
         .xm_req_addr_o(t_xm_addr[32*gk +: 32]), .xm_req_len_o(t_xm_len[2*gk +: 2]),
         .xm_req_wdata_o(t_xm_wdata[128*gk +: 128]), .xm_req_be_o(t_xm_be[16*gk +: 16]),
@@ -277,46 +289,76 @@ module sephirot_top #(
   );
 
   sephirot_grant #(.CORES(CORES)) u_grant (
-    .clk_i, .rst_ni, .req_i(g_req), .keep_i(g_keep), .gnt_o(g_gnt), .holder_o(g_k), .any_o(g_any)
+    .clk_i, .rst_ni, .req_i(g_req), .excl_i(g_excl), .keep_i(g_keep), .gnt_o(g_gnt), .x_o(g_x), .xk_o(g_k)
   );
 
-  // the grant holder's ports reach the shared map memory, configuration and off-chip ports (a core waiting for
-  // the grant neither reads nor writes them: its row does not run); inside a per-CPU array, its own copy
-  wire [32*LANES-1:0] pc_laddr;
-  wire [31:0]         pc_haddr, pc_wwoff, pc_hwoff;
-  sephirot_percpu #(.CORES(CORES), .LANES(LANES)) u_percpu (
-    .clk_i, .rst_ni, .mcfg_we_i, .mcfg_wdata_i, .core_i(g_k), .l_addr_i(t_mm_addr[32*LANES*g_k +: 32*LANES]),
-    .l_addr_o(pc_laddr), .h_addr_i(t_mh_addr[32*g_k +: 32]), .h_addr_o(pc_haddr),
-    .ww_off_i(t_ww_off[32*g_k +: 32]), .ww_off_o(pc_wwoff), .hw_off_i(t_hw_off[32*g_k +: 32]), .hw_off_o(pc_hwoff)
-  );
-  sephirot_mapmem #(.LANES(LANES), .BYTES(MAP_BYTES)) u_mapmem (
-    .clk_i,
-    .rd_i(g_any ? t_mm_rd[LANES*g_k +: LANES] : {LANES{1'b0}}),
-    .wr_i(g_any ? t_mm_wr[LANES*g_k +: LANES] : {LANES{1'b0}}),
-    .addr_i(pc_laddr), .size_i(t_mm_size[4*LANES*g_k +: 4*LANES]),
-    .wdata_i(t_mm_wdata[64*LANES*g_k +: 64*LANES]),
-    .h_rd_i(g_any && t_mh_rd[g_k]), .h_addr_i(pc_haddr), .h_size_i(t_mh_size[4*g_k +: 4]),
-    .h_rdata_o(mh_rdata), .h_fault_o(mh_fault),
-    .commit_i(g_any && t_mm_commit[g_k]), .rdata_o(m_rdata), .fault_o(m_fault),
-    .host_we_i(map_we_i), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i), .host_rdata_o(map_rdata_o),
-    .host_wready_o(map_wready_o),
-    .hold_i(g_any && t_mm_hold[g_k]), .ww_en_i(g_any && t_ww_en[g_k]), .ww_off_i(pc_wwoff),
-    .ww_data_i(t_ww_data[8*MWB*g_k +: 8*MWB]), .ww_mask_i(t_ww_mask[MWB*g_k +: MWB]),
-    .hw_en_i(g_any && t_hw_en[g_k]), .hw_off_i(pc_hwoff), .hw_rdata_o(mw_rdata)
+  // the map memory: copy k's ports are core k's, or every copy's the exclusive holder's (a core not holding the
+  // grant neither reads nor writes: its row does not run). The holder's ports, once for every copy:
+  wire [LANES-1:0]     x_rd = t_mm_rd[LANES*g_k +: LANES], x_wr = t_mm_wr[LANES*g_k +: LANES];
+  wire [32*LANES-1:0]  x_addr = t_mm_addr[32*LANES*g_k +: 32*LANES];
+  wire [4*LANES-1:0]   x_size = t_mm_size[4*LANES*g_k +: 4*LANES];
+  wire [64*LANES-1:0]  x_wdata = t_mm_wdata[64*LANES*g_k +: 64*LANES];
+  wire                 x_hrd = t_mh_rd[g_k], x_commit = t_mm_commit[g_k], x_hold = t_mm_hold[g_k];
+  wire                 x_wwen = t_ww_en[g_k], x_hwen = t_hw_en[g_k];
+  wire [31:0]          x_haddr = t_mh_addr[32*g_k +: 32], x_wwoff = t_ww_off[32*g_k +: 32];
+  wire [31:0]          x_hwoff = t_hw_off[32*g_k +: 32];
+  wire [3:0]           x_hsize = t_mh_size[4*g_k +: 4];
+  wire [8*MWB-1:0]     x_wwdata = t_ww_data[8*MWB*g_k +: 8*MWB];
+  wire [MWB-1:0]       x_wwmask = t_ww_mask[MWB*g_k +: MWB];
+  // the host's lines: written into every copy in a cycle in which no copy is written by a core; read from the copy
+  // that holds them (per-CPU copy k's bytes from copy k, the rest from copy 0)
+  localparam integer SSH = $clog2(`SEPH_PERCPU_STRIDE);
+  wire [CORES-1:0]     c_wready;
+  wire [128*CORES-1:0] c_hrdata;
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [31:0]          ho_byte = {{(28-LW){1'b0}}, map_line_i, 4'd0};   // (its copy's bits are used)
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire [31:0]          ho_copy = ho_byte >> SSH;
+  wire [KW-1:0]        ho_k = (ho_copy < CORES) ? ho_copy[KW-1:0] : {KW{1'b0}};
+  assign map_wready_o = &c_wready;
+  assign map_rdata_o = c_hrdata[128*ho_k +: 128];
+  generate
+    for (gk = 0; gk < CORES; gk = gk + 1) begin : gen_copy
+      localparam [KW-1:0] K = gk;
+      wire own = !g_x || g_k == K;   // the copy's own core's ports (the holder's: the same)
+      wire on  = g_x || g_gnt[gk];
+      sephirot_mapmem #(.LANES(LANES), .BYTES(MAP_BYTES)) u_mapmem (
+        .clk_i,
+        .rd_i(!on ? {LANES{1'b0}} : own ? t_mm_rd[LANES*gk +: LANES] : x_rd),
+        .wr_i(!on ? {LANES{1'b0}} : own ? t_mm_wr[LANES*gk +: LANES] : x_wr),
+        .addr_i(own ? t_mm_addr[32*LANES*gk +: 32*LANES] : x_addr),
+        .size_i(own ? t_mm_size[4*LANES*gk +: 4*LANES] : x_size),
+        .wdata_i(own ? t_mm_wdata[64*LANES*gk +: 64*LANES] : x_wdata),
+        .h_rd_i(on && (own ? t_mh_rd[gk] : x_hrd)), .h_addr_i(own ? t_mh_addr[32*gk +: 32] : x_haddr),
+        .h_size_i(own ? t_mh_size[4*gk +: 4] : x_hsize),
+        .h_rdata_o(mh_rdata[64*gk +: 64]), .h_fault_o(mh_fault[gk]),
+        .commit_i(on && (own ? t_mm_commit[gk] : x_commit)), .rdata_o(m_rdata[64*LANES*gk +: 64*LANES]),
+        .fault_o(m_fault[LANES*gk +: LANES]),
+        .host_we_i(map_we_i && map_wready_o), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i),
+        .host_rdata_o(c_hrdata[128*gk +: 128]), .host_wready_o(c_wready[gk]),
+        .hold_i(on && (own ? t_mm_hold[gk] : x_hold)), .ww_en_i(on && (own ? t_ww_en[gk] : x_wwen)),
+        .ww_off_i(own ? t_ww_off[32*gk +: 32] : x_wwoff),
+        .ww_data_i(own ? t_ww_data[8*MWB*gk +: 8*MWB] : x_wwdata),
+        .ww_mask_i(own ? t_ww_mask[MWB*gk +: MWB] : x_wwmask),
+        .hw_en_i(on && (own ? t_hw_en[gk] : x_hwen)), .hw_off_i(own ? t_hw_off[32*gk +: 32] : x_hwoff),
+        .hw_rdata_o(mw_rdata[8*MWB*gk +: 8*MWB])
+      );
+    end
+  endgenerate
+
+  sephirot_mapcfg #(.CORES(CORES)) u_mapcfg (
+    .clk_i, .rst_ni, .we_i(mcfg_we_i), .widx_i(mcfg_idx_i), .wdata_i(mcfg_wdata_i), .id_i(t_mid),
+    .entry_o(m_entry), .count_o(m_count), .lkx_o(m_lkx)
   );
 
-  sephirot_mapcfg u_mapcfg (
-    .clk_i, .rst_ni, .we_i(mcfg_we_i), .widx_i(mcfg_idx_i), .wdata_i(mcfg_wdata_i), .id_i(t_mid[32*g_k +: 32]),
-    .entry_o(m_entry), .count_o(m_count)
-  );
-
-  assign xm_req_valid_o = g_any && t_xm_valid[g_k];
+  // the off-chip ports: the exclusive holder's
+  assign xm_req_valid_o = g_x && t_xm_valid[g_k];
   assign xm_req_we_o    = t_xm_we[g_k];
   assign xm_req_addr_o  = t_xm_addr[32*g_k +: 32];
   assign xm_req_len_o   = t_xm_len[2*g_k +: 2];
   assign xm_req_wdata_o = t_xm_wdata[128*g_k +: 128];
   assign xm_req_be_o    = t_xm_be[16*g_k +: 16];
-  assign xh_req_valid_o = g_any && t_xh_valid[g_k];
+  assign xh_req_valid_o = g_x && t_xh_valid[g_k];
   assign xh_req_we_o    = t_xh_we[g_k];
   assign xh_req_addr_o  = t_xh_addr[32*g_k +: 32];
   assign xh_req_len_o   = t_xh_len[2*g_k +: 2];
