@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,14 @@ def core_cpus(cores: int, per_cpu: bool) -> list[int]:
     return [allowed[k % len(allowed)] for k in range(cores)]
 
 
+def on_kernel_cpus(result: Any, cpus: list[int]) -> Any:
+    """`result` with each perf record of core k on CPU cpus[k], the CPU whose buffer the kernel wrote it to when it
+    ran core k's packets (docs/execution_contract.md section 8, "The kernel comparison"); an index past the cores
+    stays as it is."""
+    events = [replace(e, cpu=cpus[e.cpu]) if e.kind == "perf" and e.cpu < len(cpus) else e for e in result.events]
+    return replace(result, events=events) if events != result.events else result
+
+
 def run_diff_cores(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | None, cores: int,
                    section: str | None = None, prog: str | None = None, ingress_ifindex: int = 1,
                    compile_options: Any = None, cfg_source: str | None = None, sizes: dict[str, int] | None = None,
@@ -79,7 +88,7 @@ def run_diff_cores(obj: str | Path, packets: list[bytes], cfg: dict[str, Any] | 
             kres = kernel.run(packets[f.index], ingress_ifindex=ingress_ifindex, cpu=cpu)
             report.packets += 1
             report.actions[kres.action] = report.actions.get(kres.action, 0) + 1
-            div = compare(f.index, kres, f.result)
+            div = compare(f.index, kres, on_kernel_cpus(f.result, cpus))
             if div is not None:
                 div.detail.append(f"(core {f.core}, kernel CPU {cpu})")
                 report.divergence = div

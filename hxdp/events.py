@@ -25,6 +25,8 @@ class Event:
     packet: the number of the packet (of its run) that sent it; -1 until the runner numbers it.
     exact:  False when the reader cannot know the sample's length: the kernel's perf records are padded so that
             the sample and its u32 size fill whole u64s, with bytes the kernel leaves unwritten.
+    cycle:  on several cores, the cycle the event unit handed the record over (the order of the records of all
+            cores, hxdp.models.multicore.MulticoreRun.events); -1 where not known.
     """
 
     kind: str
@@ -34,6 +36,7 @@ class Event:
     ctxlen: int = 0
     packet: int = -1
     exact: bool = True
+    cycle: int = -1
 
     @property
     def size(self) -> int:

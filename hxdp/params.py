@@ -365,7 +365,6 @@ AXI_HOSTQ_BASE = 0x8005_0100  # + 16 q: +0 frames delivered, +4 frames the host 
 AXI_HOSTQ_STRIDE = 16
 # events to the host (sephirot_events.v in the helper unit, sephirot_eventring.v on the board, docs/helpers.md and
 # docs/board.md): the records of perf_event_output, ringbuf_output and ringbuf_submit
-EVENT_CPUS = 1  # CPUs of the NIC: slots of a PERF_EVENT_ARRAY sized 0 in the object (libbpf: possible CPUs)
 EVENT_PACKET_MAX = 16  # records one packet may send: past them perf_event_output is -ENOSPC, ringbuf_output
 # -EAGAIN (the kernel's full buffer) and a submitted record is dropped (submit cannot fail)
 EVENT_DATA_MAX = PKT_MAX_LEN + 256  # sample bytes a record holds (perf: data and packet bytes; ringbuf: the record):
@@ -386,6 +385,9 @@ AXI_EVENT_WORDS = 4 + 2 * EVENT_RECORD_WORDS  # kind and map, cpu, size and ctx 
 
 # --- several cores (docs/execution_contract.md "Several cores"; the models and the RTL follow it) -----------------
 CORES_MAX = 8  # Sephirot cores running one ROM, sharing the map memory (--cores N, 1..CORES_MAX)
+# the NIC's possible CPUs: slots of a PERF_EVENT_ARRAY sized 0 in the object, as libbpf sizes it with the possible
+# CPUs (a build of N cores writes slots 0..N-1 with BPF_F_CURRENT_CPU: core k's is slot k)
+EVENT_CPUS = CORES_MAX
 OUTPUT_BYTES_PER_CYCLE = 32  # the reorder stage's output: one 32-byte word a cycle, frames in arrival order
 # helpers whose row does not take the map grant: they read and write only the core's own state (registers, packet,
 # clock, generator); every other helper may read or write map memory or a unit the cores share, and takes it
@@ -405,6 +407,10 @@ GRANT_REGIONS = frozenset(r for t in TIER_BASE for r in range(TIER_BASE[t] >> RE
 # k * PERCPU_STRIDE in the map memory (the maps then fit below the stride); at most PERCPU_RANGES per-CPU arrays
 PERCPU_STRIDE = MAP_MEM_BYTES // CORES_MAX
 PERCPU_RANGES = 4
+# map kinds whose region has such a copy per core (the models swap the copies in, sephirot_percpu.v translates): a
+# per-CPU array, and a ring buffer's region, where each core writes the records it reserved (its records leave
+# through its event unit, in the order their rows ran); a lane's write inside one is to the core's own copy
+PERCPU_COPY_KINDS = frozenset({"percpu_array", "ringbuf"})
 # packet buffers of each core's packet buffer with several cores (one core: 3): a finished frame waits in its core's
 # buffers for its turn at the reorder stage while the core runs the next packets (8 fill the block RAM of 3)
 PKT_BUFS_SEVERAL = 8

@@ -24,12 +24,6 @@ def test_point_on_the_main_path(tmp_path: Path) -> None:
     assert one["rtl_unlike_model"] == four["rtl_unlike_model"] == 0
 
 
-def test_refused_program_is_not_available(tmp_path: Path) -> None:
-    """xdp_pktcap sends perf events: several cores refuse it, with the reason."""
-    with pytest.raises(H.NotAvailable, match="perf_event_array"):
-        cores.m_cores(H.Context(out=tmp_path, quick=True), "cores:xdp_pktcap:2")
-
-
 def row(program: str, cycles: dict[int, float | None], linux: float | None) -> dict:
     r: dict = {"program": program, "path": "TX", "linux_veth_native_mpps": linux, "linux_test_run_mpps": None}
     for n, c in cycles.items():

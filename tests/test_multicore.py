@@ -251,10 +251,9 @@ def test_one_core_is_the_vliw_model() -> None:
     assert a.dump() == b.dump()
 
 
-@pytest.mark.parametrize("kind", ["percpu_hash", "ringbuf"])
+@pytest.mark.parametrize("kind", ["percpu_hash"])
 def test_unshared_maps_refused_on_several_cores(kind: str) -> None:
-    size = (4, 8, 4) if kind != "ringbuf" else (0, 0, 4096)
-    state = MapState.from_maps([MapDef("m", params.MAP_TYPE_IDS[kind], *size)])
+    state = MapState.from_maps([MapDef("m", params.MAP_TYPE_IDS[kind], 4, 8, 4)])
     MulticoreModel(Rom(DROP), state, 1)
     with pytest.raises(HxdpError, match=f"not supported: map m \\({kind}\\) with --cores 2"):
         MulticoreModel(Rom(DROP), state, 2)

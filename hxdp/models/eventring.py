@@ -4,7 +4,8 @@ Semantics and return codes are Linux's (kernel/bpf/ringbuf.c, kernel/trace/bpf_t
 bpf_xdp_event_output); the hardware's limits are docs/helpers.md's: a record holds at most EVENT_DATA_MAX sample
 bytes, a packet sends at most EVENT_PACKET_MAX records, and a ring's space is the running packet's (its producer
 position starts at 0 when a packet starts: the hardware hands every record to the event ring at once, as the
-kernel's ring is empty again when its reader keeps up). Latencies (extra cycles of the calling row) are here too.
+kernel's ring is empty again when its reader keeps up; on several cores each core has its own copy of a ring's
+region, as of a per-CPU array's, hxdp.models.multicore). Latencies (extra cycles of the calling row) are here too.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class EventUnit:
 
     mem: DataMemory
     state: MapState
+    cpu: int = 0  # the core's number: BPF_F_CURRENT_CPU's slot (execution contract section 8)
     records: list[Event] = field(default_factory=list)
     producer: dict[int, int] = field(default_factory=dict)  # map id -> ring bytes reserved by this packet
     dropped: int = 0  # submitted records past the packet's EVENT_PACKET_MAX
@@ -81,7 +83,7 @@ class EventUnit:
             return -EFAULT & M64, 1
         index = flags & BPF_F_INDEX_MASK
         if index == BPF_F_CURRENT_CPU:
-            index = 0  # the NIC's one CPU
+            index = self.cpu  # the slot of the core that runs the packet
         if index >= r.max_entries:
             return -E2BIG & M64, 1
         if size + ctxlen > params.EVENT_DATA_MAX:

@@ -188,7 +188,7 @@ class HelperEnv:
     cpu: int = 0  # the core's number (get_smp_processor_id; execution contract section 8)
 
     def __post_init__(self) -> None:
-        self.events = EventUnit(self.mem, self.state)
+        self.events = EventUnit(self.mem, self.state, self.cpu)
 
     def new_packet(self) -> None:
         self.redirect = None

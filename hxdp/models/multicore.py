@@ -4,9 +4,11 @@ Each core is a VliwModel (its own registers, stack, packet buffer and helper sta
 interleaved row by row in global cycle order: a row that needs the map grant runs only while its core holds it in the
 row's mode (VliwModel.grant_mode): shared by any number of cores whose rows only read the map memory (or write their own
 per-CPU copies), or exclusive by one; among the cores asking in a cycle the first in round robin order decides, and
-spin_lock keeps it exclusive until spin_unlock's row ends. A per-CPU array has one copy per core at the same addresses:
-the copy of the core whose row runs is the one in the map memory (the others are kept aside and swapped in), so the VLIW
-model's code runs unchanged. A row's effects on the maps happen in the cycle it runs; rows without the grant touch only
+spin_lock keeps it exclusive until spin_unlock's row ends. A per-CPU array, and a ring buffer's region (where a core's
+reserved records are written), has one copy per core at the same addresses: the copy of the core whose row runs is the
+one in the map memory (the others are kept aside and swapped in), so the VLIW model's code runs unchanged. The records
+to the host (perf_event_output, the ring buffer) leave in the order their rows ran (MulticoreRun.events), each with
+its core's CPU. A row's effects on the maps happen in the cycle it runs; rows without the grant touch only
 their core's own state, and shared rows running together only read what none of them writes, so their order against the
 other cores' rows in the same cycle does not matter.
 """
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 
 from hxdp import params
 from hxdp.errors import HxdpError
+from hxdp.events import Event
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapState
 from hxdp.models.vliw import EXCLUSIVE, SHARED, GrantMode, TraceRecord, VliwModel
@@ -26,8 +29,6 @@ from hxdp.result import RunResult
 UNSHARED_KINDS = {
     "percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
     "lru_percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
-    "perf_event_array": "the event unit's record order across cores is not defined yet",
-    "ringbuf": "a ring's producer position shared by the cores is not defined yet",
 }
 # actions whose frame leaves through the output (any port or host queue); the others are dropped in order
 LEAVING = frozenset({params.XDP_PASS, params.XDP_TX, params.XDP_REDIRECT})
@@ -78,6 +79,17 @@ class MulticoreRun:
     def results(self) -> list[RunResult]:
         return [f.result for f in self.frames]
 
+    @property
+    def events(self) -> list[Event]:
+        """Every record to the host in the order the event unit handed them over (the cycle its row ended: event
+        rows hold the grant exclusive, so no two end in one cycle), numbered by packet."""
+        out = []
+        for f in self.frames:
+            for e in f.result.events:
+                e.packet = f.index
+                out.append(e)
+        return sorted(out, key=lambda e: e.cycle)
+
 
 @dataclass
 class _Running:
@@ -105,9 +117,9 @@ class MulticoreModel:
             raise HxdpError(refusal)
         self.state = state
         self.cores = [VliwModel(rom, state, cycle_limit, trace, cpu=k) for k in range(cores)]
-        # (memory, first byte, end) of every per-CPU array region: swapped per core
+        # (memory, first byte, end) of every region with a copy per core: swapped per core
         self._percpu = [(state.region_mem(r), r.offset, r.offset + r.size) for r in state.layout.regions
-                        if r.kind == "percpu_array"] if cores > 1 else []
+                        if r.kind in params.PERCPU_COPY_KINDS] if cores > 1 else []
         self._copies: list[list[bytes]] | None = None  # each core's copies, taken at the first run
         self._owner = 0  # the core whose per-CPU copies are in the map memory
 
@@ -254,8 +266,11 @@ class MulticoreModel:
         core.now = t
         helper = core.row_helper(p.ri)
         before = p.cycles
+        records = len(core.env.events.records)
         nxt, result, fault, p.cycles = core._step(p.ri, p.regs, p.cycles, p.trace)
         cost = p.cycles - before
+        for e in core.env.events.records[records:]:
+            e.cycle = t + cost - 1  # the row's last cycle, when the event unit hands the record over
         if mode == SHARED:
             self._shared_until = max(self._shared_until, t + cost)
         elif mode == EXCLUSIVE:

@@ -145,7 +145,9 @@ class VliwModel:
         self.now: int | None = None  # the global cycle of the next row's start, when cores share a clock
         self.regs = [0] * params.NUM_REGS
         # the per-CPU arrays in the map memory: a core's writes inside them reach its own copy (shared grant)
-        self._percpu_on_chip = [r for r in state.layout.regions if r.kind == "percpu_array" and r.tier == "bram"]
+        # regions with a copy per core on several cores (a lane's write there is to its own copy: shared)
+        self._percpu_on_chip = [r for r in state.layout.regions if r.kind in params.PERCPU_COPY_KINDS
+                                and r.tier == "bram"]
 
     # --- one row ---------------------------------------------------------------------------------------------------
     def _row(self, ri: int, regs: list[int], cycles: int) -> tuple[tuple | None, int, TraceRecord | None]:
