@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hxdp.errors import HxdpError
@@ -36,7 +36,7 @@ class Event:
     ctxlen: int = 0
     packet: int = -1
     exact: bool = True
-    cycle: int = -1
+    cycle: int = field(default=-1, compare=False)  # (when, not what: records of two engines compare equal)
 
     @property
     def size(self) -> int:
@@ -78,13 +78,15 @@ def event_lines(events: Iterable[Event]) -> str:
 
 
 def run_events(results: Iterable[Any]) -> list[Event]:
-    """The events of a run's results (RunResult), numbered by packet (the index in the run)."""
+    """The events of a run's results (RunResult), numbered by packet (the index in the run), in the order the event
+    unit handed them over where their cycles are known (several cores: hxdp.models.multicore, the RTL), else in
+    packet order."""
     out = []
     for i, r in enumerate(results):
         for e in r.events:
             e.packet = i
             out.append(e)
-    return out
+    return sorted(out, key=lambda e: e.cycle) if all(e.cycle >= 0 for e in out) else out
 
 
 def read_event_lines(text: str, source: str = "events") -> list[Event]:

@@ -23,10 +23,10 @@ def events_obj(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compile_bpf(EVENTS, tmp_path_factory.mktemp("events"))
 
 
-def event_frames(n: int, seed: int = 5) -> list[bytes]:
-    """Frames of 62 to 200 bytes cycling through events.c's four cases (byte 0 & 3), byte 1 random (discards)."""
+def event_frames(n: int, seed: int = 5, sizes: tuple[int, ...] = (62, 100, 200)) -> list[bytes]:
+    """Frames of `sizes` bytes cycling through events.c's four cases (byte 0 & 3), byte 1 random (discards)."""
     rng = random.Random(seed)
-    return [bytes([i % 4, rng.randrange(256)]) + rng.randbytes(rng.choice([62, 100, 200]) - 2) for i in range(n)]
+    return [bytes([i % 4, rng.randrange(256)]) + rng.randbytes(rng.choice(sizes) - 2) for i in range(n)]
 
 
 def run_on(obj: Path, packets: list[bytes], cores: int, cfg: dict | None = None, prog: str | None = None,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from hxdp import params
 from hxdp.errors import HxdpError
-from hxdp.events import Event
+from hxdp.events import Event, run_events
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapState
 from hxdp.models.vliw import EXCLUSIVE, SHARED, GrantMode, TraceRecord, VliwModel
@@ -83,12 +83,7 @@ class MulticoreRun:
     def events(self) -> list[Event]:
         """Every record to the host in the order the event unit handed them over (the cycle its row ended: event
         rows hold the grant exclusive, so no two end in one cycle), numbered by packet."""
-        out = []
-        for f in self.frames:
-            for e in f.result.events:
-                e.packet = f.index
-                out.append(e)
-        return sorted(out, key=lambda e: e.cycle)
+        return run_events(self.results)
 
 
 @dataclass

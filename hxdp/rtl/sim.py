@@ -295,29 +295,27 @@ def map_config_lines(layout: object, off_chip: bool = False) -> list[str]:
 # map kinds a model of several cores does not run yet, and why (execution contract section 8)
 CORES_REFUSED = {
     "percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
-    "perf_event_array": "the order of event records across cores is not defined yet",
-    "ringbuf": "the order of event records across cores is not defined yet",
 }
 
 
 def cores_refusal(layout: object, cores: int) -> str | None:
-    """Why the RTL cannot run `layout` on `cores` cores: a map kind of CORES_REFUSED, per-CPU arrays the per-core
-    copies of sephirot_percpu.v cannot hold, or None."""
+    """Why the RTL cannot run `layout` on `cores` cores: a map kind of CORES_REFUSED, per-CPU arrays or rings the
+    per-core copies of sephirot_percpu.v cannot hold, or None."""
     if cores == 1:
         return None
     where = f"not supported by the RTL with --cores {cores} (hxdp.rtl.sim), because"
     r = next((r for r in layout.regions if r.kind in CORES_REFUSED), None)
     if r is not None:
         return f"map {r.name} ({r.kind}): {where} {CORES_REFUSED[r.kind]}; run it on one core"
-    percpu = percpu_regions(layout)
+    percpu = copied_regions(layout)
     if len(percpu) > params.PERCPU_RANGES:
-        return (f"{len(percpu)} per-CPU arrays: {where} the per-core copies serve {params.PERCPU_RANGES} "
-                "(params.PERCPU_RANGES)")
+        return (f"{len(percpu)} per-CPU arrays and ring buffers: {where} the per-core copies serve "
+                f"{params.PERCPU_RANGES} (params.PERCPU_RANGES)")
     for r in percpu:
         if r.tier != "bram":
-            return f"map {r.name} (percpu_array) in {r.tier}: {where} per-core copies are kept on chip only"
-        if r.size != r.data_offset + r.slots * r.slot_size:
-            return f"map {r.name} (percpu_array): {where} its region is not its slots (sephirot_percpu.v)"
+            return f"map {r.name} ({r.kind}) in {r.tier}: {where} per-core copies are kept on chip only"
+        if r.size != (r.max_entries if r.kind == "ringbuf" else r.data_offset + r.slots * r.slot_size):
+            return f"map {r.name} ({r.kind}): {where} its region is not its slots (sephirot_percpu.v)"
     if percpu and layout.tier_end("bram") > params.PERCPU_STRIDE:
         return (f"the on-chip maps take {layout.tier_end('bram')} bytes: {where} core k's per-CPU copies are "
                 f"k * {params.PERCPU_STRIDE} bytes above them (params.PERCPU_STRIDE)")
@@ -331,6 +329,12 @@ def cores_refusal(layout: object, cores: int) -> str | None:
 def percpu_regions(layout: object) -> list:
     """The per-CPU arrays of `layout`: one copy per core on several cores (sephirot_percpu.v)."""
     return [r for r in layout.regions if r.kind == "percpu_array"]
+
+
+def copied_regions(layout: object) -> list:
+    """The regions of `layout` with one copy per core on several cores (sephirot_percpu.v): per-CPU arrays and ring
+    buffers (params.PERCPU_COPY_KINDS)."""
+    return [r for r in layout.regions if r.kind in params.PERCPU_COPY_KINDS]
 
 
 def parse_redirect(text: str, ingress_ifindex: int) -> tuple[int | None, tuple[str, int] | None,
@@ -389,7 +393,9 @@ class RtlSim:
             if refusal is not None:
                 raise RtlError(refusal)
         self.cores = cores
-        self.percpu = percpu_regions(self.layout) if cores > 1 and self.layout is not None else []
+        several = cores > 1 and self.layout is not None
+        self.percpu = percpu_regions(self.layout) if several else []
+        self.copied = copied_regions(self.layout) if several else []  # per-CPU arrays and rings
         self.per_cpu: dict[str, list[bytes]] = {}
         # (exe: a given binary, for the profile training runs)
         self.exe = exe if exe is not None else build(cores=cores)
@@ -401,12 +407,12 @@ class RtlSim:
 
     def _image(self, nlines: int) -> bytearray:
         """The map memory the run starts from: the state's lines, and on several cores every core's copy of each
-        per-CPU array (core k's at + k * PERCPU_STRIDE, sephirot_percpu.v), set alike as the kernel's update sets
-        every CPU's slot."""
+        per-CPU array and ring (core k's at + k * PERCPU_STRIDE, sephirot_percpu.v), set alike as the kernel's
+        update sets every CPU's slot."""
         if not nlines:
             return bytearray()
         image = bytearray(self.state.mem[: nlines * LINE_BYTES]).ljust(nlines * LINE_BYTES, b"\0")
-        for r in self.percpu:
+        for r in self.copied:
             for k in range(1, self.cores):
                 dst = r.offset + k * params.PERCPU_STRIDE
                 end = -(-(dst + r.size) // LINE_BYTES) * LINE_BYTES
@@ -498,7 +504,7 @@ class RtlSim:
                     fmt = b"" if f[3] == "-" else bytes.fromhex(f[3])
                     results[int(f[1])].printk.append((fmt, tuple(int(x, 16) for x in f[5:8])))
                     continue
-                if f[0] == "event":  # event PKT kind K map M cpu C ctxlen L data HEX|- (follows its packet's line)
+                if f[0] == "event":  # event PKT kind K map M cpu C ctxlen L cycle T data HEX|-
                     results[int(f[1])].events.append(self._event(f))
                     continue
                 kv = dict(zip(f[0::2], f[1::2], strict=True))
@@ -553,7 +559,8 @@ class RtlSim:
         regions = self.layout.regions if self.layout is not None else []
         name = regions[map_id].name if map_id < len(regions) else f"map#{map_id}"
         data = b"" if kv["data"] == "-" else bytes.fromhex(kv["data"])
-        return Event(("perf", "ringbuf")[int(kv["kind"])], name, int(kv["cpu"]), data, int(kv["ctxlen"]))
+        return Event(("perf", "ringbuf")[int(kv["kind"])], name, int(kv["cpu"]), data, int(kv["ctxlen"]),
+                     cycle=int(kv["cycle"]))
 
     def run_packets(self, packets: list[Packet]) -> list[RunResult]:
         """Packets (bytes, or (bytes, ingress_ifindex, rx_queue_index)) back to back; one RunResult each."""

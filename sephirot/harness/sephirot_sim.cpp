@@ -403,7 +403,7 @@ void SephirotSim::sample_core(int k) {
     // the program's bytes from word 0, a perf record's packet bytes from the next whole word
     SimResult::Event e{unsigned(field(top_->evp_kind_o, k, 1)), unsigned(field(top_->evp_map_o, 8 * k, 8)),
                        unsigned(field(top_->evp_cpu_o, 32 * k, 32)), unsigned(field(top_->evp_ctxlen_o, 16 * k, 16)),
-                       {}};
+                       {}, cycle_};
     unsigned own = unsigned(field(top_->evp_size_o, 16 * k, 16)) - e.ctxlen;
     unsigned at = (own + 7) / 8 * 8;
     for (unsigned b = 0; b < own; b++) e.data.push_back((words[b / 8] >> (8 * (b % 8))) & 0xff);
@@ -481,7 +481,8 @@ bool SephirotSim::finish(const std::string& out_path, const std::string& dump_pa
       fprintf(f, " args %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\n", p.args[0], p.args[1], p.args[2]);
     }
     for (const SimResult::Event& e : r.events) {
-      fprintf(f, "event %zu kind %u map %u cpu %u ctxlen %u data ", i, e.kind, e.map, e.cpu, e.ctxlen);
+      fprintf(f, "event %zu kind %u map %u cpu %u ctxlen %u cycle %" PRIu64 " data ", i, e.kind, e.map, e.cpu,
+              e.ctxlen, e.cycle);
       if (e.data.empty()) fprintf(f, "-");
       for (uint8_t b : e.data) fprintf(f, "%02x", b);
       fprintf(f, "\n");

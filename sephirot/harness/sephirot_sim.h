@@ -45,7 +45,8 @@ struct SimResult {
   std::vector<uint8_t> meta;  // XDP metadata (data_meta..data) emitted in front of the frame
   struct Printk { std::vector<uint8_t> fmt; uint64_t args[3]; };
   std::vector<Printk> printk;  // trace_printk records, in call order
-  struct Event { unsigned kind, map, cpu, ctxlen; std::vector<uint8_t> data; };
+  // cycle: the cycle the event unit handed it over (the order of several cores' records)
+  struct Event { unsigned kind, map, cpu, ctxlen; std::vector<uint8_t> data; uint64_t cycle; };
   std::vector<Event> events;  // perf_event_output and ring buffer records, in call order
 };
 

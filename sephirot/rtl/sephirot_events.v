@@ -13,6 +13,7 @@ module sephirot_events (
   input  wire            clk_i,
   input  wire            rst_ni,
   input  wire            pkt_start_i,
+  input  wire [2:0]      core_i,          // this core's number: BPF_F_CURRENT_CPU's perf slot
   input  wire            req_i,
   input  wire [31:0]     id_i,
   input  wire [64*5-1:0] args_i,          // r1..r5
@@ -109,7 +110,7 @@ module sephirot_events (
   // perf_event_output(ctx, map, flags, data, size)
   wire [31:0] p_size = r5[31:0];
   wire [31:0] p_ctx = {12'd0, r3[51:32]};
-  wire [31:0] p_idx = (r3[31:0] == 32'hFFFFFFFF) ? 32'd0 : r3[31:0];
+  wire [31:0] p_idx = (r3[31:0] == 32'hFFFFFFFF) ? {29'd0, core_i} : r3[31:0];
   wire [32:0] p_total = {1'b0, p_size} + {1'b0, p_ctx};
   wire        p_inval = r3[63:52] != 12'd0;
   wire        p_fault = p_ctx > pkt_end_i - pkt_data_i;

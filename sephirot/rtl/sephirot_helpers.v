@@ -287,7 +287,7 @@ module sephirot_helpers (
   );
 
   sephirot_events u_events (
-    .clk_i, .rst_ni, .pkt_start_i, .req_i, .id_i, .args_i, .busy_i(busy_q), .finish_i(finish), .bad_i(cs_bad_q),
+    .clk_i, .rst_ni, .pkt_start_i, .core_i, .req_i, .id_i, .args_i, .busy_i(busy_q), .finish_i(finish), .bad_i(cs_bad_q),
     .pkt_data_i, .pkt_end_i, .sel_o(ev_sel),
     .rd_en_o(ev_rd_en), .rd_base_o(ev_rd_base), .rd_off_o(ev_rd_off), .rd_left_o(ev_rd_left),
     .rd_tag_o(ev_rd_tag),

@@ -2,11 +2,13 @@
 `default_nettype none
 `include "sephirot_params.vh"
 
-// Execution contract section 8: a per-CPU array (percpu_array) has one copy per core at the same addresses; a core's
-// lane and helper accesses in it reach its copy. Core k's copy of a byte at map-memory offset o is at
+// Execution contract section 8: a per-CPU array (percpu_array) has one copy per core at the same addresses, and so
+// has a ring buffer's region (the records a core reserved: sephirot_events); a core's lane and helper accesses in
+// them reach its copy. Core k's copy of a byte at map-memory offset o is at
 // o + k * PERCPU_STRIDE (core 0's is the map's own place; hxdp.rtl.sim loads every copy and reads them back, and
 // refuses a layout whose maps reach past the stride). The per-CPU ranges are taken from the map configuration as the
-// host writes it (once after reset): up to PERCPU_RANGES of them, [offset, offset + data_offset + slots * slot_size).
+// host writes it (once after reset): up to PERCPU_RANGES of them, [offset, offset + data_offset + slots * slot_size)
+// for an array, [offset, offset + max_entries) for a ring.
 // Each tile has one (sephirot_tile: CORE is its core's number), translating its own ports: the lanes' addresses
 // (map region), the helper's scalar read address and the map unit's window offsets; l_pcpu_o tells the core which
 // lanes are inside a per-CPU array (a store there takes the map grant shared, sephirot_core). With one core nothing
@@ -45,13 +47,16 @@ module sephirot_percpu #(
       reg [31:0] lo_q [0:NR-1];
       reg [31:0] hi_q [0:NR-1];
       reg [NR-1:0] on_q;
-      // an entry of a per-CPU array: its range (the product only when the host writes the table)
-      wire        pc_w = mcfg_we_i && mcfg_wdata_i[7:0] == `SEPH_MAP_TYPE_PERCPU_ARRAY &&
+      // an entry of a per-CPU array or a ring buffer (params.PERCPU_COPY_KINDS): its range, the array's slots or the
+      // ring's max_entries bytes (the product only when the host writes the table)
+      wire        pc_ring = mcfg_wdata_i[7:0] == `SEPH_MAP_TYPE_RINGBUF;
+      wire        pc_w = mcfg_we_i && (mcfg_wdata_i[7:0] == `SEPH_MAP_TYPE_PERCPU_ARRAY || pc_ring) &&
                          mcfg_wdata_i[15:8] != 8'd0;
       wire [31:0] pc_lo = mcfg_wdata_i[111:80];
-      wire [31:0] pc_hi = pc_lo + {16'd0, mcfg_wdata_i[207:192]} +
+      wire [31:0] pc_hi = pc_ring ? pc_lo + mcfg_wdata_i[79:48] :
+                          pc_lo + {16'd0, mcfg_wdata_i[207:192]} +
                           mcfg_wdata_i[143:112] * {16'd0, mcfg_wdata_i[159:144]};
-      wire unused = &{1'b0, mcfg_wdata_i[255:208], mcfg_wdata_i[191:160], mcfg_wdata_i[79:16]};   // (other fields)
+      wire unused = &{1'b0, mcfg_wdata_i[255:208], mcfg_wdata_i[191:160], mcfg_wdata_i[47:16]};   // (other fields)
       reg  [NR-1:0] first_free;
       integer f;
       always @(*) begin
