@@ -4,18 +4,25 @@
 
 // What each of sephirot_top's cores has of its own (execution contract section 8): the core (registers, stack,
 // its copy of the instruction memory), the packet buffer, the map-pointer guard, the helper unit (the map FSM
-// included), the lanes' off-chip port logic and the translation of its accesses to per-CPU arrays into its own
-// copies (sephirot_percpu). What the cores share is outside, in sephirot_top: the map memory (a read copy per
-// core), the map configuration and the two off-chip ports, reached through the m*_, ww/hw_, mid_, xm_ and xh_ ports
-// below while this core holds the map grant (gnt_i, asked in the mode gnt_excl_o says; sephirot_grant), and the
-// input and output (sephirot_dispatch, sephirot_reorder). With one core the grant is always held and the output
-// always ready: the tile is the single core of before, cycle for cycle.
+// included), the lanes' off-chip port logic, the translation of its accesses to per-CPU arrays into its own
+// copies (sephirot_percpu) and its copy of the map memory (sephirot_mapmem, MAP_BYTES). Its map-memory ports run
+// while this core holds the map grant (gnt_i, asked in the mode gnt_excl_o says; sephirot_grant): they reach its
+// copy, and, out on the mm_, mh_, ww_ and hw_ ports, every other core's copy while it holds the grant exclusive;
+// while another core holds it exclusive, that core's ports (mx_) drive this copy, so that every copy takes each
+// write of the exclusive holder in the same cycle (sephirot_top), and a shared row's writes (its own per-CPU
+// copies) reach this copy only, which this core and the host read there. The host's lines (host_) are written into
+// every copy alike. What the cores share is outside, in sephirot_top: the map configuration and the two off-chip
+// ports, reached through the mid_, xm_ and xh_ ports while this core holds the grant, and the input and output
+// (sephirot_dispatch, sephirot_reorder). With one core the grant is always held exclusive and the output always
+// ready: the tile is the single core of before, cycle for cycle.
 module sephirot_tile #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer AW    = `SEPH_IMEM_AW,
   parameter integer NBUF  = 3,
   parameter integer CORE  = 0,                  // this core's number (get_smp_processor_id)
-  parameter integer CORES = 1                   // the cores of sephirot_top (per-CPU copies with more than one)
+  parameter integer CORES = 1,                  // the cores of sephirot_top (per-CPU copies with more than one)
+  parameter integer MAP_BYTES = `SEPH_MAP_MEM_BYTES,
+  parameter integer LW    = $clog2(MAP_BYTES / 16)
 ) (
   input  wire                 clk_i,
   input  wire                 rst_ni,
@@ -95,8 +102,8 @@ module sephirot_tile #(
   input  wire                 gnt_i,
   output wire                 gnt_keep_o,
   input  wire [`SEPH_MAPS_MAX-1:0] gnt_lkx_i,   // a lookup of map id i is exclusive (sephirot_mapcfg)
-  // the shared map memory (sephirot_mapmem): the lanes' port, the helper's scalar read, the map unit's windows
-  // (addresses in this core's per-CPU copies)
+  // this core's map-memory ports (the lanes', the helper's scalar read, the map unit's windows; addresses in its
+  // per-CPU copies), for the other cores' copies while it holds the grant exclusive
   output wire [LANES-1:0]     mm_rd_o,
   output wire [LANES-1:0]     mm_wr_o,
   output wire [32*LANES-1:0]  mm_addr_o,
@@ -104,20 +111,39 @@ module sephirot_tile #(
   output wire [64*LANES-1:0]  mm_wdata_o,
   output wire                 mm_commit_o,
   output wire                 mm_hold_o,
-  input  wire [64*LANES-1:0]  mm_rdata_i,
-  input  wire [LANES-1:0]     mm_fault_i,
   output wire                 mh_rd_o,
   output wire [31:0]          mh_addr_o,
   output wire [3:0]           mh_size_o,
-  input  wire [63:0]          mh_rdata_i,
-  input  wire                 mh_fault_i,
   output wire                 ww_en_o,
   output wire [31:0]          ww_off_o,
   output wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] ww_data_o,
   output wire [`SEPH_MAP_WINDOW_BYTES-1:0]   ww_mask_o,
   output wire                 hw_en_o,
   output wire [31:0]          hw_off_o,
-  input  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] hw_rdata_i,
+  // the exclusive holder's ports, driving this core's copy while mx_i (another core holds the grant exclusive)
+  input  wire                 mx_i,
+  input  wire [LANES-1:0]     mx_rd_i,
+  input  wire [LANES-1:0]     mx_wr_i,
+  input  wire [32*LANES-1:0]  mx_addr_i,
+  input  wire [4*LANES-1:0]   mx_size_i,
+  input  wire [64*LANES-1:0]  mx_wdata_i,
+  input  wire                 mx_commit_i,
+  input  wire                 mx_hold_i,
+  input  wire                 mx_hrd_i,
+  input  wire [31:0]          mx_haddr_i,
+  input  wire [3:0]           mx_hsize_i,
+  input  wire                 mx_wwen_i,
+  input  wire [31:0]          mx_wwoff_i,
+  input  wire [8*`SEPH_MAP_WINDOW_BYTES-1:0] mx_wwdata_i,
+  input  wire [`SEPH_MAP_WINDOW_BYTES-1:0]   mx_wwmask_i,
+  input  wire                 mx_hwen_i,
+  input  wire [31:0]          mx_hwoff_i,
+  // the host's map lines (sephirot_top: written into every copy when all are ready; read from the copy holding them)
+  input  wire                 host_we_i,
+  input  wire [LW-1:0]        host_line_i,
+  input  wire [127:0]         host_wdata_i,
+  output wire [127:0]         host_rdata_o,
+  output wire                 host_wready_o,
   // the shared map configuration (sephirot_mapcfg)
   output wire [31:0]          mid_o,
   input  wire [255:0]         mentry_i,
@@ -292,17 +318,32 @@ module sephirot_tile #(
   assign mm_wdata_o = d_wdata;
   assign mm_commit_o = d_commit;
   assign mm_hold_o = d_hold && gnt_q;
-  assign m_rdata = mm_rdata_i;
-  assign m_fault = mm_fault_i;
   assign mh_rd_o = hb_rd && hb_msel;
   assign mh_size_o = hm_size;
-  assign mh_rdata = mh_rdata_i;
-  assign mh_fault = mh_fault_i;
   assign ww_en_o = mww_en && !mww_x;
   assign ww_data_o = mww_data;
   assign ww_mask_o = mww_mask;
   assign hw_en_o = mw_en;
-  assign mw_rdata = hw_rdata_i;
+
+  // this core's copy of the map memory: its own ports while it holds the grant (or nobody holds it exclusive), the
+  // exclusive holder's while another core holds it (a core not holding the grant neither reads nor writes: its row
+  // does not run)
+  wire mm_on = gnt_i || mx_i;
+  sephirot_mapmem #(.LANES(LANES), .BYTES(MAP_BYTES)) u_mapmem (
+    .clk_i,
+    .rd_i(!mm_on ? {LANES{1'b0}} : mx_i ? mx_rd_i : mm_rd_o),
+    .wr_i(!mm_on ? {LANES{1'b0}} : mx_i ? mx_wr_i : mm_wr_o),
+    .addr_i(mx_i ? mx_addr_i : mm_addr_o), .size_i(mx_i ? mx_size_i : mm_size_o),
+    .wdata_i(mx_i ? mx_wdata_i : mm_wdata_o),
+    .h_rd_i(mm_on && (mx_i ? mx_hrd_i : mh_rd_o)), .h_addr_i(mx_i ? mx_haddr_i : mh_addr_o),
+    .h_size_i(mx_i ? mx_hsize_i : mh_size_o), .h_rdata_o(mh_rdata), .h_fault_o(mh_fault),
+    .commit_i(mm_on && (mx_i ? mx_commit_i : mm_commit_o)), .rdata_o(m_rdata), .fault_o(m_fault),
+    .host_we_i, .host_line_i, .host_wdata_i, .host_rdata_o, .host_wready_o,
+    .hold_i(mm_on && (mx_i ? mx_hold_i : mm_hold_o)), .ww_en_i(mm_on && (mx_i ? mx_wwen_i : ww_en_o)),
+    .ww_off_i(mx_i ? mx_wwoff_i : ww_off_o), .ww_data_i(mx_i ? mx_wwdata_i : ww_data_o),
+    .ww_mask_i(mx_i ? mx_wwmask_i : ww_mask_o),
+    .hw_en_i(mm_on && (mx_i ? mx_hwen_i : hw_en_o)), .hw_off_i(mx_i ? mx_hwoff_i : hw_off_o), .hw_rdata_o(mw_rdata)
+  );
 
   sephirot_xmem #(.LANES(LANES)) u_xmem (
     .clk_i, .rst_ni, .rd_i(d_rd & x_sel), .wr_i(d_wr & x_sel), .addr_i(d_addr), .size_i(d_size), .wdata_i(d_wdata),

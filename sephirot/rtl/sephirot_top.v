@@ -9,13 +9,14 @@
 // shared by the rows that only read the map memory (or write their core's per-CPU copies), exclusive for one row
 // that writes it or goes off chip; so each map helper, BPF atomic and lane access there is atomic across cores, and
 // a spin_lock keeps the grant exclusive until its spin_unlock's row ends (one grant serves every lock).
-// The map memory is one copy per core (sephirot_mapmem each, MAP_BYTES), so that the shared rows of several cores
-// read in the same cycle: core k reads copy k. Every write reaches every copy in the same cycle: the exclusive
-// holder's (lane stores and atomics, map unit windows) drive every copy's ports while it holds the grant, and the
-// host's lines go to all (when no copy is written by a core); a shared row's writes (its core's per-CPU copy, at
-// + k * PERCPU_STRIDE, sephirot_percpu) go to its own copy only, which alone the core and the host read there: the
-// host reads the bytes at [k * PERCPU_STRIDE, (k + 1) * PERCPU_STRIDE) from copy k (the maps are below the stride,
-// hxdp.rtl.sim.cores_refusal), the others from copy 0. Only the exclusive holder reaches the off-chip ports.
+// The map memory is one copy per core (sephirot_mapmem in each tile, MAP_BYTES), so that the shared rows of several
+// cores read in the same cycle: core k reads copy k. Every write reaches every copy in the same cycle: the
+// exclusive holder's ports (lane stores and atomics, map unit windows; the x_ wires below) drive every other copy
+// while it holds the grant, and the host's lines go to all (when no copy is written by a core); a shared row's
+// writes (its core's per-CPU copy, at + k * PERCPU_STRIDE, sephirot_percpu) go to its own copy only, which alone
+// the core and the host read there: the host reads the bytes at [k * PERCPU_STRIDE, (k + 1) * PERCPU_STRIDE) from
+// copy k (the maps are below the stride, hxdp.rtl.sim.cores_refusal), the others from copy 0. Only the exclusive
+// holder reaches the off-chip ports.
 // The input register feeds the dispatcher (sephirot_dispatch: a packet to the lowest-numbered idle core) and the
 // reorder stage (sephirot_reorder) lets the output frames leave in arrival order. Results, printk and event records
 // and the trace are per core: port bits [W*k +: W] are core k's (the harness follows each core's packets from
@@ -210,19 +211,39 @@ module sephirot_top #(
   wire [6*CORES-1:0]         t_out_bytes;
   wire [32*CORES-1:0]        t_out_action;
   wire [8*CORES-1:0]         t_out_meta;
-  wire [64*LANES*CORES-1:0]  m_rdata;          // each core's read copy's answers
-  wire [LANES*CORES-1:0]     m_fault;
-  wire [64*CORES-1:0]        mh_rdata;
-  wire [CORES-1:0]           mh_fault;
-  wire [8*MWB*CORES-1:0]     mw_rdata;
   wire [256*CORES-1:0]       m_entry;
   wire [31:0]                m_count;
   wire [`SEPH_MAPS_MAX-1:0]  m_lkx;
 
+  // the exclusive holder's map-memory ports, for every other core's copy (sephirot_tile)
+  wire [LANES-1:0]     x_rd = t_mm_rd[LANES*g_k +: LANES], x_wr = t_mm_wr[LANES*g_k +: LANES];
+  wire [32*LANES-1:0]  x_addr = t_mm_addr[32*LANES*g_k +: 32*LANES];
+  wire [4*LANES-1:0]   x_size = t_mm_size[4*LANES*g_k +: 4*LANES];
+  wire [64*LANES-1:0]  x_wdata = t_mm_wdata[64*LANES*g_k +: 64*LANES];
+  wire                 x_hrd = t_mh_rd[g_k], x_commit = t_mm_commit[g_k], x_hold = t_mm_hold[g_k];
+  wire                 x_wwen = t_ww_en[g_k], x_hwen = t_hw_en[g_k];
+  wire [31:0]          x_haddr = t_mh_addr[32*g_k +: 32], x_wwoff = t_ww_off[32*g_k +: 32];
+  wire [31:0]          x_hwoff = t_hw_off[32*g_k +: 32];
+  wire [3:0]           x_hsize = t_mh_size[4*g_k +: 4];
+  wire [8*MWB-1:0]     x_wwdata = t_ww_data[8*MWB*g_k +: 8*MWB];
+  wire [MWB-1:0]       x_wwmask = t_ww_mask[MWB*g_k +: MWB];
+  // the host's lines: written into every copy in a cycle in which no copy is written by a core; read from the copy
+  // that holds them (per-CPU copy k's bytes from copy k, the rest from copy 0)
+  localparam integer SSH = $clog2(`SEPH_PERCPU_STRIDE);
+  wire [CORES-1:0]     c_wready;
+  wire [128*CORES-1:0] c_hrdata;
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [31:0]          ho_byte = {{(28-LW){1'b0}}, map_line_i, 4'd0};   // (its copy's bits are used)
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire [31:0]          ho_copy = ho_byte >> SSH;
+  wire [KW-1:0]        ho_k = (ho_copy < CORES) ? ho_copy[KW-1:0] : {KW{1'b0}};
+  assign map_wready_o = &c_wready;
+  assign map_rdata_o = c_hrdata[128*ho_k +: 128];
   genvar gk;
   generate
     for (gk = 0; gk < CORES; gk = gk + 1) begin : gen_core
-      sephirot_tile #(.LANES(LANES), .AW(AW), .NBUF(TNBUF), .CORE(gk), .CORES(CORES)) u_tile (
+      sephirot_tile #(.LANES(LANES), .AW(AW), .NBUF(TNBUF), .CORE(gk), .CORES(CORES), .MAP_BYTES(MAP_BYTES))
+          u_tile (
         .clk_i, .rst_ni, .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i(rows_q), .raw_i(raw_q),
         .mcfg_we_i, .mcfg_wdata_i,
         .in_valid_i(iv_q && d_sel[gk]), .in_ready_o(t_in_ready[gk]), .in_data_i(idata_q), .in_sop_i(isop_q),
@@ -257,13 +278,17 @@ module sephirot_top #(
         .mm_rd_o(t_mm_rd[LANES*gk +: LANES]), .mm_wr_o(t_mm_wr[LANES*gk +: LANES]),
         .mm_addr_o(t_mm_addr[32*LANES*gk +: 32*LANES]), .mm_size_o(t_mm_size[4*LANES*gk +: 4*LANES]),
         .mm_wdata_o(t_mm_wdata[64*LANES*gk +: 64*LANES]), .mm_commit_o(t_mm_commit[gk]),
-        .mm_hold_o(t_mm_hold[gk]), .mm_rdata_i(m_rdata[64*LANES*gk +: 64*LANES]),
-        .mm_fault_i(m_fault[LANES*gk +: LANES]),
+        .mm_hold_o(t_mm_hold[gk]),
         .mh_rd_o(t_mh_rd[gk]), .mh_addr_o(t_mh_addr[32*gk +: 32]), .mh_size_o(t_mh_size[4*gk +: 4]),
-        .mh_rdata_i(mh_rdata[64*gk +: 64]), .mh_fault_i(mh_fault[gk]),
+
         .ww_en_o(t_ww_en[gk]), .ww_off_o(t_ww_off[32*gk +: 32]), .ww_data_o(t_ww_data[8*MWB*gk +: 8*MWB]),
         .ww_mask_o(t_ww_mask[MWB*gk +: MWB]), .hw_en_o(t_hw_en[gk]), .hw_off_o(t_hw_off[32*gk +: 32]),
-        .hw_rdata_i(mw_rdata[8*MWB*gk +: 8*MWB]),
+        .mx_i(g_x && {{(32-KW){1'b0}}, g_k} != gk), .mx_rd_i(x_rd), .mx_wr_i(x_wr), .mx_addr_i(x_addr),
+        .mx_size_i(x_size), .mx_wdata_i(x_wdata), .mx_commit_i(x_commit), .mx_hold_i(x_hold), .mx_hrd_i(x_hrd),
+        .mx_haddr_i(x_haddr), .mx_hsize_i(x_hsize), .mx_wwen_i(x_wwen), .mx_wwoff_i(x_wwoff), .mx_wwdata_i(x_wwdata),
+        .mx_wwmask_i(x_wwmask), .mx_hwen_i(x_hwen), .mx_hwoff_i(x_hwoff),
+        .host_we_i(map_we_i && map_wready_o), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i),
+        .host_rdata_o(c_hrdata[128*gk +: 128]), .host_wready_o(c_wready[gk]),
         .mid_o(t_mid[32*gk +: 32]), .mentry_i(m_entry[256*gk +: 256]), .mcount_i(m_count),
         .xm_req_valid_o(t_xm_valid[gk]), .xm_req_ready_i(xm_req_ready_i), .xm_req_we_o(t_xm_we[gk]),
         .xm_req_addr_o(t_xm_addr[32*gk +: 32]), .xm_req_len_o(t_xm_len[2*gk +: 2]),
@@ -291,60 +316,6 @@ module sephirot_top #(
   sephirot_grant #(.CORES(CORES)) u_grant (
     .clk_i, .rst_ni, .req_i(g_req), .excl_i(g_excl), .keep_i(g_keep), .gnt_o(g_gnt), .x_o(g_x), .xk_o(g_k)
   );
-
-  // the map memory: copy k's ports are core k's, or every copy's the exclusive holder's (a core not holding the
-  // grant neither reads nor writes: its row does not run). The holder's ports, once for every copy:
-  wire [LANES-1:0]     x_rd = t_mm_rd[LANES*g_k +: LANES], x_wr = t_mm_wr[LANES*g_k +: LANES];
-  wire [32*LANES-1:0]  x_addr = t_mm_addr[32*LANES*g_k +: 32*LANES];
-  wire [4*LANES-1:0]   x_size = t_mm_size[4*LANES*g_k +: 4*LANES];
-  wire [64*LANES-1:0]  x_wdata = t_mm_wdata[64*LANES*g_k +: 64*LANES];
-  wire                 x_hrd = t_mh_rd[g_k], x_commit = t_mm_commit[g_k], x_hold = t_mm_hold[g_k];
-  wire                 x_wwen = t_ww_en[g_k], x_hwen = t_hw_en[g_k];
-  wire [31:0]          x_haddr = t_mh_addr[32*g_k +: 32], x_wwoff = t_ww_off[32*g_k +: 32];
-  wire [31:0]          x_hwoff = t_hw_off[32*g_k +: 32];
-  wire [3:0]           x_hsize = t_mh_size[4*g_k +: 4];
-  wire [8*MWB-1:0]     x_wwdata = t_ww_data[8*MWB*g_k +: 8*MWB];
-  wire [MWB-1:0]       x_wwmask = t_ww_mask[MWB*g_k +: MWB];
-  // the host's lines: written into every copy in a cycle in which no copy is written by a core; read from the copy
-  // that holds them (per-CPU copy k's bytes from copy k, the rest from copy 0)
-  localparam integer SSH = $clog2(`SEPH_PERCPU_STRIDE);
-  wire [CORES-1:0]     c_wready;
-  wire [128*CORES-1:0] c_hrdata;
-  /* verilator lint_off UNUSEDSIGNAL */
-  wire [31:0]          ho_byte = {{(28-LW){1'b0}}, map_line_i, 4'd0};   // (its copy's bits are used)
-  /* verilator lint_on UNUSEDSIGNAL */
-  wire [31:0]          ho_copy = ho_byte >> SSH;
-  wire [KW-1:0]        ho_k = (ho_copy < CORES) ? ho_copy[KW-1:0] : {KW{1'b0}};
-  assign map_wready_o = &c_wready;
-  assign map_rdata_o = c_hrdata[128*ho_k +: 128];
-  generate
-    for (gk = 0; gk < CORES; gk = gk + 1) begin : gen_copy
-      localparam [KW-1:0] K = gk;
-      wire own = !g_x || g_k == K;   // the copy's own core's ports (the holder's: the same)
-      wire on  = g_x || g_gnt[gk];
-      sephirot_mapmem #(.LANES(LANES), .BYTES(MAP_BYTES)) u_mapmem (
-        .clk_i,
-        .rd_i(!on ? {LANES{1'b0}} : own ? t_mm_rd[LANES*gk +: LANES] : x_rd),
-        .wr_i(!on ? {LANES{1'b0}} : own ? t_mm_wr[LANES*gk +: LANES] : x_wr),
-        .addr_i(own ? t_mm_addr[32*LANES*gk +: 32*LANES] : x_addr),
-        .size_i(own ? t_mm_size[4*LANES*gk +: 4*LANES] : x_size),
-        .wdata_i(own ? t_mm_wdata[64*LANES*gk +: 64*LANES] : x_wdata),
-        .h_rd_i(on && (own ? t_mh_rd[gk] : x_hrd)), .h_addr_i(own ? t_mh_addr[32*gk +: 32] : x_haddr),
-        .h_size_i(own ? t_mh_size[4*gk +: 4] : x_hsize),
-        .h_rdata_o(mh_rdata[64*gk +: 64]), .h_fault_o(mh_fault[gk]),
-        .commit_i(on && (own ? t_mm_commit[gk] : x_commit)), .rdata_o(m_rdata[64*LANES*gk +: 64*LANES]),
-        .fault_o(m_fault[LANES*gk +: LANES]),
-        .host_we_i(map_we_i && map_wready_o), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i),
-        .host_rdata_o(c_hrdata[128*gk +: 128]), .host_wready_o(c_wready[gk]),
-        .hold_i(on && (own ? t_mm_hold[gk] : x_hold)), .ww_en_i(on && (own ? t_ww_en[gk] : x_wwen)),
-        .ww_off_i(own ? t_ww_off[32*gk +: 32] : x_wwoff),
-        .ww_data_i(own ? t_ww_data[8*MWB*gk +: 8*MWB] : x_wwdata),
-        .ww_mask_i(own ? t_ww_mask[MWB*gk +: MWB] : x_wwmask),
-        .hw_en_i(on && (own ? t_hw_en[gk] : x_hwen)), .hw_off_i(own ? t_hw_off[32*gk +: 32] : x_hwoff),
-        .hw_rdata_o(mw_rdata[8*MWB*gk +: 8*MWB])
-      );
-    end
-  endgenerate
 
   sephirot_mapcfg #(.CORES(CORES)) u_mapcfg (
     .clk_i, .rst_ni, .we_i(mcfg_we_i), .widx_i(mcfg_idx_i), .wdata_i(mcfg_wdata_i), .id_i(t_mid),
