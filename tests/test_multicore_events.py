@@ -4,6 +4,7 @@ of all cores in the order their rows ran (MulticoreRun.events)."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -94,3 +95,21 @@ def test_pktcap_sequence_race_on_two_cores() -> None:
     assert len(set(seqs)) < len(seqs)
     assert int.from_bytes(maps["sequence"][bytes(4)], "little") == len(packets)
     assert {e.cpu for e in two.events} == {0, 1}
+
+
+def test_cli_run_writes_the_records_of_all_cores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`hxdp run ROM --engine vliw-model --cores 4 --events FILE`: xdp_pktcap's records in the order they left, each
+    on its core's CPU (the JSON lines `hxdp events` reads)."""
+    from hxdp.cli import main
+    from hxdp.events import read_event_lines
+    from hxdp.paths import ROMS_DIR
+
+    sp = suite.program("xdp_pktcap")
+    out = tmp_path / "ev.jsonl"
+    assert main(["run", str(ROMS_DIR / "xdp_pktcap.rom"), "--pcap", str(sp.traffic), "--engine", "vliw-model",
+                 "--cores", "4", "--events", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    events = read_event_lines(out.read_text())
+    core = {p["packet"]: p["core"] for p in doc["packets"]}
+    assert doc["summary"]["events"] == len(events) == len(core)
+    assert [e.cpu for e in events] == [core[e.packet] for e in events] and len({e.cpu for e in events}) == 4
