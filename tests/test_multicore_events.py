@@ -4,15 +4,24 @@ of all cores in the order their rows ran (MulticoreRun.events)."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
 import pytest
+from bpf_asm import row, stx
 from conftest import compile_bpf
 
 from hxdp import params, suite
+from hxdp.cli import main
 from hxdp.diff import _EngineRunner
+from hxdp.events import read_event_lines
+from hxdp.frontend.program import MapDef
+from hxdp.isa.rom import Rom
+from hxdp.models.maps import MapState
 from hxdp.models.multicore import MulticoreModel, MulticoreRun
+from hxdp.models.vliw import VliwModel
+from hxdp.paths import ROMS_DIR
 from hxdp.traffic.pcap import read_pcap
 
 EVENTS = Path(__file__).parent / "data" / "multicore" / "events.c"
@@ -94,3 +103,30 @@ def test_pktcap_sequence_race_on_two_cores() -> None:
     assert len(set(seqs)) < len(seqs)
     assert int.from_bytes(maps["sequence"][bytes(4)], "little") == len(packets)
     assert {e.cpu for e in two.events} == {0, 1}
+
+
+def test_cli_run_writes_the_records_of_all_cores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`hxdp run ROM --engine vliw-model --cores 4 --events FILE`: xdp_pktcap's records in the order they left, each
+    on its core's CPU (the JSON lines `hxdp events` reads)."""
+    sp = suite.program("xdp_pktcap")
+    out = tmp_path / "ev.jsonl"
+    assert main(["run", str(ROMS_DIR / "xdp_pktcap.rom"), "--pcap", str(sp.traffic), "--engine", "vliw-model",
+                 "--cores", "4", "--events", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    events = read_event_lines(out.read_text())
+    core = {p["packet"]: p["core"] for p in doc["packets"]}
+    assert doc["summary"]["events"] == len(events) == len(core)
+    assert [e.cpu for e in events] == [core[e.packet] for e in events] and len({e.cpu for e in events}) == 4
+
+
+@pytest.mark.parametrize("kind,mode", [("ringbuf", "shared"), ("array", "exclusive")])
+def test_a_store_into_a_ring_record_is_shared(kind: str, mode: str) -> None:
+    """A lane store inside a ring's region writes the core's own copy (a reserved record): it takes the grant shared,
+    as a per-CPU store (sephirot_percpu marks those lanes alike); the same store into an array is exclusive."""
+    size = (0, 0, 4096) if kind == "ringbuf" else (4, 8, 4)
+    state = MapState.from_maps([MapDef("m", params.MAP_TYPE_IDS[kind], *size)])
+    region = state.layout.regions[0]
+    core = VliwModel(Rom([row(stx("dw", 1, 2, 8))]), state)
+    regs = [0] * params.NUM_REGS
+    regs[1] = params.MAP_BASE + region.offset + 16
+    assert core.grant_mode(0, regs) == mode

@@ -35,26 +35,29 @@ def events_obj(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compile_bpf(EVENTS, tmp_path_factory.mktemp("events"))
 
 
-def runs(obj: Path, packets: list[bytes]) -> tuple[list, RtlSim, object]:
-    """The RTL's and the model's run of `packets` on CORES cores, each on a fresh map state."""
+def runs(obj: Path, packets: list[bytes], cores: int = CORES) -> tuple[list, RtlSim, object]:
+    """The RTL's and the model's run of `packets` on `cores` cores, each on a fresh map state."""
     a = _EngineRunner("vliw-model", obj, None, None, {"maps": {}})
-    sim = RtlSim(a.model.rom, a.state.layout, a.state, cores=CORES)
+    sim = RtlSim(a.model.rom, a.state.layout, a.state, cores=cores)
     results = sim.run_packets(packets)
     b = _EngineRunner("vliw-model", obj, None, None, {"maps": {}})
-    return results, sim, MulticoreModel(b.model.rom, b.state, CORES).run(packets)
+    return results, sim, MulticoreModel(b.model.rom, b.state, cores).run(packets)
 
 
-def test_records_and_their_order_equal_the_model(events_obj: Path) -> None:
+@pytest.mark.parametrize("cores", [2, 4])  # (tests/test_rtl_multicore.py builds both)
+def test_records_and_their_order_equal_the_model(events_obj: Path, cores: int) -> None:
     """64-byte frames (the RTL's rows then never wait for packet bytes, so its cycles are the model's): every packet
-    on the same core with the same records, perf records on the core's CPU, and the records of both cores in the
-    model's order at the model's cycles."""
-    results, sim, run = runs(events_obj, event_frames(48, sizes=(64,)))
+    on the same core with the same records, perf records on the core's CPU, and the records of all cores in the
+    model's order at the model's cycles, a later packet's record before an earlier one's somewhere."""
+    results, sim, run = runs(events_obj, event_frames(64, sizes=(64,)), cores)
     assert [s.core for s in sim.stamps] == [f.core for f in run.frames]
     assert [r.events for r in results] == [f.result.events for f in run.frames]
-    assert {e.cpu for r in results for e in r.events if e.kind == "perf"} == {0, 1}
+    assert {e.cpu for r in results for e in r.events if e.kind == "perf"} == set(range(cores))
     s0 = sim.stamps[0].start
     ours = [(e.packet, e.kind, e.cycle - s0) for e in run_events(results)]
-    assert ours == [(e.packet, e.kind, e.cycle) for e in run.events] and len(ours) > 24
+    assert ours == [(e.packet, e.kind, e.cycle) for e in run.events] and len(ours) > 32
+    if cores == 4:
+        assert [p for p, _, _ in ours] != sorted(p for p, _, _ in ours)
 
 
 def test_records_per_packet_with_frames_of_any_size(events_obj: Path) -> None:

@@ -56,7 +56,7 @@ def run_pcap(args: argparse.Namespace) -> dict:
     if refusal is not None:
         raise HxdpError(refusal)
     if args.engine != "rtl":
-        given = [f"--{o}" for o in ("vcd", "trace", "events") if getattr(args, o)]
+        given = [f"--{o}" for o in ("vcd", "trace") if getattr(args, o)]
         if given:
             raise HxdpError(f"not supported: {given[0]} with --engine {args.engine}, because it is the RTL's output")
     rom = Rom.load(args.rom)
@@ -110,14 +110,21 @@ def run_pcap(args: argparse.Namespace) -> dict:
         write_pcap(args.out, [r.packet for r in results
                               if r.action in (params.XDP_TX, params.XDP_PASS, params.XDP_REDIRECT)])
     if args.events:
-        from hxdp.atomic_write import write_atomic
-        from hxdp.events import event_lines, run_events
-
-        write_atomic(args.events, event_lines(run_events(results)))
-        summary["events"] = sum(len(r.events) for r in results)
+        summary["events"] = _write_events(args.events, results)
     if state is None:
         return {"packets": rows, "summary": summary, "maps": None}
     return {"packets": rows, "summary": summary, "maps": sim.dump_per_cpu() if args.cores > 1 else state.dump()}
+
+
+def _write_events(path: str, results: list) -> int:
+    """The runs' records as JSON lines, several cores' in the order they left (hxdp.events.run_events); their
+    number."""
+    from hxdp.atomic_write import write_atomic
+    from hxdp.events import event_lines, run_events
+
+    events = run_events(results)
+    write_atomic(path, event_lines(events))
+    return len(events)
 
 
 def _run_model(args: argparse.Namespace, rom: Rom, state: object | None, packets: list[bytes], ifindex: int) -> dict:
@@ -149,6 +156,8 @@ def _run_model(args: argparse.Namespace, rom: Rom, state: object | None, packets
     if args.out:
         write_pcap(args.out, [r.packet for r in run.results
                               if r.action in (params.XDP_TX, params.XDP_PASS, params.XDP_REDIRECT)])
+    if args.events:
+        summary["events"] = _write_events(args.events, run.results)
     return {"packets": rows, "summary": summary, "maps": model.dump_per_cpu() if state.layout.regions else None}
 
 
@@ -193,5 +202,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--vcd", help="write a VCD waveform")
     p.add_argument("--trace", help="write the per-row trace of the four lanes")
     p.add_argument("--events", metavar="FILE", help="write the perf_event_output and ring buffer records as JSON "
-                   "lines (read them with hxdp events FILE)")
+                   "lines, several cores' in the order they left (read them with hxdp events FILE)")
     p.set_defaults(func=_cmd)
