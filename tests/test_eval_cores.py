@@ -49,6 +49,9 @@ def test_line_rate_check() -> None:
     assert checks[0].status == "pass" and "on 4 core(s)" in checks[0].value
     checks = cores.cores_checks([row("xdp_redirect", {1: 3.0, 4: 2.7}, None)], (1, 4))
     assert checks[0].status == "fail"
+    # a count that does not fit the device does not count
+    checks = cores.cores_checks([row("xdp_redirect", {1: 3.0, 4: 2.5}, None)], (1, 4), fit=3)
+    assert checks[0].status == "fail" and "on 1 core(s)" in checks[0].value
 
 
 def test_core_resources_from_the_two_core_synthesis() -> None:
@@ -60,4 +63,9 @@ def test_core_resources_from_the_two_core_synthesis() -> None:
     assert (res["tile_lut"], res["shared_lut"], res["tile_bram36"]) == (40_000, 12_000, 45)
     assert res["lut_by_cores"] == {"2": 92_000, "4": 172_000, "8": 332_000}
     assert res["cores_that_fit"] == (433_200 - 38_000 - 12_000) // 40_000
+    # block RAM bounds the count when a tile takes more of it: 1,470 BRAM36 - the NIC's 164 - 10 shared, by 300
+    rec["modules"]["sephirot_tile"]["BRAM"] = 600.0
+    rec["total"]["BRAM"] = 610.0
+    res = cores.core_resources({cores.synth_key(2): rec}, (1, 2, 4, 8))
+    assert res["fit_by"]["bram"] == (1_470 - 164 - 10) // 300 == res["cores_that_fit"]
     assert cores.core_resources({}, (1, 2)) is None

@@ -593,8 +593,11 @@ def _cores_facts(results: dict[str, Any]) -> Facts:
                      "stage):"
                      f"\n\n{est}"
                      f"\n\nBeside the rest of the NIC ({_num(res['nic_lut'])} LUT: the paper's Table 1, the reference "
-                     f"NIC with hXDP minus hXDP), {res['cores_that_fit']} cores fit the {_num(res['device_lut'])} LUT "
-                     "of the NetFPGA-SUME's Virtex-7 690T.")
+                     f"NIC with hXDP minus hXDP), {res['cores_that_fit']} cores fit the NetFPGA-SUME's Virtex-7 690T "
+                     f"({_num(res['device_lut'])} LUT; "
+                     + ", ".join(f"{n} by {k.upper().replace('BRAM', 'BRAM36')}"
+                                 for k, n in (res.get("fit_by") or {}).items())
+                     + "); the targets above count only the core counts that fit.")
     else:
         resources = "Resources per core count: *not measured in this run* (the 2-core synthesis of `cores`)."
     table += ("\n\n(model): the multi-core VLIW model's figure, where the RTL of that many cores refuses the program "
