@@ -109,6 +109,7 @@ def test_register_map(board: SimBoard) -> None:
     assert board.read32(params.AXI_ID) == params.AXI_ID_VALUE
     assert board.read32(params.AXI_IMEM_CAPACITY) == params.IMEM_ROWS
     assert board.read32(params.AXI_MAP_LINES) == params.MAP_MEM_BYTES // LINE
+    assert board.read32(params.AXI_CORES) == 1  # (a board of several: tests/test_board_cores.py)
     # a row: staging words, commit, read back; the staging row is zeroed by the commit
     words = [0x11 * (k + 1) for k in range(8)]
     board.write_many([(imem_word_addr(200, k // 2, bool(k % 2)), w) for k, w in enumerate(words)])
