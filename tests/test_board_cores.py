@@ -96,3 +96,24 @@ def test_program_the_cores_cannot_share_refused(server, tmp_path: Path, capsys) 
     obj = compile_bpf(DATA / "board" / "pcpu.c", tmp_path)
     assert cli_main(["prog", "load", str(obj), "--board", server.spec]) == 1
     assert f"the board has {CORES} cores" in capsys.readouterr().err
+
+
+def test_printk_records_of_both_cores(board: SimBoard) -> None:
+    # printk_rom's first record carries its packet's number k (r4 = 0x75 | k << 16): each record is numbered with its
+    # own packet, whichever core ran it, and none is lost between the cores
+    from rtl_support import printk_rom
+
+    H.inject(board, printk_rom())
+    H.read_tracelog(board)
+    board.write32(params.AXI_CNT_CLEAR, 1)
+    n = params.PRINTK_FIFO_DEPTH // 2
+    board.inject([(b"%x %u\0" + k.to_bytes(2, "little")).ljust(52, b"z") + b"ab%u" + bytes([64, 0x40, 0, 9]) +
+                  bytes(20) for k in range(n)])
+    board.wait()
+    recs, dropped = H.read_tracelog(board)
+    assert dropped == 0 and len(recs) == 2 * n
+    assert [r.packet for r in recs] != sorted(r.packet for r in recs), "one core ran every packet"
+    first = [r for r in recs if r.fmt == b"%x %u"]
+    base = min(r.packet for r in first)
+    assert sorted((r.packet - base, r.args[1] >> 16) for r in first) == [(k, k) for k in range(n)]
+    assert sorted(r.packet - base for r in recs if r.fmt != b"%x %u") == list(range(n))
