@@ -454,6 +454,7 @@ def test_prog_commands(board: SimBoard, server, objs, compiled, tmp_path: Path, 
     (info,) = json.loads(out_of(capsys, "prog", "show", "-j", *b))
     assert (info["id"], info["type"], info["name"], info["tag"]) == (0, "xdp", "gmode", H.program_tag(res.rom))
     assert info["rows"] == len(res.rom.rows) and info["map_ids"] == list(range(len(res.layout.regions)))
+    assert info["cores"] == 1 and "cores" not in out_of(capsys, "prog", "show", *b)
     assert info["run_cnt"] == 6 == info["counters"]["xdp_pass"] and info["source"] == str(objs["gmode"].resolve())
     text = out_of(capsys, "prog", "show", *b).splitlines()
     assert text[0] == f"0: xdp  name gmode  tag {H.program_tag(res.rom)}"

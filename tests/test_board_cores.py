@@ -66,6 +66,8 @@ def test_two_cores_on_the_board(board: SimBoard, server, tmp_path: Path, capsys)
     assert [o.data[1] for o in tx] == [i for i in range(PACKETS) if i not in dropped]
     assert [o.data[2:] for o in tx] == [pkts[o.data[1]][2:] for o in tx]
     assert {o.data[0] for o in tx} == set(range(CORES)), "the packets did not spread over the cores"
+    assert json.loads(out_of(capsys, "prog", "show", "-j", *b))[0]["cores"] == CORES
+    assert f"  cores {CORES}" in out_of(capsys, "prog", "show", *b).splitlines()[-2]
     counters = H.read_counters(board)
     assert (counters["rx"], counters["xdp_drop"], counters["xdp_tx"]) == (PACKETS, len(dropped),
                                                                        PACKETS - len(dropped))

@@ -726,7 +726,7 @@ def prog_info(board: Board) -> dict:
         info.update(loaded_at=note["loaded_at"], source=note["source"])
     xlated_bytes = sum(len(i["bytes"]) for i in xlated(rom))
     info.update(run_cnt=counters["rx"], rows=len(rom.rows), bytes_xlated=xlated_bytes,
-                map_ids=configured_ids(read_map_config(board)), counters=counters)
+                map_ids=configured_ids(read_map_config(board)), cores=board_cores(board), counters=counters)
     return info
 
 

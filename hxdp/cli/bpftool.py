@@ -176,7 +176,8 @@ def prog_info_plain(info: dict) -> str:
         when = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(info["loaded_at"]))
         lines.append(f"\tloaded_at {when}  from {info['source']}")
     maps = f"  map_ids {','.join(str(i) for i in info['map_ids'])}" if info["map_ids"] else ""
-    lines.append(f"\trows {info['rows']} (of {params.IMEM_ROWS})  xlated {info['bytes_xlated']}B{maps}")
+    cores = f"  cores {info['cores']}" if info.get("cores", 1) > 1 else ""
+    lines.append(f"\trows {info['rows']} (of {params.IMEM_ROWS})  xlated {info['bytes_xlated']}B{maps}{cores}")
     c = info["counters"]
     actions = "  ".join(f"{a.removeprefix('xdp_')} {c[a]}" for a in ACTION_COUNTERS)
     lines.append(f"\trun_cnt {info['run_cnt']}  {actions}  faults {c['faults']}  cycles {c['cycles']}")
