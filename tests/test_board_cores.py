@@ -62,6 +62,7 @@ def test_two_cores_on_the_board(board: SimBoard, server, tmp_path: Path, capsys)
     # every frame, in arrival order, with its action; the TX frames name the core that ran them
     dropped = [i for i in range(PACKETS) if i % 3 == 0]
     assert [o.action for o in outs] == [params.XDP_DROP if i in dropped else params.XDP_TX for i in range(PACKETS)]
+    assert all(o.data == b"" for o in outs if o.action == params.XDP_DROP)  # (dropped: no output, no bytes)
     tx = [o for o in outs if o.action == params.XDP_TX]
     assert [o.data[1] for o in tx] == [i for i in range(PACKETS) if i not in dropped]
     assert [o.data[2:] for o in tx] == [pkts[o.data[1]][2:] for o in tx]

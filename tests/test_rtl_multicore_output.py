@@ -1,6 +1,7 @@
 """The reorder stage of several cores in the RTL against the contract (section 8, "Output"): each packet's core,
-start, end and last output cycle are the multi-core model's, when a slow packet backs the output up until every
-other core's packet buffers are full, and with frames of many lengths."""
+start, end and last output cycle (a dropped frame's: its departure, without output) are the multi-core model's, when
+a slow packet backs the output up until every other core's packet buffers are full, with frames of many lengths,
+and with long dropped frames among them; the dropped frames' bytes (the drop tap) are the model's."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ def compare(res, packets: list[bytes], cores: int):  # noqa: ANN001, ANN201
     want = [(f.core, f.start, f.end, f.departure + max(o, 1) - 1, f.action) for f, o in zip(run.frames, out,
                                                                                                 strict=True)]
     assert got == want
+    assert [(r.packet, r.meta) for r in results] == [(f.result.packet, f.result.meta) for f in run.frames]
     return run
 
 
@@ -62,11 +64,26 @@ def test_output_backed_up_fills_the_buffers(slow, cores: int) -> None:
 
 
 @pytest.mark.parametrize("cores", [2, 4])
-@pytest.mark.parametrize("seed", [1, 2])
-def test_frames_of_many_lengths(slow, cores: int, seed: int) -> None:
-    # slow packets now and then, frames of 64 to 600 bytes: the programs end before their frames are whole
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("drops", [False, True])
+def test_frames_of_many_lengths(slow, cores: int, seed: int, drops: bool) -> None:
+    # slow packets now and then, frames of 64 to 600 bytes: the programs end before their frames are whole; with
+    # drops, 40% of them dropped: they take no output cycle, several depart in one cycle
     rnd = random.Random(seed)
-    packets = [frame(rnd.choice([150, 250]) if rnd.random() < 0.1 else rnd.choice([0, 0, 3]), False,
-                     rnd.choice([64, 64, 100, 300, 600])) for _ in range(60)]
+    packets = [frame(rnd.choice([150, 250]) if rnd.random() < 0.1 else rnd.choice([0, 0, 3]),
+                     drops and rnd.random() < 0.4, rnd.choice([64, 64, 100, 300, 600])) for _ in range(60)]
     run = compare(slow, packets, cores)
     assert run.reorder_peak >= params.PKT_BUFS_SEVERAL
+    together = [f.departure for f in run.frames if f.action not in LEAVING]
+    assert (len(together) > len(set(together))) == drops
+
+
+@pytest.mark.parametrize("cores", [2, 4])
+def test_long_dropped_frames_take_no_output(slow, cores: int) -> None:
+    # 1,500-byte dropped frames between 64-byte ones that leave: the output carries only the 64-byte ones, so the
+    # run is input-bound (a long frame's 47 input cycles), not held to the output's word a cycle for the drops
+    packets = [frame(0, i % 2 == 1, 1500 if i % 2 else 64) for i in range(24)]
+    run = compare(slow, packets, cores)
+    drops = [f for f in run.frames if f.action not in LEAVING]
+    assert len(drops) == 12
+    assert all(f.departure == f.start + words(1500, params.INPUT_BYTES_PER_CYCLE) - 1 for f in drops)

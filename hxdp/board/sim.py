@@ -39,17 +39,18 @@ def sources() -> list[Path]:
     return listed + [f for f in sorted(RTL_DIR.glob("*.v")) + sorted(RTL_DIR.glob("*.vh")) if f not in listed]
 
 
-def board_flags(cores: int = 1) -> list[str]:
-    """The Verilator flags of a board with `cores` Sephirot cores (sephirot_board's CORES; one core: none)."""
+def board_flags(cores: int = 1) -> tuple[list[str], str]:
+    """The Verilator flags and C++ flags of a board with `cores` Sephirot cores (sephirot_board's CORES, the
+    daemon's SEPH_CORES; one core: the flags of before)."""
     try:
-        gflags, _ = cores_flags(cores)
+        gflags, cdefs = cores_flags(cores)
     except RtlError as exc:
         raise BoardError(str(exc)) from None
-    return [*BUILD_FLAGS, *gflags]
+    return [*BUILD_FLAGS, *gflags], CFLAGS + cdefs
 
 
 def source_hash(cores: int = 1) -> str:
-    return hash_sources(sources(), board_flags(cores), CFLAGS)
+    return hash_sources(sources(), *board_flags(cores))
 
 
 def build(verbose: bool = False, cores: int = 1) -> Path:
@@ -60,8 +61,9 @@ def build(verbose: bool = False, cores: int = 1) -> Path:
         raise BoardError(why)
     inputs = manifest.files(MANIFEST_TARGET, "verilogSource") + manifest.files(MANIFEST_TARGET, "cppSource")
     name = "board" if cores == 1 else f"board-cores{cores}"
-    return verilator_build(cache_root() / f"{name}-{source_hash(cores)}", inputs, board_flags(cores), CFLAGS, BINARY,
-                           TOP, BoardError, verbose)
+    flags, cflags = board_flags(cores)
+    return verilator_build(cache_root() / f"{name}-{source_hash(cores)}", inputs, flags, cflags, BINARY, TOP,
+                           BoardError, verbose)
 
 
 def server_args(socket_path: str = DEFAULT_SOCKET, ports: int = 1, pcap: str | None = None, loop: bool = False,

@@ -54,6 +54,7 @@ module sephirot_board #(
   output wire [5:0]           out_bytes_o,
   output wire [31:0]          out_action_o,
   output wire [7:0]           out_meta_o,      // leading bytes of the emission that are XDP metadata
+  output wire [7:0]           out_drops_o,     // several cores: frames dropped in order this cycle (no output)
   // per-packet result (with several cores: one a cycle, in arrival order)
   output wire                 pkt_done_o,
   output wire [31:0]          res_action_o,
@@ -261,7 +262,7 @@ module sephirot_board #(
     .in_valid_i(c_valid), .in_ready_o(c_ready), .in_data_i(in_data_i[256*cur +: 256]), .in_sop_i(c_sop),
     .in_eop_i(c_eop), .in_len_i(in_len_i[16*cur +: 16]), .in_ifindex_i({{(32-PW){1'b0}}, cur} + 32'd1),
     .in_rxq_i(32'd0),
-    .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o,
+    .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o, .out_drops_o,
     .pkt_start_o(pkt_start), .pkt_done_o(t_done), .res_action_o(t_action), .res_fault_o(t_fault), .res_r0_o(res_r0),
     .res_cycles_o(t_cycles), .res_redir_valid_o(t_rvalid), .res_redir_kind_o(t_rkind), .res_redir_port_o(t_rport),
     .res_redir_size_o(t_rsize),
