@@ -265,7 +265,8 @@ def _build(verbose: bool, structural: bool, assertions: bool = False, cores: int
 
 @dataclass
 class PacketStamps:
-    """Cycle stamps of one packet in the back-to-back run (first frame in, row 0, last core cycle, last out)."""
+    """Cycle stamps of one packet in the back-to-back run (first frame in, row 0, last core cycle, last out; with
+    several cores a dropped frame's departure, which takes no output cycle)."""
 
     in_cycle: int
     start: int
