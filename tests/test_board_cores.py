@@ -33,6 +33,8 @@ def server():  # noqa: ANN201
 @pytest.fixture
 def board(server) -> SimBoard:  # noqa: ANN001
     b = server.board()
+    b.wait()
+    b.outputs()  # (the outputs of the test before)
     yield b
     b.close()
 
@@ -120,3 +122,19 @@ def test_printk_records_of_both_cores(board: SimBoard) -> None:
     base = min(r.packet for r in first)
     assert sorted((r.packet - base, r.args[1] >> 16) for r in first) == [(k, k) for k in range(n)]
     assert sorted(r.packet - base for r in recs if r.fmt != b"%x %u") == list(range(n))
+
+
+def test_burst_of_dropped_frames(board: SimBoard, server, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    # a slow packet holds back each other core's eight frames; the dropped ones then depart all at once, their
+    # results reach the counters and the OUT records one a cycle, in arrival order, while new frames come in
+    obj = compile_bpf(DATA / "rtl_cores" / "slow.c", tmp_path)
+    out_of(capsys, "prog", "load", str(obj), "--board", server.spec)
+    board.write32(params.AXI_CNT_CLEAR, 1)
+    pkts = [bytes([200 if i == 0 else 0, 7, 0, int(0 < i < 24)]) + bytes(60 + i) for i in range(32)]
+    board.inject(pkts)
+    board.wait()
+    outs = board.outputs()
+    assert [o.action for o in outs] == [params.XDP_DROP if 0 < i < 24 else params.XDP_TX for i in range(32)]
+    assert [len(o.data) for o in outs] == [0 if 0 < i < 24 else len(pkts[i]) for i in range(32)]
+    counters = H.read_counters(board)
+    assert (counters["rx"], counters["xdp_drop"], counters["xdp_tx"]) == (32, 23, 9)
