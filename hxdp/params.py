@@ -337,6 +337,7 @@ AXI_ID_VALUE = 0x6858_4450  # "hXDP"
 AXI_INFLIGHT = 0x8003_0010  # packets accepted by the core and not finished
 AXI_IMEM_CAPACITY = 0x8003_0014  # instruction memory rows
 AXI_MAP_LINES = 0x8003_0018  # map memory lines of 16 bytes
+AXI_CORES = 0x8003_001C  # Sephirot cores the board runs its program on (1..CORES_MAX; read-only)
 AXI_LINE_BYTES = 16
 AXI_MCFG_BASE = 0x8001_1000  # + 4w (w = 0..7): map configuration entry (256 bits, sephirot_mapcfg.v) staging words
 AXI_MCFG_ADDR = 0x8001_1020  # map id whose entry AXI_MCFG_BASE reads return

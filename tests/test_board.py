@@ -109,6 +109,7 @@ def test_register_map(board: SimBoard) -> None:
     assert board.read32(params.AXI_ID) == params.AXI_ID_VALUE
     assert board.read32(params.AXI_IMEM_CAPACITY) == params.IMEM_ROWS
     assert board.read32(params.AXI_MAP_LINES) == params.MAP_MEM_BYTES // LINE
+    assert board.read32(params.AXI_CORES) == 1  # (a board of several: tests/test_board_cores.py)
     # a row: staging words, commit, read back; the staging row is zeroed by the commit
     words = [0x11 * (k + 1) for k in range(8)]
     board.write_many([(imem_word_addr(200, k // 2, bool(k % 2)), w) for k, w in enumerate(words)])
@@ -453,6 +454,7 @@ def test_prog_commands(board: SimBoard, server, objs, compiled, tmp_path: Path, 
     (info,) = json.loads(out_of(capsys, "prog", "show", "-j", *b))
     assert (info["id"], info["type"], info["name"], info["tag"]) == (0, "xdp", "gmode", H.program_tag(res.rom))
     assert info["rows"] == len(res.rom.rows) and info["map_ids"] == list(range(len(res.layout.regions)))
+    assert info["cores"] == 1 and "cores" not in out_of(capsys, "prog", "show", *b)
     assert info["run_cnt"] == 6 == info["counters"]["xdp_pass"] and info["source"] == str(objs["gmode"].resolve())
     text = out_of(capsys, "prog", "show", *b).splitlines()
     assert text[0] == f"0: xdp  name gmode  tag {H.program_tag(res.rom)}"

@@ -125,6 +125,7 @@ module sephirot_sume_top #(
   /* verilator lint_off UNUSEDSIGNAL */
   wire [31:0]  out_action, res_cycles, drops;
   wire [2:0]   res_fault;
+  wire [7:0]   out_drops;   // (one core: dropped frames leave through the output, this is 0)
   /* verilator lint_on UNUSEDSIGNAL */
 
   sephirot_board #(.NPORTS(4)) u_board (
@@ -137,7 +138,7 @@ module sephirot_sume_top #(
     .in_valid_i(c_tvalid), .in_ready_o(c_tready), .in_data_i(c_tdata), .in_sop_i(first_q), .in_eop_i(c_tlast),
     .in_len_i(c_len),
     .out_valid_o(out_valid), .out_data_o(out_data), .out_sop_o(out_sop), .out_eop_o(out_eop),
-    .out_bytes_o(out_bytes), .out_action_o(out_action), .out_meta_o(out_meta),
+    .out_bytes_o(out_bytes), .out_action_o(out_action), .out_meta_o(out_meta), .out_drops_o(out_drops),
     .pkt_done_o(pkt_done), .res_action_o(action), .res_fault_o(res_fault), .res_cycles_o(res_cycles),
     .res_redir_valid_o(redir_valid), .res_redir_kind_o(redir_kind), .res_redir_port_o(redir_port),
     .res_host_ok_o(host_ok), .host_pop_i(host_pop), .host_pop_q_i(host_pop_q)

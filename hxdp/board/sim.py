@@ -11,7 +11,17 @@ from pathlib import Path
 
 from hxdp.board.transport import DEFAULT_SOCKET, BoardError, SimBoard
 from hxdp.rtl import manifest
-from hxdp.rtl.sim import MAKE_FLAGS, RTL_DIR, SEPHIROT, available, cache_root, hash_sources, verilator_build
+from hxdp.rtl.sim import (
+    MAKE_FLAGS,
+    RTL_DIR,
+    SEPHIROT,
+    RtlError,
+    available,
+    cache_root,
+    cores_flags,
+    hash_sources,
+    verilator_build,
+)
 
 HARNESS_DIR = SEPHIROT / "harness" / "board"
 MANIFEST_TARGET = "board_sim"  # the board daemon's target in sephirot/sephirot.core
@@ -29,27 +39,40 @@ def sources() -> list[Path]:
     return listed + [f for f in sorted(RTL_DIR.glob("*.v")) + sorted(RTL_DIR.glob("*.vh")) if f not in listed]
 
 
-def source_hash() -> str:
-    return hash_sources(sources(), BUILD_FLAGS, CFLAGS)
+def board_flags(cores: int = 1) -> tuple[list[str], str]:
+    """The Verilator flags and C++ flags of a board with `cores` Sephirot cores (sephirot_board's CORES, the
+    daemon's SEPH_CORES; one core: the flags of before)."""
+    try:
+        gflags, cdefs = cores_flags(cores)
+    except RtlError as exc:
+        raise BoardError(str(exc)) from None
+    return [*BUILD_FLAGS, *gflags], CFLAGS + cdefs
 
 
-def build(verbose: bool = False) -> Path:
-    """The board simulator binary for the current sources, built on first use (under a minute on 2 cores)."""
+def source_hash(cores: int = 1) -> str:
+    return hash_sources(sources(), *board_flags(cores))
+
+
+def build(verbose: bool = False, cores: int = 1) -> Path:
+    """The board simulator binary for the current sources and `cores` cores, built on first use (under a minute on
+    2 cores for one core; a board of several cores is a build of its own, cached beside it)."""
     ok, why = available()
     if not ok:
         raise BoardError(why)
     inputs = manifest.files(MANIFEST_TARGET, "verilogSource") + manifest.files(MANIFEST_TARGET, "cppSource")
-    return verilator_build(cache_root() / f"board-{source_hash()}", inputs, BUILD_FLAGS, CFLAGS, BINARY, TOP,
+    name = "board" if cores == 1 else f"board-cores{cores}"
+    flags, cflags = board_flags(cores)
+    return verilator_build(cache_root() / f"{name}-{source_hash(cores)}", inputs, flags, cflags, BINARY, TOP,
                            BoardError, verbose)
 
 
 def server_args(socket_path: str = DEFAULT_SOCKET, ports: int = 1, pcap: str | None = None, loop: bool = False,
                 out: str | None = None, step: bool = False, keep: int | None = None, pcap_port: int = 0,
                 taps: list[str] | None = None, host_pcap: str | None = None, host_hold: bool = False,
-                group: str | None = None) -> list[str]:
+                group: str | None = None, cores: int = 1) -> list[str]:
     if not 1 <= ports <= MAX_PORTS:
         raise BoardError(f"--ports {ports}: the simulated board has 1 to {MAX_PORTS} ports")
-    args = [str(build()), "--socket", socket_path, "--ports", str(ports)]
+    args = [str(build(cores=cores)), "--socket", socket_path, "--ports", str(ports)]
     if pcap:
         args += ["--pcap", pcap, "--pcap-port", str(pcap_port)] + (["--loop"] if loop else [])
     if out:

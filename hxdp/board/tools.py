@@ -8,9 +8,7 @@ hxdp/cli/, the trace FIFO in hxdp/board/tracelog.py.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hxdp import params
-from hxdp.atomic_write import write_atomic
 from hxdp.board import original as orig
+from hxdp.board.counters import ACTION_COUNTERS, COUNTERS, Monitor, format_sample, read_counters, wrap_delta
+from hxdp.board.loadnote import STATE_ENV, program_tag, recall_load, recalled_layout, remember_load  # re-exported
 from hxdp.board.tracelog import PrintkRecord, format_printk, read_tracelog  # re-exported: the tools' API
 from hxdp.board.transport import Board, BoardError, imem_commit_addr, imem_word_addr
 from hxdp.frontend.program import Program
@@ -267,6 +266,28 @@ def write_line(board: Board, line: int, data: bytes) -> None:
     write_lines(board, {line: data})
 
 
+def board_cores(board: Board) -> int:
+    """The Sephirot cores the board runs its program on (its CORES register; the original bitstream has one)."""
+    if orig.is_original(board):
+        return 1
+    return board.read32(params.AXI_CORES)
+
+
+def percpu_copy_lines(r: MapRegion, core: int) -> int:
+    """How many lines above a per-CPU array's region core `core`'s copy of it is (sephirot_percpu.v: core k's at
+    k * PERCPU_STRIDE bytes above; core 0's is the region itself)."""
+    return core * params.PERCPU_STRIDE // LINE
+
+
+def cores_check(layout: MapLayout, cores: int) -> None:
+    """Refuse a layout the board's cores cannot run (hxdp.rtl.sim.cores_refusal), before the board is written."""
+    from hxdp.rtl.sim import cores_refusal
+
+    refusal = cores_refusal(layout, cores)
+    if refusal is not None:
+        raise MapError(f"the board has {cores} cores: {refusal}")
+
+
 # --- maps by name --------------------------------------------------------------------------------------------------
 def load_layout(path: str | Path) -> MapLayout:
     """A layout file, checked against the layout schema; MapError names the file."""
@@ -299,6 +320,18 @@ class BoardMaps:
         self.lines_written = 0
         self.lines_read = 0
         self._fetched: set[int] = set()
+        self._cores: int | None = None
+
+    @property
+    def cores(self) -> int:
+        """The board's cores (read once): a per-CPU array has a copy per core."""
+        if self._cores is None:
+            self._cores = board_cores(self.board)
+        return self._cores
+
+    def copies(self, r: MapRegion) -> int:
+        """The copies of map r on the board: one per core for a per-CPU array on several cores, else one."""
+        return self.cores if r.kind == "percpu_array" and self.cores > 1 else 1
 
     def region(self, name: str | int) -> MapRegion:
         """A map by name, or by id (an int) when the layout has no names (read from the board's table)."""
@@ -374,7 +407,28 @@ class BoardMaps:
         first, count = _region_lines(r)
         with self.board.lease():
             self.check_board(r)  # before the hold: a refused write leaves the input as it was
+            if self.copies(r) > 1:
+                return self._modify_copies(r, op, first, count)
             return self._modify_held(r, key, op, first, count)
+
+    def _modify_copies(self, r: MapRegion, op: Callable[[int], int], first: int, count: int) -> int:
+        """The operation on every core's copy of a per-CPU array, each read, changed and written on its own (a line
+        may hold other slots, whose values differ per core), as the kernel's update sets every CPU's slot."""
+        err = 0
+        with held(self.board, self.atomic, force=self.force):
+            for k in range(self.copies(r)):
+                shift = percpu_copy_lines(r, k)
+                before = read_lines(self.board, first + shift, count)
+                mem = self.state.mem
+                mem[first * LINE : (first + count) * LINE] = before
+                err = op(r.id)
+                changed = {first + shift + i: bytes(mem[(first + i) * LINE : (first + i + 1) * LINE])
+                           for i in range(count)
+                           if mem[(first + i) * LINE : (first + i + 1) * LINE] != before[i * LINE : (i + 1) * LINE]}
+                write_lines(self.board, changed, descending=True)
+                self.lines_written += len(changed)
+        self._fetched.clear()
+        return err
 
     def _modify_held(self, r: MapRegion, key: bytes, op: Callable[[int], int], first: int, count: int) -> int:
         with held(self.board, self.atomic, force=self.force):
@@ -441,6 +495,20 @@ class BoardMaps:
         self.fetch(r)
         return self.state.dump_map(r.id)
 
+    def dump_per_cpu(self, name: str | int) -> dict[bytes, list[bytes]]:
+        """A map's entries with a list of values, one per copy: a per-CPU array's per core (bpftool's `value (CPU
+        k)` lines; core k's copy from its place, sephirot_percpu.v), any other map's one."""
+        r = self.region(name)
+        first, count = _region_lines(r)
+        views = []
+        for k in range(self.copies(r)):
+            view = MapState(self.layout)
+            view.mem[first * LINE : (first + count) * LINE] = read_lines(self.board, first + percpu_copy_lines(r, k),
+                                                                         count)
+            views.append(view.dump_map(r.id))
+        self.lines_read += count * len(views)
+        return {key: [v[key] for v in views] for key in views[0]}
+
     def dump_all(self) -> dict[str, dict[bytes, bytes]]:
         """Every map with entries, as MapState.dump() (perf event arrays and ring buffers have none)."""
         return {r.name: self.dump(r.name) for r in self.layout.regions if r.kind not in EVENT_KINDS}
@@ -496,10 +564,17 @@ def read_map_config(board: Board) -> list[int]:
     return [sum(vals[8 * m + w] << (32 * w) for w in range(8)) for m in range(params.MAPS_MAX)]
 
 
-def write_state(board: Board, state: MapState) -> int:
-    """Write the used map memory (every line, zeros included; layout.used_spans()); returns the lines written."""
+def write_state(board: Board, state: MapState, cores: int = 1) -> int:
+    """Write the used map memory (every line, zeros included; layout.used_spans()) and, on several cores, every
+    other core's copy of each per-CPU array and ring buffer (params.PERCPU_COPY_KINDS), set alike (as the kernel sets
+    every CPU's); returns the lines written."""
     lines = {i: bytes(state.mem[i * LINE : (i + 1) * LINE]).ljust(LINE, b"\0")
              for lo, hi in state.layout.used_spans() for i in range(lo // LINE, (hi + LINE - 1) // LINE)}
+    for r in state.layout.regions if cores > 1 else []:
+        if r.kind in params.PERCPU_COPY_KINDS:
+            first, count = _region_lines(r)
+            lines.update({i + percpu_copy_lines(r, k): lines[i] for k in range(1, cores)
+                          for i in range(first, first + count)})
     write_lines(board, lines)
     return len(lines)
 
@@ -562,72 +637,6 @@ def has_extensions(board: Board) -> bool:
     return not orig.is_original(board)
 
 
-# --- counters --------------------------------------------------------------------------------------------------------
-COUNTERS = {"rx": params.AXI_CNT_RX, "tx": params.AXI_CNT_TX, "drop": params.AXI_CNT_DROP}
-# per-action counters are named xdp_<action> (rx/tx/drop are the original design's aggregate counters)
-ACTION_COUNTERS = {"xdp_" + params.ACTION_NAMES[a].lower(): params.AXI_CNT_ACTION_BASE + 4 * a for a in range(5)}
-
-
-def read_counters(board: Board, extended: bool = True) -> dict[str, int]:
-    names = list(COUNTERS)
-    addrs = list(COUNTERS.values())
-    if extended:
-        names += list(ACTION_COUNTERS) + ["faults", "cycles_lo", "cycles_hi"]
-        addrs += list(ACTION_COUNTERS.values()) + [params.AXI_CNT_FAULTS, params.AXI_CNT_CYCLES_LO,
-                                                   params.AXI_CNT_CYCLES_HI]
-    assert len(set(names)) == len(names)
-    vals = dict(zip(names, board.read_many(addrs), strict=True))
-    if extended:
-        vals["cycles"] = vals.pop("cycles_lo") | (vals.pop("cycles_hi") << 32)
-    return vals
-
-
-def wrap_delta(new: int, old: int) -> int:
-    """Increment of a 32-bit wrapping counter."""
-    return (new - old) & MASK32
-
-
-class Monitor:
-    """Rates and 64-bit totals from 32-bit counters sampled at intervals (each counter wraps independently)."""
-
-    def __init__(self, board: Board, extended: bool = True) -> None:
-        self.board = board
-        self.extended = extended
-        self.last = read_counters(board, extended)
-        self.last_t = time.monotonic()
-        self.totals = {k: 0 for k in self.last if k != "cycles"}
-
-    def sample(self) -> dict[str, float]:
-        now = read_counters(self.board, self.extended)
-        t = time.monotonic()
-        dt = max(t - self.last_t, 1e-9)
-        out: dict[str, float] = {"seconds": dt}
-        for k in self.totals:
-            d = wrap_delta(now[k], self.last[k])
-            self.totals[k] += d
-            out[k] = d
-            out[f"{k}_mpps"] = d / dt / 1e6
-        if self.extended:
-            dc = (now["cycles"] - self.last["cycles"]) & ((1 << 64) - 1)
-            out["cycles"] = dc
-            # packets per simulated (or real) clock cycle at the board clock: the rate the hardware would reach
-            out["rx_mpps_clock"] = (out["rx"] / dc * params.CLOCK_MHZ) if dc else 0.0
-        self.last, self.last_t = now, t
-        return out
-
-
-def format_sample(s: dict[str, float], totals: dict[str, int]) -> str:
-    text = (f"RX {s['rx_mpps']:8.3f} Mpps  TX {s['tx_mpps']:8.3f} Mpps  DROP {s['drop_mpps']:8.3f} Mpps")
-    if "xdp_redirect" in s:
-        text += f"  REDIRECT {s['xdp_redirect_mpps']:8.3f} Mpps  PASS {s['xdp_pass_mpps']:8.3f} Mpps"
-    if s.get("cycles"):
-        text += f"  | at {params.CLOCK_MHZ} MHz: {s['rx_mpps_clock']:7.2f} Mpps"
-    text += f"  | totals rx {totals['rx']} tx {totals['tx']} drop {totals['drop']}"
-    if "xdp_redirect" in totals:
-        text += f" redirect {totals['xdp_redirect']} pass {totals['xdp_pass']} aborted {totals['xdp_aborted']}"
-    return text
-
-
 # --- load = compile + configure maps + inject ---------------------------------------------------------------------
 @dataclass
 class LoadReport:
@@ -652,10 +661,12 @@ def configure_and_inject(board: Board, rom: Rom, layout: MapLayout, config: dict
     original = orig.check_claim(board, not extensions)
     if original and atomic and extensions:
         raise orig.no_hold(board)
+    cores = board_cores(board)
+    cores_check(layout, cores)
     with held(board, atomic and not original, force=force, recover=True):
         if not original:
             write_map_config(board, layout)
-        lines = write_state(board, state)
+        lines = write_state(board, state, cores)
         rep = inject(board, rom, verify=verify, atomic=False, extensions=not original)
     return LoadReport(rom, layout, lines, rep)
 
@@ -699,52 +710,6 @@ def save_rom_and_layout(rom: Rom, layout: MapLayout, out_rom: str | Path) -> Non
 
 
 # --- what runs on the board: program identity, `prog show`, `prog dump xlated` ---------------------------------------
-STATE_ENV = "HXDP_STATE_DIR"  # where `prog load`/`inject` note what they loaded (default ~/.cache/hxdp/boards)
-
-
-def program_tag(rom: Rom) -> str:
-    """16 hex digits naming a program by its rows (like bpftool's tag, a SHA-1 prefix of the instructions)."""
-    return hashlib.sha1(b"".join(ins.to_bytes() for row in rom.rows for ins in row)).hexdigest()[:16]
-
-
-def _record_path(board: Board) -> Path:
-    kind, _, where = board.name.partition(":")
-    name = f"{kind}:{os.path.abspath(where)}" if kind == "sim" else board.name
-    base = os.environ.get(STATE_ENV) or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hxdp"
-    return Path(base) / "boards" / (hashlib.sha1(name.encode()).hexdigest()[:16] + ".json")
-
-
-def remember_load(board: Board, rom: Rom, layout: MapLayout | None, source: str | Path) -> None:
-    """Note on this host what was loaded (name, source, time, map layout): the board holds the rows, not names."""
-    doc = {"board": board.name, "name": Path(source).stem, "source": str(Path(source).resolve()),
-           "tag": program_tag(rom), "loaded_at": int(time.time()),
-           "layout": json.loads(layout.to_json()) if layout is not None else None}
-    path = _record_path(board)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(doc, indent=1) + "\n")
-    except OSError:
-        pass  # a convenience: without the note, names need --layout/--rom and `prog show` shows the tag only
-
-
-def recall_load(board: Board, tag: str) -> dict | None:
-    """The note of the program the board runs now, if this host loaded it (same tag); else None."""
-    try:
-        doc = json.loads(_record_path(board).read_text())
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) and doc.get("tag") == tag else None
-
-
-def recalled_layout(doc: dict | None) -> MapLayout | None:
-    if not doc or not doc.get("layout"):
-        return None
-    try:
-        return MapLayout.from_json(json.dumps(doc["layout"]))
-    except MapError:
-        return None  # a note from another hxdp version: ignored like a missing one
-
-
 def prog_info(board: Board) -> dict:
     """bpftool prog show -j fields for the one program slot (id 0) and the board's counters."""
     if not has_extensions(board):
@@ -762,7 +727,7 @@ def prog_info(board: Board) -> dict:
         info.update(loaded_at=note["loaded_at"], source=note["source"])
     xlated_bytes = sum(len(i["bytes"]) for i in xlated(rom))
     info.update(run_cnt=counters["rx"], rows=len(rom.rows), bytes_xlated=xlated_bytes,
-                map_ids=configured_ids(read_map_config(board)), counters=counters)
+                map_ids=configured_ids(read_map_config(board)), cores=board_cores(board), counters=counters)
     return info
 
 
@@ -786,6 +751,7 @@ def xlated(rom: Rom, layout: MapLayout | None = None) -> list[dict]:
     return out
 
 
-__all__ = ["BoardMaps", "InjectError", "Monitor", "PrintkRecord", "RomError", "axi", "configure_and_inject",
-           "dump_imem", "format_printk", "inject", "load_object", "read_counters", "read_lines", "read_tracelog",
-           "write_lines", "wrap_delta"]
+__all__ = ["ACTION_COUNTERS", "COUNTERS", "STATE_ENV", "BoardMaps", "InjectError", "Monitor", "PrintkRecord",
+           "RomError", "axi", "configure_and_inject", "dump_imem", "format_printk", "format_sample", "inject",
+           "load_object", "program_tag", "read_counters", "read_lines", "read_tracelog", "recall_load",
+           "recalled_layout", "remember_load", "write_lines", "wrap_delta"]

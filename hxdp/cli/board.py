@@ -54,7 +54,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     taps = args.tap.split(",") if args.tap else None
     ports = max(args.ports, len(taps or []))
     argv = server_args(args.socket, ports, args.pcap, args.loop, args.out, args.step, args.keep, args.pcap_port, taps,
-                       args.host_pcap, args.host_hold, args.group)
+                       args.host_pcap, args.host_hold, args.group, args.cores)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(argv[0], argv)  # the daemon replaces this process (signals and exit code go to it)
@@ -422,6 +422,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s = sub.add_parser("serve", help="run the simulated board daemon in the foreground")
     s.add_argument("--socket", default=DEFAULT_SOCKET, help=f"Unix socket path (default {DEFAULT_SOCKET})")
     s.add_argument("--ports", type=int, default=1, help="input ports (1-4; port k has ingress_ifindex k+1)")
+    s.add_argument("--cores", type=int, default=1,
+                   help="Sephirot cores running the program (1-8, docs/execution_contract.md section 8; a build of "
+                        "its own per count; the board's CORES register reads it)")
     s.add_argument("--pcap", help="replay this pcap into an input port at full speed")
     s.add_argument("--pcap-port", type=int, default=0, help="port the pcap is replayed on (default 0)")
     s.add_argument("--loop", action="store_true", help="replay the pcap in a loop")

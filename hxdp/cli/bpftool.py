@@ -11,7 +11,7 @@ from hxdp.board.tools import ACTION_COUNTERS, bpftool_bytes, parse_bytes
 from hxdp.models.maps import BPF_ANY, BPF_EXIST, BPF_NOEXIST, MapError, MapRegion
 
 # --- operands --------------------------------------------------------------------------------------------------------
-PERCPU_KINDS = frozenset({"percpu_array", "percpu_hash"})  # one CPU on the board: the value of CPU 0
+PERCPU_KINDS = frozenset({"percpu_array", "percpu_hash"})  # a value per core of the board (CPU k: core k)
 OUTER_KINDS = frozenset({"array_of_maps", "hash_of_maps"})  # values are inner map ids: bpftool's inner_map_id
 UPDATE_FLAGS = {"any": BPF_ANY, "noexist": BPF_NOEXIST, "exist": BPF_EXIST}
 ELEM_WORDS = frozenset({"key", "value", "flags", *UPDATE_FLAGS})
@@ -109,20 +109,32 @@ def hex_bytes(b: bytes) -> str:
     return " ".join(f"{x:02x}" for x in b)
 
 
-def entry_json(r: MapRegion, key: bytes, value: bytes) -> dict:
-    """bpftool map dump -j: {"key": [...], "value": [...]}; per-CPU maps {"key", "values": [{"cpu", "value"}]}."""
+def per_cpu(value: bytes | list[bytes]) -> list[bytes]:
+    """A per-CPU map's values, one per core (a single value: the one core's)."""
+    return value if isinstance(value, list) else [value]
+
+
+def entry_json(r: MapRegion, key: bytes, value: bytes | list[bytes]) -> dict:
+    """bpftool map dump -j: {"key": [...], "value": [...]}; per-CPU maps {"key", "values": [{"cpu", "value"}]}
+    (`value`: a list with core k's value at k, or one value)."""
     if r.kind in PERCPU_KINDS:
-        return {"key": bpftool_bytes(key), "values": [{"cpu": 0, "value": bpftool_bytes(value)}]}
+        return {"key": bpftool_bytes(key),
+                "values": [{"cpu": k, "value": bpftool_bytes(v)} for k, v in enumerate(per_cpu(value))]}
+    assert isinstance(value, bytes)
     if r.kind in OUTER_KINDS:
         return {"key": bpftool_bytes(key), "inner_map_id": int.from_bytes(value[:4], "little")}
     return {"key": bpftool_bytes(key), "value": bpftool_bytes(value)}
 
 
-def entry_plain(r: MapRegion, key: bytes, value: bytes) -> str:
-    """bpftool map dump: `key: .. value: ..` on one line when short, names on their own lines when long."""
+def entry_plain(r: MapRegion, key: bytes, value: bytes | list[bytes]) -> str:
+    """bpftool map dump: `key: .. value: ..` on one line when short, names on their own lines when long; per-CPU
+    maps a `value (CPU k):` line per core."""
     if r.kind in PERCPU_KINDS:
-        sep = "\n" if len(value) > 16 else " "
-        return f"key:\n{hex_bytes(key)}\nvalue (CPU 00):{sep}{hex_bytes(value)}"
+        values = per_cpu(value)
+        sep = "\n" if len(values[0]) > 16 else " "
+        return "\n".join([f"key:\n{hex_bytes(key)}",
+                          *(f"value (CPU {k:02d}):{sep}{hex_bytes(v)}" for k, v in enumerate(values))])
+    assert isinstance(value, bytes)
     if r.kind in OUTER_KINDS:
         sep = "\n" if len(key) > 16 else " "
         return f"key:{sep}{hex_bytes(key)}  inner_map_id: {int.from_bytes(value[:4], 'little')}"
@@ -132,7 +144,7 @@ def entry_plain(r: MapRegion, key: bytes, value: bytes) -> str:
     return f"key:{sep}{hex_bytes(key)}{'  ' if one_line else chr(10)}value:{sep}{hex_bytes(value)}"
 
 
-def dump_plain(r: MapRegion, entries: dict[bytes, bytes]) -> str:
+def dump_plain(r: MapRegion, entries: dict[bytes, bytes] | dict[bytes, list[bytes]]) -> str:
     n = len(entries)
     lines = [entry_plain(r, k, v) for k, v in entries.items()]
     return "\n".join([*lines, f"Found {n} element{'' if n == 1 else 's'}"])
@@ -164,7 +176,8 @@ def prog_info_plain(info: dict) -> str:
         when = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(info["loaded_at"]))
         lines.append(f"\tloaded_at {when}  from {info['source']}")
     maps = f"  map_ids {','.join(str(i) for i in info['map_ids'])}" if info["map_ids"] else ""
-    lines.append(f"\trows {info['rows']} (of {params.IMEM_ROWS})  xlated {info['bytes_xlated']}B{maps}")
+    cores = f"  cores {info['cores']}" if info.get("cores", 1) > 1 else ""
+    lines.append(f"\trows {info['rows']} (of {params.IMEM_ROWS})  xlated {info['bytes_xlated']}B{maps}{cores}")
     c = info["counters"]
     actions = "  ".join(f"{a.removeprefix('xdp_')} {c[a]}" for a in ACTION_COUNTERS)
     lines.append(f"\trun_cnt {info['run_cnt']}  {actions}  faults {c['faults']}  cycles {c['cycles']}")

@@ -153,7 +153,7 @@ def cmd_map(args: argparse.Namespace) -> int:
             return 0
         assert r is not None
         if args.map_cmd == "dump":
-            entries = bm.dump(r.id)
+            entries = bm.dump_per_cpu(r.id) if r.kind in B.PERCPU_KINDS else bm.dump(r.id)
             emit(args, [B.entry_json(r, k, v) for k, v in entries.items()], lambda: B.dump_plain(r, entries))
             return 0
         if args.map_cmd == "update" and r.kind == "prog_array":
@@ -208,7 +208,10 @@ def _map_elem_op(args: argparse.Namespace, bm: BoardMaps, r: MapRegion, elem: B.
         value = bm.lookup(r.id, elem.key)
         if value is None:
             raise MapError(f"map {label}: key {B.hex_bytes(elem.key)} not found")
-        emit(args, B.entry_json(r, elem.key, value), lambda: B.entry_plain(r, elem.key, value))
+        shown: bytes | list[bytes] = value
+        if r.kind in B.PERCPU_KINDS and bm.copies(r) > 1:
+            shown = bm.dump_per_cpu(r.id)[elem.key]  # (a per-CPU array: every key is there)
+        emit(args, B.entry_json(r, elem.key, shown), lambda: B.entry_plain(r, elem.key, shown))
         return 0
     if args.map_cmd == "update":
         assert elem.value is not None

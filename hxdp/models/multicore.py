@@ -86,6 +86,34 @@ class MulticoreRun:
         return run_events(self.results)
 
 
+class _Reorder:
+    """The reorder stage as the frames finish (contract section 8, "Output: the reorder stage"): each frame departs
+    once it is whole in its packet buffer and every frame before it has, in arrival order, and its packet buffer
+    takes a new frame again from `release`. `in_words`: each frame's cycles on the input bus."""
+
+    def __init__(self, in_words: list[int]) -> None:
+        n = len(in_words)
+        self.in_words = in_words
+        self.next = 0  # the first frame not departed yet (in arrival order)
+        self.free = 0  # the first cycle the output is free
+        self.prev = 0  # the departure of the previous frame (frames leave in order)
+        self.release: list[int | None] = [None] * n  # None: not departed yet
+
+    def advance(self, out: list[Frame | None]) -> None:
+        """Depart the finished frames whose turn has come."""
+        while self.next < len(out) and (f := out[self.next]) is not None:
+            if f.core is not None:  # (a frame the MAC dropped departs at its arrival and holds nothing back)
+                assert f.end is not None and f.start is not None
+                f.departure = max(f.end + 1, f.start + self.in_words[self.next] - 1, self.free, self.prev)
+                self.prev = f.departure
+                o = words(f.bytes, params.OUTPUT_BYTES_PER_CYCLE) if f.action in LEAVING else 0
+                self.free = f.departure + o
+                # its buffer is the packet's until its last cycle at the output (a dropped frame's: its departure),
+                # free the cycle after; a packet put there starts a cycle later (the buffer's write)
+                self.release[self.next] = f.departure + max(o, 1) + 1
+            self.next += 1
+
+
 @dataclass
 class _Running:
     """A packet on a core."""
@@ -168,19 +196,25 @@ class MulticoreModel:
         self._last = ncores - 1  # the last core granted (round robin starts after it)
         self._locker: int | None = None  # the core holding the grant from spin_lock to spin_unlock
         bus_free = 0
+        self._reorder = _Reorder([words(len(p), params.INPUT_BYTES_PER_CYCLE) for p in packets])
+        held: list[list[int]] = [[] for _ in range(ncores)]  # the frames each core took, in order
         i = 0
         while True:
             while i < n and not params.PKT_MIN_LEN <= len(packets[i]) <= params.PKT_MAX_LEN:
                 res = RunResult(params.XDP_DROP, bytes(packets[i]), None, None, 0)
                 out[i] = Frame(i, None, arrivals[i], None, None, arrivals[i], res.action, len(res.packet), 0, res)
                 i += 1
+            self._reorder.advance(out)
             t = self._next_cycle(busy)
-            free = [k for k in range(ncores) if busy[k] is None]
-            if i < n and free:
-                d = max(arrivals[i], bus_free, min(idle_from[k] for k in free))
+            # a core takes a frame once it is idle and one of its packet buffers is free
+            ready = {k: max(idle_from[k], room) for k in range(ncores)
+                     if busy[k] is None and (room := self._room(held[k])) is not None}
+            if i < n and ready:
+                d = max(arrivals[i], bus_free, min(ready.values()))
                 if t is None or d <= t:
-                    k = min(k for k in free if idle_from[k] <= d)
+                    k = min(k for k in ready if ready[k] <= d)
                     busy[k] = _Running(i, d, self.cores[k].begin(packets[i], ingress_ifindex), d)
+                    held[k].append(i)
                     bus_free = d + words(len(packets[i]), params.INPUT_BYTES_PER_CYCLE)
                     i += 1
                     continue
@@ -286,20 +320,24 @@ class MulticoreModel:
         busy[k] = None
         idle_from[k] = end + 1
 
+    def _room(self, taken: list[int]) -> int | None:
+        """The first cycle a core that took the frames `taken` (in order, all finished) has a free packet buffer of
+        its PKT_BUFS_SEVERAL (contract section 8): when the oldest of the last PKT_BUFS_SEVERAL is released; None while
+        that one has not departed (an earlier frame still runs, so not before the next row). One core: no bound."""
+        bufs = params.PKT_BUFS_SEVERAL
+        if len(self.cores) == 1 or len(taken) < bufs:
+            return 0
+        return self._reorder.release[taken[-bufs]]
+
     def _depart(self, frames: list[Frame]) -> int:
-        """Departure cycles in arrival order through the output (contract section 8); returns the reorder buffer's
-        peak occupancy."""
-        free = 0  # the first cycle the output is free
-        prev = 0  # the departure of the previous frame (frames leave in order)
+        """The departures of the run (`_Reorder`, as the frames finished); returns the reorder buffer's peak
+        occupancy."""
         changes: list[tuple[int, int]] = []
         for f in frames:
             if f.core is None:
                 continue
             assert f.end is not None
-            f.departure = max(f.end + 1, free, prev)
-            prev = f.departure
-            if f.action in LEAVING:
-                free = f.departure + words(f.bytes, params.OUTPUT_BYTES_PER_CYCLE)
+            assert self._reorder.release[f.index] is not None
             if f.departure > f.end + 1:
                 changes += [(f.end + 1, 1), (f.departure, -1)]
         peak = level = 0

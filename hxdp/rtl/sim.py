@@ -248,7 +248,10 @@ def _build(verbose: bool, structural: bool, assertions: bool = False, cores: int
         raise RtlError(why)
     gflags, cdefs = cores_flags(cores)
     if cores > 1:
-        flags = [*(STRUCTURAL_FLAGS if structural else ASSERT_FLAGS if assertions else BUILD_FLAGS), *gflags]
+        # the drop tap: the bytes of the frames dropped without output, for the results (sephirot_pktbuf)
+        flags = [*(STRUCTURAL_FLAGS if structural else ASSERT_FLAGS if assertions else BUILD_FLAGS), *gflags,
+                 "-DSEPH_DROP_TAP"]
+        cdefs += " -DSEPH_DROP_TAP"
         return verilator_build(cache_root() / f"cores{cores}-{hash_sources(sources(), flags, CFLAGS + cdefs)}",
                                verilog_files() + harness_files(), flags, CFLAGS + cdefs, BINARY, TOP, RtlError,
                                verbose)
@@ -262,7 +265,8 @@ def _build(verbose: bool, structural: bool, assertions: bool = False, cores: int
 
 @dataclass
 class PacketStamps:
-    """Cycle stamps of one packet in the back-to-back run (first frame in, row 0, last core cycle, last out)."""
+    """Cycle stamps of one packet in the back-to-back run (first frame in, row 0, last core cycle, last out; with
+    several cores a dropped frame's departure, which takes no output cycle)."""
 
     in_cycle: int
     start: int

@@ -340,6 +340,12 @@ void SephirotSim::sample() {
   }
   // each core's events; a packet starts on one core a cycle at most (the input bus brings one first frame a cycle)
   for (int k = 0; k < kCores; k++) sample_core(k);
+  // frames dropped in order this cycle (several cores: without output), before the frame on out_*
+  for (unsigned d = top_->out_drops_o; d > 0 && emitted_ < core_order_.size(); d--) {
+    SimResult& r = results_[core_order_[emitted_++]];
+    r.out_cycle = cycle_;
+    r.tapped = true;
+  }
   if (top_->out_valid_o && emitted_ < core_order_.size()) {
     if (top_->out_sop_o) { cur_out_.clear(); cur_meta_ = top_->out_meta_o; }
     for (unsigned b = 0; b < top_->out_bytes_o; b++) cur_out_.push_back((top_->out_data_o[b / 4] >> (8 * (b % 4))) & 0xff);
@@ -429,7 +435,11 @@ void SephirotSim::sample_core(int k) {
 bool SephirotSim::run(uint64_t max_cycles) {
   uint64_t limit = cycle_ + max_cycles;
   while (emitted_ < core_order_.size() || done_ < core_order_.size()) {
-    if (cycle_ >= limit) { fprintf(stderr, "simulation stopped after %" PRIu64 " cycles\n", max_cycles); return false; }
+    if (cycle_ >= limit) {
+      fprintf(stderr, "simulation stopped after %" PRIu64 " cycles (%zu of %zu packets done, %zu out)\n", max_cycles,
+              done_, core_order_.size(), emitted_);
+      return false;
+    }
     if (!frames_.empty()) {
       const Frame& f = frames_.front();
       const SimPacket& p = packets_[f.pkt];
@@ -455,7 +465,31 @@ bool SephirotSim::run(uint64_t max_cycles) {
   return true;
 }
 
+// The drop tap (sephirot_pktbuf, SEPH_DROP_TAP: simulation only): each core's dropped frames, in its order, as they
+// depart; a frame's bytes are data_meta..data_end, the first `metalen` of them metadata.
+namespace {
+struct DropFrame { int metalen; std::vector<uint8_t> bytes; };
+std::deque<DropFrame> g_drops[kCores];
+}  // namespace
+
+#ifdef SEPH_DROP_TAP
+extern "C" void seph_drop_frame(int core, int metalen) { g_drops[core].push_back({metalen, {}}); }
+extern "C" void seph_drop_byte(int core, char data) { g_drops[core].back().bytes.push_back(uint8_t(data)); }
+#endif
+
+void SephirotSim::take_drop_taps() {
+  for (SimResult& r : results_) {
+    if (!r.tapped || r.core < 0 || g_drops[r.core].empty()) continue;
+    DropFrame& d = g_drops[r.core].front();
+    size_t m = std::min<size_t>(size_t(d.metalen), d.bytes.size());
+    r.meta.assign(d.bytes.begin(), d.bytes.begin() + m);
+    r.out.assign(d.bytes.begin() + m, d.bytes.end());
+    g_drops[r.core].pop_front();
+  }
+}
+
 bool SephirotSim::finish(const std::string& out_path, const std::string& dump_path, uint64_t dump_lines) {
+  take_drop_taps();
   FILE* f = out_path.empty() ? stdout : fopen(out_path.c_str(), "w");
   if (!f) return false;
   for (size_t i = 0; i < results_.size(); i++) {

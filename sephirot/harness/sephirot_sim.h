@@ -40,6 +40,7 @@ struct SimResult {
   uint32_t port = 0;
   uint32_t kind = 0;         // redirect kind: 0 port (ifindex), 1 cpu host queue, 2 xsk host queue, 3 broadcast
   bool runt = false;         // dropped by the MAC, never reached the core
+  bool tapped = false;       // dropped by its program with several cores: its bytes come from the drop tap
   int core = -1;             // the core that ran it
   std::vector<uint8_t> out;
   std::vector<uint8_t> meta;  // XDP metadata (data_meta..data) emitted in front of the frame
@@ -99,6 +100,7 @@ class SephirotSim {
   void tick();
   void sample();
   void sample_core(int k);  // core k's start, trace, printk and event records, result
+  void take_drop_taps();  // the dropped frames' bytes from the drop tap (several cores), into their results
   void offchip_request();  // at the clock edge: take the port's request
   void offchip_drive();    // after the edge: the responses due in the new cycle (both ports)
   void mapunit_request();  // at the clock edge: take the map unit's request

@@ -19,7 +19,7 @@
 //   0x8002_0040                            write: clear every counter
 //   0x8003_0000 CTRL (bit 0 hold input at a packet boundary); 0x8003_0004 STATUS (bit 0 held, bit 1 hold);
 //   0x8003_0008 ROWS (program rows); 0x8003_000C ID "hXDP"; 0x8003_0010 packets in flight;
-//   0x8003_0014 instruction memory rows; 0x8003_0018 map lines.
+//   0x8003_0014 instruction memory rows; 0x8003_0018 map lines; 0x8003_001C cores (CORES).
 //   0x8004_0000 trace FIFO records; 0x8004_0004 records dropped (FIFO full); 0x8004_0008 write: pop the head;
 //   0x8004_000C FIFO depth; 0x8004_0010 format bytes per record; 0x8004_0100 + 4w word w of the head record.
 //   0x8005_xxxx host queues (sephirot_hostq: queues per kind, delivered, dropped full, dropped no queue; per queue
@@ -31,7 +31,8 @@ module sephirot_axil #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer AW    = `SEPH_IMEM_AW,
   parameter integer LW    = 16,
-  parameter integer NMAPS = `SEPH_MAPS_MAX
+  parameter integer NMAPS = `SEPH_MAPS_MAX,
+  parameter integer CORES = 1
 ) (
   input  wire                 clk_i,
   input  wire                 rst_ni,
@@ -325,6 +326,7 @@ module sephirot_axil #(
         else if (ra_ctrl && ro == 16'h0010) rdata_q <= {16'd0, inflight_i};
         else if (ra_ctrl && ro == 16'h0014) rdata_q <= ROWS;
         else if (ra_ctrl && ro == 16'h0018) rdata_q <= 32'd1 << LW;
+        else if (s_araddr_i == `SEPH_AXI_CORES) rdata_q <= CORES;
         else if (s_araddr_i == TR_COUNT) rdata_q <= trc_count_i;
         else if (s_araddr_i == TR_DROPPED) rdata_q <= trc_dropped_i;
         else if (s_araddr_i == TR_DEPTH) rdata_q <= `SEPH_PRINTK_FIFO_DEPTH;

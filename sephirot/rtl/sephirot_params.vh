@@ -233,6 +233,7 @@
 `define SEPH_AXI_EVENT_DEPTH             32'h8006000c
 `define SEPH_AXI_EVENT_DATA_MAX          32'h80060010
 `define SEPH_AXI_EVENT_HEAD              32'h80060100
+`define SEPH_AXI_CORES                   32'h8003001c
 `define SEPH_AXI_TRACE_WORDS             24
 `define SEPH_HOSTQ_PER_KIND              8
 `define SEPH_AXI_HOSTQ_STRIDE            16

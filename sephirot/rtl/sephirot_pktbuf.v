@@ -36,14 +36,22 @@
 //   chunk is read after its bytes were overwritten. Old bytes stay. (The helper still stalls one cycle per 16
 //   bytes, the latency of the contract.)
 // Emission sends data_meta..data_end: the first out_meta_o bytes are the metadata, the rest is the frame
-// (out_data_o is 0 in the cycles without a frame, and past the frame's bytes).
+// (out_data_o is 0 in the cycles without a frame, and past the frame's bytes). With SKIP_DROPS (several cores,
+// sephirot_reorder) a dropped frame (XDP_DROP, XDP_ABORTED) is not emitted: the buffer reports each frame as it
+// becomes whole and finished, in order (fin_o, fin_drop_o), and frees its oldest skip_i buffers (dropped frames
+// whose turn came) in one cycle, emitting from the one after them.
 module sephirot_pktbuf #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer RP    = `SEPH_PKT_LOAD_PORTS,   // packet loads and stores per row (execution contract)
   parameter integer WP    = `SEPH_PKT_STORE_PORTS,
   parameter integer NBUF  = 3,
   parameter integer BSZ   = `SEPH_PKT_BUF_SIZE,
-  parameter integer FB    = `SEPH_INPUT_BYTES_PER_CYCLE
+  parameter integer FB    = `SEPH_INPUT_BYTES_PER_CYCLE,
+  parameter integer SKIP_DROPS = 0,
+  /* verilator lint_off UNUSEDPARAM */
+  parameter integer CORE  = 0,                 // (the drop tap of the simulation names the core)
+  /* verilator lint_on UNUSEDPARAM */
+  parameter integer SW    = $clog2(NBUF + 1)
 ) (
   input  wire                 clk_i,
   input  wire                 rst_ni,
@@ -89,6 +97,9 @@ module sephirot_pktbuf #(
   output wire [31:0]          ctx_end_o,
   // output frames
   input  wire                 out_ready_i,     // the output takes this buffer's frames (sephirot_reorder: its turn)
+  output wire                 fin_o,           // SKIP_DROPS: the next frame in order is whole and finished
+  output wire                 fin_drop_o,      // ... and dropped
+  input  wire [SW-1:0]        skip_i,          // SKIP_DROPS: the oldest skip_i frames (dropped) departed: free them
   output reg                  out_valid_o,
   output reg  [8*FB-1:0]      out_data_o,
   output reg                  out_sop_o,
@@ -118,6 +129,7 @@ module sephirot_pktbuf #(
   localparam integer NIW = FB / 8;          // words of an input frame
 
   reg [NBUF-1:0] busy_q, filled_q, done_q;
+  reg [NBUF-1:0] rep_q;                // SKIP_DROPS: the frame was reported (fin_o: all buffers may hold reported ones)
   reg [15:0]    len_q [0:NBUF-1];
   reg [15:0]    arr_q [0:NBUF-1];      // bytes arrived
   reg [OW:0]    dstart_q [0:NBUF-1];   // data, data_end, data_meta as offsets in the buffer
@@ -127,7 +139,7 @@ module sephirot_pktbuf #(
   reg [31:0]    ifx_q [0:NBUF-1];
   reg [31:0]    rxq_q [0:NBUF-1];
   reg [31:0]    act_q [0:NBUF-1];
-  reg [PW-1:0]  in_ptr_q, core_ptr_q, out_ptr_q;
+  reg [PW-1:0]  in_ptr_q, core_ptr_q, out_ptr_q, fin_ptr_q;
   reg [15:0]    out_off_q;            // bytes emitted of the packet at out_ptr
   // the input's write buffer: a frame whose banks were taken by the stores in the cycle it came
   reg            hv_q;
@@ -141,8 +153,17 @@ module sephirot_pktbuf #(
   function automatic [PW-1:0] inc(input [PW-1:0] p);
     inc = ({{(32-PW){1'b0}}, p} == NBUF - 1) ? {PW{1'b0}} : p + {{(PW-1){1'b0}}, 1'b1};
   endfunction
+  function automatic [PW-1:0] add(input [PW-1:0] p, input [SW-1:0] n);   // p + n, n <= NBUF, in the ring
+    integer a;
+    a = {{(32-PW){1'b0}}, p} + {{(32-SW){1'b0}}, n};
+    add = (a >= NBUF) ? a[PW-1:0] - NBUF[PW-1:0] : a[PW-1:0];
+  endfunction
+  function automatic dropped(input [31:0] action);   // a frame that does not leave (sephirot_reorder)
+    dropped = action != 32'd`SEPH_XDP_PASS && action != 32'd`SEPH_XDP_TX && action != 32'd`SEPH_XDP_REDIRECT;
+  endfunction
   wire [PW-1:0] cb = core_ptr_q;
-  wire [PW-1:0] ob = out_ptr_q;
+  wire [SW-1:0] skip = (SKIP_DROPS != 0) ? skip_i : {SW{1'b0}};
+  wire [PW-1:0] ob = add(out_ptr_q, skip);   // the buffer emitting (after the dropped frames departing now)
   assign core_ready_o = busy_q[cb] && !done_q[cb] && arr_q[cb] != 16'd0;
   assign core_filled_o = filled_q[cb] && !(hv_q && hb_q == cb);
   assign ctx_data_o   = PKT_BASE + {{(31-OW){1'b0}}, dstart_q[cb]};
@@ -434,6 +455,43 @@ module sephirot_pktbuf #(
       end
     end
   endgenerate
+
+`ifdef SEPH_DROP_TAP
+  // simulation only (hxdp.rtl.sim with several cores): a dropped frame leaves nowhere, but the harness reports its
+  // bytes (data_meta..data_end, the first of them metadata) as the packet's result, which the kernel comparison
+  // reads; they are read here at once when the frame departs, nothing of it is hardware
+  import "DPI-C" function void seph_drop_frame(input int core, input int metalen);
+  import "DPI-C" function void seph_drop_byte(input int core, input byte data);
+  function automatic [63:0] tap_word(input [PW-1:0] b, input [WA-1:0] w);
+    case (w[2:0])
+      3'd0: tap_word = gen_bank[0].mem_q[{b, w[WA-1:3]}];
+      3'd1: tap_word = gen_bank[1].mem_q[{b, w[WA-1:3]}];
+      3'd2: tap_word = gen_bank[2].mem_q[{b, w[WA-1:3]}];
+      3'd3: tap_word = gen_bank[3].mem_q[{b, w[WA-1:3]}];
+      3'd4: tap_word = gen_bank[4].mem_q[{b, w[WA-1:3]}];
+      3'd5: tap_word = gen_bank[5].mem_q[{b, w[WA-1:3]}];
+      3'd6: tap_word = gen_bank[6].mem_q[{b, w[WA-1:3]}];
+      default: tap_word = gen_bank[7].mem_q[{b, w[WA-1:3]}];
+    endcase
+  endfunction
+  integer tj, tb;
+  reg [PW-1:0] tbuf;
+  reg [63:0]   tword;
+  /* verilator lint_off BLKSEQ */
+  /* verilator lint_off UNSIGNED */
+  always @(posedge clk_i)
+    for (tj = 0; tj < NBUF; tj = tj + 1)
+      if (tj < {{(32-SW){1'b0}}, skip}) begin
+        tbuf = add(out_ptr_q, tj[SW-1:0]);
+        seph_drop_frame(CORE, {{(31-OW){1'b0}}, dstart_q[tbuf]} - {{(31-OW){1'b0}}, dmeta_q[tbuf]});
+        for (tb = {{(31-OW){1'b0}}, dmeta_q[tbuf]}; tb < {{(31-OW){1'b0}}, dend_q[tbuf]}; tb = tb + 1) begin
+          tword = tap_word(tbuf, tb[OW-1:3]);
+          seph_drop_byte(CORE, tword[8*tb[2:0] +: 8]);
+        end
+      end
+  /* verilator lint_on UNSIGNED */
+  /* verilator lint_on BLKSEQ */
+`endif
   /* verilator lint_on CMPCONST */
 
   // ---------------------------------------------------------------------------------------------------------
@@ -485,8 +543,16 @@ module sephirot_pktbuf #(
 
   // ---------------------------------------------------------------------------------------------------------
   // output: emit the oldest finished packet, one frame per cycle, data_meta..data_end
-  wire          out_go = out_ready_i && busy_q[ob] && done_q[ob] && filled_q[ob] && !(e_busy && e_b_q == ob) &&
-                         !(df_v_q && df_b_q == ob) && !(hv_q && hb_q == ob);
+  // a buffer is whole and finished: its packet ended, its frames are in, no write to it is pending
+  function automatic whole(input [PW-1:0] b);
+    whole = busy_q[b] && done_q[b] && filled_q[b] && !(e_busy && e_b_q == b) && !(df_v_q && df_b_q == b) &&
+            !(hv_q && hb_q == b);
+  endfunction
+  wire          out_go = out_ready_i && whole(ob) && !(SKIP_DROPS != 0 && dropped(act_q[ob]));
+  // SKIP_DROPS: each frame reported once, in order, as it becomes whole
+  wire [PW-1:0] fb = fin_ptr_q;
+  assign fin_o = SKIP_DROPS != 0 && whole(fb) && !rep_q[fb];
+  assign fin_drop_o = dropped(act_q[fb]);
   wire [15:0]   out_len = {{(15-OW){1'b0}}, dend_q[ob]} - {{(15-OW){1'b0}}, dmeta_q[ob]};
   /* verilator lint_off UNUSEDSIGNAL */
   wire [OW:0]   out_mlen = dstart_q[ob] - dmeta_q[ob];   // at most 252
@@ -530,11 +596,13 @@ module sephirot_pktbuf #(
   end
   // (only the last port's words can find their bank taken: port 0 comes first, and its two words are in two banks)
   wire df_d = WP > 1 && !df_v_q && any_st && |bk_df;
+  integer sk;
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      busy_q <= {NBUF{1'b0}}; filled_q <= {NBUF{1'b0}}; done_q <= {NBUF{1'b0}};
-      in_ptr_q <= {PW{1'b0}}; core_ptr_q <= {PW{1'b0}}; out_ptr_q <= {PW{1'b0}}; out_off_q <= 16'd0;
+      busy_q <= {NBUF{1'b0}}; filled_q <= {NBUF{1'b0}}; done_q <= {NBUF{1'b0}}; rep_q <= {NBUF{1'b0}};
+      in_ptr_q <= {PW{1'b0}}; core_ptr_q <= {PW{1'b0}}; out_ptr_q <= {PW{1'b0}}; fin_ptr_q <= {PW{1'b0}};
+      out_off_q <= 16'd0;
       mv_cnt_q <= 5'd0; df_v_q <= 1'b0; hv_q <= 1'b0;
       e_b_q <= {PW{1'b0}}; z_lo_q <= {(OW+1){1'b0}}; z_hi_q <= {(OW+1){1'b0}};
       c_go_q <= 1'b0; c_up_q <= 1'b0; cr_v_q <= 1'b0; c_src_q <= {OW{1'b0}}; c_dst_q <= {OW{1'b0}};
@@ -579,7 +647,7 @@ module sephirot_pktbuf #(
       // input frames
       if (in_fire) begin
         if (in_sop_i) begin
-          busy_q[in_ptr_q] <= 1'b1; done_q[in_ptr_q] <= 1'b0;
+          busy_q[in_ptr_q] <= 1'b1; done_q[in_ptr_q] <= 1'b0; rep_q[in_ptr_q] <= 1'b0;
           len_q[in_ptr_q] <= in_len_i; ifx_q[in_ptr_q] <= in_ifindex_i; rxq_q[in_ptr_q] <= in_rxq_i;
           dstart_q[in_ptr_q] <= HEAD[OW:0]; dmeta_q[in_ptr_q] <= HEAD[OW:0]; lw_q[in_ptr_q] <= HEAD[OW:0];
           dend_q[in_ptr_q] <= HEAD[OW:0] + in_len_i[OW:0];
@@ -592,15 +660,24 @@ module sephirot_pktbuf #(
           filled_q[in_ptr_q] <= 1'b0;
         end
       end
-      // output frames (the MAC is always ready; several cores take turns, sephirot_reorder)
-      if (out_go) begin
-        if (out_last) begin
-          out_off_q <= 16'd0;
-          busy_q[ob] <= 1'b0; filled_q[ob] <= 1'b0; done_q[ob] <= 1'b0;
-          out_ptr_q <= inc(ob);
-        end else begin
-          out_off_q <= out_off_q + FB[15:0];
+      // output frames (the MAC is always ready; several cores take turns, sephirot_reorder); the dropped frames
+      // that departed now are freed (SKIP_DROPS: they are the oldest, before ob)
+      if (fin_o) begin fin_ptr_q <= inc(fb); rep_q[fb] <= 1'b1; end
+      // (without SKIP_DROPS skip is 0: the compare is constant)
+      /* verilator lint_off UNSIGNED */
+      for (sk = 0; sk < NBUF; sk = sk + 1)
+        if (sk < {{(32-SW){1'b0}}, skip}) begin
+          busy_q[add(out_ptr_q, sk[SW-1:0])] <= 1'b0; filled_q[add(out_ptr_q, sk[SW-1:0])] <= 1'b0;
+          done_q[add(out_ptr_q, sk[SW-1:0])] <= 1'b0;
         end
+      /* verilator lint_on UNSIGNED */
+      if (out_go && out_last) begin
+        out_off_q <= 16'd0;
+        busy_q[ob] <= 1'b0; filled_q[ob] <= 1'b0; done_q[ob] <= 1'b0;
+        out_ptr_q <= inc(ob);
+      end else begin
+        if (out_go) out_off_q <= out_off_q + FB[15:0];
+        out_ptr_q <= ob;
       end
     end
   end

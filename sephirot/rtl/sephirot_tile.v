@@ -19,6 +19,8 @@ module sephirot_tile #(
   parameter integer LANES = `SEPH_LANES,
   parameter integer AW    = `SEPH_IMEM_AW,
   parameter integer NBUF  = 3,
+  parameter integer SKIP_DROPS = 0,           // several cores: dropped frames depart without output (sephirot_pktbuf)
+  parameter integer SW    = $clog2(NBUF + 1),
   parameter integer CORE  = 0,                  // this core's number (get_smp_processor_id)
   parameter integer CORES = 1,                  // the cores of sephirot_top (per-CPU copies with more than one)
   parameter integer MAP_BYTES = `SEPH_MAP_MEM_BYTES,
@@ -48,6 +50,9 @@ module sephirot_tile #(
   input  wire [63:0]          clock_i,
   // output frames (sephirot_reorder: out_ready_i when this core's oldest frame is the next to leave)
   input  wire                 out_ready_i,
+  output wire                 out_fin_o,      // SKIP_DROPS: the next frame in order is whole and finished ...
+  output wire                 out_fin_drop_o, // ... and dropped
+  input  wire [SW-1:0]        out_skip_i,     // the oldest out_skip_i frames (dropped) departed
   output wire                 out_valid_o,
   output wire [255:0]         out_data_o,
   output wire                 out_sop_o,
@@ -291,7 +296,7 @@ module sephirot_tile #(
   );
   wire hm_tag_bad = hm_en && hm_addr[31:28] != R_MAP && hm_tag != 32'd0;
 
-  sephirot_pktbuf #(.LANES(LANES), .NBUF(NBUF)) u_pktbuf (
+  sephirot_pktbuf #(.LANES(LANES), .NBUF(NBUF), .SKIP_DROPS(SKIP_DROPS), .CORE(CORE)) u_pktbuf (
     .clk_i, .rst_ni,
     .in_valid_i, .in_ready_o(pb_ready), .in_data_i, .in_sop_i, .in_eop_i, .in_len_i, .in_ifindex_i, .in_rxq_i,
     .core_ready_o(core_ready), .core_filled_o(core_filled), .core_done_i(pkt_done_o), .core_action_i(res_action_o),
@@ -301,7 +306,8 @@ module sephirot_tile #(
     .adj_kind_i(adj_kind), .adj_delta_i(adj_delta), .adj_commit_i(adj_commit), .adj_step_i(adj_step),
     .adj_err_o(adj_err), .adj_metalen_o(adj_metalen), .adj_busy_o(adj_busy), .hold_o(pb_hold),
     .ctx_data_o(ctx_data), .ctx_end_o(ctx_end),
-    .out_ready_i, .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o
+    .out_ready_i, .fin_o(out_fin_o), .fin_drop_o(out_fin_drop_o), .skip_i(out_skip_i),
+    .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o
   );
 
   // the shared map memory (sephirot_top: this core's read copy, written by the exclusive holder or by this core);

@@ -65,6 +65,7 @@ module sephirot_top #(
   output wire [5:0]           out_bytes_o,
   output wire [31:0]          out_action_o,
   output wire [7:0]           out_meta_o,      // leading bytes of the emission that are XDP metadata
+  output wire [7:0]           out_drops_o,     // frames dropped in order this cycle, before out_* (several cores)
   // per-packet result (core k's at bits [W*k +: W])
   output wire [CORES-1:0]     pkt_start_o,
   output wire [CORES-1:0]     pkt_done_o,
@@ -136,6 +137,7 @@ module sephirot_top #(
   // with several cores a finished frame waits in its core's packet buffers for its turn at the output, while the
   // core runs the next packets: more buffers (as many fit the block RAM of three), so that a core is rarely full
   localparam integer TNBUF = (CORES > 1) ? `SEPH_PKT_BUFS_SEVERAL : NBUF;
+  localparam integer SW = $clog2(TNBUF + 1);
 
   // configuration inputs are registered (they change only between runs)
   reg          raw_q;
@@ -212,6 +214,8 @@ module sephirot_top #(
   wire [32*CORES-1:0]        t_out_action;
   wire [8*CORES-1:0]         t_out_meta;
   wire [256*CORES-1:0]       m_entry;
+  wire [CORES-1:0]           t_fin, t_fin_drop;
+  wire [SW*CORES-1:0]        r_skip;
   wire [31:0]                m_count;
   wire [`SEPH_MAPS_MAX-1:0]  m_lkx;
 
@@ -242,14 +246,15 @@ module sephirot_top #(
   genvar gk;
   generate
     for (gk = 0; gk < CORES; gk = gk + 1) begin : gen_core
-      sephirot_tile #(.LANES(LANES), .AW(AW), .NBUF(TNBUF), .CORE(gk), .CORES(CORES), .MAP_BYTES(MAP_BYTES))
-          u_tile (
+      sephirot_tile #(.LANES(LANES), .AW(AW), .NBUF(TNBUF), .CORE(gk), .CORES(CORES), .MAP_BYTES(MAP_BYTES),
+                      .SKIP_DROPS((CORES > 1) ? 1 : 0)) u_tile (
         .clk_i, .rst_ni, .imem_we_i, .imem_waddr_i, .imem_wdata_i, .imem_rows_i(rows_q), .raw_i(raw_q),
         .mcfg_we_i, .mcfg_wdata_i,
         .in_valid_i(iv_q && d_sel[gk]), .in_ready_o(t_in_ready[gk]), .in_data_i(idata_q), .in_sop_i(isop_q),
         .in_eop_i(ieop_q), .in_len_i(ilen_q), .in_ifindex_i(iifx_q), .in_rxq_i(irxq_q), .idle_o(t_idle[gk]),
         .clock_en_i(CORES > 1), .clock_i(clock),
-        .out_ready_i(r_ready[gk]), .out_valid_o(t_out_valid[gk]), .out_data_o(t_out_data[256*gk +: 256]),
+        .out_ready_i(r_ready[gk]), .out_fin_o(t_fin[gk]), .out_fin_drop_o(t_fin_drop[gk]),
+        .out_skip_i(r_skip[SW*gk +: SW]), .out_valid_o(t_out_valid[gk]), .out_data_o(t_out_data[256*gk +: 256]),
         .out_sop_o(t_out_sop[gk]), .out_eop_o(t_out_eop[gk]), .out_bytes_o(t_out_bytes[6*gk +: 6]),
         .out_action_o(t_out_action[32*gk +: 32]), .out_meta_o(t_out_meta[8*gk +: 8]),
         .pkt_start_o(pkt_start_o[gk]), .pkt_done_o(pkt_done_o[gk]), .res_action_o(res_action_o[32*gk +: 32]),
@@ -336,8 +341,9 @@ module sephirot_top #(
   assign xh_req_wdata_o = t_xh_wdata[8*MWB*g_k +: 8*MWB];
   assign xh_req_be_o    = t_xh_be[MWB*g_k +: MWB];
 
-  sephirot_reorder #(.CORES(CORES), .DEPTH(CORES * TNBUF)) u_reorder (
-    .clk_i, .rst_ni, .push_i(d_push), .push_core_i(d_push_core), .valid_i(t_out_valid), .data_i(t_out_data),
+  sephirot_reorder #(.CORES(CORES), .DEPTH(CORES * TNBUF), .NBUF(TNBUF)) u_reorder (
+    .clk_i, .rst_ni, .push_i(d_push), .push_core_i(d_push_core), .fin_i(t_fin), .fin_drop_i(t_fin_drop),
+    .skip_o(r_skip), .drops_o(out_drops_o), .valid_i(t_out_valid), .data_i(t_out_data),
     .sop_i(t_out_sop), .eop_i(t_out_eop), .bytes_i(t_out_bytes), .action_i(t_out_action), .meta_i(t_out_meta),
     .ready_o(r_ready), .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o
   );

@@ -5,7 +5,7 @@
 // A record is {r5, r4, r3, format bytes, packet number, format length}: the AXI words of docs/board.md in order
 // (word 0 length, word 1 packet number, words 2.. the format, then r3, r4, r5 low word first). A push finding
 // DEPTH records dropped and counts it (a pop in the same cycle does not make room for it), so the host sees the
-// oldest records and how many are missing.
+// oldest records and how many are missing; records several cores dropped before the FIFO (lost_i) count as well.
 module sephirot_tracefifo #(
   parameter integer DEPTH  = `SEPH_PRINTK_FIFO_DEPTH,
   parameter integer FMTMAX = `SEPH_PRINTK_FMT_MAX,
@@ -20,6 +20,7 @@ module sephirot_tracefifo #(
   input  wire [191:0]      push_args_i,
   input  wire              pop_i,
   input  wire              clr_i,          // clear the drop counter
+  input  wire [31:0]       lost_i,         // records dropped before the FIFO this cycle (sephirot_prkarb)
   output wire [31:0]       count_o,
   output reg  [31:0]       dropped_o,
   output wire [RW-1:0]     head_o          // zero when empty
@@ -47,7 +48,7 @@ module sephirot_tracefifo #(
       if (do_pop) rd_q <= rd_q + {{(PW-1){1'b0}}, 1'b1};
       cnt_q <= cnt_q + {{PW{1'b0}}, do_push} - {{PW{1'b0}}, do_pop};
       if (clr_i) dropped_o <= 32'd0;
-      else if (push_i && full) dropped_o <= dropped_o + 32'd1;
+      else dropped_o <= dropped_o + {31'd0, push_i && full} + lost_i;
     end
   end
 endmodule

@@ -155,15 +155,30 @@ void BoardSim::sample() {
     r.host_ok = top_->res_host_ok_o;
     results_.push_back(r);
   }
+  drops_departed_ += top_->out_drops_o;  // several cores: dropped frames depart in order without output
   if (top_->out_valid_o) {
     if (top_->out_sop_o) { cur_out_.clear(); cur_meta_ = top_->out_meta_o; }
     for (unsigned b = 0; b < top_->out_bytes_o; b++) cur_out_.push_back((top_->out_data_o[b / 4] >> (8 * (b % 4))) & 0xff);
-    if (top_->out_eop_o && !results_.empty()) {
-      BoardOutput r = std::move(results_.front());
-      results_.pop_front();
+    if (top_->out_eop_o) {
       // the MAC sends the frame only: the XDP metadata in front of it has no place on the wire
       size_t m = std::min<size_t>(cur_meta_, cur_out_.size());
-      r.data.assign(cur_out_.begin() + m, cur_out_.end());
+      frames_out_.emplace_back(cur_out_.begin() + m, cur_out_.end());
+    }
+  }
+  // each result in arrival order takes its frame from the output, or (several cores) a dropped frame's departure
+  while (!results_.empty()) {
+    bool leaves = results_.front().action == 2 || results_.front().action == 3 || results_.front().action == 4;
+    if (kCores > 1 && !leaves) {
+      if (drops_departed_ == 0) break;
+      drops_departed_--;
+    } else {
+      if (frames_out_.empty()) break;
+      results_.front().data = std::move(frames_out_.front());
+      frames_out_.pop_front();
+    }
+    {
+      BoardOutput r = std::move(results_.front());
+      results_.pop_front();
       r.cycle = cycle_;
       finished_++;
       bool host = r.action == 4 && r.redirect && (r.redir_kind == kKindCpu || r.redir_kind == kKindXsk);

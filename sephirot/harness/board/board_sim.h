@@ -12,6 +12,13 @@
 class Vsephirot_board;
 class VerilatedContext;
 
+// the board's cores (sephirot_board's CORES: hxdp.board.sim builds with -GCORES=N -DSEPH_CORES=N); with several,
+// dropped frames depart without output (out_drops_o)
+#ifndef SEPH_CORES
+#define SEPH_CORES 1
+#endif
+constexpr int kCores = SEPH_CORES;
+
 struct BoardPacket {
   int port = 0;
   std::vector<uint8_t> data;
@@ -83,6 +90,8 @@ class BoardSim {
   uint64_t driven_[kMaxPorts] = {~0ull, ~0ull, ~0ull, ~0ull};  // fired_ count when the data was last driven
   std::deque<int> order_;         // input port of each packet in the core, in order
   std::deque<BoardOutput> results_;  // core results waiting for their output frames
+  std::deque<std::vector<uint8_t>> frames_out_;  // output frames waiting for their results
+  uint64_t drops_departed_ = 0;  // several cores: dropped frames departed, waiting for their results
   std::deque<BoardOutput> outputs_;  // finished packets (bounded by keep_)
   std::vector<uint8_t> cur_out_;
   unsigned cur_meta_ = 0;  // leading metadata bytes of the packet being emitted
