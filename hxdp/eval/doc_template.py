@@ -205,7 +205,8 @@ connections, reused ones, established flows the connection table does not know, 
 ![Mpps against cores]({eval}cores.png)
 
 Each program's main path, {frame}-byte frames back to back, on {cores_counts} Sephirot cores sharing the map
-memory (execution contract "Several cores": the dispatcher, the map grant, the reorder stage), from
+memory (execution contract "Several cores": the dispatcher, the map grant that readers share and a writer holds
+alone, the reorder stage), from
 {cores_engine}. Linux native XDP on a veth in the same run is the line in the plot.
 
 {cores_section}

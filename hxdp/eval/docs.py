@@ -586,9 +586,9 @@ def _cores_facts(results: dict[str, Any]) -> Facts:
         est = _table(("cores", "LUT (incl. LUTRAM)"), [(n, _num(v)) for n, v in res["lut_by_cores"].items()])
         resources = (f"Resources: yosys `synth_xilinx` of the whole IP with {res['cores']} cores (the reference map "
                      f"of `resources`) takes {_num(res['whole_lut'])} LUT, {_num(res['whole_ff'])} FF and "
-                     f"{_num(res['whole_bram36'])} BRAM36: a tile (a core with its packet buffers and helper unit) "
-                     f"{_num(res['tile_lut'])} LUT and {_num(res['tile_bram36'])} BRAM36, the shared rest "
-                     f"{_num(res['shared_lut'])} LUT. N cores, extrapolated as the shared rest and N tiles (one core "
+                     f"{_num(res['whole_bram36'])} BRAM36: a tile (a core with its packet buffers, helper unit and "
+                     f"read copy of the map memory) {_num(res['tile_lut'])} LUT and {_num(res['tile_bram36'])} "
+                     f"BRAM36, the shared rest {_num(res['shared_lut'])} LUT. N cores, extrapolated as the shared rest and N tiles (one core "
                      "is the `resources` figure: a tile of several cores has more packet buffers, for the reorder "
                      "stage):"
                      f"\n\n{est}"
