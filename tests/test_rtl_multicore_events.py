@@ -60,6 +60,16 @@ def test_records_and_their_order_equal_the_model(events_obj: Path, cores: int) -
         assert [p for p, _, _ in ours] != sorted(p for p, _, _ in ours)
 
 
+def test_one_core_sends_records_at_a_time(events_obj: Path) -> None:
+    """The test build's assertion (sephirot_top, SEPH_ASSERT) that at most one core sends event words or a record in a
+    cycle, which the board's one event ring relies on, holds on 2 cores sending records as fast as they can."""
+    a = _EngineRunner("vliw-model", events_obj, None, None, {"maps": {}})
+    exe = rtl.build(assertions=True, cores=CORES)
+    results = RtlSim(a.model.rom, a.state.layout, a.state, cores=CORES, exe=exe).run_packets(
+        event_frames(64, sizes=(64,)))
+    assert sum(len(r.events) for r in results) > 64
+
+
 def test_records_per_packet_with_frames_of_any_size(events_obj: Path) -> None:
     """Frames of 62 to 200 bytes: the RTL's waits for packet bytes move its cycles off the model's, but every packet
     still sends the records one core sends (a ring reservation written into another core's would not)."""

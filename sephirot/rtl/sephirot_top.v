@@ -347,5 +347,15 @@ module sephirot_top #(
     .sop_i(t_out_sop), .eop_i(t_out_eop), .bytes_i(t_out_bytes), .action_i(t_out_action), .meta_i(t_out_meta),
     .ready_o(r_ready), .out_valid_o, .out_data_o, .out_sop_o, .out_eop_o, .out_bytes_o, .out_action_o, .out_meta_o
   );
+
+`ifdef SEPH_ASSERT
+  // an event helper's row holds the map grant exclusive (contract section 8), so at most one core sends record words
+  // or a record in a cycle: the board's one event ring takes whichever core's (sephirot_board)
+  // (in reset no core sends anything, so the check needs no reset term)
+  always @(posedge clk_i) begin
+    assert ($onehot0(evw_en_o)) else $error("contract: several cores write event record words in one cycle");
+    assert ($onehot0(evp_valid_o)) else $error("contract: several cores send an event record in one cycle");
+  end
+`endif
 endmodule
 `default_nettype wire
