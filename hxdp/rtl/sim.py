@@ -19,6 +19,7 @@ from hxdp.atomic_write import install_file
 from hxdp.errors import HxdpError
 from hxdp.events import Event
 from hxdp.isa.rom import Rom
+from hxdp.models.multicore import UNSHARED_KINDS
 from hxdp.paths import SEPHIROT
 from hxdp.result import RunResult
 from hxdp.rtl import manifest
@@ -296,21 +297,17 @@ def map_config_lines(layout: object, off_chip: bool = False) -> list[str]:
     return lines
 
 
-# map kinds a model of several cores does not run yet, and why (execution contract section 8)
-CORES_REFUSED = {
-    "percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
-}
 
 
 def cores_refusal(layout: object, cores: int) -> str | None:
-    """Why the RTL cannot run `layout` on `cores` cores: a map kind of CORES_REFUSED, per-CPU arrays or rings the
-    per-core copies of sephirot_percpu.v cannot hold, or None."""
+    """Why the RTL cannot run `layout` on `cores` cores: a map kind the models do not share either (their
+    UNSHARED_KINDS), per-CPU arrays or rings the per-core copies of sephirot_percpu.v cannot hold, or None."""
     if cores == 1:
         return None
     where = f"not supported by the RTL with --cores {cores} (hxdp.rtl.sim), because"
-    r = next((r for r in layout.regions if r.kind in CORES_REFUSED), None)
+    r = next((r for r in layout.regions if r.kind in UNSHARED_KINDS), None)
     if r is not None:
-        return f"map {r.name} ({r.kind}): {where} {CORES_REFUSED[r.kind]}; run it on one core"
+        return f"map {r.name} ({r.kind}): {where} {UNSHARED_KINDS[r.kind]}; run it on one core"
     percpu = copied_regions(layout)
     if len(percpu) > params.PERCPU_RANGES:
         return (f"{len(percpu)} per-CPU arrays and ring buffers: {where} the per-core copies serve "
