@@ -38,21 +38,12 @@ module sephirot_grant #(
       reg [CORES-1:0] own_q;          // the cores keeping the grant this cycle (their rows go on)
       reg             ownx_q;         // the one keeping it holds it exclusive
       reg [KW-1:0]    ownk_q, last_q; // that core; the last core granted
-      reg [CORES-1:0] ask;
-      reg [KW-1:0]    pick;
-      reg             pick_v, pick_g;
-      integer   j;
-      /* verilator lint_off UNUSEDSIGNAL */
-      integer   kk;                   // (a core's number: its low KW bits are used)
-      /* verilator lint_on UNUSEDSIGNAL */
+      wire [CORES-1:0] ask = req_i & ~own_q;
+      wire [KW-1:0]   pick;           // the asker that decides: the first after the last core granted
+      wire            pick_v;
+      reg             pick_g;
+      sephirot_rrpick #(.N(CORES), .KW(KW)) u_pick (.req_i(ask), .last_i(last_q), .pick_o(pick), .any_o(pick_v));
       always @(*) begin
-        ask = req_i & ~own_q;
-        // the lowest distance from last_q decides: walk the distances down and overwrite
-        pick = {KW{1'b0}}; pick_v = 1'b0; kk = 0;
-        for (j = CORES; j >= 1; j = j - 1) begin
-          kk = ({{(32-KW){1'b0}}, last_q} + j) % CORES;
-          if (ask[kk]) begin pick = kk[KW-1:0]; pick_v = 1'b1; end
-        end
         gnt_o = own_q; x_o = ownx_q; xk_o = ownk_q; pick_g = 1'b0;
         if (!ownx_q && pick_v) begin
           if (!excl_i[pick]) begin

@@ -32,18 +32,10 @@ module sephirot_prkarb #(
       reg [CORES-1:0] full_q;
       reg [RW-1:0]    slot_q [0:CORES-1];
       reg [KW-1:0]    last_q;
-      reg [KW-1:0]    pick;
-      reg             any;
-      reg [KW:0]      cand;
-      integer k, j;
-      always @(*) begin
-        pick = {KW{1'b0}}; any = 1'b0;
-        for (j = CORES; j >= 1; j = j - 1) begin
-          cand = {1'b0, last_q} + j[KW:0];
-          if (cand >= CORES[KW:0]) cand = cand - CORES[KW:0];
-          if (full_q[cand[KW-1:0]]) begin pick = cand[KW-1:0]; any = 1'b1; end
-        end
-      end
+      wire [KW-1:0]   pick;
+      wire            any;
+      integer k;
+      sephirot_rrpick #(.N(CORES)) u_pick (.req_i(full_q), .last_i(last_q), .pick_o(pick), .any_o(any));
       assign push_o = any;
       assign rec_o = slot_q[pick];
       reg [31:0] lost;
