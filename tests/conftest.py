@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,6 +38,15 @@ def compile_bpf(src_path: str | Path, out_dir: str | Path, include: Sequence[str
     if proc.returncode != 0:
         raise AssertionError(f"clang failed on {src}:\n{proc.stderr}")
     return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_tmpdir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The files the toolchain leaves for a user in the temporary folder (a refused program's verifier log, a board's
+    folder) go under pytest's own temporary folder, which pytest prunes, instead of piling up in /tmp."""
+    tmp = tmp_path_factory.mktemp("tmp")
+    tempfile.tempdir = str(tmp)
+    os.environ["TMPDIR"] = str(tmp)
 
 
 @pytest.fixture(scope="session")
