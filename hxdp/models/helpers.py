@@ -32,6 +32,10 @@ MAP_ACCESS_BASE = 2  # decode handle, hash the key (one cycle for keys up to 16 
 LINE_BYTES = 16  # map memory line: one key compare or one value copy per line per cycle
 CSUM_BYTES_PER_CYCLE = 8
 PRINTK_BYTES_PER_CYCLE = 8  # trace_printk reads its format through the helper memory port like csum_diff
+# The array-indexed kinds: an entry is at the region's data + key * slot size, so the map FSM neither hashes nor
+# probes (sephirot_mapfsm.v, "the array kinds"); a plain array's lookup is that address alone, nothing read
+INDEXED_KINDS = frozenset({"array", "percpu_array", "devmap", "cpumap", "xskmap", "array_of_maps"})
+ADDRESS_KINDS = frozenset({"array", "percpu_array"})
 
 
 class HelperFault(HxdpError):
@@ -44,15 +48,19 @@ def s32(x: int) -> int:
 
 
 def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_size: int = 0,
-                   size: int = 0, writes: int = 0) -> int:
+                   size: int = 0, writes: int = 0, kind: str = "") -> int:
     """Extra cycles a row with this helper call stalls (the row's own cycle not included).
 
     probes: slots the map FSM visited (array 1; hash: probed slots incl. the hit; LRU eviction adds the
     bucket count; LPM: the table's high-water mark). size: csum_diff from_size + to_size, adjust_head
     metadata bytes moved, trace_printk format bytes read (min(size, PRINTK_FMT_MAX)). writes: the map windows
     the call writes (MapState.last_writes), one a cycle from the cycle the map access alone would end in.
+    kind: the map's kind for a map helper (an array kind's access is indexed: indexed_latency); a broadcast
+    scan passes none.
     """
     name = params.HELPERS.get(helper_id)
+    if kind in INDEXED_KINDS:
+        return indexed_latency(name, kind, key_size, value_size, writes)
     lines_key = max(1, (key_size + LINE_BYTES - 1) // LINE_BYTES)
     # the key comes in through the helper's memory port, KEY_READ_BYTES per cycle, before its slots are
     # compared; a probe then reads the slot's header and key through the map window, MAP_WINDOW_BYTES per cycle:
@@ -83,6 +91,27 @@ def helper_latency(helper_id: int, probes: int = 1, key_size: int = 0, value_siz
     if name == "fib_lookup":
         raise HelperFault("fib_lookup: its latency depends on the FIB walk (hxdp.fib.lookup.FibOutcome.cycles)")
     raise HelperFault(f"helper {helper_id} is not implemented in hardware")
+
+
+def indexed_latency(name: str | None, kind: str, key_size: int, value_size: int, writes: int) -> int:
+    """Extra cycles of a map helper on an array kind (INDEXED_KINDS), as sephirot_mapfsm.v's array path: the key
+    comes in through the helper's port, KEY_READ_BYTES a cycle; in the cycle after it the index is checked and the
+    entry's address computed, and a plain array's lookup ends there (its pointer is that address). A lookup that
+    reads the entry (devmap, cpumap, xskmap: empty or not; array_of_maps: the inner id) reads its window then and
+    ends in the next cycle, as a delete ends (its writes from there). An update's value comes in after the key and
+    its write follows it. redirect_map has its key in r2: the entry is read in the call's first cycle and the call
+    ends in the second, as tail_call. Each written window past the first costs a cycle."""
+    key_words = (key_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES
+    more = max(0, writes - 1)
+    if name == "redirect_map":
+        return 1
+    if name == "map_lookup_elem":
+        return key_words + (0 if kind in ADDRESS_KINDS else 1) + more
+    if name == "map_delete_elem":
+        return key_words + 1 + more
+    if name == "map_update_elem":
+        return key_words + (value_size + KEY_READ_BYTES - 1) // KEY_READ_BYTES + more
+    raise HelperFault(f"{name}: not a map helper of an array kind")
 
 
 def off_chip_probe_cycles(r: MapRegion, probes: int) -> int:
@@ -220,7 +249,7 @@ class HelperEnv:
             raise HelperFault(f"redirect_map: map {r.name} is a {r.kind}, not a devmap, cpumap or xskmap")
         allowed = XDP_ACTION_MASK | (BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS if r.kind.startswith("devmap") else 0)
         if r3 & ~allowed:
-            return params.XDP_ABORTED, helper_latency(helper_id)
+            return params.XDP_ABORTED, helper_latency(helper_id, kind=r.kind)
         self.redirect = self.host = self.broadcast = None
         if r3 & BPF_F_BROADCAST:
             self.broadcast = broadcast_mask(state, map_id) | (params.BCAST_EXCLUDE_INGRESS
@@ -228,7 +257,7 @@ class HelperEnv:
             return params.XDP_REDIRECT, helper_latency(helper_id, r.slots)
         index = r2 & M32
         off = state.lookup_offset(map_id, index.to_bytes(4, "little"), from_program=False)
-        lat = helper_latency(helper_id, state.last_probes)
+        lat = helper_latency(helper_id, state.last_probes, kind=r.kind)
         if off is None:
             return r3 & XDP_ACTION_MASK, lat
         word = int.from_bytes(state.region_mem(r)[off : off + 4], "little")
@@ -239,6 +268,13 @@ class HelperEnv:
         else:
             self.redirect = word
         return params.XDP_REDIRECT, lat
+
+    def _map_latency(self, helper_id: int, r: MapRegion, value_size: int = 0) -> int:
+        """The latency of the map call just made on region r (its probes and writes are in MapState), its off-chip
+        waits included."""
+        probes = self.state.last_probes
+        return (helper_latency(helper_id, probes, r.key_size, value_size, writes=self.state.last_writes, kind=r.kind)
+                + off_chip_probe_cycles(r, probes))
 
     def call_lowered(self, helper_id: int, r2: int, r3: int, r4: int) -> int:
         """A helper of params.LOWERED_HELPERS (the sequential model runs them as calls; the compiler lowers them
@@ -273,20 +309,17 @@ class HelperEnv:
             key = mem.read(r2, r.key_size)
             if name == "map_lookup_elem" and r.kind in OUTER_KINDS:  # the inner map's handle, not a pointer
                 r0 = state.inner_handle(map_id, key)
-                return r0, helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
+                return r0, self._map_latency(helper_id, r)
             if name == "map_lookup_elem":
                 off = state.lookup_offset(map_id, key, from_program=True)
                 r0 = 0 if off is None else state.layout.value_pointer(map_id, off)
-                return r0, (helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
-                            + off_chip_probe_cycles(r, state.last_probes))
+                return r0, self._map_latency(helper_id, r)
             if name == "map_update_elem":
                 value = mem.read(r3, r.value_size)
                 ret = state.update(map_id, key, value, r4 & M64)
-                lat = helper_latency(helper_id, state.last_probes, r.key_size, r.value_size, writes=state.last_writes)
-                return ret & M64, lat + off_chip_probe_cycles(r, state.last_probes)
+                return ret & M64, self._map_latency(helper_id, r, r.value_size)
             ret = state.delete(map_id, key)
-            return ret & M64, (helper_latency(helper_id, state.last_probes, r.key_size, writes=state.last_writes)
-                               + off_chip_probe_cycles(r, state.last_probes))
+            return ret & M64, self._map_latency(helper_id, r)
         if name == "tail_call":
             return self._tail_call(r2, r3), helper_latency(helper_id)
         if name == "redirect":

@@ -5,10 +5,12 @@
 // map_lookup_elem (array, percpu_array, devmap, hash, percpu_hash, lru_hash with the LRU refresh, devmap_hash,
 // lpm_trie), map_update_elem (arrays, hash maps; a full lru_hash evicts the oldest stamp after a scan of all slots
 // for the victim, as docs/maps.md), map_delete_elem (hash maps, devmap; arrays -EINVAL) and redirect_map (devmap,
-// devmap_hash; cpumap and xskmap: a host queue, the maps the host alone writes), probing as MapState (docs/maps.md). The key and an update's value are read 8 bytes a cycle through
-// the helper unit's memory read port (shared with csum_diff and trace_printk), the map one MAP_WINDOW_BYTES window
-// a cycle; an update's or delete's writes leave one window a cycle in the last cycles of the call. sephirot_helpers
-// owns the call (its cycle count, its end) and the read faults.
+// devmap_hash; cpumap and xskmap: a host queue, the maps the host alone writes), probing as MapState (docs/maps.md);
+// the array kinds take their slot by index, without a hash or a probe (m_array, a_lat). The key and an update's
+// value are read 8 bytes a cycle through the helper unit's memory read port (shared with csum_diff and
+// trace_printk), the map one MAP_WINDOW_BYTES window a cycle; an update's or delete's writes leave one window a
+// cycle in the last cycles of the call. sephirot_helpers owns the call (its cycle count, its end) and the read
+// faults.
 module sephirot_mapfsm (
   input  wire            clk_i,
   input  wire            rst_ni,
@@ -106,8 +108,11 @@ module sephirot_mapfsm (
   wire        m_aom    = m_type == `SEPH_MAP_TYPE_ARRAY_OF_MAPS;
   wire        m_hom    = m_type == `SEPH_MAP_TYPE_HASH_OF_MAPS;
   wire        m_outer  = m_aom || m_hom;
+  // the array kinds: slot `key` of the region, no hash and no probe (helpers.INDEXED_KINDS); a plain array's lookup
+  // is that slot's address alone, read from nothing (helpers.ADDRESS_KINDS)
   wire        m_array  = m_type == `SEPH_MAP_TYPE_ARRAY || m_type == `SEPH_MAP_TYPE_PERCPU_ARRAY ||
                          m_type == `SEPH_MAP_TYPE_DEVMAP || m_cpu || m_xsk || m_aom;
+  wire        m_aonly  = id_i == H_LOOKUP && (m_type == `SEPH_MAP_TYPE_ARRAY || m_type == `SEPH_MAP_TYPE_PERCPU_ARRAY);
   wire        m_hash   = m_type == `SEPH_MAP_TYPE_HASH || m_type == `SEPH_MAP_TYPE_PERCPU_HASH ||
                          m_type == `SEPH_MAP_TYPE_LRU_HASH || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH || m_hom;
   wire        m_dev    = m_type == `SEPH_MAP_TYPE_DEVMAP || m_type == `SEPH_MAP_TYPE_DEVMAP_HASH;
@@ -217,7 +222,7 @@ module sephirot_mapfsm (
   // cycle (the window is idle then), so a hit that changes it (delete, LRU refresh) needs no cycle beyond the
   // probes, and an LPM lookup's scan starts with its first slot
   wire        hdr_go   = k_go && (m_hash || m_lpm || m_lpmu) && kcnt_q == 8'd0 && !m_x;
-  assign mw_en_o = (p_go || hdr_go) && !m_x;
+  assign mw_en_o = (p_go || hdr_go) && !m_x && !m_aonly;
 
   // Off-chip hash maps (docs/maps.md "Memory tiers"): the region header and then each slot the call visits (a
   // probe, or a slot of the LRU victim scan) are read through the off-chip port, one read of the probe's hl_n windows
@@ -378,7 +383,14 @@ module sephirot_mapfsm (
   wire [32:0] vwords   = ({1'b0, m_vs} + 33'd7) >> 3;
   wire [32:0] u_lines  = l_keyed + vlines;
   wire [32:0] u_words  = kwords + vwords;
-  wire [32:0] m_lat    = (id_i == H_LOOKUP || is_del) ? l_keyed :
+  // The array kinds (helpers.indexed_latency): the key comes in (kwords cycles), the next cycle checks the index and
+  // takes the slot's address, where a plain array's lookup ends (a_now, below); a lookup that reads the slot (its
+  // window read in that cycle, the outcome registered) and a delete (its writes from mres_q) end one cycle later; an
+  // update's value comes in after the key and is written from vimg_q in the next cycle. redirect_map reads its slot
+  // in the call's first cycle (the key is r2) and ends in the second.
+  wire [32:0] a_lat    = (id_i == H_REDIRMAP) ? 33'd1 : is_upd ? u_words : kwords + {32'd0, !m_aonly};
+  wire [32:0] m_lat    = (m_array && !bc) ? a_lat :
+                         (id_i == H_LOOKUP || is_del) ? l_keyed :
                          is_upd ? ((u_words > u_lines) ? u_words : u_lines) :
                          33'd2 + {{(33-MA){1'b0}}, pn_q};
 
@@ -530,28 +542,34 @@ module sephirot_mapfsm (
   wire [TL-1:0] tag_len = {{(TL-13){1'b0}}, mcfg_i[47:35]} + {{(TL-1){1'b0}}, |mcfg_i[34:32]};
   wire [DL-1:0] tag_dlen = mcfg_i[36 +: DL] + {{(DL-1){1'b0}}, |mcfg_i[35:32]};   // (values of up to 240 bytes)
   wire [31:0] tag_ro    = {31'd0, mcfg_i[208]} << TR;
+  // a plain array's lookup ends in the cycle after its key read: the index check and the slot's address from
+  // key_q, not registered first (m_aonly's window is not read)
+  wire        a_now    = m_aonly && p_want;
+  wire        l_hit    = a_now ? a_idx < {{(32-MA){1'b0}}, m_max} : mhit_q;
+  wire [MA-1:0] l_res  = a_now ? slot_off : mres_q;
   reg  [31:0] val_tag, val_addr;
   always @(*) begin
-    val_tag = tag_ro | {{(32-TL){1'b0}}, tag_len} << TS | {{(32-TS){1'b0}}, mres_q[TS+2:3]};
-    val_addr = `SEPH_MAP_BASE + {{(32-MA){1'b0}}, mres_q};
+    val_tag = tag_ro | {{(32-TL){1'b0}}, tag_len} << TS | {{(32-TS){1'b0}}, l_res[TS+2:3]};
+    val_addr = `SEPH_MAP_BASE + {{(32-MA){1'b0}}, l_res};
     if (m_tier == `SEPH_TIER_QDR) begin
-      val_tag = tag_ro | {{(32-QL){1'b0}}, tag_len[QL-1:0]} << QS | {{(32-QS){1'b0}}, mres_q[QS+2:3]};
-      val_addr = `SEPH_QDR_BASE + {{(32-MA){1'b0}}, mres_q};
+      val_tag = tag_ro | {{(32-QL){1'b0}}, tag_len[QL-1:0]} << QS | {{(32-QS){1'b0}}, l_res[QS+2:3]};
+      val_addr = `SEPH_QDR_BASE + {{(32-MA){1'b0}}, l_res};
     end else if (m_tier == `SEPH_TIER_DDR) begin
-      val_tag = tag_ro | {{(32-DL){1'b0}}, tag_dlen} << DS | {{(32-DS){1'b0}}, mres_q[DS+3:4]};
-      val_addr = `SEPH_DDR_BASE + {{(32-MA){1'b0}}, mres_q};
+      val_tag = tag_ro | {{(32-DL){1'b0}}, tag_dlen} << DS | {{(32-DS){1'b0}}, l_res[DS+3:4]};
+      val_addr = `SEPH_DDR_BASE + {{(32-MA){1'b0}}, l_res};
     end
   end
   // the call's outcome (the latency counts the writes' windows past the first)
   assign fault_o = m_fault;
   assign ufault_o = ufault_q;
-  assign done_o = (mdone_q && vdone) || rm_badflags;
-  assign lat_o = rm_badflags ? 33'd3 : m_end + w_more;
+  // (bad redirect_map flags are known in the first cycle: the call costs what its map kind's access costs)
+  assign done_o = (mdone_q && vdone) || rm_badflags || a_now;
+  assign lat_o = rm_badflags ? (m_array ? 33'd1 : 33'd3) : m_end + w_more;
   assign mww_x_o = m_x;
   always @(*) begin
     ret_o = 64'd0;
     case (id_i)
-      H_LOOKUP:   ret_o = !mhit_q ? 64'd0 : m_outer ? {32'd0, HBASE + mval_q} :
+      H_LOOKUP:   ret_o = !l_hit ? 64'd0 : m_outer ? {32'd0, HBASE + mval_q} :
                           {val_tag, val_addr};
       H_UPDATE, H_DELETE: ret_o = {{32{ures_q[31]}}, ures_q};
       H_REDIRMAP: ret_o = rm_badflags ? 64'd`SEPH_XDP_ABORTED : (mhit_q ? 64'd`SEPH_XDP_REDIRECT : {62'd0, rflags[1:0]});
