@@ -14,6 +14,7 @@ from hxdp.compiler import (
     constmaps,
     copyprop,
     extend,
+    loadcse,
     lowering,
     masks,
     reduce,
@@ -24,7 +25,7 @@ from hxdp.compiler import (
 )
 from hxdp.compiler.cfg import Cfg, build_cfg
 from hxdp.compiler.emit import emit, exit_actions_to_lane
-from hxdp.compiler.regalloc import PHYS, allocate
+from hxdp.compiler.regalloc import PHYS, RegisterPressure, allocate
 from hxdp.compiler.schedule import schedule
 from hxdp.compiler.verify import verify_rom
 from hxdp.errors import CompileError, HxdpError
@@ -49,7 +50,7 @@ class CompileOptions:
     alu3: bool = True  # three-operand ALU
     ld6: bool = True  # 6-byte load/store
     exit_action: bool = True  # exit with action
-    tail_dup: bool = True  # copy small exit blocks into their predecessors
+    tail_dup: bool = True  # copy small exit blocks and small joins into their predecessors
     hoist: bool = True  # superblock scheduling: code motion across blocks, several branches per row
     speculate: bool = True  # move side-effect-free ops above side exits
     rename: bool = True  # register renaming onto r0-r15
@@ -57,6 +58,7 @@ class CompileOptions:
     wide_loads: bool = True  # byte loads shifted and or-ed together -> one wider load
     atomic_rmw: bool = True  # load/add/store of one memory word -> atomic add
     copyprop: bool = True  # read the source of a register copy instead of the copy
+    load_cse: bool = True  # packet loads of bytes already loaded in a register -> copies of it
     const_lookup: bool = True  # array map lookups with a compile-time key -> the value's address
     fold_branches: bool = True  # branches whose outcome is known at compile time -> jump or nothing
     entry_data: bool = True  # `x = ctx->data` before any adjust -> a copy of r2 (the packet start at entry)
@@ -123,6 +125,8 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("combine_loads", ("wide_loads",), _on_cfg(wideloads.combine_loads)),
     Pass("combine_byte_loads", ("wide_loads",), _on_cfg(wideloads.combine_byte_loads), clean="always"),
     Pass("duplicate_exits", ("tail_dup",), _on_cfg(taildup.duplicate_exits)),
+    Pass("duplicate_joins", ("tail_dup",), _on_cfg(taildup.duplicate_joins)),
+    Pass("redundant_loads", ("load_cse",), _on_cfg(loadcse.redundant_loads)),
     Pass("exit_actions", ("exit_action",), _on_cfg(extend.exit_actions), clean="always", count="exit_action"),
     Pass("redundant_masks", ("copyprop",), _on_cfg(masks.redundant_masks)),
     Pass("copy_propagation", ("copyprop",), _on_cfg(copyprop.copy_propagation), clean="always"),
@@ -205,7 +209,14 @@ def _pipelines(builds: list[Builder], opts: CompileOptions, lanes: int,
     entries: list[int] = []
     for build in builds:
         sub: dict | None = {} if report is not None else None
-        part, _ = _pipeline(build(), opts, lanes, sub, layout)
+        try:
+            part, _ = _pipeline(build(), opts, lanes, sub, layout)
+        except RegisterPressure:
+            if not opts.load_cse:
+                raise
+            # the copies keep loaded values live longer: where the registers cannot hold them, load again
+            sub = {} if report is not None else None
+            part, _ = _pipeline(build(), replace(opts, load_cse=False), lanes, sub, layout)
         entries.append(len(rows))
         rows.extend(part.rows)
         if report is not None and sub is not None:  # the op counts of every program, summed

@@ -17,6 +17,10 @@ ROTATION = (11, 12, 13, 14, 15, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5)
 UseWebs = dict[tuple[int, int], int]
 
 
+class RegisterPressure(CompileError):
+    """More values live at once than the registers hold (the compiler may retry with fewer long-lived values)."""
+
+
 class _UF:
     """Union-find over def ids; the root of a set is its lowest def id."""
 
@@ -67,7 +71,7 @@ def allocate(cfg: Cfg, rename: bool = True, regs: int = PHYS) -> int:
         if rename:
             return allocate(cfg, rename=False, regs=regs)  # nothing was rewritten yet
         first = min(sites.pos[d] for d in webs[stuck])
-        raise CompileError(f"op {first}: more values live at once than the {regs - 1} registers can hold")
+        raise RegisterPressure(f"op {first}: more values live at once than the {regs - 1} registers can hold")
     _rewrite(cfg, sites, uf, use_web, reg_of)
     return sum(1 for w in webs if reg_of[w] != sites.reg[w])
 
