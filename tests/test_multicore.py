@@ -142,14 +142,24 @@ def test_grant_goes_round_robin() -> None:
     assert [f.waits for f in r.frames] == [0, 15, 30, 32]
 
 
-def roles_rom(ptr: int) -> list[list]:
+def two_values() -> tuple[list[MapDef], int, int]:
+    """A u64 array value in the map memory and one in QDR (an off-chip store is exclusive: the tiers have one port),
+    and the tagged pointers to them."""
+    maps = [MapDef("cnt", params.MAP_TYPE_IDS["array"], 4, 8, 1), MapDef("far", params.MAP_TYPE_IDS["array"], 4, 8, 1,
+                                                                         tier="qdr")]
+    layout = MapState.from_maps(maps).layout
+    return maps, layout.value_addr(0), layout.value_addr(1)
+
+
+def roles_rom(ptr: int, sptr: int | None = None) -> list[list]:
     """Byte 0 of the frame picks row 2's grant: 0 a 17-cycle shared row (a load of the map value and a division),
-    1 a 17-cycle exclusive row (a store), 2 a 1-cycle shared row. Rows 0 and 1 touch no map; row 1 costs 1 cycle
-    for byte 0 and 2 (a taken branch) for bytes 1 and 2."""
+    1 a 17-cycle row storing at `sptr` (default `ptr`: a write row; a QDR value: exclusive, its posted write costs
+    what a store on chip does), 2 a 1-cycle shared row. Rows 0 and 1 touch no map; row 1 costs 1 cycle for byte 0
+    and 2 (a taken branch) for bytes 1 and 2."""
     return [row(*lddw(1, ptr), ldx("b", 3, 2, 0), mov(5, 3)),
-            row(jmp("jeq", 3, 2, 1), jmp("jeq", 3, 4, 2)),
+            row(*lddw(7, ptr if sptr is None else sptr), jmp("jeq", 3, 2, 1), jmp("jeq", 3, 4, 2)),
             row(ldx("dw", 4, 1, 0), alu64("div", 6, src=5)), row(exit_action(params.XDP_DROP)),
-            row(stx("dw", 1, 5, 0), alu64("div", 6, src=5)), row(exit_action(params.XDP_DROP)),
+            row(stx("dw", 7, 5, 0), alu64("div", 6, src=5)), row(exit_action(params.XDP_DROP)),
             row(ldx("dw", 4, 1, 0)), row(exit_action(params.XDP_DROP))]
 
 
@@ -161,8 +171,8 @@ def test_exclusive_waits_for_the_shared_rows_and_shared_askers_wait_with_it() ->
     """Core 0 reads shared in cycles 2..18. Core 1 asks exclusive in cycle 5 and waits for that row to end: it runs
     in 19..35. Core 2 asks shared in cycle 7, while a shared row is under way: core 1 comes first after core 0 and
     decides, so core 2 waits with it (to cycle 36) rather than pass it."""
-    maps, ptr = counter()
-    r, _ = run(roles_rom(ptr), roles(0, 1, 2), 3, maps)
+    maps, ptr, far = two_values()
+    r, _ = run(roles_rom(ptr, far), roles(0, 1, 2), 3, maps)
     assert [(f.core, f.end, f.waits) for f in r.frames] == [(0, 19, 0), (1, 36, 14), (2, 37, 29)]
 
 
@@ -170,12 +180,12 @@ def test_round_robin_decides_between_shared_and_exclusive() -> None:
     """Core 1 holds the grant exclusive in cycles 5..21; core 2 asks exclusive in 7, core 0 (its second frame)
     shared in 9. In cycle 22 core 2 comes first after core 1: its exclusive row runs (22..38) and core 0, lower
     numbered, waits to 39. When the shared asker comes first, it runs and the exclusive asker waits for its row."""
-    maps, ptr = counter()
-    r, _ = run(roles_rom(ptr), roles(2, 1, 1, 2), 3, maps)
+    maps, ptr, far = two_values()
+    r, _ = run(roles_rom(ptr, far), roles(2, 1, 1, 2), 3, maps)
     assert [(f.core, f.start, f.end, f.waits) for f in r.frames] == [(0, 0, 4, 0), (1, 2, 22, 0), (2, 4, 39, 15),
                                                                     (0, 6, 40, 30)]
     # core 0 exclusive in 3..19; cores 1 (shared, asking in 5) and 2 (exclusive, in 7) wait: core 1 decides in 20
-    r, _ = run(roles_rom(ptr), roles(1, 2, 1), 3, maps)
+    r, _ = run(roles_rom(ptr, far), roles(1, 2, 1), 3, maps)
     assert [(f.core, f.end, f.waits) for f in r.frames] == [(0, 20, 0), (1, 21, 15), (2, 38, 14)]
 
 
@@ -276,9 +286,14 @@ def grant_of(lanes: list, regs: dict[int, int], maps: list[MapDef] | None = None
 
 @pytest.mark.parametrize("helper,regs,mode", [
     ("csum_diff", {1: params.PKT_BASE + 256, 3: params.STACK_BASE}, None),  # packet and stack buffers
-    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.MAP_BASE + 64}, "shared"),  # `to` is a map value
+    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.MAP_BASE + 64}, "apart"),  # `to` is a map value
+    ("csum_diff", {1: params.map_pointer(64, 8, rdonly=True), 3: params.STACK_BASE}, "shared"),  # read-only
     ("trace_printk", {1: params.STACK_BASE}, None),
-    ("trace_printk", {1: params.MAP_BASE}, "shared"),  # a .rodata format
+    ("trace_printk", {1: params.map_pointer(0, 16, rdonly=True)}, "shared"),  # a .rodata format
+    ("trace_printk", {1: params.map_pointer(0, 16)}, "apart"),  # a format in a writable value
+    ("map_lookup_elem", {1: params.MAP_HANDLE_BASE, 2: params.map_pointer(0, 8)}, "apart"),  # its key in a value
+    ("map_lookup_elem", {1: params.MAP_HANDLE_BASE, 2: params.STACK_BASE}, "shared"),
+    ("redirect_map", {1: params.MAP_HANDLE_BASE, 2: params.MAP_BASE}, "shared"),  # (r2 is the key itself)
     ("xdp_adjust_head", {1: params.CTX_BASE}, None),
     ("get_smp_processor_id", {}, None),
     ("tail_call", {1: params.CTX_BASE}, "shared"),  # it reads the PROG_ARRAY
@@ -321,15 +336,17 @@ ADD = 0x00  # BPF_ADD
     ([ldx("w", 3, 1, 4)], ("stack", 0), None),
     ([ldx("w", 3, 1, 4)], ("ddr", 8), "exclusive"),  # off chip: one port
     ([ldx("w", 3, 1, 4)], ("qdr", 0), "exclusive"),
-    ([stx("w", 1, 3, 4)], ("a", 0), "exclusive"),
-    ([stx("w", 1, 3, 4)], ("p", 0), "shared"),  # the core's own copy
-    ([stx("w", 1, 3, 28)], ("p", 0), "shared"),  # its last word
-    ([stx("w", 1, 3, -4)], ("p", 0), "exclusive"),  # before it
-    ([stx("w", 1, 3, 32)], ("p", 0), "exclusive"),  # past it
-    ([atomic("w", 1, 3, 8, ADD)], ("p", 0), "shared"),
-    ([atomic("w", 1, 3, 8, ADD)], ("a", 0), "exclusive"),
+    ([stx("w", 1, 3, 4)], ("a", 0), "write"),  # a writer: beside readers only
+    ([stx("w", 1, 3, 4)], ("p", 0), "apart"),  # the core's own copy: kept from a writer (its copy's write port)
+    ([stx("w", 1, 3, 28)], ("p", 0), "apart"),  # its last word
+    ([stx("w", 1, 3, -4)], ("p", 0), "write"),  # before it
+    ([stx("w", 1, 3, 32)], ("p", 0), "write"),  # past it
+    ([atomic("w", 1, 3, 8, ADD)], ("p", 0), "apart"),
+    ([atomic("w", 1, 3, 8, ADD)], ("a", 0), "write"),
     ([stx("w", 1, 3, 4)], ("ddr", 0), "exclusive"),
-    ([ldx("w", 4, 2, 0), stx("w", 1, 3, 4)], ("a", 0), "exclusive"),  # a row's most demanding access decides
+    ([ldx("w", 4, 2, 0), stx("w", 1, 3, 4)], ("a", 0), "write"),  # a row's most demanding access decides
+    ([stx("w", 1, 3, 4), call(params.HELPER_IDS["redirect_map"])], ("a", 0), "write"),  # simple_firewall's row
+    ([stx("w", 1, 3, 4), call(params.HELPER_IDS["map_lookup_elem"])], ("a", 0), "exclusive"),  # write, key in p
     ([ldx("w", 4, 1, 0), call(params.HELPER_IDS["map_update_elem"])], ("a", 0), "exclusive"),
     ([ldx("w", 4, 1, 0), call(params.HELPER_IDS["get_smp_processor_id"])], ("a", 0), "shared"),
 ])
