@@ -198,6 +198,76 @@ def test_per_cpu_stores_are_shared() -> None:
         assert [f.waits for f in r.frames] == waits, kind
 
 
+def trio_rom(choices: list[list], ptrs: tuple[int, int, int]) -> list[list]:
+    """Byte 0 of the frame (0, 1, 2) picks one of three rows (`choices`, lanes), with r1, r7 and r8 the pointers
+    `ptrs` and r5 = 3; after it the byte at offset 1 of the frame takes r4 (what a load of the row read) and the
+    frame leaves (XDP_TX). Rows 0 to 2 touch no map; row 2 costs 1 cycle for byte 0 and 2 (a taken branch) for the
+    others."""
+    rom = [row(*lddw(1, ptrs[0]), ldx("b", 3, 2, 0), mov(5, 3)), row(*lddw(7, ptrs[1]), *lddw(8, ptrs[2])),
+           row(jmp("jeq", 3, 3, 1), jmp("jeq", 3, 6, 2))]
+    for lanes in choices:
+        rom += [row(*lanes), row(stx("b", 2, 4, 1)), row(exit_action(params.XDP_TX))]
+    return rom
+
+
+def trio_maps() -> tuple[list[MapDef], tuple[int, int, int]]:
+    """An array value (r1), another (r7) and a per-CPU array value (r8), u64 each."""
+    maps = [MapDef("a", params.MAP_TYPE_IDS["array"], 4, 8, 1), MapDef("b", params.MAP_TYPE_IDS["array"], 4, 8, 1),
+            MapDef("p", params.MAP_TYPE_IDS["percpu_array"], 4, 8, 1)]
+    layout = MapState.from_maps(maps).layout
+    return maps, (layout.value_addr(0), layout.value_addr(1), layout.value_addr(2))
+
+
+# 17-cycle rows (a division): a load of a's value, a store of 3 into it, a 1-cycle load of it
+VISIBILITY = [[ldx("dw", 4, 1, 0), alu64("div", 6, src=5)], [stx("dw", 1, 5, 0), alu64("div", 6, src=5)],
+              [ldx("dw", 4, 1, 0)]]
+
+
+def visibility_run(arrival: int) -> tuple[list, MapState]:
+    """4 cores: frame 0 stores 3 into a's value in a write row (its cycles 4..20), frame 1 loads it in a 17-cycle
+    shared row from cycle 5 (to 21, past the store's last cycle), frames 2 and 3 in a 1-cycle row, 4 cycles after
+    their start (frame 3 arriving at `arrival`)."""
+    maps, ptrs = trio_maps()
+    state = MapState.from_maps(maps)
+    run = MulticoreModel(Rom(trio_rom(VISIBILITY, ptrs)), state, 4).run(roles(1, 0, 2, 2), arrivals=[0, 0, 0, arrival])
+    return run.frames, state
+
+
+@pytest.mark.parametrize(("arrival", "seen"), [(16, 0), (17, 3)])
+def test_write_row_runs_beside_shared_readers_and_is_seen_after_its_last_cycle(arrival: int, seen: int) -> None:
+    """Nobody waits: the writer holds the grant beside the shared readers. A load in a row starting by cycle 20, the
+    store's last, reads the bytes before it (0), even in a row that goes on past it; from cycle 21 on it reads 3."""
+    frames, state = visibility_run(arrival)
+    assert [(f.core, f.start, f.end, f.waits) for f in frames] == [(0, 0, 22, 0), (1, 2, 23, 0), (2, 4, 10, 0),
+                                                                   (2, arrival, arrival + 6, 0)]
+    assert [f.result.packet[1] for f in frames[1:]] == [0, 0, seen]
+    assert state.dump()["a"][bytes(4)] == (3).to_bytes(8, "little")
+
+
+def test_one_writer_at_a_time_and_apart_rows_not_beside_it() -> None:
+    """Byte 0: 0 an apart row (a store into the core's per-CPU copy), 1 and 2 write rows (a store, an atomic add into
+    another value). Core 0's writer holds the grant in cycles 4..20: core 1's writer (asking in 6) and apart row
+    (asking in 5) wait for it; core 0's apart row holds it in 3..19 and core 1's writer (asking in 6) waits for it;
+    two apart rows run together."""
+    maps, ptrs = trio_maps()
+    rom = trio_rom([[stx("dw", 8, 5, 0), alu64("div", 6, src=5)], [stx("dw", 1, 5, 0), alu64("div", 6, src=5)],
+                    [atomic("dw", 7, 5, 0, ADD), alu64("div", 6, src=5)]], ptrs)
+    for bytes0, waits in (((1, 2), [0, 15]), ((1, 0), [0, 16]), ((0, 1), [0, 14]), ((0, 0), [0, 0])):
+        r, _ = run(rom, roles(*bytes0), 2, maps)
+        assert [f.waits for f in r.frames] == waits, bytes0
+
+
+def test_writer_deciding_lets_shared_rows_pass_not_apart_ones() -> None:
+    """3 cores: core 0's apart row holds the grant in cycles 3..19; core 1's writer asks in 6 and decides (it comes
+    first after core 0): it waits for the apart row (to 20); core 2's shared row, asking in 8, goes beside them at
+    once; core 2's next frame, an apart row asking in 14, waits for the writer's row (20..36) to end."""
+    maps, ptrs = trio_maps()
+    rom = trio_rom([[stx("dw", 8, 5, 0), alu64("div", 6, src=5)], [stx("dw", 1, 5, 0), alu64("div", 6, src=5)],
+                    [ldx("dw", 4, 7, 0)]], ptrs)
+    r, _ = run(rom, roles(0, 1, 2, 0), 3, maps)
+    assert [(f.core, f.start, f.waits) for f in r.frames] == [(0, 0, 0), (1, 2, 14), (2, 4, 0), (2, 11, 23)]
+
+
 def test_rows_without_the_grant_do_not_wait() -> None:
     """A program that touches no map runs on 2 cores exactly as on 1, packet by packet."""
     r, _ = run(straight(7), [FRAME] * 6, 2)

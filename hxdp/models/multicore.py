@@ -2,19 +2,19 @@
 
 Each core is a VliwModel (its own registers, stack, packet buffer and helper state) on the one MapState. The cores run
 interleaved row by row in global cycle order: a row that needs the map grant runs only while its core holds it in the
-row's mode (VliwModel.grant_mode): shared by any number of cores whose rows only read the map memory, apart by those that
-write their own per-CPU copies or whose helper reads a key or buffer there, write by one whose lanes store there (beside
-shared holders only), or exclusive by one; among the cores asking in a cycle the first in round robin order decides, and
-spin_lock keeps it exclusive until spin_unlock's row ends. A per-CPU array, and a ring buffer's region (where a core's
-reserved records are written), has one copy per core at the same addresses: the copy of the core whose row runs is the
-one in the map memory (the others are kept aside and swapped in), so the VLIW model's code runs unchanged. The records
-to the host (perf_event_output, the ring buffer) leave in the order their rows ran (MulticoreRun.events), each with
-its core's CPU. A row's effects on the maps happen in the cycle it runs, but for a write row's lane stores and atomics,
-which the other cores' copies of the map memory take at the end of the row's last cycle (sephirot_mapmem): they are
-undone when the row has run and written again before any row starting after that cycle runs, so a shared row starting
-while the write row goes on reads the bytes before it, as its loads in the RTL do in their first cycle. Rows without
-the grant touch only their core's own state, and rows holding it together read nothing another writes while they run,
-so their order against the other cores' rows in the same cycle does not matter.
+row's mode (VliwModel.grant_mode): shared by any number of cores whose rows only read the map memory, apart by those
+that write their own per-CPU copies or whose helper reads a key or buffer there, write by one whose lanes store there
+(beside shared holders only), or exclusive by one; among the cores asking in a cycle the first in round robin order
+decides, and spin_lock keeps it exclusive until spin_unlock's row ends. A per-CPU array, and a ring buffer's region
+(where a core's reserved records are written), has one copy per core at the same addresses: the copy of the core whose
+row runs is the one in the map memory (the others are kept aside and swapped in), so the VLIW model's code runs
+unchanged. The records to the host (perf_event_output, the ring buffer) leave in the order their rows ran
+(MulticoreRun.events), each with its core's CPU. A row's effects on the maps happen in the cycle it runs, but for a
+write row's lane stores and atomics, which the other cores' copies of the map memory take at the end of the row's last
+cycle (sephirot_mapmem): they are undone when the row has run and written again before any row starting after that cycle
+runs, so a shared row starting while the write row goes on reads the bytes before it, as its loads in the RTL do in
+their first cycle. Rows without the grant touch only their core's own state, and rows holding it together read nothing
+another writes while they run, so their order against the other cores' rows in the same cycle does not matter.
 """
 
 from __future__ import annotations
