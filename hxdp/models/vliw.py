@@ -22,8 +22,8 @@ reads are present.
 
 Several cores (contract section 8): `cpu` is the core's number (get_smp_processor_id); `begin`, `_step` (one row)
 and `finish` are `run` split so that hxdp.models.multicore interleaves cores row by row, `grant_mode` says in which
-mode (shared or exclusive) a row asks for the map grant, if it needs it, and `now` (when set) is the shared clock's
-cycle that ktime_get_ns reads.
+mode (shared, apart, write or exclusive) a row asks for the map grant, if it needs it, `stored` holds the last row's
+lane stores, and `now` (when set) is the shared clock's cycle that ktime_get_ns reads.
 
 Rule checks (raise ContractViolation naming row and lane, not a packet fault): two lanes writing the same
 register (a helper call writes r0), a write to r10, more than one helper call, overlapping stores, an atomic
