@@ -148,6 +148,8 @@ def split_map_tag(tag: int, tier: str = "bram") -> tuple[int, int, bool] | None:
 
 
 BPF_F_RDONLY_PROG = 1 << 7  # map flag: the program may not write the map (.rodata maps have it)
+# map kinds the kernel makes read-only to programs whatever their flags (it sets BPF_F_RDONLY_PROG on every devmap)
+PROG_RDONLY_KINDS = frozenset({"devmap", "devmap_hash"})
 
 # the memories with per-row port rules for the lanes (execution contract, memory), as the compiler names their
 # regions: region -> (name, base address, load ports, store ports)
