@@ -268,6 +268,33 @@ def test_writer_deciding_lets_shared_rows_pass_not_apart_ones() -> None:
     assert [(f.core, f.start, f.waits) for f in r.frames] == [(0, 0, 0), (1, 2, 14), (2, 4, 0), (2, 11, 23)]
 
 
+def keyed_rom(ptr: int, handle: int, key: int) -> list[list]:
+    """Byte 0 of the frame: 1 a 17-cycle write row (a store into the value at `ptr`); else a row looking up map
+    `handle` with its key at `key` (r2), then XDP_DROP."""
+    return [row(ldx("b", 3, 2, 0), mov(5, 3), *lddw(7, ptr)), row(jmp("jeq", 3, 3, 1)),
+            row(*lddw(1, handle), *lddw(2, key)), row(call(LOOKUP)), row(exit_action(params.XDP_DROP)),
+            row(stx("dw", 7, 5, 0), alu64("div", 6, src=5)), row(exit_action(params.XDP_DROP))]
+
+
+def keyed_cases() -> tuple[list[MapDef], dict[str, list[list]]]:
+    """Array a (the written value, also a key) and array b (looked up), and keyed_rom with b's key in a's value (the
+    lookup apart: it reads bytes a writer stores) or on the stack (shared)."""
+    maps = [MapDef("a", params.MAP_TYPE_IDS["array"], 4, 8, 1), MapDef("b", params.MAP_TYPE_IDS["array"], 4, 8, 2)]
+    layout = MapState.from_maps(maps).layout
+    ptr, handle = layout.value_addr(0), layout.handle(1)
+    return maps, {"value": keyed_rom(ptr, handle, ptr), "stack": keyed_rom(ptr, handle, params.STACK_TOP - 8)}
+
+
+@pytest.mark.parametrize(("key", "waits"), [("value", [0, 15]), ("stack", [0, 0])])
+def test_lookup_keyed_by_a_map_value_is_kept_from_a_writer(key: str, waits: list[int]) -> None:
+    """Core 0 writes a's value in cycles 3..19; core 1's lookup, asking in 5, waits for it when its key is in a
+    writable map value (apart), and goes beside it when its key is on the stack (shared)."""
+    maps, roms = keyed_cases()
+    r, _ = run(roms[key], roles(1, 0), 2, maps)
+    assert [f.waits for f in r.frames] == waits
+    assert all(f.result.fault is None for f in r.frames)
+
+
 def test_rows_without_the_grant_do_not_wait() -> None:
     """A program that touches no map runs on 2 cores exactly as on 1, packet by packet."""
     r, _ = run(straight(7), [FRAME] * 6, 2)

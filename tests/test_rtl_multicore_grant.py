@@ -7,7 +7,19 @@ from __future__ import annotations
 import pytest
 from bpf_asm import alu64, atomic, ldx, stx
 from rtl_support import require_rtl
-from test_multicore import ADD, FRAME, VISIBILITY, counter, grant_rom, roles, roles_rom, trio_maps, trio_rom, two_values
+from test_multicore import (
+    ADD,
+    FRAME,
+    VISIBILITY,
+    counter,
+    grant_rom,
+    keyed_cases,
+    roles,
+    roles_rom,
+    trio_maps,
+    trio_rom,
+    two_values,
+)
 
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapState
@@ -101,3 +113,12 @@ def test_writer_deciding_lets_shared_rows_pass() -> None:
     rom = trio_rom([APART_WRITE[0], APART_WRITE[1], [ldx("dw", 4, 7, 0)]], ptrs)
     frames = both(rom, roles(0, 1, 2, 0), 3, maps)
     assert [(f.core, f.start, f.waits) for f in frames] == [(0, 0, 0), (1, 2, 14), (2, 4, 0), (2, 11, 23)]
+
+
+@pytest.mark.parametrize(("key", "waits"), [("value", [0, 15]), ("stack", [0, 0])])
+def test_lookup_keyed_by_a_map_value_is_kept_from_a_writer(key: str, waits: list[int]) -> None:
+    # 2 cores: a lookup whose key is in a writable map value asks apart (sephirot_core's GRANT_APART_R2) and waits for
+    # the writer; keyed on the stack it asks shared and goes beside it
+    maps, roms = keyed_cases()
+    frames = both(roms[key], roles(1, 0), 2, maps)
+    assert [f.waits for f in frames] == waits
