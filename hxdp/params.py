@@ -148,6 +148,8 @@ def split_map_tag(tag: int, tier: str = "bram") -> tuple[int, int, bool] | None:
 
 
 BPF_F_RDONLY_PROG = 1 << 7  # map flag: the program may not write the map (.rodata maps have it)
+# map kinds the kernel makes read-only to programs whatever their flags (it sets BPF_F_RDONLY_PROG on every devmap)
+PROG_RDONLY_KINDS = frozenset({"devmap", "devmap_hash"})
 
 # the memories with per-row port rules for the lanes (execution contract, memory), as the compiler names their
 # regions: region -> (name, base address, load ports, store ports)
@@ -399,6 +401,12 @@ GRANT_BUFFER_HELPERS = {"csum_diff": (1, 3), "trace_printk": (1,)}
 # helpers whose row takes the map grant shared (docs/execution_contract.md section 8): they only read the map memory;
 # map_lookup_elem is shared too on a map in the map memory whose kind is not in LOOKUP_WRITE_KINDS
 GRANT_SHARED_HELPERS = frozenset({"redirect_map", "tail_call", "fib_lookup", "csum_diff", "trace_printk"})
+# the read-only bit of a map-value pointer (bit 63: the tag's MAP_TAG_RDONLY_BIT, every tier)
+MAP_RDONLY_PTR_BIT = MAP_TAG_SHIFT + MAP_TAG_RDONLY_BIT
+# the argument registers of the helpers of GRANT_SHARED_HELPERS (and map_lookup_elem) that point to bytes the helper
+# reads over several cycles (a key, a buffer): a call with one in GRANT_REGIONS, not read-only (MAP_RDONLY_PTR_BIT),
+# asks "apart", kept from a writer
+GRANT_APART_ARGS = {"map_lookup_elem": (2,), "csum_diff": (1, 3), "trace_printk": (1,)}
 # map kinds whose map_lookup_elem writes (an LRU hit refreshes the slot's stamp and the region's clock): exclusive
 LOOKUP_WRITE_KINDS = frozenset({"lru_hash"})
 # regions (addr[31:28]) whose lane accesses take the map grant: the map memory and the off-chip tiers

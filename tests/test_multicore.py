@@ -142,14 +142,24 @@ def test_grant_goes_round_robin() -> None:
     assert [f.waits for f in r.frames] == [0, 15, 30, 32]
 
 
-def roles_rom(ptr: int) -> list[list]:
+def two_values() -> tuple[list[MapDef], int, int]:
+    """A u64 array value in the map memory and one in QDR (an off-chip store is exclusive: the tiers have one port),
+    and the tagged pointers to them."""
+    maps = [MapDef("cnt", params.MAP_TYPE_IDS["array"], 4, 8, 1), MapDef("far", params.MAP_TYPE_IDS["array"], 4, 8, 1,
+                                                                         tier="qdr")]
+    layout = MapState.from_maps(maps).layout
+    return maps, layout.value_addr(0), layout.value_addr(1)
+
+
+def roles_rom(ptr: int, sptr: int | None = None) -> list[list]:
     """Byte 0 of the frame picks row 2's grant: 0 a 17-cycle shared row (a load of the map value and a division),
-    1 a 17-cycle exclusive row (a store), 2 a 1-cycle shared row. Rows 0 and 1 touch no map; row 1 costs 1 cycle
-    for byte 0 and 2 (a taken branch) for bytes 1 and 2."""
+    1 a 17-cycle row storing at `sptr` (default `ptr`: a write row; a QDR value: exclusive, its posted write costs
+    what a store on chip does), 2 a 1-cycle shared row. Rows 0 and 1 touch no map; row 1 costs 1 cycle for byte 0
+    and 2 (a taken branch) for bytes 1 and 2."""
     return [row(*lddw(1, ptr), ldx("b", 3, 2, 0), mov(5, 3)),
-            row(jmp("jeq", 3, 2, 1), jmp("jeq", 3, 4, 2)),
+            row(*lddw(7, ptr if sptr is None else sptr), jmp("jeq", 3, 2, 1), jmp("jeq", 3, 4, 2)),
             row(ldx("dw", 4, 1, 0), alu64("div", 6, src=5)), row(exit_action(params.XDP_DROP)),
-            row(stx("dw", 1, 5, 0), alu64("div", 6, src=5)), row(exit_action(params.XDP_DROP)),
+            row(stx("dw", 7, 5, 0), alu64("div", 6, src=5)), row(exit_action(params.XDP_DROP)),
             row(ldx("dw", 4, 1, 0)), row(exit_action(params.XDP_DROP))]
 
 
@@ -161,8 +171,8 @@ def test_exclusive_waits_for_the_shared_rows_and_shared_askers_wait_with_it() ->
     """Core 0 reads shared in cycles 2..18. Core 1 asks exclusive in cycle 5 and waits for that row to end: it runs
     in 19..35. Core 2 asks shared in cycle 7, while a shared row is under way: core 1 comes first after core 0 and
     decides, so core 2 waits with it (to cycle 36) rather than pass it."""
-    maps, ptr = counter()
-    r, _ = run(roles_rom(ptr), roles(0, 1, 2), 3, maps)
+    maps, ptr, far = two_values()
+    r, _ = run(roles_rom(ptr, far), roles(0, 1, 2), 3, maps)
     assert [(f.core, f.end, f.waits) for f in r.frames] == [(0, 19, 0), (1, 36, 14), (2, 37, 29)]
 
 
@@ -170,12 +180,12 @@ def test_round_robin_decides_between_shared_and_exclusive() -> None:
     """Core 1 holds the grant exclusive in cycles 5..21; core 2 asks exclusive in 7, core 0 (its second frame)
     shared in 9. In cycle 22 core 2 comes first after core 1: its exclusive row runs (22..38) and core 0, lower
     numbered, waits to 39. When the shared asker comes first, it runs and the exclusive asker waits for its row."""
-    maps, ptr = counter()
-    r, _ = run(roles_rom(ptr), roles(2, 1, 1, 2), 3, maps)
+    maps, ptr, far = two_values()
+    r, _ = run(roles_rom(ptr, far), roles(2, 1, 1, 2), 3, maps)
     assert [(f.core, f.start, f.end, f.waits) for f in r.frames] == [(0, 0, 4, 0), (1, 2, 22, 0), (2, 4, 39, 15),
                                                                     (0, 6, 40, 30)]
     # core 0 exclusive in 3..19; cores 1 (shared, asking in 5) and 2 (exclusive, in 7) wait: core 1 decides in 20
-    r, _ = run(roles_rom(ptr), roles(1, 2, 1), 3, maps)
+    r, _ = run(roles_rom(ptr, far), roles(1, 2, 1), 3, maps)
     assert [(f.core, f.end, f.waits) for f in r.frames] == [(0, 20, 0), (1, 21, 15), (2, 38, 14)]
 
 
@@ -186,6 +196,103 @@ def test_per_cpu_stores_are_shared() -> None:
         maps, ptr = counter(kind)
         r, _ = run(grant_rom(ptr), [FRAME] * 2, 2, maps)
         assert [f.waits for f in r.frames] == waits, kind
+
+
+def trio_rom(choices: list[list], ptrs: tuple[int, int, int]) -> list[list]:
+    """Byte 0 of the frame (0, 1, 2) picks one of three rows (`choices`, lanes), with r1, r7 and r8 the pointers
+    `ptrs` and r5 = 3; after it the byte at offset 1 of the frame takes r4 (what a load of the row read) and the
+    frame leaves (XDP_TX). Rows 0 to 2 touch no map; row 2 costs 1 cycle for byte 0 and 2 (a taken branch) for the
+    others."""
+    rom = [row(*lddw(1, ptrs[0]), ldx("b", 3, 2, 0), mov(5, 3)), row(*lddw(7, ptrs[1]), *lddw(8, ptrs[2])),
+           row(jmp("jeq", 3, 3, 1), jmp("jeq", 3, 6, 2))]
+    for lanes in choices:
+        rom += [row(*lanes), row(stx("b", 2, 4, 1)), row(exit_action(params.XDP_TX))]
+    return rom
+
+
+def trio_maps() -> tuple[list[MapDef], tuple[int, int, int]]:
+    """An array value (r1), another (r7) and a per-CPU array value (r8), u64 each."""
+    maps = [MapDef("a", params.MAP_TYPE_IDS["array"], 4, 8, 1), MapDef("b", params.MAP_TYPE_IDS["array"], 4, 8, 1),
+            MapDef("p", params.MAP_TYPE_IDS["percpu_array"], 4, 8, 1)]
+    layout = MapState.from_maps(maps).layout
+    return maps, (layout.value_addr(0), layout.value_addr(1), layout.value_addr(2))
+
+
+# 17-cycle rows (a division): a load of a's value, a store of 3 into it, a 1-cycle load of it
+VISIBILITY = [[ldx("dw", 4, 1, 0), alu64("div", 6, src=5)], [stx("dw", 1, 5, 0), alu64("div", 6, src=5)],
+              [ldx("dw", 4, 1, 0)]]
+
+
+def visibility_run(arrival: int) -> tuple[list, MapState]:
+    """4 cores: frame 0 stores 3 into a's value in a write row (its cycles 4..20), frame 1 loads it in a 17-cycle
+    shared row from cycle 5 (to 21, past the store's last cycle), frames 2 and 3 in a 1-cycle row, 4 cycles after
+    their start (frame 3 arriving at `arrival`)."""
+    maps, ptrs = trio_maps()
+    state = MapState.from_maps(maps)
+    run = MulticoreModel(Rom(trio_rom(VISIBILITY, ptrs)), state, 4).run(roles(1, 0, 2, 2), arrivals=[0, 0, 0, arrival])
+    return run.frames, state
+
+
+@pytest.mark.parametrize(("arrival", "seen"), [(16, 0), (17, 3)])
+def test_write_row_runs_beside_shared_readers_and_is_seen_after_its_last_cycle(arrival: int, seen: int) -> None:
+    """Nobody waits: the writer holds the grant beside the shared readers. A load in a row starting by cycle 20, the
+    store's last, reads the bytes before it (0), even in a row that goes on past it; from cycle 21 on it reads 3."""
+    frames, state = visibility_run(arrival)
+    assert [(f.core, f.start, f.end, f.waits) for f in frames] == [(0, 0, 22, 0), (1, 2, 23, 0), (2, 4, 10, 0),
+                                                                   (2, arrival, arrival + 6, 0)]
+    assert [f.result.packet[1] for f in frames[1:]] == [0, 0, seen]
+    assert state.dump()["a"][bytes(4)] == (3).to_bytes(8, "little")
+
+
+def test_one_writer_at_a_time_and_apart_rows_not_beside_it() -> None:
+    """Byte 0: 0 an apart row (a store into the core's per-CPU copy), 1 and 2 write rows (a store, an atomic add into
+    another value). Core 0's writer holds the grant in cycles 4..20: core 1's writer (asking in 6) and apart row
+    (asking in 5) wait for it; core 0's apart row holds it in 3..19 and core 1's writer (asking in 6) waits for it;
+    two apart rows run together."""
+    maps, ptrs = trio_maps()
+    rom = trio_rom([[stx("dw", 8, 5, 0), alu64("div", 6, src=5)], [stx("dw", 1, 5, 0), alu64("div", 6, src=5)],
+                    [atomic("dw", 7, 5, 0, ADD), alu64("div", 6, src=5)]], ptrs)
+    for bytes0, waits in (((1, 2), [0, 15]), ((1, 0), [0, 16]), ((0, 1), [0, 14]), ((0, 0), [0, 0])):
+        r, _ = run(rom, roles(*bytes0), 2, maps)
+        assert [f.waits for f in r.frames] == waits, bytes0
+
+
+def test_writer_deciding_lets_shared_rows_pass_not_apart_ones() -> None:
+    """3 cores: core 0's apart row holds the grant in cycles 3..19; core 1's writer asks in 6 and decides (it comes
+    first after core 0): it waits for the apart row (to 20); core 2's shared row, asking in 8, goes beside them at
+    once; core 2's next frame, an apart row asking in 14, waits for the writer's row (20..36) to end."""
+    maps, ptrs = trio_maps()
+    rom = trio_rom([[stx("dw", 8, 5, 0), alu64("div", 6, src=5)], [stx("dw", 1, 5, 0), alu64("div", 6, src=5)],
+                    [ldx("dw", 4, 7, 0)]], ptrs)
+    r, _ = run(rom, roles(0, 1, 2, 0), 3, maps)
+    assert [(f.core, f.start, f.waits) for f in r.frames] == [(0, 0, 0), (1, 2, 14), (2, 4, 0), (2, 11, 23)]
+
+
+def keyed_rom(ptr: int, handle: int, key: int) -> list[list]:
+    """Byte 0 of the frame: 1 a 17-cycle write row (a store into the value at `ptr`); else a row looking up map
+    `handle` with its key at `key` (r2), then XDP_DROP."""
+    return [row(ldx("b", 3, 2, 0), mov(5, 3), *lddw(7, ptr)), row(jmp("jeq", 3, 3, 1)),
+            row(*lddw(1, handle), *lddw(2, key)), row(call(LOOKUP)), row(exit_action(params.XDP_DROP)),
+            row(stx("dw", 7, 5, 0), alu64("div", 6, src=5)), row(exit_action(params.XDP_DROP))]
+
+
+def keyed_cases() -> tuple[list[MapDef], dict[str, list[list]]]:
+    """Array a (the written value, also a key) and array b (looked up), and keyed_rom with b's key in a's value (the
+    lookup apart: it reads bytes a writer stores) or on the stack (shared)."""
+    maps = [MapDef("a", params.MAP_TYPE_IDS["array"], 4, 8, 1), MapDef("b", params.MAP_TYPE_IDS["array"], 4, 8, 2)]
+    layout = MapState.from_maps(maps).layout
+    ptr, handle = layout.value_addr(0), layout.handle(1)
+    return maps, {"value": keyed_rom(ptr, handle, ptr), "stack": keyed_rom(ptr, handle, params.STACK_TOP - 8)}
+
+
+@pytest.mark.parametrize(("key", "waits"), [("value", [0, 15]), ("stack", [0, 0])])
+def test_lookup_keyed_by_a_map_value_is_kept_from_a_writer(key: str, waits: list[int]) -> None:
+    """Core 0 writes a's value in cycles 3..19; core 1's lookup, asking in 5, waits for it when its key is in a
+    writable map value (apart), and goes beside it when its key is on the stack (shared)."""
+    maps, roms = keyed_cases()
+    r, _ = run(roms[key], roles(1, 0), 2, maps)
+    assert [f.waits for f in r.frames] == waits
+    assert all(f.result.fault is None for f in r.frames)
 
 
 def test_rows_without_the_grant_do_not_wait() -> None:
@@ -276,9 +383,14 @@ def grant_of(lanes: list, regs: dict[int, int], maps: list[MapDef] | None = None
 
 @pytest.mark.parametrize("helper,regs,mode", [
     ("csum_diff", {1: params.PKT_BASE + 256, 3: params.STACK_BASE}, None),  # packet and stack buffers
-    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.MAP_BASE + 64}, "shared"),  # `to` is a map value
+    ("csum_diff", {1: params.PKT_BASE + 256, 3: params.MAP_BASE + 64}, "apart"),  # `to` is a map value
+    ("csum_diff", {1: params.map_pointer(64, 8, rdonly=True), 3: params.STACK_BASE}, "shared"),  # read-only
     ("trace_printk", {1: params.STACK_BASE}, None),
-    ("trace_printk", {1: params.MAP_BASE}, "shared"),  # a .rodata format
+    ("trace_printk", {1: params.map_pointer(0, 16, rdonly=True)}, "shared"),  # a .rodata format
+    ("trace_printk", {1: params.map_pointer(0, 16)}, "apart"),  # a format in a writable value
+    ("map_lookup_elem", {1: params.MAP_HANDLE_BASE, 2: params.map_pointer(0, 8)}, "apart"),  # its key in a value
+    ("map_lookup_elem", {1: params.MAP_HANDLE_BASE, 2: params.STACK_BASE}, "shared"),
+    ("redirect_map", {1: params.MAP_HANDLE_BASE, 2: params.MAP_BASE}, "shared"),  # (r2 is the key itself)
     ("xdp_adjust_head", {1: params.CTX_BASE}, None),
     ("get_smp_processor_id", {}, None),
     ("tail_call", {1: params.CTX_BASE}, "shared"),  # it reads the PROG_ARRAY
@@ -321,15 +433,17 @@ ADD = 0x00  # BPF_ADD
     ([ldx("w", 3, 1, 4)], ("stack", 0), None),
     ([ldx("w", 3, 1, 4)], ("ddr", 8), "exclusive"),  # off chip: one port
     ([ldx("w", 3, 1, 4)], ("qdr", 0), "exclusive"),
-    ([stx("w", 1, 3, 4)], ("a", 0), "exclusive"),
-    ([stx("w", 1, 3, 4)], ("p", 0), "shared"),  # the core's own copy
-    ([stx("w", 1, 3, 28)], ("p", 0), "shared"),  # its last word
-    ([stx("w", 1, 3, -4)], ("p", 0), "exclusive"),  # before it
-    ([stx("w", 1, 3, 32)], ("p", 0), "exclusive"),  # past it
-    ([atomic("w", 1, 3, 8, ADD)], ("p", 0), "shared"),
-    ([atomic("w", 1, 3, 8, ADD)], ("a", 0), "exclusive"),
+    ([stx("w", 1, 3, 4)], ("a", 0), "write"),  # a writer: beside readers only
+    ([stx("w", 1, 3, 4)], ("p", 0), "apart"),  # the core's own copy: kept from a writer (its copy's write port)
+    ([stx("w", 1, 3, 28)], ("p", 0), "apart"),  # its last word
+    ([stx("w", 1, 3, -4)], ("p", 0), "write"),  # before it
+    ([stx("w", 1, 3, 32)], ("p", 0), "write"),  # past it
+    ([atomic("w", 1, 3, 8, ADD)], ("p", 0), "apart"),
+    ([atomic("w", 1, 3, 8, ADD)], ("a", 0), "write"),
     ([stx("w", 1, 3, 4)], ("ddr", 0), "exclusive"),
-    ([ldx("w", 4, 2, 0), stx("w", 1, 3, 4)], ("a", 0), "exclusive"),  # a row's most demanding access decides
+    ([ldx("w", 4, 2, 0), stx("w", 1, 3, 4)], ("a", 0), "write"),  # a row's most demanding access decides
+    ([stx("w", 1, 3, 4), call(params.HELPER_IDS["redirect_map"])], ("a", 0), "write"),  # simple_firewall's row
+    ([stx("w", 1, 3, 4), call(params.HELPER_IDS["map_lookup_elem"])], ("a", 0), "exclusive"),  # write, key in p
     ([ldx("w", 4, 1, 0), call(params.HELPER_IDS["map_update_elem"])], ("a", 0), "exclusive"),
     ([ldx("w", 4, 1, 0), call(params.HELPER_IDS["get_smp_processor_id"])], ("a", 0), "shared"),
 ])

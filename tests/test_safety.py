@@ -28,6 +28,7 @@ ARRAY, HASH, LPM = 2, 1, 11
 REFUSALS = {
     "map_overflow": "store of 8 bytes at offset 64 of a value of map small",
     "rodata_write": "store into the read-only map",
+    "devmap_write": "store into the read-only map ports",
     "ctx_store": "store into the context",
     "unbounded_loop": "loop without a bound",
 }

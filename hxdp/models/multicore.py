@@ -2,15 +2,19 @@
 
 Each core is a VliwModel (its own registers, stack, packet buffer and helper state) on the one MapState. The cores run
 interleaved row by row in global cycle order: a row that needs the map grant runs only while its core holds it in the
-row's mode (VliwModel.grant_mode): shared by any number of cores whose rows only read the map memory (or write their own
-per-CPU copies), or exclusive by one; among the cores asking in a cycle the first in round robin order decides, and
-spin_lock keeps it exclusive until spin_unlock's row ends. A per-CPU array, and a ring buffer's region (where a core's
-reserved records are written), has one copy per core at the same addresses: the copy of the core whose row runs is the
-one in the map memory (the others are kept aside and swapped in), so the VLIW model's code runs unchanged. The records
-to the host (perf_event_output, the ring buffer) leave in the order their rows ran (MulticoreRun.events), each with
-its core's CPU. A row's effects on the maps happen in the cycle it runs; rows without the grant touch only
-their core's own state, and shared rows running together only read what none of them writes, so their order against the
-other cores' rows in the same cycle does not matter.
+row's mode (VliwModel.grant_mode): shared by any number of cores whose rows only read the map memory, apart by those
+that write their own per-CPU copies or whose helper reads a key or buffer there, write by one whose lanes store there
+(beside shared holders only), or exclusive by one; among the cores asking in a cycle the first in round robin order
+decides, and spin_lock keeps it exclusive until spin_unlock's row ends. A per-CPU array, and a ring buffer's region
+(where a core's reserved records are written), has one copy per core at the same addresses: the copy of the core whose
+row runs is the one in the map memory (the others are kept aside and swapped in), so the VLIW model's code runs
+unchanged. The records to the host (perf_event_output, the ring buffer) leave in the order their rows ran
+(MulticoreRun.events), each with its core's CPU. A row's effects on the maps happen in the cycle it runs, but for a
+write row's lane stores and atomics, which the other cores' copies of the map memory take at the end of the row's last
+cycle (sephirot_mapmem): they are undone when the row has run and written again before any row starting after that cycle
+runs, so a shared row starting while the write row goes on reads the bytes before it, as its loads in the RTL do in
+their first cycle. Rows without the grant touch only their core's own state, and rows holding it together read nothing
+another writes while they run, so their order against the other cores' rows in the same cycle does not matter.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from hxdp.errors import HxdpError
 from hxdp.events import Event, run_events
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapState
-from hxdp.models.vliw import EXCLUSIVE, SHARED, GrantMode, TraceRecord, VliwModel
+from hxdp.models.vliw import APART, EXCLUSIVE, SHARED, WRITE, GrantMode, TraceRecord, VliwModel, together
 from hxdp.result import RunResult
 
 # maps the cores cannot share yet (docs/execution_contract.md section 8), with the reason
@@ -190,8 +194,8 @@ class MulticoreModel:
         idle_from = [0] * ncores
         out: list[Frame | None] = [None] * n
         self._ingress = ingress_ifindex
-        self._excl_until = 0  # the cycle after the exclusive holder's row
-        self._shared_until = 0  # the cycle after the last shared holder's row
+        self._until = dict.fromkeys((SHARED, APART, WRITE, EXCLUSIVE), 0)  # the cycle after the last row in each mode
+        self._pending: list[tuple[int, int, bytes]] = []  # a write row's bytes: (the first cycle seen, offset, bytes)
         self._now = -1  # the last cycle run
         self._last = ncores - 1  # the last core granted (round robin starts after it)
         self._locker: int | None = None  # the core holding the grant from spin_lock to spin_unlock
@@ -221,6 +225,7 @@ class MulticoreModel:
             if t is None:
                 break
             self._cycle(t, busy, idle_from, out)
+        self._commit(None)
         frames = [f for f in out if f is not None]
         assert len(frames) == n
         for f in frames:
@@ -233,12 +238,12 @@ class MulticoreModel:
 
     def _next_cycle(self, busy: list[_Running | None]) -> int | None:
         """The next cycle in which something happens: a row of a running core starts, or, while cores wait for the
-        grant, the exclusive holder's or the last shared holder's row ends. A waiting core's decision is the same
+        grant, the last row holding it in some mode ends. A waiting core's decision is the same
         in every cycle between two of these (the askers, their modes, the last granted core and the holders are),
         so it asks again only then; a frame dispatched earlier is another such cycle (`run` takes it first)."""
         starts = [p.t for p in busy if p is not None and not p.waiting]
         if any(p is not None and p.waiting for p in busy):
-            starts += [c for c in (self._excl_until, self._shared_until) if c > self._now]
+            starts += [c for c in self._until.values() if c > self._now]
             assert starts, "cores wait for a map grant that nobody holds"
         return min(starts, default=None)
 
@@ -246,6 +251,7 @@ class MulticoreModel:
         """Run the rows starting in cycle t: the lock holder's and those without the grant, then the rows granted in
         t (contract section 8, "The grant"); the other askers wait."""
         self._now = t
+        self._commit(t)
         asking: dict[int, GrantMode] = {}  # core: the mode its row asks in
         for k, p in enumerate(busy):
             if p is None or not (p.waiting or p.t == t):
@@ -270,20 +276,47 @@ class MulticoreModel:
                 p.waiting = True  # p.t stays the cycle it first asked
 
     def _granted(self, t: int, asking: dict[int, GrantMode]) -> list[int]:
-        """The asking cores (core: mode) granted in cycle t: none while a core holds the grant exclusive or a spin
-        lock; otherwise the first asker in round robin order after the last core granted decides: exclusive, it alone
-        when no shared row goes on through t (else nobody); shared, every shared asker."""
-        if not asking or self._locker is not None or self._excl_until > t:
+        """The asking cores (core: mode) granted in cycle t (contract section 8, "The grant"): none while a spin lock
+        is held; otherwise the askers in round robin order after the last core granted, the first deciding: it is
+        granted when its mode goes with every mode held through t, and its mode stands for the others either way,
+        each granted when its mode goes with the held ones, the first's and those granted before it."""
+        if not asking or self._locker is not None:
             return []
+        held = [m for m, until in self._until.items() if until > t]
         n = len(self.cores)
-        first = min(asking, key=lambda k: (k - self._last - 1) % n)
-        if asking[first] == EXCLUSIVE:
-            granted = [first] if self._shared_until <= t else []
-        else:
-            granted = [k for k, mode in asking.items() if mode == SHARED]
-        if granted:
+        order = sorted(asking, key=lambda k: (k - self._last - 1) % n)
+        first = order[0]
+        stand = [*held, asking[first]]
+        granted = []
+        if all(together(asking[first], m) for m in held):
+            granted.append(first)
             self._last = first
+        for k in order[1:]:
+            if all(together(asking[k], m) for m in stand):
+                granted.append(k)
+                stand.append(asking[k])
         return granted
+
+    def _commit(self, t: int | None) -> None:
+        """Write the write rows' bytes that the map memory holds from cycle t (None: all of them)."""
+        if not self._pending:
+            return
+        mem = self.state.mem
+        due = [w for w in self._pending if t is None or w[0] <= t]
+        self._pending = [w for w in self._pending if t is not None and w[0] > t]
+        for _cycle, off, data in due:
+            mem[off : off + len(data)] = data
+
+    def _defer(self, core: VliwModel, seen: int) -> None:
+        """Undo the map-memory bytes the write row just run by `core` stored outside its per-CPU copies, to be
+        written again from cycle `seen` (the cycle after its last: the cycle after its commit)."""
+        mem, region = self.state.mem, params.MAP_BASE >> params.REGION_SHIFT
+        for addr, old in core.stored:
+            if addr >> params.REGION_SHIFT != region or core.in_own_copy(addr):
+                continue
+            off = addr - params.MAP_BASE
+            self._pending.append((seen, off, bytes(mem[off : off + len(old)])))
+            mem[off : off + len(old)] = old
 
     def _advance(self, k: int, t: int, mode: GrantMode | None, busy: list[_Running | None], idle_from: list[int],
                  out: list[Frame | None]) -> None:
@@ -300,10 +333,11 @@ class MulticoreModel:
         cost = p.cycles - before
         for e in core.env.events.records[records:]:
             e.cycle = t + cost - 1  # the row's last cycle, when the event unit hands the record over
-        if mode == SHARED:
-            self._shared_until = max(self._shared_until, t + cost)
+        if mode is not None:
+            self._until[mode] = max(self._until[mode], t + cost)
+        if mode == WRITE and fault is None:
+            self._defer(core, t + cost)
         elif mode == EXCLUSIVE:
-            self._excl_until = t + cost
             if fault is None and helper == "spin_lock":
                 self._locker = k
             elif helper == "spin_unlock" and self._locker == k:

@@ -22,8 +22,8 @@ reads are present.
 
 Several cores (contract section 8): `cpu` is the core's number (get_smp_processor_id); `begin`, `_step` (one row)
 and `finish` are `run` split so that hxdp.models.multicore interleaves cores row by row, `grant_mode` says in which
-mode (shared or exclusive) a row asks for the map grant, if it needs it, and `now` (when set) is the shared clock's
-cycle that ktime_get_ns reads.
+mode (shared, apart, write or exclusive) a row asks for the map grant, if it needs it, `stored` holds the last row's
+lane stores, and `now` (when set) is the shared clock's cycle that ktime_get_ns reads.
 
 Rule checks (raise ContractViolation naming row and lane, not a packet fault): two lanes writing the same
 register (a helper call writes r0), a write to r10, more than one helper call, overlapping stores, an atomic
@@ -56,10 +56,29 @@ from hxdp.result import RunResult
 
 M64 = (1 << 64) - 1
 TAIL_CALL = params.HELPER_IDS["tail_call"]
-# the modes of the map grant (execution contract section 8): readers of the map memory together, a writer alone
-GrantMode = Literal["shared", "exclusive"]
+# the modes of the map grant (execution contract section 8): readers of the map memory together, beside them rows
+# kept apart from a writer (own per-CPU writes, helpers reading map bytes over several cycles) and one writer of the
+# map memory, or one row alone
+GrantMode = Literal["shared", "apart", "write", "exclusive"]
 SHARED: GrantMode = "shared"
+APART: GrantMode = "apart"
+WRITE: GrantMode = "write"
 EXCLUSIVE: GrantMode = "exclusive"
+# the pairs of modes two cores may hold the grant in at once (symmetric; exclusive goes with nothing)
+_TOGETHER = {(SHARED, SHARED), (SHARED, APART), (APART, APART), (SHARED, WRITE)}
+
+
+def together(a: GrantMode, b: GrantMode) -> bool:
+    """Whether rows holding the grant in modes a and b may run in the same cycle (contract section 8, "The grant")."""
+    return (a, b) in _TOGETHER or (b, a) in _TOGETHER
+
+
+def row_mode(modes: set[GrantMode | None]) -> GrantMode | None:
+    """A row's mode from its lanes' and helper's: the most demanding; a write beside a part kept apart from writers
+    is exclusive (the row would be both)."""
+    if EXCLUSIVE in modes or (WRITE in modes and APART in modes):
+        return EXCLUSIVE
+    return next((m for m in (WRITE, APART, SHARED) if m in modes), None)
 
 # params.PORT_RULES by the region number of an address (addr >> REGION_SHIFT): (name, load ports, store ports)
 PORTED_REGIONS = {base >> params.REGION_SHIFT: (name, ld, st) for name, base, ld, st in params.PORT_RULES.values()}
@@ -144,6 +163,9 @@ class VliwModel:
         self.total_cycles = 0  # over the model's life (ktime_get_ns)
         self.now: int | None = None  # the global cycle of the next row's start, when cores share a clock
         self.regs = [0] * params.NUM_REGS
+        # the last row's lane stores and atomic writes: (32-bit address, the bytes before) (hxdp.models.multicore
+        # defers a write row's to the cycle it commits)
+        self.stored: list[tuple[int, bytes]] = []
         # the per-CPU arrays in the map memory: a core's writes inside them reach its own copy (shared grant)
         # regions with a copy per core on several cores (a lane's write there is to its own copy: shared)
         self._percpu_on_chip = [r for r in state.layout.regions if r.kind in params.PERCPU_COPY_KINDS
@@ -153,6 +175,7 @@ class VliwModel:
     def _row(self, ri: int, regs: list[int], cycles: int) -> tuple[tuple | None, int, TraceRecord | None]:
         """Execute row ri; returns (control that won or None, cycles of the row, trace record)."""
         row = self.rows[ri]
+        self.stored = []
         if row.error:
             raise IllegalInstruction(row.error)
         mem, env = self.mem, self.env
@@ -243,6 +266,7 @@ class VliwModel:
         undo = [(addr, mem.read(addr, len(data))) for _lane, addr, data in stores]
         for _lane, addr, data in stores:
             mem.write(addr, data)
+        self.stored = [(addr & 0xFFFFFFFF, old) for addr, old in undo]
         lat = 0
         r0 = None
         if helper is not None:
@@ -298,24 +322,42 @@ class VliwModel:
                 modes.add(self._lane_grant((regs[base] + d.off) & 0xFFFFFFFF, d.kind in T.LOAD_KINDS))
             elif d.kind == "call" and d.src == T.CALL_HELPER:
                 modes.add(self._helper_grant(params.HELPERS.get(d.imm), regs))
-        return EXCLUSIVE if EXCLUSIVE in modes else SHARED if SHARED in modes else None
+        return row_mode(modes)
 
     def _lane_grant(self, addr: int, load: bool) -> GrantMode | None:
-        """A lane's load (load) or store/atomic at `addr`: shared for a load in the map memory or a write inside a
-        per-CPU array there (the core's own copy); exclusive for another write there or any access off chip."""
+        """A lane's load (load) or store/atomic at `addr`: shared for a load in the map memory, apart for a write
+        inside a per-CPU copy there (the core's own: its copy's one write port is not free for a writer's bytes),
+        write for another write there, exclusive for any access off chip."""
         region = addr >> params.REGION_SHIFT
         if region not in params.GRANT_REGIONS:
             return None
         if region != params.MAP_BASE >> params.REGION_SHIFT:
             return EXCLUSIVE  # an off-chip tier: one port
-        if load or any(r.base <= addr < r.base + r.size for r in self._percpu_on_chip):
+        if load:
             return SHARED
-        return EXCLUSIVE
+        if self.in_own_copy(addr):
+            return APART
+        return WRITE
+
+    def in_own_copy(self, addr: int) -> bool:
+        """Whether the 32-bit address is in a region with a copy per core in the map memory (the core's own)."""
+        return any(r.base <= addr < r.base + r.size for r in self._percpu_on_chip)
 
     def _helper_grant(self, name: str | None, regs: list[int]) -> GrantMode | None:
         """A call of helper `name` with `regs`: none for a helper of the core's own state (or a buffer helper whose
         buffers are outside the map memory and the tiers), shared for one that only reads the map memory (a lookup
-        that writes nothing, in the map memory; a bad handle too: it faults), exclusive otherwise."""
+        that writes nothing, in the map memory; a bad handle too: it faults), apart for such a call whose key or
+        buffer is in the map memory or a tier and not read-only (params.GRANT_APART_ARGS: it reads bytes a writer's
+        lanes may store, over several cycles), exclusive otherwise."""
+        mode = self._helper_reads(name, regs)
+        if mode == SHARED and any((regs[r] & 0xFFFFFFFF) >> params.REGION_SHIFT in params.GRANT_REGIONS
+                                  and not regs[r] >> params.MAP_RDONLY_PTR_BIT & 1
+                                  for r in params.GRANT_APART_ARGS.get(name or "", ())):
+            return APART  # (a read-only value, a .rodata format, is written by no lane: shared)
+        return mode
+
+    def _helper_reads(self, name: str | None, regs: list[int]) -> GrantMode | None:
+        """_helper_grant before the keys and buffers: none, shared or exclusive."""
         if name in params.GRANT_FREE_HELPERS:
             return None
         if name in params.GRANT_BUFFER_HELPERS:

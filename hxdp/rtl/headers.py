@@ -165,6 +165,13 @@ def gen_params() -> str:
     shared = [num for num, name in P.HELPERS.items() if name in P.GRANT_SHARED_HELPERS]
     assert all(num < 256 for num in shared)
     hexd("HELPERS_GRANT_SHARED", sum(1 << num for num in shared), 256)
+    # the shared calls whose argument register r (1 to 3) points to a key or buffer read over several cycles: in a
+    # writable value of the map memory or a tier, the row asks apart (kept from a writer)
+    for reg in (1, 2, 3):
+        ids = [num for num, name in P.HELPERS.items() if reg in P.GRANT_APART_ARGS.get(name, ())]
+        assert all(num < 256 for num in ids)
+        hexd(f"HELPERS_GRANT_APART_R{reg}", sum(1 << num for num in ids), 256)
+    dec("MAP_RDONLY_PTR_BIT", P.MAP_RDONLY_PTR_BIT)
     lookup_write = [num for num, name in P.MAP_TYPES.items() if name in P.LOOKUP_WRITE_KINDS]
     assert all(num < 256 for num in lookup_write)
     hexd("MAP_TYPES_LOOKUP_WRITE", sum(1 << num for num in lookup_write), 256)

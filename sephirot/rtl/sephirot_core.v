@@ -51,7 +51,10 @@ module sephirot_core #(
   // the map grant of several cores (sephirot_grant, execution contract section 8): a row touching the maps runs
   // only while its core holds the grant, and waits for it (not a core cycle)
   output wire                  gnt_req_o,       // the row in its first cycle needs the grant
-  output wire                  gnt_excl_o,      // in the exclusive mode (else shared: it only reads the map memory)
+  output wire                  gnt_excl_o,      // in the exclusive mode (else as gnt_wr_o and gnt_ap_o say)
+  output wire                  gnt_wr_o,        // (not exclusive) in the write mode: its lanes store in the map memory
+  output wire                  gnt_ap_o,        // (not exclusive) apart: it writes its per-CPU copy or a helper
+                                                // reads a key or buffer in a writable value (else shared)
   input  wire                  gnt_i,           // this core holds the grant this cycle
   output wire                  gnt_keep_o,      // keep it next cycle: the row goes on, or a spin lock is held
   input  wire [LANES-1:0]      gnt_pcpu_i,      // each lane's address is in a per-CPU array (sephirot_percpu)
@@ -450,10 +453,11 @@ module sephirot_core #(
                                         call_imm == `SEPH_HELPER_TRACE_PRINTK ? a1_map : !G_FREE[call_imm[7:0]]);
   assign      gnt_req_o  = exec && !limit && !byte_wait && ((|(m_mld | m_mst)) || g_call);
   // its mode (execution contract section 8, "Rows that take the map grant"): exclusive for a lane's access off
-  // chip (one port), a lane's store or atomic in the map memory outside the core's per-CPU copies, a helper not of
-  // GRANT_SHARED (an id past 255 too), map_lookup_elem on a map off chip or whose lookup writes (an LRU hit's
-  // stamp); shared otherwise: loads of the map memory, per-CPU writes, the reading helpers, a lookup with a bad
-  // handle (it faults)
+  // chip (one port), a helper not of GRANT_SHARED (an id past 255 too), map_lookup_elem on a map off chip or whose
+  // lookup writes (an LRU hit's stamp), and a row both write and apart; write for a lane's store or atomic in the
+  // map memory outside the core's per-CPU copies; apart for one inside them, and for a reading helper whose key or
+  // buffer (GRANT_APART_Rn) is in the map memory or a tier and not read-only (the pointer's bit 63); shared
+  // otherwise: loads of the map memory, the reading helpers, a lookup with a bad handle (it faults)
   localparam [255:0] G_SHARED = `SEPH_HELPERS_GRANT_SHARED;
   localparam integer MX = `SEPH_MAPS_MAX;
   localparam [31:0]  HBASE = `SEPH_MAP_HANDLE_BASE;
@@ -466,7 +470,20 @@ module sephirot_core #(
                            gnt_lkx_i[lk_id[$clog2(MX)-1:0]];
   wire        x_call     = g_call && (!call_lo ? 1'b1 : call_imm == `SEPH_HELPER_MAP_LOOKUP_ELEM ? lk_x :
                                                   !G_SHARED[call_imm[7:0]]);
-  assign      gnt_excl_o = (|((m_mld | m_mst) & ~m_on)) || (|(m_mst & m_on & ~gnt_pcpu_i)) || x_call;
+  localparam [255:0] G_AP1 = `SEPH_HELPERS_GRANT_APART_R1;
+  localparam [255:0] G_AP2 = `SEPH_HELPERS_GRANT_APART_R2;
+  localparam [255:0] G_AP3 = `SEPH_HELPERS_GRANT_APART_R3;
+  localparam integer RO = `SEPH_MAP_RDONLY_PTR_BIT;
+  wire        a2_map     = map_tier(r2_val[31:28]);
+  wire        ap_arg     = call_lo && ((G_AP1[call_imm[7:0]] && a1_map && !r1_val[RO]) ||
+                                       (G_AP2[call_imm[7:0]] && a2_map && !r2_val[RO]) ||
+                                       (G_AP3[call_imm[7:0]] && a3_map && !r3_val[RO]));
+  wire        g_x        = (|((m_mld | m_mst) & ~m_on)) || x_call;
+  wire        g_w        = |(m_mst & m_on & ~gnt_pcpu_i);
+  wire        g_ap       = (|(m_mst & m_on & gnt_pcpu_i)) || (g_call && ap_arg);
+  assign      gnt_excl_o = g_x || (g_w && g_ap);
+  assign      gnt_wr_o   = g_w;
+  assign      gnt_ap_o   = g_ap;
   wire        gnt_wait   = gnt_req_o && !gnt_i;
   wire        ext_wait   = byte_wait || gnt_wait;
   wire        row_bad    = illegal || afault;

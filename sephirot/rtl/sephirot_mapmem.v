@@ -11,8 +11,12 @@
 // words), the helper's scalar read (two words), its window (MAP_WINDOW_BYTES = 32 at an 8-byte aligned offset:
 // four words) and the host (a 16-byte line: two words). Writes: the lanes' store port (two words), the helper's
 // window (four words: it writes one a cycle, and a row calling a map helper stores nothing here, execution
-// contract, so the two never meet) and the host line, which waits for a cycle with neither (host_wready_o).
-// Yosys maps each bank to block RAM, one copy per reading client.
+// contract, so the two never meet), another core's lane store (fs_: the write holder's, sephirot_top; the map grant
+// never lets it meet this copy's own store or window, which only this core's exclusive, write or apart rows make)
+// and the host line, which waits for a cycle with none (host_wready_o). This core's store goes out on st_ for the
+// other copies. Yosys maps each bank to block RAM, one copy per reading client: each copy has the bank's one write
+// port and one read port, so the clients read while the other core's store is written (a second write in the same
+// cycle would take a second write port: twice the block RAM).
 // A row has MAP_LOAD_PORTS loads and MAP_STORE_PORTS stores in this memory (execution contract): the lanes get the
 // ports in lane order, and a lane past them faults its row in the core, so its access is never served here.
 module sephirot_mapmem #(
@@ -52,7 +56,16 @@ module sephirot_mapmem #(
   input  wire [RB-1:0]        ww_mask_i,
   input  wire                 hw_en_i,
   input  wire [31:0]          hw_off_i,
-  output reg  [8*RB-1:0]      hw_rdata_o
+  output reg  [8*RB-1:0]      hw_rdata_o,
+  // the lanes' store as written here (its first word, 16 bytes from there and their byte mask), and another core's
+  output wire                 st_en_o,
+  output wire [$clog2(BYTES)-4:0] st_word_o,
+  output wire [127:0]         st_data_o,
+  output wire [15:0]          st_mask_o,
+  input  wire                 fs_en_i,
+  input  wire [$clog2(BYTES)-4:0] fs_word_i,
+  input  wire [127:0]         fs_data_i,
+  input  wire [15:0]          fs_mask_i
 );
   localparam integer AW = $clog2(BYTES);
   localparam integer WW = AW - 3;             // bits of a word index
@@ -148,11 +161,15 @@ module sephirot_mapmem #(
       ln_m = {8'd0, sizemask(q_size[3:0])} << q_addr[2:0];
     end
   end
+  assign st_en_o = ln_en;
+  assign st_word_o = ln_w0;
+  assign st_data_o = ln_d;
+  assign st_mask_o = ln_m;
   wire [WW-1:0]  ho_w0 = {host_line_i, 1'b0};
   // (the host's reads have signals of their own: it is driven from outside the core, and a signal shared with the
   // core's clients would make the simulator evaluate the core's logic at every change of a top-level input)
   wire [63:0]    ho_q [0:NB-1];
-  assign host_wready_o = !(ww_en_i || ln_en);
+  assign host_wready_o = !(ww_en_i || ln_en || fs_en_i);
   wire           ho_en = host_we_i && host_wready_o;
 
   // (B < x is constant for bank 0: the word index of bank 0 never carries)
@@ -166,6 +183,7 @@ module sephirot_mapmem #(
       wire [1:0]    wj = B - ww_w0[1:0];
       wire [1:0]    lj = B - ln_w0[1:0];
       wire [1:0]    hj = B - ho_w0[1:0];
+      wire [1:0]    fj = B - fs_word_i[1:0];
       reg           we;
       reg [BI-1:0]  wix;
       reg [63:0]    wd;
@@ -178,6 +196,9 @@ module sephirot_mapmem #(
         end else if (ln_en && lj < 2'd2) begin
           we = |ln_m[8*lj[0] +: 8]; wix = ln_w0[WW-1:2] + {{(BI-1){1'b0}}, B < ln_w0[1:0]};
           wd = ln_d[64*lj[0] +: 64]; wm = ln_m[8*lj[0] +: 8];
+        end else if (fs_en_i && fj < 2'd2) begin
+          we = |fs_mask_i[8*fj[0] +: 8]; wix = fs_word_i[WW-1:2] + {{(BI-1){1'b0}}, B < fs_word_i[1:0]};
+          wd = fs_data_i[64*fj[0] +: 64]; wm = fs_mask_i[8*fj[0] +: 8];
         end else if (ho_en && hj < 2'd2) begin
           we = 1'b1; wix = ho_w0[WW-1:2];
           wd = host_wdata_i[64*hj[0] +: 64]; wm = 8'hff;
@@ -235,6 +256,11 @@ module sephirot_mapmem #(
     if (h_rd_i && !h_fault_o) h_rdata_o = fch;
   end
   always @(*) host_rdata_o = {ho_q[ho_w0[1:0] + 2'd1], ho_q[ho_w0[1:0]]};
+`ifdef SEPH_ASSERT
+  // the grant keeps a writer's store from every cycle in which this copy is written by its own core
+  always @(posedge clk_i)
+    assert (!(fs_en_i && (ln_en || ww_en_i))) else $error("contract: a copy of the map memory written twice in a cycle");
+`endif
 
   // the helper's window: RB bytes from hw_off (bytes at or past the end of the memory read 0)
   integer hk;

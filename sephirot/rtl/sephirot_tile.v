@@ -9,8 +9,9 @@
 // while this core holds the map grant (gnt_i, asked in the mode gnt_excl_o says; sephirot_grant): they reach its
 // copy, and, out on the mm_, mh_, ww_ and hw_ ports, every other core's copy while it holds the grant exclusive;
 // while another core holds it exclusive, that core's ports (mx_) drive this copy, so that every copy takes each
-// write of the exclusive holder in the same cycle (sephirot_top), and a shared row's writes (its own per-CPU
-// copies) reach this copy only, which this core and the host read there. The host's lines (host_) are written into
+// write of the exclusive holder in the same cycle (sephirot_top); while another core holds it in write mode, that
+// core's lane store (ws_) is written into this copy in the cycle its row commits, beside this core's own reads; an
+// apart row's writes (its own per-CPU copies) reach this copy only, which this core and the host read there. The host's lines (host_) are written into
 // every copy alike. What the cores share is outside, in sephirot_top: the map configuration and the two off-chip
 // ports, reached through the mid_, xm_ and xh_ ports while this core holds the grant, and the input and output
 // (sephirot_dispatch, sephirot_reorder). With one core the grant is always held exclusive and the output always
@@ -24,7 +25,8 @@ module sephirot_tile #(
   parameter integer CORE  = 0,                  // this core's number (get_smp_processor_id)
   parameter integer CORES = 1,                  // the cores of sephirot_top (per-CPU copies with more than one)
   parameter integer MAP_BYTES = `SEPH_MAP_MEM_BYTES,
-  parameter integer LW    = $clog2(MAP_BYTES / 16)
+  parameter integer LW    = $clog2(MAP_BYTES / 16),
+  parameter integer MWW   = $clog2(MAP_BYTES) - 3    // bits of a word index of the map memory
 ) (
   input  wire                 clk_i,
   input  wire                 rst_ni,
@@ -104,6 +106,8 @@ module sephirot_tile #(
   // the map grant (sephirot_grant)
   output wire                 gnt_req_o,
   output wire                 gnt_excl_o,
+  output wire                 gnt_wr_o,
+  output wire                 gnt_ap_o,
   input  wire                 gnt_i,
   output wire                 gnt_keep_o,
   input  wire [`SEPH_MAPS_MAX-1:0] gnt_lkx_i,   // a lookup of map id i is exclusive (sephirot_mapcfg)
@@ -125,6 +129,17 @@ module sephirot_tile #(
   output wire [`SEPH_MAP_WINDOW_BYTES-1:0]   ww_mask_o,
   output wire                 hw_en_o,
   output wire [31:0]          hw_off_o,
+  // this core's lane store as its copy writes it, for the other copies while it holds the grant in write mode, and
+  // the write holder's, written into this copy while ws_i (another core holds it in write mode)
+  output wire                 st_en_o,
+  output wire [MWW-1:0]       st_word_o,
+  output wire [127:0]         st_data_o,
+  output wire [15:0]          st_mask_o,
+  input  wire                 ws_i,
+  input  wire                 ws_en_i,
+  input  wire [MWW-1:0]       ws_word_i,
+  input  wire [127:0]         ws_data_i,
+  input  wire [15:0]          ws_mask_i,
   // the exclusive holder's ports, driving this core's copy while mx_i (another core holds the grant exclusive)
   input  wire                 mx_i,
   input  wire [LANES-1:0]     mx_rd_i,
@@ -247,7 +262,7 @@ module sephirot_tile #(
     .pkt_start_o, .pkt_done_o, .res_action_o, .res_fault_o, .res_r0_o, .res_cycles_o,
     .dbus_rd_o(d_rd), .dbus_wr_o(d_wr), .dbus_addr_o(d_addr), .dbus_tag_o(d_tag), .dbus_size_o(d_size), .dbus_wdata_o(d_wdata),
     .dbus_commit_o(d_commit), .dbus_hold_o(d_hold), .dbus_rdata_i(d_rdata), .dbus_fault_i(d_fault), .dbus_wait_i(d_wait), .pkt_hold_i(pb_hold),
-    .dbus_go_o(d_go), .dbus_xwait_i(d_xwait), .gnt_req_o, .gnt_excl_o, .gnt_i, .gnt_keep_o,
+    .dbus_go_o(d_go), .dbus_xwait_i(d_xwait), .gnt_req_o, .gnt_excl_o, .gnt_wr_o, .gnt_ap_o, .gnt_i, .gnt_keep_o,
     .gnt_pcpu_i(pc_lane), .gnt_lkx_i,
     .hlp_req_o(hlp_req), .hlp_id_o(hlp_id), .hlp_args_o(hlp_args), .hlp_done_i(hlp_done), .hlp_ret_i(hlp_ret),
     .hlp_illegal_i(hlp_illegal), .hlp_fault_i(hlp_fault), .hlp_access_i(hlp_access), .hlp_cycles_o(hlp_cycles),
@@ -348,7 +363,9 @@ module sephirot_tile #(
     .hold_i(mm_on && (mx_i ? mx_hold_i : mm_hold_o)), .ww_en_i(mm_on && (mx_i ? mx_wwen_i : ww_en_o)),
     .ww_off_i(mx_i ? mx_wwoff_i : ww_off_o), .ww_data_i(mx_i ? mx_wwdata_i : ww_data_o),
     .ww_mask_i(mx_i ? mx_wwmask_i : ww_mask_o),
-    .hw_en_i(mm_on && (mx_i ? mx_hwen_i : hw_en_o)), .hw_off_i(mx_i ? mx_hwoff_i : hw_off_o), .hw_rdata_o(mw_rdata)
+    .hw_en_i(mm_on && (mx_i ? mx_hwen_i : hw_en_o)), .hw_off_i(mx_i ? mx_hwoff_i : hw_off_o), .hw_rdata_o(mw_rdata),
+    .st_en_o, .st_word_o, .st_data_o, .st_mask_o, .fs_en_i(ws_i && ws_en_i), .fs_word_i(ws_word_i),
+    .fs_data_i(ws_data_i), .fs_mask_i(ws_mask_i)
   );
 
   sephirot_xmem #(.LANES(LANES)) u_xmem (

@@ -6,14 +6,17 @@
 // unit and lane off-chip port logic, and its copy of the instruction memory (every copy written alike). Shared: the
 // map memory, the map configuration (sephirot_mapcfg: a read port per core) and the two off-chip ports (xm_: the
 // lanes', xh_: the map unit's). A row touching the maps runs while its core holds the map grant (sephirot_grant):
-// shared by the rows that only read the map memory (or write their core's per-CPU copies), exclusive for one row
-// that writes it or goes off chip; so each map helper, BPF atomic and lane access there is atomic across cores, and
-// a spin_lock keeps the grant exclusive until its spin_unlock's row ends (one grant serves every lock).
+// shared by the rows that only read the map memory, apart by those writing their core's per-CPU copies (or whose
+// helper reads a key or buffer in a writable value), in write mode by one row whose lanes store in the map memory,
+// beside shared rows only, exclusive by one row alone (a map helper that writes, an off-chip access); so each map
+// helper, BPF atomic and lane access there is atomic across cores, and a spin_lock keeps the grant exclusive until
+// its spin_unlock's row ends (one grant serves every lock).
 // The map memory is one copy per core (sephirot_mapmem in each tile, MAP_BYTES), so that the shared rows of several
 // cores read in the same cycle: core k reads copy k. Every write reaches every copy in the same cycle: the
 // exclusive holder's ports (lane stores and atomics, map unit windows; the x_ wires below) drive every other copy
-// while it holds the grant, and the host's lines go to all (when no copy is written by a core); a shared row's
-// writes (its core's per-CPU copy, at + k * PERCPU_STRIDE, sephirot_percpu) go to its own copy only, which alone
+// while it holds the grant, the write holder's lane store (the w_ wires) is written into every other copy while
+// their cores' shared rows read them, and the host's lines go to all (when no copy is written by a core); an apart
+// row's writes (its core's per-CPU copy, at + k * PERCPU_STRIDE, sephirot_percpu) go to its own copy only, which alone
 // the core and the host read there: the host reads the bytes at [k * PERCPU_STRIDE, (k + 1) * PERCPU_STRIDE) from
 // copy k (the maps are below the stride, hxdp.rtl.sim.cores_refusal), the others from copy 0. Only the exclusive
 // holder reaches the off-chip ports.
@@ -188,8 +191,10 @@ module sephirot_top #(
   );
 
   // the tiles' ports towards the shared units, core k's at [W*k +: W]
-  wire [CORES-1:0]           g_req, g_excl, g_keep, g_gnt;
+  wire [CORES-1:0]           g_req, g_excl, g_wr, g_ap, g_keep, g_gnt;
   wire [KW-1:0]              g_k;              // the core holding the grant exclusive (with g_x)
+  wire [KW-1:0]              g_wk;             // the core holding it in write mode (with g_w)
+  wire                       g_w;
   wire [KW-1:0]              xm_who, xh_who;   // the cores the off-chip responses of this cycle are for
   wire                       g_x;
   wire [LANES*CORES-1:0]     t_mm_rd, t_mm_wr;
@@ -231,6 +236,16 @@ module sephirot_top #(
   wire [3:0]           x_hsize = t_mh_size[4*g_k +: 4];
   wire [8*MWB-1:0]     x_wwdata = t_ww_data[8*MWB*g_k +: 8*MWB];
   wire [MWB-1:0]       x_wwmask = t_ww_mask[MWB*g_k +: MWB];
+  // the write holder's lane store, for every other core's copy
+  localparam integer MWW = $clog2(MAP_BYTES) - 3;
+  wire [CORES-1:0]     t_st_en;
+  wire [MWW*CORES-1:0] t_st_word;
+  wire [128*CORES-1:0] t_st_data;
+  wire [16*CORES-1:0]  t_st_mask;
+  wire                 w_en = t_st_en[g_wk];
+  wire [MWW-1:0]       w_word = t_st_word[MWW*g_wk +: MWW];
+  wire [127:0]         w_data = t_st_data[128*g_wk +: 128];
+  wire [15:0]          w_mask = t_st_mask[16*g_wk +: 16];
   // the host's lines: written into every copy in a cycle in which no copy is written by a core; read from the copy
   // that holds them (per-CPU copy k's bytes from copy k, the rest from copy 0)
   localparam integer SSH = $clog2(`SEPH_PERCPU_STRIDE);
@@ -278,7 +293,8 @@ module sephirot_top #(
         .trc_ret_o(trc_ret_o[64*gk +: 64]), .trc_call_lane_o(trc_call_lane_o[2*gk +: 2]),
         .trc_cost_o(trc_cost_o[32*gk +: 32]), .trc_next_o(trc_next_o[32*gk +: 32]), .trc_exit_o(trc_exit_o[gk]),
         .trc_fault_o(trc_fault_o[3*gk +: 3]),
-        .gnt_req_o(g_req[gk]), .gnt_excl_o(g_excl[gk]), .gnt_i(g_gnt[gk]), .gnt_keep_o(g_keep[gk]),
+        .gnt_req_o(g_req[gk]), .gnt_excl_o(g_excl[gk]), .gnt_wr_o(g_wr[gk]), .gnt_ap_o(g_ap[gk]),
+        .gnt_i(g_gnt[gk]), .gnt_keep_o(g_keep[gk]),
         .gnt_lkx_i(m_lkx),
         .mm_rd_o(t_mm_rd[LANES*gk +: LANES]), .mm_wr_o(t_mm_wr[LANES*gk +: LANES]),
         .mm_addr_o(t_mm_addr[32*LANES*gk +: 32*LANES]), .mm_size_o(t_mm_size[4*LANES*gk +: 4*LANES]),
@@ -292,6 +308,9 @@ module sephirot_top #(
         .mx_size_i(x_size), .mx_wdata_i(x_wdata), .mx_commit_i(x_commit), .mx_hold_i(x_hold), .mx_hrd_i(x_hrd),
         .mx_haddr_i(x_haddr), .mx_hsize_i(x_hsize), .mx_wwen_i(x_wwen), .mx_wwoff_i(x_wwoff), .mx_wwdata_i(x_wwdata),
         .mx_wwmask_i(x_wwmask), .mx_hwen_i(x_hwen), .mx_hwoff_i(x_hwoff),
+        .st_en_o(t_st_en[gk]), .st_word_o(t_st_word[MWW*gk +: MWW]), .st_data_o(t_st_data[128*gk +: 128]),
+        .st_mask_o(t_st_mask[16*gk +: 16]), .ws_i(g_w && {{(32-KW){1'b0}}, g_wk} != gk), .ws_en_i(w_en),
+        .ws_word_i(w_word), .ws_data_i(w_data), .ws_mask_i(w_mask),
         .host_we_i(map_we_i && map_wready_o), .host_line_i(map_line_i), .host_wdata_i(map_wdata_i),
         .host_rdata_o(c_hrdata[128*gk +: 128]), .host_wready_o(c_wready[gk]),
         .mid_o(t_mid[32*gk +: 32]), .mentry_i(m_entry[256*gk +: 256]), .mcount_i(m_count),
@@ -319,7 +338,8 @@ module sephirot_top #(
   );
 
   sephirot_grant #(.CORES(CORES)) u_grant (
-    .clk_i, .rst_ni, .req_i(g_req), .excl_i(g_excl), .keep_i(g_keep), .gnt_o(g_gnt), .x_o(g_x), .xk_o(g_k)
+    .clk_i, .rst_ni, .req_i(g_req), .excl_i(g_excl), .wr_i(g_wr), .ap_i(g_ap), .keep_i(g_keep), .gnt_o(g_gnt),
+    .x_o(g_x), .xk_o(g_k), .w_o(g_w), .wk_o(g_wk)
   );
 
   sephirot_mapcfg #(.CORES(CORES)) u_mapcfg (

@@ -1,6 +1,6 @@
-/* grant_mix: rows taking the map grant in both modes, picked by the frame (tests/test_multicore_skip.py). Byte 1 & 3
+/* grant_mix: rows taking the map grant in several modes, picked by the frame (tests/test_multicore_skip.py). Byte 1 & 3
  * picks: 0 a hash lookup (shared, several cycles), 1 a hash update (exclusive), 2 an atomic add in an array value
- * (exclusive), 3 a load of that value (shared); byte 0 & 7 is the hash key. Every frame leaves (XDP_TX) with what
+ * (write), 3 a load of that value (shared); byte 0 & 7 is the hash key. Every frame leaves (XDP_TX) with what
  * it read in byte 2. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
