@@ -21,6 +21,8 @@ class OriginalModel(VliwModel):
     constant (the compiler's constant map lookups and entry-data rewrites are off for that target).
     """
 
+    folds_jumps = False  # the original fetches behind every taken jump (its cycles are the paper's)
+
     def __init__(self, rom: Rom, state: MapState, cycle_limit: int = params.CYCLE_LIMIT,
                  trace: bool = False, source: str = "ROM") -> None:
         O.check_rom(rom, source)

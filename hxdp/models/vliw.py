@@ -10,7 +10,8 @@ helper faults and the cycle limit end the packet with XDP_ABORTED and `fault` se
 effects are discarded. Running off the end of the ROM (or jumping outside it) is an illegal instruction.
 
 Cycles (contract section 6): a row costs CYCLES_PER_ROW, plus TAKEN_BRANCH_PENALTY when a jump to a row other
-than the next wins (or a tail call jumps), plus CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a
+than the next wins (or a tail call jumps), unless it is an unconditional jump first among the row's branch and exit
+lanes (folded into the fetch), plus CONDITIONAL_EXIT_PENALTY when the exit that ends the packet has a
 branch lane (jmp/ja) before it in its row, plus DIV_EXTRA_CYCLES per lane that divides (div/mod, 32 or 64 bit,
 any operands; the core has one divider), plus helpers.helper_latency(...) for a helper call (which starts after
 the divisions), plus the waits for off-chip memory (docs/maps.md "Memory tiers"): params.tier_read_cycles for each
@@ -108,6 +109,7 @@ class DecodedRow:
     error: str | None  # illegal instruction found when decoding (raised as a fault when the row runs)
     branch_lanes: frozenset[int]  # lanes holding a jump (for the conditional-exit penalty)
     divides: int = 0  # lanes that divide (div/mod): the row waits DIV_EXTRA_CYCLES for each (one divider)
+    jump_first: bool = False  # its first branch or exit lane is an unconditional jump (folded into the fetch)
 
 
 def decode_rom(rom: Rom, opcodes: dict[int, T.OpInfo] | None = None) -> list[DecodedRow]:
@@ -141,12 +143,15 @@ def decode_rom(rom: Rom, opcodes: dict[int, T.OpInfo] | None = None) -> list[Dec
                               f"{params.MUL_UNITS} (the core has {params.MUL_UNITS} multiplier(s))")
         branches = frozenset(k for k, d in lanes if d.kind in ("jmp", "ja"))
         divides = sum(d.kind == "alu" and d.op in ("div", "mod") for _k, d in lanes)
-        out.append(DecodedRow(lanes, error, branches, divides))
+        first = next((d.kind for _k, d in lanes if d.kind in ("jmp", "ja", "exit", "exit_action")), None)
+        out.append(DecodedRow(lanes, error, branches, divides, first == "ja"))
     return out
 
 
 class VliwModel:
     """Run a Rom on packets against a MapState (the golden model of the Sephirot RTL)."""
+
+    folds_jumps = True  # an unconditional jump first among its row's branches and exits costs no bubble (section 6)
 
     def __init__(self, rom: Rom, state: MapState, cycle_limit: int = params.CYCLE_LIMIT,
                  trace: bool = False, cpu: int = 0) -> None:
@@ -298,7 +303,9 @@ class VliwModel:
             cost += params.TAKEN_BRANCH_PENALTY
         elif control is not None:
             if control[0] == "jump":
-                if control[1] != 0:  # a jump to the next row finds it already fetched
+                # a jump to the next row finds it already fetched; an unconditional jump that is the row's first
+                # branch or exit lane has its target fetched in the row's last cycle (our core, not the original)
+                if control[1] != 0 and not (row.jump_first and self.folds_jumps):
                     cost += params.TAKEN_BRANCH_PENALTY
             elif any(b < control_lane for b in row.branch_lanes):
                 cost += params.CONDITIONAL_EXIT_PENALTY

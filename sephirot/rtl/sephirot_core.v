@@ -7,8 +7,9 @@
 // register so that a new packet starts without a fetch); ID/IE read the register file and the data memories and
 // evaluate the four lanes; commit writes registers and memories at the clock edge, so row i+1 sees row i's
 // results (full forwarding). Branches resolve in IE: the row fetched behind a taken branch is discarded (one
-// bubble; not for a jump to the next row). An exit with no branch lane before it ends the packet in its own cycle (early exit); the next packet's
-// row 0 comes from the row-0 register in the next cycle.
+// bubble; not for a jump to the next row, nor for an unconditional jump that is its row's first branch or exit
+// lane: its target is fetched in the row's last cycle). An exit with no branch lane before it ends the packet in
+// its own cycle (early exit); the next packet's row 0 comes from the row-0 register in the next cycle.
 module sephirot_core #(
   parameter integer LANES       = `SEPH_LANES,
   parameter integer IMEM_ROWS   = `SEPH_IMEM_ROWS,
@@ -177,6 +178,7 @@ module sephirot_core #(
   // ---------------------------------------------------------------------------------------------------------
   // lanes
   wire [LANES-1:0]    l_wr_en, l_rd, l_wr, l_branch, l_taken, l_exit, l_exit_imm, l_call, l_div, l_illegal;
+  wire [LANES-1:0]    l_jump;                   // lanes holding an unconditional jump
   wire                div_run;                  // the row's pending division runs a step this cycle
   wire                div_wait;                 // a division of the row has not run yet (sephirot_divshare)
   wire                stall;                    // the row stays (division, packet bytes, helper)
@@ -233,7 +235,7 @@ module sephirot_core #(
         .wr_en_o(l_wr_en[gl]), .wr_idx_o(l_wr_idx[4*gl +: 4]), .wr_val_o(l_wr_val[64*gl +: 64]),
         .mem_rd_o(l_rd[gl]), .mem_wr_o(l_wr[gl]), .mem_addr_o(l_addr[64*gl +: 64]),
         .mem_size_o(l_size[4*gl +: 4]), .mem_wdata_o(l_wdata[64*gl +: 64]),
-        .is_branch_o(l_branch[gl]), .br_taken_o(l_taken[gl]), .br_target_o(l_target[32*gl +: 32]),
+        .is_branch_o(l_branch[gl]), .is_jump_o(l_jump[gl]), .br_taken_o(l_taken[gl]), .br_target_o(l_target[32*gl +: 32]),
         .is_exit_o(l_exit[gl]), .exit_imm_o(l_exit_imm[gl]), .imm_o(l_imm[32*gl +: 32]),
         .is_call_o(l_call[gl]), .is_div_o(l_div[gl]), .div_a_o(l_da[64*gl +: 64]), .div_b_o(l_db[64*gl +: 64]),
         .div_signed_o(l_dsig[gl]), .div_mod_o(l_dmod[gl]), .div_is64_o(l_d64[gl]), .div_res_i(l_dres[64*gl +: 64]),
@@ -372,13 +374,18 @@ module sephirot_core #(
   // ---------------------------------------------------------------------------------------------------------
   // row outcome
   reg         ctl_found, ctl_exit, ctl_cond_exit, seen_branch, two_calls, call_any;
+  reg         ctl_seen, jump_first;   // the row's first branch or exit lane (in lane order) is an unconditional jump
   reg [31:0]  ctl_target, call_imm, exit_action;
   reg         exit_imm;
   integer     ci;
   always @(*) begin
     ctl_found = 1'b0; ctl_exit = 1'b0; ctl_cond_exit = 1'b0; seen_branch = 1'b0; ctl_target = 32'd0;
     exit_imm = 1'b0; exit_action = 32'd0; two_calls = 1'b0; call_any = 1'b0; call_imm = 32'd0;
+    ctl_seen = 1'b0; jump_first = 1'b0;
     for (ci = 0; ci < LANES; ci = ci + 1) begin
+      if (!ctl_seen && (l_exit[ci] || l_branch[ci])) begin
+        ctl_seen = 1'b1; jump_first = l_jump[ci];
+      end
       if (!ctl_found && l_exit[ci]) begin
         ctl_found = 1'b1; ctl_exit = 1'b1; ctl_cond_exit = seen_branch;
         exit_imm = l_exit_imm[ci]; exit_action = l_imm[32*ci +: 32];
@@ -398,6 +405,10 @@ module sephirot_core #(
   // the bubble; the target program starts with the registers and the stack as at packet start (cleared below)
   wire        tail       = call_any && hlp_tc_jump_i;
   wire        taken      = !tail && ctl_found && !ctl_exit && ctl_target != {{(32-AW){1'b0}}, pc} + 32'd1;
+  // an unconditional jump that is the row's first branch or exit lane is folded into the fetch: its target is known
+  // from the row alone (no register compare decides it), so the target row is fetched in the row's last cycle in
+  // place of the next one and no bubble follows (execution contract section 6)
+  wire        fold       = taken && jump_first;
   wire [31:0] next_row   = tail ? hlp_tc_row_i : taken ? ctl_target : {{(32-AW){1'b0}}, pc} + 32'd1;
   wire        next_bad   = next_row >= {{(31-AW){1'b0}}, imem_rows_i};
   wire        pc_outside = start ? (imem_rows_i == {(AW+1){1'b0}}) : pc_bad_q;
@@ -584,6 +595,8 @@ module sephirot_core #(
         bubble_d = 1'b1; pc_d = hlp_tc_row_i[AW-1:0];
       end else if (ctl_exit) begin  // conditional exit: one bubble, then the packet ends
         bubble_d = 1'b1; end_bubble_d = 1'b1; pend_action_d = row_action; pend_r0_d = row_r0;
+      end else if (fold) begin
+        fetch_en = 1'b1; fetch_addr = ctl_target[AW-1:0]; pc_d = ctl_target[AW-1:0];
       end else if (taken) begin
         bubble_d = 1'b1; pc_d = ctl_target[AW-1:0];
       end else begin
@@ -626,7 +639,7 @@ module sephirot_core #(
     end
   end
   assign trc_valid_o = commit;
-  assign trc_cost_o  = stl_q + 32'd1 + ((taken || tail || ctl_cond_exit) ? 32'd1 : 32'd0);
+  assign trc_cost_o  = stl_q + 32'd1 + (((taken && !fold) || tail || ctl_cond_exit) ? 32'd1 : 32'd0);
   integer tl;
   always @(*) begin
     trc_call_lane_o = 2'd0;

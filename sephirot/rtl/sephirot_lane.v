@@ -30,6 +30,7 @@ module sephirot_lane #(
   output wire [63:0]   mem_wdata_o,
   // control
   output reg           is_branch_o,   // a jump lane (conditional or not)
+  output reg           is_jump_o,     // an unconditional jump (ja, gotol): taken whatever the registers hold
   output reg           br_taken_o,
   output reg  [31:0]   br_target_o,   // row index, may be out of range
   output reg           is_exit_o,
@@ -199,7 +200,7 @@ module sephirot_lane #(
   always @(*) begin
     wr_en_o = 1'b0; wr_idx_o = dst; wr_sel = 2'd0; wr_imm64 = 1'b0;
     mem_rd_o = 1'b0; mem_wr_o = 1'b0; mem_size_o = size_bytes; wd_imm = 1'b0;
-    is_branch_o = 1'b0; br_taken_o = 1'b0; br_target_o = pc32 + 32'd1 + jmp_off;
+    is_branch_o = 1'b0; is_jump_o = 1'b0; br_taken_o = 1'b0; br_target_o = pc32 + 32'd1 + jmp_off;
     is_exit_o = 1'b0; exit_imm_o = 1'b0; is_call_o = 1'b0; is_div_o = 1'b0; illegal_o = 1'b0;
     if (lddw_hi_i || is_nop) begin
       // second half of lddw, or an empty slot: nothing
@@ -219,7 +220,7 @@ module sephirot_lane #(
     end else if (is_call) begin
       is_call_o = 1'b1; illegal_o = (src != 4'd0);
     end else if (is_jmpc || is_ja) begin
-      is_branch_o = 1'b1; br_taken_o = is_ja ? 1'b1 : cond;
+      is_branch_o = 1'b1; is_jump_o = is_ja; br_taken_o = is_ja ? 1'b1 : cond;
     end else if (is_ldx || is_ldxsx || is_ldx6) begin
       mem_rd_o = 1'b1; wr_en_o = 1'b1; wr_sel = 2'd1;
       if (is_ldx6) mem_size_o = 4'd6;
