@@ -7,6 +7,7 @@ import random
 import pytest
 from isa_case_files import all_cases
 from rtl_support import assert_rtl_equals_model, first_divergence, require_rtl
+from test_vliwmodel import fold_rows
 
 from hxdp import params
 from hxdp.isa import table as T
@@ -102,6 +103,15 @@ def test_random_roms(seed: int) -> None:
     rom = random_rom(rng, rng.randrange(5, 16))
     packets = [bytes(rng.randrange(256) for _ in range(rng.randrange(64, 200))) for _ in range(3)]
     _check(rom, packets, f"seed {seed}")
+
+
+def test_folded_jump_cycles() -> None:
+    """An unconditional jump first among its row's branches costs no bubble on the RTL either; behind a
+    conditional lane it does (test_vliwmodel.fold_rows)."""
+    _rtl()
+    for first in (True, False):
+        got = assert_rtl_equals_model(Rom(fold_rows(first)), [bytes(64)], f"first={first}")
+        assert got[0].cycles == (3 if first else 4)
 
 
 def test_case_roms_trace() -> None:

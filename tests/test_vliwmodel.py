@@ -92,6 +92,18 @@ def test_taken_and_untaken_branch_cycles() -> None:
     assert res.action == 1 and res.cycles == 4  # four rows, no penalty
 
 
+def fold_rows(first: bool) -> list:
+    """Row 1 jumps over row 2 with an unconditional jump, first in its row or behind a conditional lane not taken."""
+    jump = [ja(1), mov(3, 1)] if first else [jmp("jeq", 0, 5, 3), ja(1)]
+    return [row(mov(0, 1)), row(*jump), row(mov(0, 2)), row(exit_())]
+
+
+def test_unconditional_jump_first_in_its_row_costs_no_bubble() -> None:
+    folded, behind = model(fold_rows(True)).run(PKT), model(fold_rows(False)).run(PKT)
+    assert folded.action == behind.action == 1
+    assert folded.cycles == 3 and behind.cycles == 4  # the fetch takes the first lane's target; else the bubble
+
+
 def test_conditional_exit_penalty() -> None:
     early = model([row(mov(0, 1)), row(exit_(), jmp("jeq", 0, 0, 5))]).run(PKT)
     late = model([row(mov(0, 1)), row(jmp("jeq", 0, 0, 5), exit_())]).run(PKT)

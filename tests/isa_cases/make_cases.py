@@ -177,9 +177,11 @@ def main() -> None:
                         exp |= 1 << i
                 asm.append("exit")
                 write(f"jmp{w}_{name}_{form}", asm, exp)
-    # cycles (contract section 6, one instruction per row): a row 1, a taken branch 1 more
-    write("jmp_ja", ["r0 = 1", "goto +1", "r0 = 2", "exit"], 1, cycles=4)
-    write("jmp_gotol", ["r0 = 1", "gotol +1", "r0 = 2", "exit"], 1, cycles=4)
+    # cycles (contract section 6, one instruction per row): a row 1, a taken conditional branch 1 more; an
+    # unconditional jump first in its row is folded into the fetch (no more)
+    write("jmp_ja", ["r0 = 1", "goto +1", "r0 = 2", "exit"], 1, cycles=3)
+    write("jmp_gotol", ["r0 = 1", "gotol +1", "r0 = 2", "exit"], 1, cycles=3)
+    write("jmp_cond_taken", ["r0 = 1", "if r0 == 1 goto +1", "r0 = 2", "exit"], 1, cycles=4)
     # a jump to the next row: no discarded fetch, no penalty
     write("jmp_next_row", ["r0 = 1", "if r0 == 1 goto +0", "goto +0", "exit"], 1, cycles=4)
     write("jmp_loop", ["r0 = 0", "r3 = 10", "r0 += r3", "r3 += -1", "if r3 != 0 goto -3", "exit"], 55,
