@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from hxdp import params
 from hxdp.errors import HxdpError
 from hxdp.events import Event, run_events
+from hxdp.isa import table as T
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapState
+from hxdp.models.pktbuf import PacketBufferTiming
 from hxdp.models.vliw import EXCLUSIVE, SHARED, GrantMode, TraceRecord, VliwModel
 from hxdp.result import RunResult
 
@@ -30,6 +32,11 @@ UNSHARED_KINDS = {
     "percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
     "lru_percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
 }
+# the helpers that start once the whole packet is in, and the arguments of the others that do when they point into
+# the packet (sephirot_core.v: they read it through their own port; perf_event_output always)
+_ADJUST = frozenset({"xdp_adjust_head", "xdp_adjust_tail", "xdp_adjust_meta"})
+_PACKET_ARGS = {"map_lookup_elem": (2,), "map_delete_elem": (2,), "map_update_elem": (2, 3), "csum_diff": (1, 3),
+                "trace_printk": (1,), "ringbuf_output": (2,)}
 # actions whose frame leaves through the output (any port or host queue); the others are dropped in order
 LEAVING = frozenset({params.XDP_PASS, params.XDP_TX, params.XDP_REDIRECT})
 
@@ -67,6 +74,7 @@ class Frame:
     bytes: int  # length of the frame out
     waits: int  # cycles its rows waited for the map grant
     result: RunResult
+    byte_waits: int = 0  # cycles its rows waited for packet bytes and the packet buffer (contract section 6)
 
 
 @dataclass
@@ -125,6 +133,7 @@ class _Running:
     ri: int = 0
     cycles: int = 0  # its cycles on the core without the grant waits (the cycle limit counts these)
     waits: int = 0
+    byte_waits: int = 0  # cycles its rows waited for packet bytes (not in `cycles` either)
     waiting: bool = False  # its row waits for the grant (it asks again in every cycle until granted)
     mode: GrantMode | None = None  # the mode its row asks for the grant in
     trace: list[TraceRecord] = field(default_factory=list)
@@ -196,6 +205,8 @@ class MulticoreModel:
         self._last = ncores - 1  # the last core granted (round robin starts after it)
         self._locker: int | None = None  # the core holding the grant from spin_lock to spin_unlock
         bus_free = 0
+        self._buffers = [PacketBufferTiming(k) for k in range(ncores)]
+        inputs = self._input_starts(packets, arrivals)
         self._reorder = _Reorder([words(len(p), params.INPUT_BYTES_PER_CYCLE) for p in packets])
         held: list[list[int]] = [[] for _ in range(ncores)]  # the frames each core took, in order
         i = 0
@@ -215,7 +226,9 @@ class MulticoreModel:
                     k = min(k for k in ready if ready[k] <= d)
                     busy[k] = _Running(i, d, self.cores[k].begin(packets[i], ingress_ifindex), d)
                     held[k].append(i)
-                    bus_free = d + words(len(packets[i]), params.INPUT_BYTES_PER_CYCLE)
+                    if ncores > 1:  # (one core: its buffer takes the input as it comes, _input_starts)
+                        self._buffers[k].add_packet(i, len(packets[i]), d - 1)
+                    bus_free = (d if ncores > 1 else inputs[i]) + words(len(packets[i]), params.INPUT_BYTES_PER_CYCLE)
                     i += 1
                     continue
             if t is None:
@@ -249,6 +262,8 @@ class MulticoreModel:
         asking: dict[int, GrantMode] = {}  # core: the mode its row asks in
         for k, p in enumerate(busy):
             if p is None or not (p.waiting or p.t == t):
+                continue
+            if not p.waiting and self._byte_wait(k, p, t):
                 continue
             if self._locker == k:  # its rows run without asking, exclusive
                 self._advance(k, t, EXCLUSIVE, busy, idle_from, out)
@@ -296,8 +311,11 @@ class MulticoreModel:
         helper = core.row_helper(p.ri)
         before = p.cycles
         records = len(core.env.events.records)
+        stores, pointers = self._packet_stores(k, p), self._pointers(k)
         nxt, result, fault, p.cycles = core._step(p.ri, p.regs, p.cycles, p.trace)
         cost = p.cycles - before
+        if fault is None:
+            self._packet_writes(k, p.index, t + cost - 1 - core.bubble, stores, helper, pointers)
         for e in core.env.events.records[records:]:
             e.cycle = t + cost - 1  # the row's last cycle, when the event unit hands the record over
         if mode == SHARED:
@@ -316,9 +334,97 @@ class MulticoreModel:
             self._locker = None
         res = core.finish(p.regs, result, fault, p.cycles, p.trace, self._ingress)
         end = t + cost - 1
-        out[p.index] = Frame(p.index, k, 0, p.start, end, 0, res.action, len(res.packet), p.waits, res)
+        out[p.index] = Frame(p.index, k, 0, p.start, end, 0, res.action, len(res.packet), p.waits, res, p.byte_waits)
+        self._buffers[k].finish(p.index)
         busy[k] = None
         idle_from[k] = end + 1
+
+    # --- the packet buffer's waits (contract section 6) -------------------------------------------------------------
+    def _input_starts(self, packets: list[bytes], arrivals: list[int]) -> list[int]:
+        """One core: the cycle each frame's input starts, which its packet buffer takes as it comes (the core runs
+        the packets before it meanwhile); its words are registered with the buffer at once. Several cores: a frame's
+        input starts when it is dispatched (`run`), and these are not used."""
+        starts = [0] * len(packets)
+        if len(self.cores) > 1:
+            return starts
+        free = 0
+        for i, pkt in enumerate(packets):
+            if params.PKT_MIN_LEN <= len(pkt) <= params.PKT_MAX_LEN:
+                starts[i] = max(arrivals[i], free)
+                free = starts[i] + words(len(pkt), params.INPUT_BYTES_PER_CYCLE)
+                self._buffers[0].add_packet(i, len(pkt), starts[i] - 1)
+        return starts
+
+    def _byte_wait(self, k: int, p: _Running, t: int) -> bool:
+        """Whether core k's row, due in cycle t, waits for packet bytes or the packet buffer (before it asks for the
+        grant): if so it starts in the first cycle it need not, and waits for nothing else until then."""
+        core = self.cores[k]
+        if p.cycles >= core.cycle_limit or not 0 <= p.ri < len(core.rows) or core.rows[p.ri].error:
+            return False  # (the row faults at once)
+        accesses, whole = self._packet_reads(k, p)
+        ready = self._buffers[k].wait_end(p.index, t, accesses, whole)
+        if ready == t:
+            return False
+        p.byte_waits += ready - t
+        p.t = ready
+        return True
+
+    def _lane_accesses(self, k: int, p: _Running) -> list[tuple[str, int, int]]:
+        """The row's lane accesses of the packet: (kind, buffer offset, size), in lane order; none when one is out
+        of the packet's bounds (the row faults without waiting)."""
+        core = self.cores[k]
+        mem = core.mem
+        out = []
+        for _lane, d in core.rows[p.ri].lanes:
+            if d.kind not in T.MEM_KINDS:
+                continue
+            addr = (p.regs[d.src if d.kind in T.LOAD_KINDS else d.dst] + d.off) & (1 << 64) - 1
+            if addr >> params.REGION_SHIFT != params.PKT_BASE >> params.REGION_SHIFT:
+                continue
+            if not (mem.data_meta <= addr and addr + d.size <= mem.data_end):
+                return []
+            out.append((d.kind, addr - params.PKT_BASE, d.size))
+        return out
+
+    def _packet_reads(self, k: int, p: _Running) -> tuple[list[tuple[int, int]], bool]:
+        """The packet bytes ([lo, hi) buffer offsets) core k's row touches with its lanes, and whether it needs the
+        whole packet in: a helper reading packet bytes through its own port, an adjust helper (sephirot_core.v)."""
+        accesses = [(off, off + size) for _kind, off, size in self._lane_accesses(k, p)]
+        helper = self.cores[k].row_helper(p.ri)
+        if helper is None:
+            return accesses, False
+        pkt = [(p.regs[r] >> params.REGION_SHIFT) == params.PKT_BASE >> params.REGION_SHIFT for r in range(6)]
+        whole = helper in _ADJUST or helper == "perf_event_output" or any(pkt[r] for r in _PACKET_ARGS.get(helper, ()))
+        return accesses, whole
+
+    def _packet_stores(self, k: int, p: _Running) -> list[tuple[int, int]]:
+        """The row's packet stores (buffer offset, size) in lane order (store ports 0, 1)."""
+        if not 0 <= p.ri < len(self.cores[k].rows) or self.cores[k].rows[p.ri].error:
+            return []
+        return [(off, size) for kind, off, size in self._lane_accesses(k, p) if kind in T.STORE_KINDS]
+
+    def _pointers(self, k: int) -> tuple[int, int, int]:
+        """data_meta, data, data_end of core k's packet as buffer offsets."""
+        mem = self.cores[k].mem
+        return mem.data_meta - params.PKT_BASE, mem.data - params.PKT_BASE, mem.data_end - params.PKT_BASE
+
+    def _packet_writes(self, k: int, index: int, c: int, stores: list[tuple[int, int]], helper: str | None,
+                       before: tuple[int, int, int]) -> None:
+        """The packet buffer's writes of core k's row that committed in cycle c: its stores, and after an adjust
+        helper the zeroing of the exposed bytes and the metadata's move."""
+        buf = self._buffers[k]
+        buf.commit(c, stores)
+        if helper not in _ADJUST:
+            return
+        (meta0, data0, end0), (meta1, data1, end1) = before, self._pointers(k)
+        zero = copy = None
+        if helper == "xdp_adjust_tail":
+            zero = (end0, end1) if end1 > end0 else None
+        elif meta1 < buf.low_meta[index]:
+            zero, buf.low_meta[index] = (meta1, buf.low_meta[index]), meta1
+        if helper == "xdp_adjust_head" and data1 != data0 and data0 != meta0:
+            copy = (meta0, meta1, data0 - meta0, meta1 < meta0)
+        buf.adjust(c, index, zero, copy)
 
     def _room(self, taken: list[int]) -> int | None:
         """The first cycle a core that took the frames `taken` (in order, all finished) has a free packet buffer of

@@ -1,0 +1,187 @@
+"""The packet buffer's timing on one core (sephirot_pktbuf.v): its input, its write buffer, the waits for packet bytes.
+
+The multi-core model (hxdp.models.multicore) counts with it what a row of the RTL waits for before it runs (contract
+section 6): packet bytes that have not arrived, or wait in the write buffer; the whole packet for a helper that reads
+the packet through its own port and for an adjust helper; the cycles after a row in which the buffer writes a deferred
+store, a zeroing or a moved metadata. The bytes sit in 8 banks of 64-bit words (word w in bank w % 8), written at most
+once a cycle each: a 32-byte input word takes one half of them (banks 0-3 or 4-7), and when the row that commits in
+its cycle (or the deferred store, the zeroing or the copy of that cycle) takes one of those banks, the word waits in a
+one-word write buffer and is written in the first cycle its banks are free. Only the core's own writes take its banks,
+and they happen at a row's commit and in the hold cycles after it, so what a row waits for is known when it starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hxdp import params
+from hxdp.errors import HxdpError
+
+HEAD = params.PKT_HEADROOM
+WORD = params.INPUT_BYTES_PER_CYCLE  # an input word: 32 bytes, four 8-byte bank words
+BANKS = 8
+WORD_BANKS = WORD // 8
+
+
+def word_banks(word: int) -> int:
+    """The banks (bit mask) an input word at buffer offset 32 x `word` takes: one half of them."""
+    first = (word * WORD_BANKS) % BANKS
+    return ((1 << WORD_BANKS) - 1) << first
+
+
+def store_words(off: int, size: int) -> list[int]:
+    """The 8-byte words of the buffer a store of `size` bytes at buffer offset `off` writes (one or two)."""
+    return [w for w in range(off >> 3, (off + size - 1 >> 3) + 1)]
+
+
+def banks_of(words: list[int]) -> int:
+    return sum(1 << b for b in {w % BANKS for w in words})
+
+
+@dataclass
+class _Packet:
+    """A packet's input words on the core: the cycle each was put on the buffer's input, and written."""
+
+    length: int
+    fired: list[int]
+    written: dict[int, int] = field(default_factory=dict)  # word: the cycle it was written
+
+
+class PacketBufferTiming:
+    """One core's packet buffer as its rows and the input use its banks (sephirot_pktbuf.v)."""
+
+    def __init__(self, core: int) -> None:
+        self.core = core
+        self.packets: dict[int, _Packet] = {}
+        self._fires: list[tuple[int, int, int]] = []  # (cycle, packet, word) not processed yet, in cycle order
+        self._writes: dict[int, int] = {}  # cycle: banks the core's own writes take
+        self._done = -2  # the last cycle the write buffer was followed through (a first word comes in cycle -1)
+        self._held: tuple[int, int, int] | None = None  # (packet, word, banks) in the write buffer
+        self.hold_end = 0  # the first cycle after the deferred store, zeroing and copy of the last row
+        self.low_meta: dict[int, int] = {}  # packet: its lowest data_meta (buffer offset): below it bytes are zeroed
+
+    # --- the input -------------------------------------------------------------------------------------------------
+    def add_packet(self, index: int, length: int, first: int) -> None:
+        """Packet `index` of `length` bytes comes to this buffer one 32-byte word a cycle from cycle `first`."""
+        fired = [first + j for j in range(-(-length // WORD))]
+        self.packets[index] = _Packet(length, fired)
+        self._fires += [(c, index, j) for j, c in enumerate(fired)]
+        self._fires.sort()
+        self.low_meta[index] = HEAD
+
+    def _follow(self, upto: int) -> None:
+        """Follow the input words and the write buffer through cycle `upto` (the core's writes up to it known)."""
+        while self._done < upto:
+            if self._held is None:
+                nxt = self._fires[0][0] if self._fires else upto + 1
+                if nxt > upto:
+                    self._done = upto
+                    break
+                assert nxt > self._done, "an input word registered after its cycle was followed"
+                c = nxt
+            else:
+                c = self._done + 1
+            self._cycle(c)
+            self._done = c
+        for c in [c for c in self._writes if c <= self._done]:
+            del self._writes[c]
+
+    def _cycle(self, c: int) -> None:
+        """Cycle c of the buffer's write side: the buffered word is written when its banks are free of the core's
+        writes; an incoming word when its banks are free of both, else it takes the write buffer."""
+        taken = self._writes.get(c, 0)
+        held, written_held = self._held, False
+        if held is not None and not taken & held[2]:
+            self.packets[held[0]].written[held[1]] = c
+            taken |= held[2]
+            written_held = True
+        if self._fires and self._fires[0][0] == c:
+            _c, index, j = self._fires.pop(0)
+            banks = word_banks(HEAD // WORD + j)
+            if not taken & banks:
+                self.packets[index].written[j] = c
+            elif held is None or written_held:
+                self._held = (index, j, banks)
+                return
+            else:
+                raise HxdpError(f"not supported: core {self.core}'s packet buffer holding its input in cycle {c} "
+                                "(its write buffer full and both bank halves taken by the core's writes), because the "
+                                "models' dispatcher never stalls the input (hxdp/models/pktbuf.py)")
+        if written_held:
+            self._held = None
+
+    # --- the core's writes -----------------------------------------------------------------------------------------
+    def _write(self, c: int, banks: int) -> None:
+        if banks:
+            self._writes[c] = self._writes.get(c, 0) | banks
+
+    def commit(self, c: int, stores: list[tuple[int, int]]) -> None:
+        """A row's packet stores (buffer offset, size), in lane order (store ports 0 and 1), written in cycle c: a
+        second port's word in a bank the first takes with another word is written again, whole, in cycle c + 1,
+        while the next row waits."""
+        words = [store_words(off, size) for off, size in stores]
+        self._write(c, banks_of([w for ws in words for w in ws]))
+        if len(words) > 1 and any(w % BANKS == v % BANKS and w != v for w in words[1] for v in words[0]):
+            self._write(c + 1, banks_of(words[1]))
+            self.hold_end = c + 2
+
+    def adjust(self, c: int, index: int, zero: tuple[int, int] | None, copy: tuple[int, int, int, bool] | None) -> None:
+        """After an adjust helper's row committing in cycle c: the zeroing of [lo, hi) (buffer offsets), 32 bytes a
+        cycle from lo's word, then the copy of the metadata (source, destination, length, upward), 8 bytes a cycle
+        (each chunk written the cycle after its read); the next row waits meanwhile."""
+        e = max(c + 1, self.hold_end)
+        if zero is not None:
+            lo, hi = zero
+            while lo < hi:
+                w0 = lo >> 3
+                top = min(8 * w0 + WORD, hi)
+                self._write(e, banks_of(list(range(w0, (top - 1 >> 3) + 1))))
+                lo, e = top, e + 1
+        if copy is not None:
+            _src, dst, length, up = copy
+            n = -(-length // 8)
+            order = range(n) if up else range(n - 1, -1, -1)
+            for k, chunk in enumerate(order):  # read in e + k, written in e + k + 1
+                size = min(8, length - 8 * chunk)
+                self._write(e + k + 1, banks_of(store_words(dst + 8 * chunk, size)))
+            e += n + 1
+        self.hold_end = max(self.hold_end, e)
+
+    # --- the waits -------------------------------------------------------------------------------------------------
+    def ready(self, index: int, t: int, accesses: list[tuple[int, int]], whole: bool) -> bool:
+        """Whether a row of packet `index` runs in cycle t rather than wait: no deferred store, zeroing or copy
+        under way; the bytes of its packet accesses ([lo, hi) buffer offsets) arrived and written; the whole packet
+        in when `whole` (a helper reading the packet, an adjust helper)."""
+        if t < self.hold_end:
+            return False
+        if not accesses and not whole:
+            return True
+        self._follow(t - 1)
+        p = self.packets[index]
+        for lo, hi in accesses:
+            if lo >= HEAD + p.length:  # past the input frame (grown by adjust_tail: the packet is whole already)
+                continue
+            # the words up to the one holding the access's last byte within the input frame, and those it touches
+            last = min(hi - HEAD, p.length) - 1
+            if last < 0:
+                continue
+            first = max(lo - HEAD, 0) // WORD
+            if any(p.written.get(j, t) >= t for j in range(first, last // WORD + 1)):
+                return False
+            if any(c >= t for c in p.fired[: last // WORD + 1]):
+                return False
+        return not whole or (len(p.written) == len(p.fired) and max(p.written.values()) < t)
+
+    def wait_end(self, index: int, t: int, accesses: list[tuple[int, int]], whole: bool) -> int:
+        """The first cycle from t in which the row runs (`ready`): nothing the core does changes the buffer
+        meanwhile, so it follows the input and the hold cycles forward."""
+        while not self.ready(index, t, accesses, whole):
+            t += 1
+        return t
+
+    def finish(self, index: int) -> None:
+        """Packet `index` left the core: forget it once its words are all written (a later row never asks)."""
+        p = self.packets.get(index)
+        if p is not None and len(p.written) == len(p.fired):
+            del self.packets[index]
+            self.low_meta.pop(index, None)
