@@ -205,8 +205,8 @@ class MulticoreModel:
         self._last = ncores - 1  # the last core granted (round robin starts after it)
         self._locker: int | None = None  # the core holding the grant from spin_lock to spin_unlock
         bus_free = 0
-        self._buffers = [PacketBufferTiming(k) for k in range(ncores)]
-        inputs = self._input_starts(packets, arrivals)
+        self._buffers = [PacketBufferTiming(k, ncores == 1) for k in range(ncores)]
+        self._one_core_input(packets, arrivals)
         self._reorder = _Reorder([words(len(p), params.INPUT_BYTES_PER_CYCLE) for p in packets])
         held: list[list[int]] = [[] for _ in range(ncores)]  # the frames each core took, in order
         i = 0
@@ -221,14 +221,17 @@ class MulticoreModel:
             ready = {k: max(idle_from[k], room) for k in range(ncores)
                      if busy[k] is None and (room := self._room(held[k])) is not None}
             if i < n and ready:
-                d = max(arrivals[i], bus_free, min(ready.values()))
+                if ncores > 1:
+                    d = max(arrivals[i], bus_free, min(ready.values()))
+                else:  # its buffer took the frame as it came (_input_starts), the input stopping included
+                    d = max(self._buffers[0].first_word(i) + 1, ready[0])
                 if t is None or d <= t:
                     k = min(k for k in ready if ready[k] <= d)
                     busy[k] = _Running(i, d, self.cores[k].begin(packets[i], ingress_ifindex), d)
                     held[k].append(i)
                     if ncores > 1:  # (one core: its buffer takes the input as it comes, _input_starts)
                         self._buffers[k].add_packet(i, len(packets[i]), d - 1)
-                    bus_free = (d if ncores > 1 else inputs[i]) + words(len(packets[i]), params.INPUT_BYTES_PER_CYCLE)
+                    bus_free = d + words(len(packets[i]), params.INPUT_BYTES_PER_CYCLE)
                     i += 1
                     continue
             if t is None:
@@ -340,20 +343,17 @@ class MulticoreModel:
         idle_from[k] = end + 1
 
     # --- the packet buffer's waits (contract section 6) -------------------------------------------------------------
-    def _input_starts(self, packets: list[bytes], arrivals: list[int]) -> list[int]:
-        """One core: the cycle each frame's input starts, which its packet buffer takes as it comes (the core runs
-        the packets before it meanwhile); its words are registered with the buffer at once. Several cores: a frame's
-        input starts when it is dispatched (`run`), and these are not used."""
-        starts = [0] * len(packets)
+    def _one_core_input(self, packets: list[bytes], arrivals: list[int]) -> None:
+        """One core: its packet buffer takes each frame as it comes, while the core runs the packets before it (several
+        cores: a frame comes when it is dispatched, `run`), so its words are registered with the buffer at once."""
         if len(self.cores) > 1:
-            return starts
+            return
         free = 0
         for i, pkt in enumerate(packets):
             if params.PKT_MIN_LEN <= len(pkt) <= params.PKT_MAX_LEN:
-                starts[i] = max(arrivals[i], free)
-                free = starts[i] + words(len(pkt), params.INPUT_BYTES_PER_CYCLE)
-                self._buffers[0].add_packet(i, len(pkt), starts[i] - 1)
-        return starts
+                start = max(arrivals[i], free)
+                free = start + words(len(pkt), params.INPUT_BYTES_PER_CYCLE)
+                self._buffers[0].add_packet(i, len(pkt), start - 1)
 
     def _byte_wait(self, k: int, p: _Running, t: int) -> bool:
         """Whether core k's row, due in cycle t, waits for packet bytes or the packet buffer (before it asks for the

@@ -50,8 +50,9 @@ class _Packet:
 class PacketBufferTiming:
     """One core's packet buffer as its rows and the input use its banks (sephirot_pktbuf.v)."""
 
-    def __init__(self, core: int) -> None:
+    def __init__(self, core: int, stalls: bool) -> None:
         self.core = core
+        self.stalls = stalls  # the input may stop for this buffer alone (one core: the input is its own)
         self.packets: dict[int, _Packet] = {}
         self._fires: list[tuple[int, int, int]] = []  # (cycle, packet, word) not processed yet, in cycle order
         self._writes: dict[int, int] = {}  # cycle: banks the core's own writes take
@@ -96,19 +97,42 @@ class PacketBufferTiming:
             taken |= held[2]
             written_held = True
         if self._fires and self._fires[0][0] == c:
-            _c, index, j = self._fires.pop(0)
+            _c, index, j = self._fires[0]
             banks = word_banks(HEAD // WORD + j)
             if not taken & banks:
                 self.packets[index].written[j] = c
             elif held is None or written_held:
                 self._held = (index, j, banks)
+                self._fires.pop(0)
                 return
             else:
-                raise HxdpError(f"not supported: core {self.core}'s packet buffer holding its input in cycle {c} "
-                                "(its write buffer full and both bank halves taken by the core's writes), because the "
-                                "models' dispatcher never stalls the input (hxdp/models/pktbuf.py)")
+                self._stall(c)
+                return
+            self._fires.pop(0)
         if written_held:
             self._held = None
+
+    def _stall(self, c: int) -> None:
+        """The write buffer is full and stays full, and the word coming in cycle c cannot be written either: the input
+        stops for the cycle (in_ready_o low), and this word and the ones behind it come a cycle later."""
+        if not self.stalls:
+            raise HxdpError(f"not supported: core {self.core}'s packet buffer stopping the input in cycle {c} (its "
+                            "write buffer full and both bank halves taken by the core's writes) on several cores, "
+                            "because the model's dispatcher never stops the shared input (hxdp/models/pktbuf.py)")
+        prev = c
+        for n, (f, index, j) in enumerate(self._fires):
+            nf = max(f, prev + 1)
+            if nf == f:
+                break
+            self._fires[n], prev = (nf, index, j), nf
+            self.packets[index].fired[j] = nf
+
+    def first_word(self, index: int) -> int:
+        """The cycle packet `index`'s first word comes in, stops included (one core: every packet before it has ended,
+        so the core's writes until then are known)."""
+        while (c := next((c for c, i, j in self._fires if i == index and j == 0), None)) is not None:
+            self._follow(c)
+        return self.packets[index].fired[0]
 
     # --- the core's writes -----------------------------------------------------------------------------------------
     def _write(self, c: int, banks: int) -> None:
