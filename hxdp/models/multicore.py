@@ -206,7 +206,9 @@ class MulticoreModel:
         self._locker: int | None = None  # the core holding the grant from spin_lock to spin_unlock
         bus_free = 0
         self._buffers = [PacketBufferTiming(k, ncores == 1) for k in range(ncores)]
-        self._one_core_input(packets, arrivals)
+        self._fed: list[int] = []  # one core: the frames given to its packet buffer, in order
+        self._emitted: dict[int, int] = {}  # one core: the cycle after each frame's last output cycle
+        self._emit = (0, 0)  # one core: the next frame to leave the output, the first cycle the output is free
         self._reorder = _Reorder([words(len(p), params.INPUT_BYTES_PER_CYCLE) for p in packets])
         held: list[list[int]] = [[] for _ in range(ncores)]  # the frames each core took, in order
         i = 0
@@ -216,6 +218,9 @@ class MulticoreModel:
                 out[i] = Frame(i, None, arrivals[i], None, None, arrivals[i], res.action, len(res.packet), 0, res)
                 i += 1
             self._reorder.advance(out)
+            if ncores == 1:
+                self._one_core_output(out)
+                self._one_core_input(packets, arrivals)
             t = self._next_cycle(busy)
             # a core takes a frame once it is idle and one of its packet buffers is free
             ready = {k: max(idle_from[k], room) for k in range(ncores)
@@ -338,22 +343,38 @@ class MulticoreModel:
         res = core.finish(p.regs, result, fault, p.cycles, p.trace, self._ingress)
         end = t + cost - 1
         out[p.index] = Frame(p.index, k, 0, p.start, end, 0, res.action, len(res.packet), p.waits, res, p.byte_waits)
-        self._buffers[k].finish(p.index)
         busy[k] = None
         idle_from[k] = end + 1
 
     # --- the packet buffer's waits (contract section 6) -------------------------------------------------------------
     def _one_core_input(self, packets: list[bytes], arrivals: list[int]) -> None:
-        """One core: its packet buffer takes each frame as it comes, while the core runs the packets before it (several
-        cores: a frame comes when it is dispatched, `run`), so its words are registered with the buffer at once."""
-        if len(self.cores) > 1:
-            return
-        free = 0
-        for i, pkt in enumerate(packets):
-            if params.PKT_MIN_LEN <= len(pkt) <= params.PKT_MAX_LEN:
-                start = max(arrivals[i], free)
-                free = start + words(len(pkt), params.INPUT_BYTES_PER_CYCLE)
-                self._buffers[0].add_packet(i, len(pkt), start - 1)
+        """One core: its packet buffer takes each frame as it comes while the core runs the packets before it, into
+        its PKT_BUFS_ONE buffers in turn, the frame PKT_BUFS_ONE before it out first (several cores: a frame comes
+        when it is dispatched, `run`). Gives the buffer the frames whose buffer's turn is known."""
+        fed, bufs = self._fed, params.PKT_BUFS_ONE
+        i = fed[-1] + 1 if fed else 0
+        while i < len(packets):
+            if params.PKT_MIN_LEN <= len(packets[i]) <= params.PKT_MAX_LEN:
+                room = self._emitted.get(fed[-bufs]) if len(fed) >= bufs else -1
+                if room is None:
+                    return
+                free = self._buffers[0].input_free()
+                self._buffers[0].add_packet(i, len(packets[i]), max(arrivals[i] - 1, free, room))
+            fed.append(i)
+            i += 1
+
+    def _one_core_output(self, out: list[Frame | None]) -> None:
+        """One core: the output emits every frame in order as it becomes whole, dropped ones too (sephirot_pktbuf.v
+        without SKIP_DROPS), a 32-byte word a cycle; a frame's buffer takes the input again after its last word."""
+        nxt, free = self._emit
+        while nxt < len(out) and (f := out[nxt]) is not None:
+            if f.core is not None:
+                assert f.end is not None
+                start = max(f.end + 1, self._buffers[0].whole(f.index), free)
+                free = start + words(f.bytes + len(f.result.meta or b""), params.OUTPUT_BYTES_PER_CYCLE)
+                self._emitted[f.index] = free
+            nxt += 1
+        self._emit = (nxt, free)
 
     def _byte_wait(self, k: int, p: _Running, t: int) -> bool:
         """Whether core k's row, due in cycle t, waits for packet bytes or the packet buffer (before it asks for the

@@ -59,16 +59,29 @@ class PacketBufferTiming:
         self._done = -2  # the last cycle the write buffer was followed through (a first word comes in cycle -1)
         self._held: tuple[int, int, int] | None = None  # (packet, word, banks) in the write buffer
         self.hold_end = 0  # the first cycle after the deferred store, zeroing and copy of the last row
+        self._last = -2  # the last word's cycle
         self.low_meta: dict[int, int] = {}  # packet: its lowest data_meta (buffer offset): below it bytes are zeroed
 
     # --- the input -------------------------------------------------------------------------------------------------
     def add_packet(self, index: int, length: int, first: int) -> None:
         """Packet `index` of `length` bytes comes to this buffer one 32-byte word a cycle from cycle `first`."""
+        first = max(first, self.input_free())
         fired = [first + j for j in range(-(-length // WORD))]
         self.packets[index] = _Packet(length, fired)
         self._fires += [(c, index, j) for j, c in enumerate(fired)]
         self._fires.sort()
         self.low_meta[index] = HEAD
+        self._last = fired[-1]
+
+    def input_free(self) -> int:
+        """The first cycle the input may bring a packet's first word (after the last word given, stops included)."""
+        return self._last + 1
+
+    def whole(self, index: int) -> int:
+        """The first cycle packet `index` is whole in its buffer (its words written; as far as known: a word still in
+        the write buffer counts from its cycle in)."""
+        p = self.packets[index]
+        return max(p.written.get(j, c) for j, c in enumerate(p.fired)) + 1
 
     def _follow(self, upto: int) -> None:
         """Follow the input words and the write buffer through cycle `upto` (the core's writes up to it known)."""
@@ -126,6 +139,7 @@ class PacketBufferTiming:
                 break
             self._fires[n], prev = (nf, index, j), nf
             self.packets[index].fired[j] = nf
+            self._last = max(self._last, nf)
 
     def first_word(self, index: int) -> int:
         """The cycle packet `index`'s first word comes in, stops included (one core: every packet before it has ended,
@@ -202,10 +216,3 @@ class PacketBufferTiming:
         while not self.ready(index, t, accesses, whole):
             t += 1
         return t
-
-    def finish(self, index: int) -> None:
-        """Packet `index` left the core: forget it once its words are all written (a later row never asks)."""
-        p = self.packets.get(index)
-        if p is not None and len(p.written) == len(p.fired):
-            del self.packets[index]
-            self.low_meta.pop(index, None)
