@@ -1,8 +1,10 @@
 """Randomized: the multi-core model, whose waiting cores ask for the map grant again only in the cycles where its
-state can change (MulticoreModel._next_cycle), gives exactly what the contract's grant transcribed cycle by cycle
-(section 8, "The grant": every waiting core asks again in the next cycle) gives: the same cores, start and end cycles,
-waits, outputs and final maps, on programs that contend for the grant in both modes (spin locks, atomics, hash
-updates, shared lookups)."""
+state can change (MulticoreModel._next_cycle), and whose rows waiting for packet bytes start in the first cycle their
+bytes are in (MulticoreModel._byte_wait), gives exactly what the contract's rules transcribed cycle by cycle (section
+8, "The grant": every waiting core asks again in the next cycle; section 6: a row waits a cycle while its packet bytes
+or its packet buffer are not ready, and asks for the grant only once they are) give: the same cores, start and end
+cycles, waits, outputs and final maps, on programs that contend for the grant in both modes (spin locks, atomics,
+hash updates, shared lookups) and wait for packet bytes (stores meeting the input, adjust helpers)."""
 
 from __future__ import annotations
 
@@ -24,13 +26,14 @@ from hxdp.traffic.pcap import read_pcap
 DATA = Path(__file__).parent / "data"
 # programs of our own: a spin lock, an atomic and a hash update; lookups, updates, atomics and loads picked by frame
 OWN = {"race": DATA / "rtl_cores" / "race.c", "grant_mix": DATA / "multicore" / "grant_mix.c"}
-PROGRAMS = ["race", "grant_mix", "xdp_redirect_map", "xdp_router_ipv4", "l4_load_balancer", "simple_firewall", "xdp2"]
+PROGRAMS = ["race", "grant_mix", "xdp_redirect_map", "xdp_router_ipv4", "l4_load_balancer", "simple_firewall", "xdp2",
+            "xdp_tx", "xdp_adjust_tail", "xdp_tx_iptunnel"]
 _compiled: dict[str, tuple] = {}
 
 
 class EveryCycle(MulticoreModel):
     """The grant transcribed from the contract cycle by cycle: a core whose row is not granted asks again in the next
-    cycle, one wait cycle more."""
+    cycle, one wait cycle more; a row whose packet bytes are not ready waits a cycle before it asks."""
 
     def _next_cycle(self, busy: list[_Running | None]) -> int | None:
         return min((p.t for p in busy if p is not None), default=None)
@@ -40,6 +43,9 @@ class EveryCycle(MulticoreModel):
         asking: list[tuple[int, str]] = []
         for k, p in enumerate(busy):
             if p is None or p.t != t:
+                continue
+            if not self._row_ready(k, p, t):  # (checked in every cycle, the grant's waits included)
+                p.t, p.byte_waits = t + 1, p.byte_waits + 1
                 continue
             mode = EXCLUSIVE if self._locker == k else self.cores[k].grant_mode(p.ri, p.regs)
             if mode is None or self._locker == k:
@@ -84,7 +90,7 @@ def run(model: type[MulticoreModel], cr, cfg, cores: int, packets: list[bytes], 
     if cfg is not None:
         state.apply_config(cfg)
     r = model(cr.rom, state, cores).run(packets, arrivals)
-    return [(f.core, f.start, f.end, f.waits, f.action, f.result.packet) for f in r.frames], state.dump()
+    return [(f.core, f.start, f.end, f.waits, f.byte_waits, f.action, f.result.packet) for f in r.frames], state.dump()
 
 
 @pytest.fixture(scope="module")

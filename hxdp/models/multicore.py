@@ -378,17 +378,25 @@ class MulticoreModel:
 
     def _byte_wait(self, k: int, p: _Running, t: int) -> bool:
         """Whether core k's row, due in cycle t, waits for packet bytes or the packet buffer (before it asks for the
-        grant): if so it starts in the first cycle it need not, and waits for nothing else until then."""
-        core = self.cores[k]
-        if p.cycles >= core.cycle_limit or not 0 <= p.ri < len(core.rows) or core.rows[p.ri].error:
-            return False  # (the row faults at once)
-        accesses, whole = self._packet_reads(k, p)
-        ready = self._buffers[k].wait_end(p.index, t, accesses, whole)
+        grant): if so it starts in the first cycle it need not, and waits for nothing else until then (nothing the
+        core does changes its buffer meanwhile, and no other core's row touches it)."""
+        ready = t
+        while not self._row_ready(k, p, ready):
+            ready += 1
         if ready == t:
             return False
         p.byte_waits += ready - t
         p.t = ready
         return True
+
+    def _row_ready(self, k: int, p: _Running, t: int) -> bool:
+        """Whether core k's row runs in cycle t as far as its packet buffer goes (contract section 6: its packet bytes
+        in, the whole packet for a helper reading it or an adjust helper, no deferred store, zeroing or move)."""
+        core = self.cores[k]
+        if p.cycles >= core.cycle_limit or not 0 <= p.ri < len(core.rows) or core.rows[p.ri].error:
+            return True  # (the row faults at once)
+        accesses, whole = self._packet_reads(k, p)
+        return self._buffers[k].ready(p.index, t, accesses, whole)
 
     def _lane_accesses(self, k: int, p: _Running) -> list[tuple[str, int, int]]:
         """The row's lane accesses of the packet: (kind, buffer offset, size), in lane order; none when one is out

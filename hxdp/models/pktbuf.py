@@ -209,10 +209,3 @@ class PacketBufferTiming:
             if any(c >= t for c in p.fired[: last // WORD + 1]):
                 return False
         return not whole or (len(p.written) == len(p.fired) and max(p.written.values()) < t)
-
-    def wait_end(self, index: int, t: int, accesses: list[tuple[int, int]], whole: bool) -> int:
-        """The first cycle from t in which the row runs (`ready`): nothing the core does changes the buffer
-        meanwhile, so it follows the input and the hold cycles forward."""
-        while not self.ready(index, t, accesses, whole):
-            t += 1
-        return t
