@@ -153,6 +153,10 @@ class MulticoreModel:
         self._percpu = [(state.region_mem(r), r.offset, r.offset + r.size) for r in state.layout.regions
                         if r.kind in params.PERCPU_COPY_KINDS] if cores > 1 else []
         self._copies: list[list[bytes]] | None = None  # each core's copies, taken at the first run
+        # each row's memory lanes (kind, base register, offset, size) in lane order, and its helper (the byte waits)
+        core = self.cores[0]
+        self._row_mem = [([(d.kind, d.src if d.kind in T.LOAD_KINDS else d.dst, d.off, d.size) for _lane, d in r.lanes
+                           if d.kind in T.MEM_KINDS], core.row_helper(ri)) for ri, r in enumerate(core.rows)]
         self._owner = 0  # the core whose per-CPU copies are in the map memory
 
     # --- per-CPU copies -----------------------------------------------------------------------------------------------
@@ -380,8 +384,9 @@ class MulticoreModel:
         """Whether core k's row, due in cycle t, waits for packet bytes or the packet buffer (before it asks for the
         grant): if so it starts in the first cycle it need not, and waits for nothing else until then (nothing the
         core does changes its buffer meanwhile, and no other core's row touches it)."""
+        reads = self._row_reads(k, p)
         ready = t
-        while not self._row_ready(k, p, ready):
+        while reads is not None and not self._buffers[k].ready(p.index, ready, *reads):
             ready += 1
         if ready == t:
             return False
@@ -392,34 +397,35 @@ class MulticoreModel:
     def _row_ready(self, k: int, p: _Running, t: int) -> bool:
         """Whether core k's row runs in cycle t as far as its packet buffer goes (contract section 6: its packet bytes
         in, the whole packet for a helper reading it or an adjust helper, no deferred store, zeroing or move)."""
+        reads = self._row_reads(k, p)
+        return reads is None or self._buffers[k].ready(p.index, t, *reads)
+
+    def _row_reads(self, k: int, p: _Running) -> tuple[list[tuple[int, int]], bool] | None:
+        """What core k's row needs of its packet buffer (`_packet_reads`); None for a row that faults at once."""
         core = self.cores[k]
         if p.cycles >= core.cycle_limit or not 0 <= p.ri < len(core.rows) or core.rows[p.ri].error:
-            return True  # (the row faults at once)
-        accesses, whole = self._packet_reads(k, p)
-        return self._buffers[k].ready(p.index, t, accesses, whole)
+            return None
+        return self._packet_reads(k, p)
 
     def _lane_accesses(self, k: int, p: _Running) -> list[tuple[str, int, int]]:
         """The row's lane accesses of the packet: (kind, buffer offset, size), in lane order; none when one is out
         of the packet's bounds (the row faults without waiting)."""
-        core = self.cores[k]
-        mem = core.mem
+        mem = self.cores[k].mem
         out = []
-        for _lane, d in core.rows[p.ri].lanes:
-            if d.kind not in T.MEM_KINDS:
-                continue
-            addr = (p.regs[d.src if d.kind in T.LOAD_KINDS else d.dst] + d.off) & (1 << 64) - 1
+        for kind, base, off, size in self._row_mem[p.ri][0]:
+            addr = (p.regs[base] + off) & (1 << 64) - 1
             if addr >> params.REGION_SHIFT != params.PKT_BASE >> params.REGION_SHIFT:
                 continue
-            if not (mem.data_meta <= addr and addr + d.size <= mem.data_end):
+            if not (mem.data_meta <= addr and addr + size <= mem.data_end):
                 return []
-            out.append((d.kind, addr - params.PKT_BASE, d.size))
+            out.append((kind, addr - params.PKT_BASE, size))
         return out
 
     def _packet_reads(self, k: int, p: _Running) -> tuple[list[tuple[int, int]], bool]:
         """The packet bytes ([lo, hi) buffer offsets) core k's row touches with its lanes, and whether it needs the
         whole packet in: a helper reading packet bytes through its own port, an adjust helper (sephirot_core.v)."""
         accesses = [(off, off + size) for _kind, off, size in self._lane_accesses(k, p)]
-        helper = self.cores[k].row_helper(p.ri)
+        helper = self._row_mem[p.ri][1]
         if helper is None:
             return accesses, False
         pkt = [(p.regs[r] >> params.REGION_SHIFT) == params.PKT_BASE >> params.REGION_SHIFT for r in range(6)]
@@ -428,7 +434,7 @@ class MulticoreModel:
 
     def _packet_stores(self, k: int, p: _Running) -> list[tuple[int, int]]:
         """The row's packet stores (buffer offset, size) in lane order (store ports 0, 1)."""
-        if not 0 <= p.ri < len(self.cores[k].rows) or self.cores[k].rows[p.ri].error:
+        if not 0 <= p.ri < len(self._row_mem) or not any(m[0] in T.STORE_KINDS for m in self._row_mem[p.ri][0]):
             return []
         return [(off, size) for kind, off, size in self._lane_accesses(k, p) if kind in T.STORE_KINDS]
 
@@ -442,7 +448,8 @@ class MulticoreModel:
         """The packet buffer's writes of core k's row that committed in cycle c: its stores, and after an adjust
         helper the zeroing of the exposed bytes and the metadata's move."""
         buf = self._buffers[k]
-        buf.commit(c, stores)
+        if stores:
+            buf.commit(c, stores)
         if helper not in _ADJUST:
             return
         (meta0, data0, end0), (meta1, data1, end1) = before, self._pointers(k)
