@@ -449,7 +449,7 @@ class MulticoreModel:
         helper the zeroing of the exposed bytes and the metadata's move."""
         buf = self._buffers[k]
         if stores:
-            buf.commit(c, stores)
+            buf.commit(c, index, stores)
         if helper not in _ADJUST:
             return
         (meta0, data0, end0), (meta1, data1, end1) = before, self._pointers(k)

@@ -60,6 +60,7 @@ class PacketBufferTiming:
         self._held: tuple[int, int, int] | None = None  # (packet, word, banks) in the write buffer
         self.hold_end = 0  # the first cycle after the deferred store, zeroing and copy of the last row
         self._last = -2  # the last word's cycle
+        self.pending: dict[int, int] = {}  # packet: the first cycle after its last row's deferred store, zeroing, move
         self.low_meta: dict[int, int] = {}  # packet: its lowest data_meta (buffer offset): below it bytes are zeroed
 
     # --- the input -------------------------------------------------------------------------------------------------
@@ -78,10 +79,10 @@ class PacketBufferTiming:
         return self._last + 1
 
     def whole(self, index: int) -> int:
-        """The first cycle packet `index` is whole in its buffer (its words written; as far as known: a word still in
-        the write buffer counts from its cycle in)."""
+        """The first cycle packet `index` is whole in its buffer: its words written (as far as known: a word still in
+        the write buffer counts from its cycle in), and its deferred store, zeroing and move done."""
         p = self.packets[index]
-        return max(p.written.get(j, c) for j, c in enumerate(p.fired)) + 1
+        return max(max(p.written.get(j, c) for j, c in enumerate(p.fired)) + 1, self.pending.get(index, 0))
 
     def _follow(self, upto: int) -> None:
         """Follow the input words and the write buffer through cycle `upto` (the core's writes up to it known)."""
@@ -153,15 +154,15 @@ class PacketBufferTiming:
         if banks:
             self._writes[c] = self._writes.get(c, 0) | banks
 
-    def commit(self, c: int, stores: list[tuple[int, int]]) -> None:
-        """A row's packet stores (buffer offset, size), in lane order (store ports 0 and 1), written in cycle c: a
-        second port's word in a bank the first takes with another word is written again, whole, in cycle c + 1,
-        while the next row waits."""
+    def commit(self, c: int, index: int, stores: list[tuple[int, int]]) -> None:
+        """The packet stores (buffer offset, size) of a row of packet `index`, in lane order (store ports 0 and 1),
+        written in cycle c: a second port's word in a bank the first takes with another word is written again,
+        whole, in cycle c + 1, while the next row waits."""
         words = [store_words(off, size) for off, size in stores]
         self._write(c, banks_of([w for ws in words for w in ws]))
         if len(words) > 1 and any(w % BANKS == v % BANKS and w != v for w in words[1] for v in words[0]):
             self._write(c + 1, banks_of(words[1]))
-            self.hold_end = c + 2
+            self.hold_end = self.pending[index] = c + 2
 
     def adjust(self, c: int, index: int, zero: tuple[int, int] | None, copy: tuple[int, int, int, bool] | None) -> None:
         """After an adjust helper's row committing in cycle c: the zeroing of [lo, hi) (buffer offsets), 32 bytes a
@@ -183,7 +184,7 @@ class PacketBufferTiming:
                 size = min(8, length - 8 * chunk)
                 self._write(e + k + 1, banks_of(store_words(dst + 8 * chunk, size)))
             e += n + 1
-        self.hold_end = max(self.hold_end, e)
+        self.hold_end = self.pending[index] = max(self.hold_end, e)
 
     # --- the waits -------------------------------------------------------------------------------------------------
     def ready(self, index: int, t: int, accesses: list[tuple[int, int]], whole: bool) -> bool:
