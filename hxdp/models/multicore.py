@@ -8,9 +8,10 @@ spin_lock keeps it exclusive until spin_unlock's row ends. A per-CPU array, and 
 reserved records are written), has one copy per core at the same addresses: the copy of the core whose row runs is the
 one in the map memory (the others are kept aside and swapped in), so the VLIW model's code runs unchanged. The records
 to the host (perf_event_output, the ring buffer) leave in the order their rows ran (MulticoreRun.events), each with
-its core's CPU. A row's effects on the maps happen in the cycle it runs; rows without the grant touch only
-their core's own state, and shared rows running together only read what none of them writes, so their order against the
-other cores' rows in the same cycle does not matter.
+its core's CPU. A row first waits for its packet bytes as the RTL's does (hxdp.models.pktbuf: each core's packet
+buffer, its input and its write buffer; contract section 6), then asks for the grant. A row's effects on the maps
+happen in the cycle it runs; rows without the grant touch only their core's own state, and shared rows running together
+only read what none of them writes, so their order against the other cores' rows in the same cycle does not matter.
 """
 
 from __future__ import annotations
@@ -211,6 +212,7 @@ class MulticoreModel:
         bus_free = 0
         self._buffers = [PacketBufferTiming(k, ncores == 1) for k in range(ncores)]
         self._fed: list[int] = []  # one core: the frames given to its packet buffer, in order
+        self._feed = 0  # one core: the next frame to give it
         self._emitted: dict[int, int] = {}  # one core: the cycle after each frame's last output cycle
         self._emit = (0, 0)  # one core: the next frame to leave the output, the first cycle the output is free
         self._reorder = _Reorder([words(len(p), params.INPUT_BYTES_PER_CYCLE) for p in packets])
@@ -232,13 +234,13 @@ class MulticoreModel:
             if i < n and ready:
                 if ncores > 1:
                     d = max(arrivals[i], bus_free, min(ready.values()))
-                else:  # its buffer took the frame as it came (_input_starts), the input stopping included
+                else:  # its buffer took the frame as it came (_one_core_input), the input stopping included
                     d = max(self._buffers[0].first_word(i) + 1, ready[0])
                 if t is None or d <= t:
                     k = min(k for k in ready if ready[k] <= d)
                     busy[k] = _Running(i, d, self.cores[k].begin(packets[i], ingress_ifindex), d)
                     held[k].append(i)
-                    if ncores > 1:  # (one core: its buffer takes the input as it comes, _input_starts)
+                    if ncores > 1:  # (one core: its buffer takes the input as it comes, _one_core_input)
                         self._buffers[k].add_packet(i, len(packets[i]), d - 1)
                     bus_free = d + words(len(packets[i]), params.INPUT_BYTES_PER_CYCLE)
                     i += 1
@@ -356,16 +358,15 @@ class MulticoreModel:
         its PKT_BUFS_ONE buffers in turn, the frame PKT_BUFS_ONE before it out first (several cores: a frame comes
         when it is dispatched, `run`). Gives the buffer the frames whose buffer's turn is known."""
         fed, bufs = self._fed, params.PKT_BUFS_ONE
-        i = fed[-1] + 1 if fed else 0
-        while i < len(packets):
-            if params.PKT_MIN_LEN <= len(packets[i]) <= params.PKT_MAX_LEN:
+        while (i := self._feed) < len(packets):
+            if params.PKT_MIN_LEN <= len(packets[i]) <= params.PKT_MAX_LEN:  # (the MAC drops the others)
                 room = self._emitted.get(fed[-bufs]) if len(fed) >= bufs else -1
                 if room is None:
                     return
                 free = self._buffers[0].input_free()
                 self._buffers[0].add_packet(i, len(packets[i]), max(arrivals[i] - 1, free, room))
-            fed.append(i)
-            i += 1
+                fed.append(i)
+            self._feed = i + 1
 
     def _one_core_output(self, out: list[Frame | None]) -> None:
         """One core: the output emits every frame in order as it becomes whole, dropped ones too (sephirot_pktbuf.v
