@@ -349,6 +349,8 @@ class MulticoreModel:
         res = core.finish(p.regs, result, fault, p.cycles, p.trace, self._ingress)
         end = t + cost - 1
         out[p.index] = Frame(p.index, k, 0, p.start, end, 0, res.action, len(res.packet), p.waits, res, p.byte_waits)
+        if len(self.cores) > 1:  # (one core: its output asks when the frame is whole, _one_core_output)
+            self._buffers[k].forget(p.index)
         busy[k] = None
         idle_from[k] = end + 1
 
@@ -378,6 +380,7 @@ class MulticoreModel:
                 start = max(f.end + 1, self._buffers[0].whole(f.index), free)
                 free = start + words(f.bytes + len(f.result.meta or b""), params.OUTPUT_BYTES_PER_CYCLE)
                 self._emitted[f.index] = free
+                self._buffers[0].forget(f.index)
             nxt += 1
         self._emit = (nxt, free)
 

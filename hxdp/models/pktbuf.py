@@ -210,3 +210,12 @@ class PacketBufferTiming:
             if any(c >= t for c in p.fired[: last // WORD + 1]):
                 return False
         return not whole or (len(p.written) == len(p.fired) and max(p.written.values()) < t)
+
+    def forget(self, index: int) -> None:
+        """Packet `index` has ended and its core's output has what it needs of it: drop it once its words are all
+        written (a word still coming keeps it until the next time)."""
+        p = self.packets.get(index)
+        if p is not None and len(p.written) == len(p.fired):
+            del self.packets[index]
+            self.pending.pop(index, None)
+            self.low_meta.pop(index, None)
