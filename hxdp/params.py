@@ -423,3 +423,6 @@ PERCPU_COPY_KINDS = frozenset({"percpu_array", "ringbuf"})
 # packet buffers of each core's packet buffer with several cores (one core: 3): a finished frame waits in its core's
 # buffers for its turn at the reorder stage while the core runs the next packets (8 fill the block RAM of 3)
 PKT_BUFS_SEVERAL = 8
+# packet buffers of the one core's packet buffer (sephirot_pktbuf.v, used in turn): the input fills the next ones
+# while the core runs a packet, and takes a frame into a buffer once the frame three before it has left the output
+PKT_BUFS_ONE = 3

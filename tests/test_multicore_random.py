@@ -77,8 +77,8 @@ def test_same_outputs_and_maps_on_one_and_n_cores(case: tuple[str, int, list[byt
     for a, b in zip(one.frames, many.frames, strict=True):
         assert (a.action, a.result.packet, a.result.fault) == (b.action, b.result.packet, b.result.fault), \
             f"{name} on {cores} cores: frame {a.index} differs"
-        if b.core is not None:  # its time on the core: its cycles and its waits for the grant
-            assert b.end - b.start + 1 == b.result.cycles + b.waits
+        if b.core is not None:  # its time on the core: its cycles, its waits for the grant and for packet bytes
+            assert b.end - b.start + 1 == b.result.cycles + b.waits + b.byte_waits
             assert b.start >= b.arrival and b.departure > b.end
     assert maps_one == maps_many, f"{name} on {cores} cores: final maps differ"
     departures = [f.departure for f in many.frames if f.core is not None]

@@ -1,10 +1,13 @@
 """Randomized: the multi-core model, whose waiting cores ask for the map grant again only in the cycles where its
-state can change (MulticoreModel._next_cycle) and which defers only a write row's lane stores to the cycle after its
-last (MulticoreModel._defer), gives exactly what the contract transcribed cycle by cycle gives (section 8, "The
+state can change (MulticoreModel._next_cycle), which defers only a write row's lane stores to the cycle after its last
+(MulticoreModel._defer), and whose rows waiting for packet bytes start in the first cycle their bytes are in
+(MulticoreModel._byte_wait), gives exactly what the contract transcribed cycle by cycle gives (section 8, "The
 grant": every waiting core asks again in the next cycle, the askers walked from the first after the last core
-granted; and every row's writes of the map memory seen by the rows starting after its last cycle, whatever its
-mode): the same cores, start and end cycles, waits, outputs and final maps, on programs that contend for the grant in
-every mode (spin locks, atomics, hash updates, shared lookups, lookups keyed by a map value, per-CPU counters)."""
+granted; every row's writes of the map memory seen by the rows starting after its last cycle, whatever its mode;
+section 6: a row waits a cycle while its packet bytes or its packet buffer are not ready, and asks for the grant only
+once they are): the same cores, start and end cycles, waits, outputs and final maps, on programs that contend for the
+grant in every mode (spin locks, atomics, hash updates, shared lookups, lookups keyed by a map value, per-CPU
+counters) and wait for packet bytes (stores meeting the input, adjust helpers)."""
 
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ HAND = {"visibility": VISIBILITY,
         "apart_write": [[stx("dw", 8, 5, 0), alu64("div", 6, src=5)], [atomic("dw", 1, 5, 0, ADD),
                                                                       alu64("div", 6, src=5)], [ldx("dw", 4, 1, 0)]]}
 PROGRAMS = ["race", "grant_mix", "xdp_redirect_map", "xdp_router_ipv4", "l4_load_balancer", "simple_firewall", "xdp2",
-            *HAND]
+            "xdp_tx", "xdp_adjust_tail", "xdp_tx_iptunnel", *HAND]
 _compiled: dict[str, tuple] = {}
 # the contract's table of the modes two cores may hold the grant in together
 TOGETHER = {SHARED: {SHARED, APART, WRITE}, APART: {SHARED, APART}, WRITE: {SHARED}, EXCLUSIVE: set()}
@@ -47,7 +50,8 @@ class EveryCycle(MulticoreModel):
     """The grant transcribed from the contract cycle by cycle: a core whose row is not granted asks again in the next
     cycle, one wait cycle more. The map memory as the contract says each row reads it: every row's changes of it
     (outside the per-CPU copies, which only their core reads) are taken back when the row has run and made again
-    before the rows of the cycle after its last run."""
+    before the rows of the cycle after its last run. A row whose packet
+    bytes are not ready waits a cycle before it asks."""
 
     def _next_cycle(self, busy: list[_Running | None]) -> int | None:
         return min((p.t for p in busy if p is not None), default=None)
@@ -65,6 +69,9 @@ class EveryCycle(MulticoreModel):
         asking: list[tuple[int, str]] = []
         for k, p in enumerate(busy):
             if p is None or p.t != t:
+                continue
+            if not self._row_ready(k, p, t):  # (checked in every cycle, the grant's waits included)
+                p.t, p.byte_waits = t + 1, p.byte_waits + 1
                 continue
             mode = EXCLUSIVE if self._locker == k else self.cores[k].grant_mode(p.ri, p.regs)
             if mode is None or self._locker == k:
@@ -138,7 +145,7 @@ def run(model: type[MulticoreModel], cr, cfg, cores: int, packets: list[bytes], 
     if cfg is not None:
         state.apply_config(cfg)
     r = model(cr.rom, state, cores).run(packets, arrivals)
-    return [(f.core, f.start, f.end, f.waits, f.action, f.result.packet) for f in r.frames], state.dump()
+    return [(f.core, f.start, f.end, f.waits, f.byte_waits, f.action, f.result.packet) for f in r.frames], state.dump()
 
 
 @pytest.fixture(scope="module")

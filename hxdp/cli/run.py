@@ -145,13 +145,15 @@ def _run_model(args: argparse.Namespace, rom: Rom, state: object | None, packets
                      "broadcast": list(r.broadcast) if r.broadcast is not None else None,
                      "destination": r.destination, "fault": r.fault, "len_in": len(packets[f.index]),
                      "len_out": f.bytes, "core": f.core, "arrival_cycle": f.arrival, "start_cycle": f.start,
-                     "end_cycle": f.end, "out_cycle": f.departure, "grant_wait_cycles": f.waits})
+                     "end_cycle": f.end, "out_cycle": f.departure, "grant_wait_cycles": f.waits,
+                     "byte_wait_cycles": f.byte_waits})
     n = len(rows)
     per_packet = run.cycles_per_packet
     summary = {"packets": n, "engine": "vliw-model", "cores": args.cores, "cycles_per_packet": round(per_packet, 3),
                "mpps": round(params.CLOCK_MHZ / per_packet, 3) if per_packet else None,
                "core_cycles_mean": round(sum(f.result.cycles for f in run.frames) / n, 3),
-               "grant_wait_cycles": sum(f.waits for f in run.frames), "reorder_peak": run.reorder_peak,
+               "grant_wait_cycles": sum(f.waits for f in run.frames),
+               "byte_wait_cycles": sum(f.byte_waits for f in run.frames), "reorder_peak": run.reorder_peak,
                "clock_mhz": params.CLOCK_MHZ}
     if args.out:
         write_pcap(args.out, [r.packet for r in run.results

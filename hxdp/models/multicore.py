@@ -9,12 +9,14 @@ decides, and spin_lock keeps it exclusive until spin_unlock's row ends. A per-CP
 (where a core's reserved records are written), has one copy per core at the same addresses: the copy of the core whose
 row runs is the one in the map memory (the others are kept aside and swapped in), so the VLIW model's code runs
 unchanged. The records to the host (perf_event_output, the ring buffer) leave in the order their rows ran
-(MulticoreRun.events), each with its core's CPU. A row's effects on the maps happen in the cycle it runs, but for a
-write row's lane stores and atomics, which the other cores' copies of the map memory take at the end of the row's last
-cycle (sephirot_mapmem): they are undone when the row has run and written again before any row starting after that cycle
-runs, so a shared row starting while the write row goes on reads the bytes before it, as its loads in the RTL do in
-their first cycle. Rows without the grant touch only their core's own state, and rows holding it together read nothing
-another writes while they run, so their order against the other cores' rows in the same cycle does not matter.
+(MulticoreRun.events), each with its core's CPU. A row first waits for its packet bytes as the RTL's does
+(hxdp.models.pktbuf: each core's packet buffer, its input and its write buffer; contract section 6), then asks for the
+grant. A row's effects on the maps happen in the cycle it runs, but for a write row's lane stores and atomics, which the
+other cores' copies of the map memory take at the end of the row's last cycle (sephirot_mapmem): they are undone when
+the row has run and written again before any row starting after that cycle runs, so a shared row starting while the
+write row goes on reads the bytes before it, as its loads in the RTL do in their first cycle. Rows without the grant
+touch only their core's own state, and rows holding it together read nothing another writes while they run, so their
+order against the other cores' rows in the same cycle does not matter.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from dataclasses import dataclass, field
 from hxdp import params
 from hxdp.errors import HxdpError
 from hxdp.events import Event, run_events
+from hxdp.isa import table as T
 from hxdp.isa.rom import Rom
 from hxdp.models.maps import MapState
+from hxdp.models.pktbuf import PacketBufferTiming
 from hxdp.models.vliw import APART, EXCLUSIVE, SHARED, WRITE, GrantMode, TraceRecord, VliwModel, together
 from hxdp.result import RunResult
 
@@ -34,6 +38,11 @@ UNSHARED_KINDS = {
     "percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
     "lru_percpu_hash": "per-core copies of a hash would not share its keys as the kernel's per-CPU hash does",
 }
+# the helpers that start once the whole packet is in, and the arguments of the others that do when they point into
+# the packet (sephirot_core.v: they read it through their own port; perf_event_output always)
+_ADJUST = frozenset({"xdp_adjust_head", "xdp_adjust_tail", "xdp_adjust_meta"})
+_PACKET_ARGS = {"map_lookup_elem": (2,), "map_delete_elem": (2,), "map_update_elem": (2, 3), "csum_diff": (1, 3),
+                "trace_printk": (1,), "ringbuf_output": (2,)}
 # actions whose frame leaves through the output (any port or host queue); the others are dropped in order
 LEAVING = frozenset({params.XDP_PASS, params.XDP_TX, params.XDP_REDIRECT})
 
@@ -71,6 +80,7 @@ class Frame:
     bytes: int  # length of the frame out
     waits: int  # cycles its rows waited for the map grant
     result: RunResult
+    byte_waits: int = 0  # cycles its rows waited for packet bytes and the packet buffer (contract section 6)
 
 
 @dataclass
@@ -129,6 +139,7 @@ class _Running:
     ri: int = 0
     cycles: int = 0  # its cycles on the core without the grant waits (the cycle limit counts these)
     waits: int = 0
+    byte_waits: int = 0  # cycles its rows waited for packet bytes (not in `cycles` either)
     waiting: bool = False  # its row waits for the grant (it asks again in every cycle until granted)
     mode: GrantMode | None = None  # the mode its row asks for the grant in
     trace: list[TraceRecord] = field(default_factory=list)
@@ -148,6 +159,10 @@ class MulticoreModel:
         self._percpu = [(state.region_mem(r), r.offset, r.offset + r.size) for r in state.layout.regions
                         if r.kind in params.PERCPU_COPY_KINDS] if cores > 1 else []
         self._copies: list[list[bytes]] | None = None  # each core's copies, taken at the first run
+        # each row's memory lanes (kind, base register, offset, size) in lane order, and its helper (the byte waits)
+        core = self.cores[0]
+        self._row_mem = [([(d.kind, d.src if d.kind in T.LOAD_KINDS else d.dst, d.off, d.size) for _lane, d in r.lanes
+                           if d.kind in T.MEM_KINDS], core.row_helper(ri)) for ri, r in enumerate(core.rows)]
         self._owner = 0  # the core whose per-CPU copies are in the map memory
 
     # --- per-CPU copies -----------------------------------------------------------------------------------------------
@@ -200,6 +215,11 @@ class MulticoreModel:
         self._last = ncores - 1  # the last core granted (round robin starts after it)
         self._locker: int | None = None  # the core holding the grant from spin_lock to spin_unlock
         bus_free = 0
+        self._buffers = [PacketBufferTiming(k, ncores == 1) for k in range(ncores)]
+        self._fed: list[int] = []  # one core: the frames given to its packet buffer, in order
+        self._feed = 0  # one core: the next frame to give it
+        self._emitted: dict[int, int] = {}  # one core: the cycle after each frame's last output cycle
+        self._emit = (0, 0)  # one core: the next frame to leave the output, the first cycle the output is free
         self._reorder = _Reorder([words(len(p), params.INPUT_BYTES_PER_CYCLE) for p in packets])
         held: list[list[int]] = [[] for _ in range(ncores)]  # the frames each core took, in order
         i = 0
@@ -209,16 +229,24 @@ class MulticoreModel:
                 out[i] = Frame(i, None, arrivals[i], None, None, arrivals[i], res.action, len(res.packet), 0, res)
                 i += 1
             self._reorder.advance(out)
+            if ncores == 1:
+                self._one_core_output(out)
+                self._one_core_input(packets, arrivals)
             t = self._next_cycle(busy)
             # a core takes a frame once it is idle and one of its packet buffers is free
             ready = {k: max(idle_from[k], room) for k in range(ncores)
                      if busy[k] is None and (room := self._room(held[k])) is not None}
             if i < n and ready:
-                d = max(arrivals[i], bus_free, min(ready.values()))
+                if ncores > 1:
+                    d = max(arrivals[i], bus_free, min(ready.values()))
+                else:  # its buffer took the frame as it came (_one_core_input), the input stopping included
+                    d = max(self._buffers[0].first_word(i) + 1, ready[0])
                 if t is None or d <= t:
                     k = min(k for k in ready if ready[k] <= d)
                     busy[k] = _Running(i, d, self.cores[k].begin(packets[i], ingress_ifindex), d)
                     held[k].append(i)
+                    if ncores > 1:  # (one core: its buffer takes the input as it comes, _one_core_input)
+                        self._buffers[k].add_packet(i, len(packets[i]), d - 1)
                     bus_free = d + words(len(packets[i]), params.INPUT_BYTES_PER_CYCLE)
                     i += 1
                     continue
@@ -255,6 +283,8 @@ class MulticoreModel:
         asking: dict[int, GrantMode] = {}  # core: the mode its row asks in
         for k, p in enumerate(busy):
             if p is None or not (p.waiting or p.t == t):
+                continue
+            if not p.waiting and self._byte_wait(k, p, t):
                 continue
             if self._locker == k:  # its rows run without asking, exclusive
                 self._advance(k, t, EXCLUSIVE, busy, idle_from, out)
@@ -329,8 +359,11 @@ class MulticoreModel:
         helper = core.row_helper(p.ri)
         before = p.cycles
         records = len(core.env.events.records)
+        stores, pointers = self._packet_stores(k, p), self._pointers(k)
         nxt, result, fault, p.cycles = core._step(p.ri, p.regs, p.cycles, p.trace)
         cost = p.cycles - before
+        if fault is None:
+            self._packet_writes(k, p.index, t + cost - 1 - core.bubble, stores, helper, pointers)
         for e in core.env.events.records[records:]:
             e.cycle = t + cost - 1  # the row's last cycle, when the event unit hands the record over
         if mode is not None:
@@ -350,9 +383,123 @@ class MulticoreModel:
             self._locker = None
         res = core.finish(p.regs, result, fault, p.cycles, p.trace, self._ingress)
         end = t + cost - 1
-        out[p.index] = Frame(p.index, k, 0, p.start, end, 0, res.action, len(res.packet), p.waits, res)
+        out[p.index] = Frame(p.index, k, 0, p.start, end, 0, res.action, len(res.packet), p.waits, res, p.byte_waits)
+        if len(self.cores) > 1:  # (one core: its output asks when the frame is whole, _one_core_output)
+            self._buffers[k].forget(p.index)
         busy[k] = None
         idle_from[k] = end + 1
+
+    # --- the packet buffer's waits (contract section 6) -------------------------------------------------------------
+    def _one_core_input(self, packets: list[bytes], arrivals: list[int]) -> None:
+        """One core: its packet buffer takes each frame as it comes while the core runs the packets before it, into
+        its PKT_BUFS_ONE buffers in turn, the frame PKT_BUFS_ONE before it out first (several cores: a frame comes
+        when it is dispatched, `run`). Gives the buffer the frames whose buffer's turn is known."""
+        fed, bufs = self._fed, params.PKT_BUFS_ONE
+        while (i := self._feed) < len(packets):
+            if params.PKT_MIN_LEN <= len(packets[i]) <= params.PKT_MAX_LEN:  # (the MAC drops the others)
+                room = self._emitted.get(fed[-bufs]) if len(fed) >= bufs else -1
+                if room is None:
+                    return
+                free = self._buffers[0].input_free()
+                self._buffers[0].add_packet(i, len(packets[i]), max(arrivals[i] - 1, free, room))
+                fed.append(i)
+            self._feed = i + 1
+
+    def _one_core_output(self, out: list[Frame | None]) -> None:
+        """One core: the output emits every frame in order as it becomes whole, dropped ones too (sephirot_pktbuf.v
+        without SKIP_DROPS), a 32-byte word a cycle; a frame's buffer takes the input again after its last word."""
+        nxt, free = self._emit
+        while nxt < len(out) and (f := out[nxt]) is not None:
+            if f.core is not None:
+                assert f.end is not None
+                start = max(f.end + 1, self._buffers[0].whole(f.index), free)
+                free = start + words(f.bytes + len(f.result.meta or b""), params.OUTPUT_BYTES_PER_CYCLE)
+                self._emitted[f.index] = free
+                self._buffers[0].forget(f.index)
+            nxt += 1
+        self._emit = (nxt, free)
+
+    def _byte_wait(self, k: int, p: _Running, t: int) -> bool:
+        """Whether core k's row, due in cycle t, waits for packet bytes or the packet buffer (before it asks for the
+        grant): if so it starts in the first cycle it need not, and waits for nothing else until then (nothing the
+        core does changes its buffer meanwhile, and no other core's row touches it)."""
+        reads = self._row_reads(k, p)
+        ready = t
+        while reads is not None and not self._buffers[k].ready(p.index, ready, *reads):
+            ready += 1
+        if ready == t:
+            return False
+        p.byte_waits += ready - t
+        p.t = ready
+        return True
+
+    def _row_ready(self, k: int, p: _Running, t: int) -> bool:
+        """Whether core k's row runs in cycle t as far as its packet buffer goes (contract section 6: its packet bytes
+        in, the whole packet for a helper reading it or an adjust helper, no deferred store, zeroing or move)."""
+        reads = self._row_reads(k, p)
+        return reads is None or self._buffers[k].ready(p.index, t, *reads)
+
+    def _row_reads(self, k: int, p: _Running) -> tuple[list[tuple[int, int]], bool] | None:
+        """What core k's row needs of its packet buffer (`_packet_reads`); None for a row that faults at once."""
+        core = self.cores[k]
+        if p.cycles >= core.cycle_limit or not 0 <= p.ri < len(core.rows) or core.rows[p.ri].error:
+            return None
+        return self._packet_reads(k, p)
+
+    def _lane_accesses(self, k: int, p: _Running) -> list[tuple[str, int, int]]:
+        """The row's lane accesses of the packet: (kind, buffer offset, size), in lane order; none when one is out
+        of the packet's bounds (the row faults without waiting)."""
+        mem = self.cores[k].mem
+        out = []
+        for kind, base, off, size in self._row_mem[p.ri][0]:
+            addr = (p.regs[base] + off) & (1 << 64) - 1
+            if addr >> params.REGION_SHIFT != params.PKT_BASE >> params.REGION_SHIFT:
+                continue
+            if not (mem.data_meta <= addr and addr + size <= mem.data_end):
+                return []
+            out.append((kind, addr - params.PKT_BASE, size))
+        return out
+
+    def _packet_reads(self, k: int, p: _Running) -> tuple[list[tuple[int, int]], bool]:
+        """The packet bytes ([lo, hi) buffer offsets) core k's row touches with its lanes, and whether it needs the
+        whole packet in: a helper reading packet bytes through its own port, an adjust helper (sephirot_core.v)."""
+        accesses = [(off, off + size) for _kind, off, size in self._lane_accesses(k, p)]
+        helper = self._row_mem[p.ri][1]
+        if helper is None:
+            return accesses, False
+        pkt = [(p.regs[r] >> params.REGION_SHIFT) == params.PKT_BASE >> params.REGION_SHIFT for r in range(6)]
+        whole = helper in _ADJUST or helper == "perf_event_output" or any(pkt[r] for r in _PACKET_ARGS.get(helper, ()))
+        return accesses, whole
+
+    def _packet_stores(self, k: int, p: _Running) -> list[tuple[int, int]]:
+        """The row's packet stores (buffer offset, size) in lane order (store ports 0, 1)."""
+        if not 0 <= p.ri < len(self._row_mem) or not any(m[0] in T.STORE_KINDS for m in self._row_mem[p.ri][0]):
+            return []
+        return [(off, size) for kind, off, size in self._lane_accesses(k, p) if kind in T.STORE_KINDS]
+
+    def _pointers(self, k: int) -> tuple[int, int, int]:
+        """data_meta, data, data_end of core k's packet as buffer offsets."""
+        mem = self.cores[k].mem
+        return mem.data_meta - params.PKT_BASE, mem.data - params.PKT_BASE, mem.data_end - params.PKT_BASE
+
+    def _packet_writes(self, k: int, index: int, c: int, stores: list[tuple[int, int]], helper: str | None,
+                       before: tuple[int, int, int]) -> None:
+        """The packet buffer's writes of core k's row that committed in cycle c: its stores, and after an adjust
+        helper the zeroing of the exposed bytes and the metadata's move."""
+        buf = self._buffers[k]
+        if stores:
+            buf.commit(c, index, stores)
+        if helper not in _ADJUST:
+            return
+        (meta0, data0, end0), (meta1, data1, end1) = before, self._pointers(k)
+        zero = copy = None
+        if helper == "xdp_adjust_tail":
+            zero = (end0, end1) if end1 > end0 else None
+        elif meta1 < buf.low_meta[index]:
+            zero, buf.low_meta[index] = (meta1, buf.low_meta[index]), meta1
+        if helper == "xdp_adjust_head" and data1 != data0 and data0 != meta0:
+            copy = (meta0, meta1, data0 - meta0, meta1 < meta0)
+        buf.adjust(c, index, zero, copy)
 
     def _room(self, taken: list[int]) -> int | None:
         """The first cycle a core that took the frames `taken` (in order, all finished) has a free packet buffer of

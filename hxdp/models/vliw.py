@@ -167,6 +167,7 @@ class VliwModel:
         self.env = HelperEnv(self.mem, state, cpu=cpu)  # cpu: the core it runs as (get_smp_processor_id)
         self.total_cycles = 0  # over the model's life (ktime_get_ns)
         self.now: int | None = None  # the global cycle of the next row's start, when cores share a clock
+        self.bubble = 0  # the bubble cycles of the last row run (a taken branch's, a conditional exit's)
         self.regs = [0] * params.NUM_REGS
         # the last row's lane stores and atomic writes: (32-bit address, the bytes before) (hxdp.models.multicore
         # defers a write row's to the cycle it commits)
@@ -297,18 +298,21 @@ class VliwModel:
             regs[0] = r0
             writes.append((helper[0], 0, r0))
         cost = params.CYCLES_PER_ROW + lat + params.DIV_EXTRA_CYCLES * row.divides + off_chip
+        bubble = 0
         if helper is not None and helper[1] == TAIL_CALL and env.tail_row is not None:
             # a tail call that jumps wins over the row's branches and exits (they come after it in the program)
             control, control_lane = ("tail", env.tail_row), helper[0]
-            cost += params.TAKEN_BRANCH_PENALTY
+            bubble = params.TAKEN_BRANCH_PENALTY
         elif control is not None:
             if control[0] == "jump":
                 # a jump to the next row finds it already fetched; an unconditional jump that is the row's first
                 # branch or exit lane has its target fetched in the row's last cycle (our core, not the original)
                 if control[1] != 0 and not (row.jump_first and self.folds_jumps):
-                    cost += params.TAKEN_BRANCH_PENALTY
+                    bubble = params.TAKEN_BRANCH_PENALTY
             elif any(b < control_lane for b in row.branch_lanes):
-                cost += params.CONDITIONAL_EXIT_PENALTY
+                bubble = params.CONDITIONAL_EXIT_PENALTY
+        cost += bubble
+        self.bubble = bubble  # the row's last cycles after its commit (hxdp.models.multicore: its stores' cycle)
         rec = None
         if self.trace_enabled:
             # (the trace shows the data bus: the address, not a map-value pointer's tag)

@@ -179,6 +179,7 @@ def gen_params() -> str:
     dec("PERCPU_STRIDE", P.PERCPU_STRIDE)
     dec("PERCPU_RANGES", P.PERCPU_RANGES)
     dec("PKT_BUFS_SEVERAL", P.PKT_BUFS_SEVERAL)
+    dec("PKT_BUFS_ONE", P.PKT_BUFS_ONE)
     dec("MAX_TAIL_CALL_CNT", P.MAX_TAIL_CALL_CNT)
     dec("MAPS_MAX", P.MAPS_MAX)
     dec("MAP_KEY_MAX_HW", P.MAP_KEY_MAX_HW)

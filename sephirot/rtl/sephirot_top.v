@@ -29,7 +29,7 @@ module sephirot_top #(
   parameter integer LANES     = `SEPH_LANES,
   parameter integer AW        = `SEPH_IMEM_AW,
   parameter integer MAP_BYTES = `SEPH_MAP_MEM_BYTES,
-  parameter integer NBUF      = 3,
+  parameter integer NBUF      = `SEPH_PKT_BUFS_ONE,
   parameter integer LW        = $clog2(MAP_BYTES / 16)
 ) (
   input  wire                 clk_i,
