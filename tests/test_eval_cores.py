@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,11 @@ def test_core_resources_from_the_two_core_synthesis() -> None:
     res = cores.core_resources({cores.synth_key(2): rec}, (1, 2, 4, 8))
     assert res["fit_by"]["bram"] == (1_470 - 164 - 10) // 300 == res["cores_that_fit"]
     assert cores.core_resources({}, (1, 2)) is None
+
+
+def test_the_cores_that_fit_are_measured() -> None:
+    """The checks count only core counts that fit the device; the most that fit by the committed synthesis must be
+    one of the counts the experiment measures, else the line-rate target would be judged on fewer cores."""
+    doc = json.loads((Path(__file__).parent.parent / "docs" / "eval" / "cores.json").read_text())
+    fit = doc["resources"]["cores_that_fit"]
+    assert fit in cores.CORE_COUNTS or fit > max(cores.CORE_COUNTS), f"{fit} cores fit: add {fit} to CORE_COUNTS"
