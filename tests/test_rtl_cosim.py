@@ -108,7 +108,6 @@ def test_random_roms(seed: int) -> None:
 def test_folded_jump_cycles() -> None:
     """An unconditional jump first among its row's branches costs no bubble on the RTL either; behind a
     conditional lane it does (test_vliwmodel.fold_rows)."""
-    _rtl()
     for first in (True, False):
         got = assert_rtl_equals_model(Rom(fold_rows(first)), [bytes(64)], f"first={first}")
         assert got[0].cycles == (3 if first else 4)
