@@ -24,7 +24,7 @@ def check(cfg: Cfg, layout: MapLayout) -> None:
     """Raise CompileError for the first context store, read-only map write, access outside a map value or loop
     without a bound."""
     states = provenance(cfg)
-    readonly = [r for r in layout.regions if r.flags & params.BPF_F_RDONLY_PROG or r.kind in params.PROG_RDONLY_KINDS]
+    readonly = [r for r in layout.regions if r.prog_rdonly]
     outer = {params.MAP_HANDLE_BASE + r.id: r for r in layout.regions if r.kind in OUTER_KINDS}
     for bid in cfg.order:
         for op in cfg.blocks[bid].ops:

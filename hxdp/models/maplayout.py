@@ -87,6 +87,13 @@ class MapRegion:
         """The 32-bit address of the region's first byte."""
         return params.TIER_BASE[self.tier] + self.offset
 
+    @property
+    def prog_rdonly(self) -> bool:
+        """The program may not write its values: BPF_F_RDONLY_PROG (.rodata maps have it), or a kind the kernel makes
+        read-only to programs whatever the flags (params.PROG_RDONLY_KINDS: every devmap). Their lookups return
+        pointers tagged read-only, which the hardware's map guard refuses to store through (contract section 4)."""
+        return bool(self.flags & params.BPF_F_RDONLY_PROG) or self.kind in params.PROG_RDONLY_KINDS
+
 
 def _round(n: int, grain: int) -> int:
     return (n + grain - 1) // grain * grain
@@ -401,7 +408,7 @@ class MapLayout:
         """The tagged pointer a lookup of map `map_id` returns for the value at byte `value_off` of map memory
         (execution contract section 4: the value's start and length, and whether the program may write it)."""
         r = self.region(map_id)
-        return params.map_pointer(value_off, r.value_size, bool(r.flags & params.BPF_F_RDONLY_PROG), tier=r.tier)
+        return params.map_pointer(value_off, r.value_size, r.prog_rdonly, tier=r.tier)
 
     def prog_value(self, name: str) -> bytes:
         """The PROG_ARRAY value that names program `name`: its entry row + 1 (u32, little-endian)."""

@@ -290,7 +290,7 @@ def map_config_lines(layout: object, off_chip: bool = False) -> list[str]:
                            "(hxdp.rtl.sim.map_config_lines), because its design has no off-chip memory controller "
                            f"(issue 25 part 2, docs/maps.md \"Memory tiers\"); place it on chip (--map "
                            f"{r.name}.tier=bram)")
-        value = {"rdonly": int(bool(r.flags & params.BPF_F_RDONLY_PROG)), "tier": params.TIERS.index(r.tier)}
+        value = {"rdonly": int(r.prog_rdonly), "tier": params.TIERS.index(r.tier)}
         entry = 1 << 8 | sum((value[name] if name in value else getattr(r, name)) << lo
                              for name, lo, _bits in params.MCFG_FIELDS)
         lines.append(f"{r.id} {entry:064x}\n")
