@@ -426,3 +426,6 @@ PKT_BUFS_SEVERAL = 8
 # packet buffers of the one core's packet buffer (sephirot_pktbuf.v, used in turn): the input fills the next ones
 # while the core runs a packet, and takes a frame into a buffer once the frame three before it has left the output
 PKT_BUFS_ONE = 3
+# block-RAM banks of a packet buffer, 8-byte words (word w in bank w % 8): a 32-byte input word takes half of them, and
+# two stores of a row into one bank with different words take two cycles (contract section 6; sephirot_pktbuf.v's NB)
+PKT_BANKS = 8

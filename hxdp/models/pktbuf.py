@@ -19,7 +19,7 @@ from hxdp.errors import HxdpError
 
 HEAD = params.PKT_HEADROOM
 WORD = params.INPUT_BYTES_PER_CYCLE  # an input word: 32 bytes, four 8-byte bank words
-BANKS = 8
+BANKS = params.PKT_BANKS
 WORD_BANKS = WORD // 8
 
 
@@ -31,7 +31,7 @@ def word_banks(word: int) -> int:
 
 def store_words(off: int, size: int) -> list[int]:
     """The 8-byte words of the buffer a store of `size` bytes at buffer offset `off` writes (one or two)."""
-    return [w for w in range(off >> 3, (off + size - 1 >> 3) + 1)]
+    return list(range(off >> 3, (off + size - 1 >> 3) + 1))
 
 
 def banks_of(words: list[int]) -> int:

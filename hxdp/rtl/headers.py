@@ -180,6 +180,7 @@ def gen_params() -> str:
     dec("PERCPU_RANGES", P.PERCPU_RANGES)
     dec("PKT_BUFS_SEVERAL", P.PKT_BUFS_SEVERAL)
     dec("PKT_BUFS_ONE", P.PKT_BUFS_ONE)
+    dec("PKT_BANKS", P.PKT_BANKS)
     dec("MAX_TAIL_CALL_CNT", P.MAX_TAIL_CALL_CNT)
     dec("MAPS_MAX", P.MAPS_MAX)
     dec("MAP_KEY_MAX_HW", P.MAP_KEY_MAX_HW)

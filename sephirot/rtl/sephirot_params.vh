@@ -139,6 +139,7 @@
 `define SEPH_PERCPU_RANGES               4
 `define SEPH_PKT_BUFS_SEVERAL            8
 `define SEPH_PKT_BUFS_ONE                3
+`define SEPH_PKT_BANKS                   8
 `define SEPH_MAX_TAIL_CALL_CNT           33
 `define SEPH_MAPS_MAX                    32
 `define SEPH_MAP_KEY_MAX_HW              64

@@ -119,7 +119,7 @@ module sephirot_pktbuf #(
   localparam [31:0] CTX_BASE = `SEPH_CTX_BASE;      // 32-byte aligned
   localparam integer CTXW = `SEPH_CTX_SIZE / 4;     // xdp_md's fields (at most 8)
   localparam integer WA = OW - 3;           // bits of a word index in a buffer
-  localparam integer NB = 8;                // banks
+  localparam integer NB = `SEPH_PKT_BANKS;  // banks (the bank index is 3 bits below: 8)
   localparam integer BW = WA - 3;           // bits of a word's row in its bank, within a buffer
   // reading clients: the load ports, the output. The helper's reads and the metadata copy take load port 0: a row
   // calling a helper has no packet load (execution contract; the core faults a lane that tries), and the copy runs
